@@ -1,0 +1,34 @@
+// One persistent pool of worker threads for the whole process (DESIGN principle 3): kernels split
+// their output rows/columns into tasks and call parallel_for; nothing nests.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+namespace eagle2 {
+
+class ThreadPool {
+ public:
+  // n_threads counts the calling thread, which takes part in the work: 1 means no workers.
+  explicit ThreadPool(int n_threads);
+  ~ThreadPool();
+  ThreadPool(const ThreadPool&) = delete;
+  ThreadPool& operator=(const ThreadPool&) = delete;
+
+  int size() const { return n_threads_; }
+
+  // Runs fn(task) for task in [0, n_tasks), spread over the threads, and returns when all are
+  // done. Which thread runs which task must never change a result: callers make every task write
+  // its own outputs with a fixed computation order.
+  void parallel_for(int64_t n_tasks, const std::function<void(int64_t task)>& fn);
+
+ private:
+  struct State;
+  State* state_;
+  int n_threads_;
+};
+
+// Number of physical cores (the default for --threads).
+int default_thread_count();
+
+}  // namespace eagle2

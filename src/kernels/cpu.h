@@ -1,0 +1,14 @@
+// Which SIMD path the kernels take, chosen once at run time from CPUID. The environment variable
+// EAGLE2_KERNEL=scalar|avx2|avx512 forces a path (a path the CPU lacks is an Error).
+#pragma once
+
+namespace eagle2 {
+
+enum class KernelPath { Scalar, Avx2, Avx512 };
+
+const char* kernel_path_name(KernelPath p);
+bool cpu_supports(KernelPath p);
+KernelPath best_kernel_path();    // the best the CPU supports
+KernelPath active_kernel_path();  // best_kernel_path() unless EAGLE2_KERNEL overrides it
+
+}  // namespace eagle2

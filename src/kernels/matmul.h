@@ -1,0 +1,28 @@
+// y[M, N] = x[M, K] * W[N, K]^T with W in f32, f16 or bf16 (used in place), x and y in f32.
+//
+// Batch invariance (DESIGN principle 1): y[m, n] is computed by the same sequence of floating-point
+// operations whatever M, whatever the other rows of x, and whatever the thread count: the K
+// reduction follows a fixed blocked order that depends only on K and the kernel path. Rows are
+// still batched: each block of W that is loaded is reused across all M rows, which is what makes a
+// k-token verify batch cheap on a memory-bound CPU.
+#pragma once
+
+#include <cstdint>
+
+#include "core/tensor.h"
+#include "core/thread_pool.h"
+#include "kernels/cpu.h"
+
+namespace eagle2 {
+
+// Uses active_kernel_path().
+void matmul(const float* x, int64_t M, const Matrix& W, float* y, ThreadPool& pool);
+
+// A chosen path (tests compare the SIMD paths against KernelPath::Scalar).
+void matmul_with(KernelPath path, const float* x, int64_t M, const Matrix& W, float* y,
+                 ThreadPool& pool);
+
+// Dot product of n floats in the kernel path's fixed reduction order (used by attention).
+float dot_f32(KernelPath path, const float* a, const float* b, int64_t n);
+
+}  // namespace eagle2

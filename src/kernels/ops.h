@@ -1,0 +1,22 @@
+// Row-wise operations of the transformer block. Each row is processed alone, in a fixed order,
+// so these are batch-invariant by construction.
+#pragma once
+
+#include <cstdint>
+
+namespace eagle2 {
+
+// out[i] = x[i] / sqrt(mean(x^2) + eps) * w[i] for one row of n. (out may alias x)
+void rmsnorm(const float* x, const float* w, float eps, float* out, int64_t n);
+
+// silu(gate) * up, elementwise, written to gate.
+void swiglu_inplace(float* gate, const float* up, int64_t n);
+
+// Rotate-half RoPE (the Hugging Face convention) on one head vector of head_dim:
+// x[i], x[i + head_dim/2] rotated by angle with cos/sin taken from tables of head_dim/2 entries.
+void rope_rotate_half(float* x, const float* cos, const float* sin, int64_t head_dim);
+
+// In-place softmax of n values (max-subtracted; sums in index order).
+void softmax_inplace(float* x, int64_t n);
+
+}  // namespace eagle2

@@ -1,0 +1,60 @@
+#include "support/shared_data.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace eagle2::test {
+
+std::string shared_dir() {
+  if (const char* env = std::getenv("EAGLE2_SHARED"); env && *env) {
+    return fs::is_directory(env) ? std::string(env) : std::string();
+  }
+  fs::path p = fs::path(EAGLE2_SOURCE_DIR).parent_path() / "shared";
+  return fs::is_directory(p) ? p.string() : std::string();
+}
+
+bool file_exists(const std::string& path) { return fs::exists(path); }
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+double test_scale() {
+  if (const char* env = std::getenv("EAGLE2_TEST_SCALE"); env && *env) {
+    double v = std::atof(env);
+    if (v > 0) return v;
+  }
+  return 1.0;
+}
+
+int scaled(int n) {
+  int v = static_cast<int>(n * test_scale());
+  return v < 1 ? 1 : v;
+}
+
+std::string temp_dir(const std::string& name) {
+  const char* base = std::getenv("TMPDIR");
+  fs::path root = fs::path(base && *base ? base : "/tmp") /
+                  ("eagle2-test-" + std::to_string(::getpid()));
+  fs::path dir = root / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  static struct Cleanup {
+    fs::path root;
+    ~Cleanup() {
+      std::error_code ec;
+      fs::remove_all(root, ec);
+    }
+  } cleanup{root};
+  return dir.string();
+}
+
+}  // namespace eagle2::test
