@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The README's second command: the whole test suite. Stage 1 builds and runs every test in a
+# release build; stage 2 rebuilds under AddressSanitizer + UndefinedBehaviorSanitizer and runs the
+# suite again, with the sample sizes of tests labelled "slow" scaled down.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc)
+stage_start=$SECONDS
+stage() {
+  local now=$SECONDS
+  printf '[stage] %s: %ds\n' "$1" $((now - stage_start))
+  stage_start=$now
+}
+
+bash scripts/build.sh build
+stage "release build"
+ctest --test-dir build --output-on-failure -j"$jobs"
+stage "release tests"
+
+if [[ ${EAGLE2_SKIP_SANITIZERS:-0} != 1 ]]; then
+  bash scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEAGLE2_SANITIZE=ON \
+    -DEAGLE2_BUILD_BENCH=OFF
+  stage "sanitizer build"
+  EAGLE2_TEST_SCALE=${EAGLE2_TEST_SCALE:-0.25} ASAN_OPTIONS=detect_leaks=1 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir build-asan --output-on-failure -j"$jobs"
+  stage "sanitizer tests (ASan + UBSan)"
+fi

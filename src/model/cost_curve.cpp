@@ -1,0 +1,64 @@
+#include "model/cost_curve.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "core/error.h"
+
+namespace eagle2 {
+
+std::vector<CostPoint> measure_cost_curve(LlamaModel& model, const CostCurveOptions& options,
+                                          ThreadPool& pool) {
+  if (options.ks.empty()) fail("cost curve: no batch sizes given");
+  const int64_t k_max = *std::max_element(options.ks.begin(), options.ks.end());
+  if (*std::min_element(options.ks.begin(), options.ks.end()) < 1)
+    fail("cost curve: batch sizes must be >= 1");
+  const int64_t V = model.config().vocab_size;
+  KvCache kv = model.make_cache(options.context + k_max);
+  ForwardResult out;
+
+  // A deterministic pseudo-random context.
+  std::vector<int32_t> ids(static_cast<size_t>(std::max<int64_t>(options.context, k_max)));
+  uint64_t state = 0x9e3779b97f4a7c15ull;
+  for (auto& id : ids) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    id = static_cast<int32_t>((state >> 33) % static_cast<uint64_t>(V));
+  }
+  if (options.context > 0) {
+    for (int64_t b = 0; b < options.context; b += 64) {
+      const int64_t len = std::min<int64_t>(64, options.context - b);
+      Batch batch = Batch::causal(std::span(ids).subspan(b, len), static_cast<int32_t>(b));
+      model.forward(batch, kv, {}, out, pool);
+      kv.keep_all();
+    }
+  }
+
+  std::vector<CostPoint> curve;
+  for (int64_t k : options.ks) {
+    std::vector<int32_t> tokens(ids.begin(), ids.begin() + k), parents(static_cast<size_t>(k));
+    // Tree: a root with a few chains under it (like a draft tree); chain: causal.
+    for (int64_t i = 0; i < k; ++i)
+      parents[i] = options.tree ? (i == 0 ? -1 : static_cast<int32_t>(i <= 4 ? 0 : i - 4))
+                                : static_cast<int32_t>(i - 1);
+    Batch batch = Batch::tree(tokens, parents, static_cast<int32_t>(kv.size()));
+    std::vector<int32_t> rows(static_cast<size_t>(k));
+    for (int64_t i = 0; i < k; ++i) rows[i] = static_cast<int32_t>(i);
+    std::vector<double> times;
+    for (int r = 0; r < options.repetitions + 1; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      model.forward(batch, kv, rows, out, pool);
+      const double s =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      kv.drop_pending();
+      if (r > 0) times.push_back(s);  // the first run warms caches and workspaces
+    }
+    std::sort(times.begin(), times.end());
+    curve.push_back({k, times[times.size() / 2], 0});
+  }
+  const auto base = std::find_if(curve.begin(), curve.end(), [](const CostPoint& p) { return p.k == 1; });
+  const double t1 = base != curve.end() ? base->seconds : curve.front().seconds / curve.front().k;
+  for (auto& p : curve) p.relative = p.seconds / t1;
+  return curve;
+}
+
+}  // namespace eagle2

@@ -1,0 +1,31 @@
+// The verify cost curve (DESIGN "The performance model of a CPU"): how long one forward of a
+// k-token batch takes relative to one token, on top of a context of a given length. It decides how
+// large a draft tree this CPU can afford.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "model/llama_model.h"
+
+namespace eagle2 {
+
+struct CostPoint {
+  int64_t k = 0;
+  double seconds = 0;  // median seconds of one forward of k tokens
+  double relative = 0; // seconds / seconds at k = 1
+};
+
+struct CostCurveOptions {
+  std::vector<int64_t> ks = {1, 2, 4, 8, 16, 32, 64};
+  int64_t context = 128;  // committed tokens the batches sit on
+  int repetitions = 5;
+  bool tree = true;       // batches shaped as a tree (root + children) rather than a chain
+};
+
+// Measures the curve on random token ids. The cache must hold context + max(ks) tokens.
+std::vector<CostPoint> measure_cost_curve(LlamaModel& model, const CostCurveOptions& options,
+                                          ThreadPool& pool);
+
+}  // namespace eagle2

@@ -1,0 +1,223 @@
+#include "model/llama_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include "core/error.h"
+#include "kernels/attention.h"
+#include "kernels/matmul.h"
+#include "kernels/ops.h"
+
+namespace eagle2 {
+
+namespace {
+
+Matrix as_matrix(const TensorView& t) {
+  return Matrix{t.dtype, t.shape[0], t.shape[1], t.data};
+}
+
+std::vector<float> to_f32(const TensorView& t) {
+  std::vector<float> out(static_cast<size_t>(t.numel()));
+  convert_to_f32(t.dtype, t.data, out.data(), out.size());
+  return out;
+}
+
+template <class T>
+void grow(std::vector<T>& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+}
+
+}  // namespace
+
+std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& dir) {
+  if (!std::filesystem::is_directory(dir)) fail(dir, ": model directory not found");
+  std::unique_ptr<LlamaModel> m(new LlamaModel());
+  m->dir_ = dir;
+  m->cfg_ = LlamaConfig::load(dir + "/config.json");
+  m->store_ = TensorStore::open_dir(dir);
+  const LlamaConfig& c = m->cfg_;
+  const int64_t d = c.hidden_size, hd = c.head_dim, I = c.intermediate_size, V = c.vocab_size;
+  const int64_t qd = c.num_heads * hd, kvd = c.num_kv_heads * hd;
+  const TensorStore& s = m->store_;
+
+  m->embed_ = s.get("model.embed_tokens.weight", {V, d});
+  m->layers_.resize(static_cast<size_t>(c.num_layers));
+  for (int64_t i = 0; i < c.num_layers; ++i) {
+    const std::string p = "model.layers." + std::to_string(i) + ".";
+    Layer& L = m->layers_[static_cast<size_t>(i)];
+    L.attn_norm = to_f32(s.get(p + "input_layernorm.weight", {d}));
+    L.mlp_norm = to_f32(s.get(p + "post_attention_layernorm.weight", {d}));
+    L.wq = as_matrix(s.get(p + "self_attn.q_proj.weight", {qd, d}));
+    L.wk = as_matrix(s.get(p + "self_attn.k_proj.weight", {kvd, d}));
+    L.wv = as_matrix(s.get(p + "self_attn.v_proj.weight", {kvd, d}));
+    L.wo = as_matrix(s.get(p + "self_attn.o_proj.weight", {d, qd}));
+    L.w_gate = as_matrix(s.get(p + "mlp.gate_proj.weight", {I, d}));
+    L.w_up = as_matrix(s.get(p + "mlp.up_proj.weight", {I, d}));
+    L.w_down = as_matrix(s.get(p + "mlp.down_proj.weight", {d, I}));
+  }
+  m->final_norm_ = to_f32(s.get("model.norm.weight", {d}));
+  if (c.tie_word_embeddings && !s.has("lm_head.weight")) {
+    m->lm_head_ = as_matrix(m->embed_);
+  } else {
+    m->lm_head_ = as_matrix(s.get("lm_head.weight", {V, d}));
+  }
+  m->inv_freq_ = c.rope_inv_freq();
+  return m;
+}
+
+int64_t LlamaModel::parameter_count() const {
+  int64_t n = 0;
+  for (const auto& [name, t] : store_.tensors()) n += t.numel();
+  return n;
+}
+
+size_t LlamaModel::weight_bytes() const {
+  size_t n = 0;
+  for (const auto& [name, t] : store_.tensors()) n += t.nbytes();
+  return n;
+}
+
+std::vector<std::string> LlamaModel::weight_dtypes() const {
+  std::set<std::string> names;
+  for (const auto& [name, t] : store_.tensors()) names.insert(dtype_name(t.dtype));
+  return {names.begin(), names.end()};
+}
+
+KvCache LlamaModel::make_cache(int64_t capacity) const {
+  if (capacity <= 0) fail("--ctx must be positive (got ", capacity, ")");
+  if (capacity > cfg_.max_position_embeddings)
+    fail("--ctx ", capacity, " exceeds the model's max_position_embeddings ",
+         cfg_.max_position_embeddings);
+  if (cfg_.sliding_window && capacity > *cfg_.sliding_window)
+    fail("--ctx ", capacity, " exceeds the model's sliding_window ", *cfg_.sliding_window,
+         ": contexts beyond the window are not supported");
+  return KvCache(cfg_.num_layers, cfg_.num_kv_heads * cfg_.head_dim, capacity);
+}
+
+void LlamaModel::embed(int32_t token, float* out) const {
+  const int64_t d = cfg_.hidden_size;
+  const char* row = static_cast<const char*>(embed_.data) +
+                    static_cast<size_t>(token) * static_cast<size_t>(d) * dtype_size(embed_.dtype);
+  convert_to_f32(embed_.dtype, row, out, static_cast<size_t>(d));
+}
+
+void LlamaModel::forward(const Batch& batch, KvCache& kv, std::span<const int32_t> logit_rows,
+                         ForwardResult& out, ThreadPool& pool) {
+  const LlamaConfig& c = cfg_;
+  const int64_t T = batch.size();
+  const int64_t d = c.hidden_size, hd = c.head_dim, I = c.intermediate_size, V = c.vocab_size;
+  const int64_t H = c.num_heads, KV = c.num_kv_heads;
+  const int64_t qd = H * hd, kvd = KV * hd, half = hd / 2;
+  batch.validate(V);
+  for (int32_t r : logit_rows)
+    if (r < 0 || r >= T) fail("forward: logit row ", r, " outside the batch of ", T);
+  if (T == 0) {
+    out.logits.clear();
+    out.hidden.clear();
+    return;
+  }
+  for (int64_t i = 0; i < T; ++i)
+    if (batch.positions[i] >= kv.capacity())
+      fail("position ", batch.positions[i], " is beyond the context size ", kv.capacity());
+  kv.begin_batch(T);
+  const int64_t n_ctx = kv.size();
+  const KernelPath path = active_kernel_path();
+
+  Workspace& w = ws_;
+  grow(w.x, T * d);
+  grow(w.xn, T * d);
+  grow(w.q, T * qd);
+  grow(w.k, T * kvd);
+  grow(w.v, T * kvd);
+  grow(w.attn, T * qd);
+  grow(w.proj, T * d);
+  grow(w.gate, T * I);
+  grow(w.up, T * I);
+  grow(w.cos, T * half);
+  grow(w.sin, T * half);
+  grow(w.scores, static_cast<size_t>(T * H * (n_ctx + T)));
+
+  // Per row: the batch rows it sees (ancestors and itself), flattened.
+  w.visible.clear();
+  w.visible_begin.assign(static_cast<size_t>(T + 1), 0);
+  std::vector<int32_t> rows;
+  for (int64_t i = 0; i < T; ++i) {
+    batch.visible_rows(i, rows);
+    for (int32_t r : rows) w.visible.push_back(static_cast<int32_t>(n_ctx + r));
+    w.visible_begin[i + 1] = static_cast<int64_t>(w.visible.size());
+  }
+
+  // RoPE tables for each row's position, in float32 like Hugging Face (angle = pos * inv_freq).
+  for (int64_t i = 0; i < T; ++i) {
+    const float pos = static_cast<float>(batch.positions[i]);
+    for (int64_t j = 0; j < half; ++j) {
+      const float angle = pos * inv_freq_[j];
+      w.cos[i * half + j] = static_cast<float>(std::cos(static_cast<double>(angle)));
+      w.sin[i * half + j] = static_cast<float>(std::sin(static_cast<double>(angle)));
+    }
+  }
+
+  for (int64_t i = 0; i < T; ++i) embed(batch.tokens[i], &w.x[i * d]);
+
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const int64_t group = H / KV;
+  for (size_t l = 0; l < layers_.size(); ++l) {
+    const Layer& L = layers_[l];
+    // Attention block.
+    for (int64_t i = 0; i < T; ++i)
+      rmsnorm(&w.x[i * d], L.attn_norm.data(), c.rms_norm_eps, &w.xn[i * d], d);
+    matmul(w.xn.data(), T, L.wq, w.q.data(), pool);
+    matmul(w.xn.data(), T, L.wk, w.k.data(), pool);
+    matmul(w.xn.data(), T, L.wv, w.v.data(), pool);
+    for (int64_t i = 0; i < T; ++i) {
+      for (int64_t h = 0; h < H; ++h)
+        rope_rotate_half(&w.q[i * qd + h * hd], &w.cos[i * half], &w.sin[i * half], hd);
+      for (int64_t h = 0; h < KV; ++h)
+        rope_rotate_half(&w.k[i * kvd + h * hd], &w.cos[i * half], &w.sin[i * half], hd);
+      std::memcpy(kv.key(static_cast<int64_t>(l), n_ctx + i), &w.k[i * kvd], kvd * sizeof(float));
+      std::memcpy(kv.value(static_cast<int64_t>(l), n_ctx + i), &w.v[i * kvd],
+                  kvd * sizeof(float));
+    }
+    const float* k_base = kv.key(static_cast<int64_t>(l), 0);
+    const float* v_base = kv.value(static_cast<int64_t>(l), 0);
+    pool.parallel_for(T * H, [&](int64_t task) {
+      const int64_t i = task / H, h = task % H, kvh = h / group;
+      AttentionKeys keys;
+      keys.k = k_base + kvh * hd;
+      keys.v = v_base + kvh * hd;
+      keys.stride = kvd;
+      keys.n_context = n_ctx;
+      keys.extra = &w.visible[static_cast<size_t>(w.visible_begin[i])];
+      keys.n_extra = w.visible_begin[i + 1] - w.visible_begin[i];
+      attention_head(path, &w.q[i * qd + h * hd], keys, hd, scale,
+                     &w.scores[static_cast<size_t>(task * (n_ctx + T))], &w.attn[i * qd + h * hd]);
+    });
+    matmul(w.attn.data(), T, L.wo, w.proj.data(), pool);
+    for (int64_t j = 0; j < T * d; ++j) w.x[j] += w.proj[j];
+
+    // MLP block.
+    for (int64_t i = 0; i < T; ++i)
+      rmsnorm(&w.x[i * d], L.mlp_norm.data(), c.rms_norm_eps, &w.xn[i * d], d);
+    matmul(w.xn.data(), T, L.w_gate, w.gate.data(), pool);
+    matmul(w.xn.data(), T, L.w_up, w.up.data(), pool);
+    swiglu_inplace(w.gate.data(), w.up.data(), T * I);
+    matmul(w.gate.data(), T, L.w_down, w.proj.data(), pool);
+    for (int64_t j = 0; j < T * d; ++j) w.x[j] += w.proj[j];
+  }
+
+  out.hidden.resize(static_cast<size_t>(T * d));
+  for (int64_t i = 0; i < T; ++i)
+    rmsnorm(&w.x[i * d], final_norm_.data(), c.rms_norm_eps, &out.hidden[i * d], d);
+
+  const auto n_logits = static_cast<int64_t>(logit_rows.size());
+  grow(w.rows_hidden, n_logits * d);
+  for (int64_t j = 0; j < n_logits; ++j)
+    std::memcpy(&w.rows_hidden[j * d], &out.hidden[logit_rows[j] * d], d * sizeof(float));
+  out.logits.resize(static_cast<size_t>(n_logits * V));
+  if (n_logits > 0) matmul(w.rows_hidden.data(), n_logits, lm_head_, out.logits.data(), pool);
+}
+
+}  // namespace eagle2

@@ -1,0 +1,76 @@
+// A LLaMA-family transformer (LLaMA-2/3, Vicuna, Mistral) over memory-mapped weights, with one
+// forward function for every caller: prefill, plain decoding, tree verification and feature
+// extraction (DESIGN "The data flow").
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "core/thread_pool.h"
+#include "io/safetensors.h"
+#include "model/batch.h"
+#include "model/kv_cache.h"
+#include "model/llama_config.h"
+
+namespace eagle2 {
+
+struct ForwardResult {
+  std::vector<float> logits;  // [rows asked for, vocab], in the order asked for
+  std::vector<float> hidden;  // [batch rows, hidden]: the final-norm states (EAGLE features)
+};
+
+class LlamaModel {
+ public:
+  // Reads dir/config.json and the safetensors weights; checks every tensor's name and shape.
+  static std::unique_ptr<LlamaModel> load(const std::string& dir);
+
+  const LlamaConfig& config() const { return cfg_; }
+  const std::string& dir() const { return dir_; }
+  int64_t parameter_count() const;
+  size_t weight_bytes() const;                  // bytes of the stored weights used
+  std::vector<std::string> weight_dtypes() const;  // distinct dtypes, e.g. {"BF16", "F32"}
+  const Matrix& lm_head() const { return lm_head_; }
+  const TensorView& embedding() const { return embed_; }
+
+  // A KV cache for this model; `capacity` tokens (bounded by max_position_embeddings and, for
+  // Mistral, by sliding_window: a larger request is an Error).
+  KvCache make_cache(int64_t capacity) const;
+
+  // Runs the batch on top of kv's committed context. Writes the batch's keys/values to the
+  // pending slots (the caller then calls kv.keep(...) or kv.keep_all()). Logits are computed
+  // only for logit_rows. Bit-exact whatever else is in the batch (batch invariance).
+  void forward(const Batch& batch, KvCache& kv, std::span<const int32_t> logit_rows,
+               ForwardResult& out, ThreadPool& pool);
+
+  // Embedding row of a token as floats.
+  void embed(int32_t token, float* out) const;
+
+ private:
+  struct Layer {
+    std::vector<float> attn_norm, mlp_norm;
+    Matrix wq, wk, wv, wo, w_gate, w_up, w_down;
+  };
+  LlamaModel() = default;
+
+  LlamaConfig cfg_;
+  std::string dir_;
+  TensorStore store_;
+  TensorView embed_;
+  Matrix lm_head_;
+  std::vector<Layer> layers_;
+  std::vector<float> final_norm_;
+  std::vector<float> inv_freq_;
+
+  // Scratch, grown on demand and reused across calls (no allocation per token once warm).
+  struct Workspace {
+    std::vector<float> x, xn, q, k, v, attn, proj, gate, up, scores, cos, sin, rows_hidden;
+    std::vector<int32_t> visible;  // flattened visible rows per batch row
+    std::vector<int64_t> visible_begin;
+  } ws_;
+};
+
+}  // namespace eagle2

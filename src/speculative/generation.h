@@ -1,0 +1,58 @@
+// Plain (non-speculative) generation: prefill the prompt, then one target forward per token.
+// The speculative decoder reuses prefill() and must match generate_plain() token for token at
+// temperature 0.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "model/llama_model.h"
+#include "sampling/logits_processor.h"
+
+namespace eagle2 {
+
+struct GenerationOptions {
+  int64_t max_new_tokens = 128;
+  SamplingParams sampling;
+  bool stop_at_eos = true;
+  // Prompts are run in chunks of this many tokens (results do not depend on it: batch invariance).
+  int64_t prefill_chunk = 64;
+};
+
+struct GenerationStats {
+  int64_t prompt_tokens = 0;
+  int64_t new_tokens = 0;
+  int64_t target_forwards = 0;  // decode-phase forwards (not prefill)
+  double prefill_seconds = 0;
+  double decode_seconds = 0;
+  bool stopped_at_eos = false;
+  bool stopped_at_context = false;
+
+  double prefill_tokens_per_second() const {
+    return prefill_seconds > 0 ? static_cast<double>(prompt_tokens) / prefill_seconds : 0;
+  }
+  double decode_tokens_per_second() const {
+    return decode_seconds > 0 ? static_cast<double>(new_tokens) / decode_seconds : 0;
+  }
+};
+
+// Runs `tokens` causally after kv's committed context (in chunks) and commits them; `out` gets the
+// last row's logits and every row's final-norm hidden state. Error if the context is too small.
+void prefill(LlamaModel& model, KvCache& kv, const std::vector<int32_t>& tokens,
+             int64_t chunk, ForwardResult& out, ThreadPool& pool);
+
+// Called with each new token; return false to stop.
+using TokenCallback = std::function<bool(int32_t token)>;
+
+// Generates from an empty cache: prompt (with BOS if the caller wants it), then up to
+// max_new_tokens, stopping at an EOS id of the model (emitted EOS is not passed to on_token) or
+// when the context is full.
+GenerationStats generate_plain(LlamaModel& model, KvCache& kv, const std::vector<int32_t>& prompt,
+                               const GenerationOptions& options, ThreadPool& pool,
+                               const TokenCallback& on_token);
+
+bool is_eos(const LlamaConfig& cfg, int32_t token);
+
+}  // namespace eagle2

@@ -1,0 +1,22 @@
+// Random-weight models for tests, written once per test binary in the HF layout and loaded
+// through the real loader.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/dtype.h"
+#include "model/llama_config.h"
+#include "model/llama_model.h"
+
+namespace eagle2::test {
+
+// A small LLaMA config: hidden 64, 2 layers, 8 heads / 4 kv heads (GQA), vocab 96, ctx 512.
+LlamaConfig tiny_config();
+
+// Writes cfg with random weights to a temp folder (cached by `name`) and loads it.
+std::unique_ptr<LlamaModel> load_random_model(const std::string& name, const LlamaConfig& cfg,
+                                              DType dtype = DType::F32, uint64_t seed = 7,
+                                              float init_std = 0.15f);
+
+}  // namespace eagle2::test

@@ -1,0 +1,97 @@
+// eagle2 cost-curve: the verify cost curve of a model on this machine (cost of a k-token batch
+// relative to one token) and how close plain decoding runs to the memory-bandwidth bound.
+#include <cstdio>
+#include <memory>
+#include <sstream>
+
+#include "commands.h"
+#include "core/error.h"
+#include "kernels/bandwidth.h"
+#include "kernels/cpu.h"
+#include "model/cost_curve.h"
+#include "model/llama_model.h"
+
+namespace eagle2::cli {
+
+namespace {
+
+struct CostCurveFlags {
+  RunFlags run;
+  std::string ks = "1,2,4,8,16,32,64";
+  int64_t context = 128;
+  int reps = 5;
+  bool chain = false;
+};
+
+std::vector<int64_t> parse_ks(const std::string& text) {
+  std::vector<int64_t> ks;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    try {
+      size_t used = 0;
+      const long long v = std::stoll(item, &used);
+      if (used != item.size() || v < 1 || v > 4096) throw std::invalid_argument(item);
+      ks.push_back(v);
+    } catch (const std::exception&) {
+      fail("--ks: '", item, "' is not a batch size in [1, 4096]");
+    }
+  }
+  if (ks.empty()) fail("--ks: no batch sizes given");
+  return ks;
+}
+
+int run_cost_curve(const CostCurveFlags& f) {
+  CostCurveOptions opt;
+  opt.ks = parse_ks(f.ks);
+  opt.context = f.context;
+  opt.repetitions = f.reps;
+  opt.tree = !f.chain;
+  std::unique_ptr<LlamaModel> model = LlamaModel::load(f.run.model_dir);
+  const LlamaConfig& c = model->config();
+  ThreadPool pool(resolve_threads(f.run));
+
+  const double bandwidth = measure_read_bandwidth_gbs(pool, size_t{1} << 30);
+  const std::vector<CostPoint> curve = measure_cost_curve(*model, opt, pool);
+
+  // Bytes one decode step must read: every weight matrix (the embedding table only when it is
+  // also the lm_head) plus the keys and values of the context.
+  double weight_bytes = static_cast<double>(model->weight_bytes());
+  if (!c.tie_word_embeddings) weight_bytes -= static_cast<double>(model->embedding().nbytes());
+  const double kv_bytes = 2.0 * static_cast<double>(c.num_layers * c.num_kv_heads * c.head_dim) *
+                          static_cast<double>(opt.context) * sizeof(float);
+  const double bound_s = (weight_bytes + kv_bytes) / (bandwidth * 1e9);
+
+  std::printf("model %s: %.1f M parameters, %.1f MB read per token, %d threads, kernels %s\n",
+              f.run.model_dir.c_str(), static_cast<double>(model->parameter_count()) / 1e6,
+              (weight_bytes + kv_bytes) / 1e6, pool.size(), kernel_path_name(active_kernel_path()));
+  std::printf("measured read bandwidth %.1f GB/s -> bound %.2f ms per token (%.1f tokens/s)\n",
+              bandwidth, bound_s * 1e3, 1.0 / bound_s);
+  std::printf("%6s %12s %10s %14s\n", "k", "ms/forward", "cost/k=1", "tokens/s (k)");
+  for (const CostPoint& p : curve)
+    std::printf("%6lld %12.3f %10.2f %14.1f\n", static_cast<long long>(p.k), p.seconds * 1e3,
+                p.relative, static_cast<double>(p.k) / p.seconds);
+  for (const CostPoint& p : curve) {
+    if (p.k != 1) continue;
+    std::printf("plain decoding: %.1f tokens/s = %.0f%% of the memory-bandwidth bound\n",
+                1.0 / p.seconds, 100.0 * bound_s / p.seconds);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_cost_curve(CLI::App& app) {
+  auto f = std::make_shared<CostCurveFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "cost-curve", "Measure the cost of verifying k tokens at once vs one token (benchmark)");
+  add_run_flags(*cmd, f->run);
+  cmd->add_option("--ks", f->ks, "Batch sizes, comma-separated");
+  cmd->add_option("--context", f->context, "Committed context the batches sit on")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
+  cmd->add_option("--reps", f->reps, "Repetitions per batch size (median)")->check(CLI::Range(1, 1000));
+  cmd->add_flag("--chain", f->chain, "Shape batches as a chain instead of a tree");
+  return {cmd, [f] { return run_cost_curve(*f); }};
+}
+
+}  // namespace eagle2::cli

@@ -1,0 +1,122 @@
+// eagle2 generate: stream a completion of a prompt, then one stats line.
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <sstream>
+
+#include "commands.h"
+#include "core/error.h"
+#include "kernels/cpu.h"
+#include "model/llama_model.h"
+#include "speculative/generation.h"
+#include "tokenizer/tokenizer.h"
+
+namespace eagle2::cli {
+
+namespace {
+
+struct GenerateFlags {
+  RunFlags run;
+  std::string prompt;
+  std::string ids;  // comma-separated token ids, for models without a tokenizer
+  int64_t n = 128;
+  float temp = 0.0f;
+  float top_p = 1.0f;
+  int32_t top_k = 0;
+  uint64_t seed = 0;
+  bool ignore_eos = false;
+};
+
+std::vector<int32_t> parse_ids(const std::string& text) {
+  std::vector<int32_t> ids;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    try {
+      size_t used = 0;
+      const long v = std::stol(item, &used);
+      if (used != item.size() || v < 0 || v > INT32_MAX) throw std::invalid_argument(item);
+      ids.push_back(static_cast<int32_t>(v));
+    } catch (const std::exception&) {
+      fail("--ids: '", item, "' is not a token id");
+    }
+  }
+  if (ids.empty()) fail("--ids: no token ids given");
+  return ids;
+}
+
+int run_generate(const GenerateFlags& f) {
+  SamplingParams sampling{f.temp, f.top_k, f.top_p, f.seed};
+  sampling.validate();
+  if (f.prompt.empty() == f.ids.empty()) fail("give exactly one of -p/--prompt and --ids");
+
+  std::unique_ptr<LlamaModel> model = LlamaModel::load(f.run.model_dir);
+  const LlamaConfig& cfg = model->config();
+  std::unique_ptr<Tokenizer> tok;
+  const std::string tok_path = f.run.model_dir + "/tokenizer.model";
+  if (std::filesystem::exists(tok_path)) tok = Tokenizer::load(tok_path);
+
+  std::vector<int32_t> prompt;
+  if (!f.ids.empty()) {
+    prompt = parse_ids(f.ids);
+  } else {
+    if (!tok) fail(f.run.model_dir, ": no tokenizer.model; pass token ids with --ids");
+    prompt = tok->encode(f.prompt, /*add_bos=*/true);
+  }
+  const int64_t ctx = resolve_ctx(f.run, cfg.max_position_embeddings);
+  if (static_cast<int64_t>(prompt.size()) >= ctx)
+    fail("the prompt has ", prompt.size(), " tokens but --ctx is ", ctx,
+         ": raise --ctx or shorten the prompt");
+  KvCache kv = model->make_cache(ctx);
+  ThreadPool pool(resolve_threads(f.run));
+
+  GenerationOptions opt;
+  opt.max_new_tokens = f.n;
+  opt.sampling = sampling;
+  opt.stop_at_eos = !f.ignore_eos;
+
+  std::unique_ptr<StreamingDecoder> stream;
+  if (tok) {
+    stream = std::make_unique<StreamingDecoder>(*tok, prompt);
+    std::fputs(f.prompt.c_str(), stdout);
+  }
+  const GenerationStats st = generate_plain(*model, kv, prompt, opt, pool, [&](int32_t t) {
+    if (stream) {
+      std::fputs(stream->push(t).c_str(), stdout);
+    } else {
+      std::printf("%d ", t);
+    }
+    std::fflush(stdout);
+    return true;
+  });
+  if (stream) std::fputs(stream->finish().c_str(), stdout);
+  std::fputs("\n", stdout);
+  std::fflush(stdout);
+  std::fprintf(stderr,
+               "[stats] prompt %lld tokens, %.1f tokens/s | decode %lld tokens, %.1f tokens/s | "
+               "threads %d, kernels %s%s\n",
+               static_cast<long long>(st.prompt_tokens), st.prefill_tokens_per_second(),
+               static_cast<long long>(st.new_tokens), st.decode_tokens_per_second(), pool.size(),
+               kernel_path_name(active_kernel_path()),
+               st.stopped_at_context ? " | stopped: context full" : "");
+  return 0;
+}
+
+}  // namespace
+
+Command add_generate(CLI::App& app) {
+  auto f = std::make_shared<GenerateFlags>();
+  CLI::App* cmd = app.add_subcommand("generate", "Complete a prompt, streaming the text");
+  add_run_flags(*cmd, f->run);
+  cmd->add_option("-p,--prompt", f->prompt, "Prompt text (UTF-8)");
+  cmd->add_option("--ids", f->ids, "Prompt as comma-separated token ids (instead of -p)");
+  cmd->add_option("-n,--n-predict", f->n, "Tokens to generate")->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
+  cmd->add_option("--temp", f->temp, "Temperature (0 = greedy)");
+  cmd->add_option("--top-p", f->top_p, "Nucleus sampling mass in (0, 1]");
+  cmd->add_option("--top-k", f->top_k, "Keep the k most likely tokens (0 = off)");
+  cmd->add_option("--seed", f->seed, "Random seed for sampling");
+  cmd->add_flag("--ignore-eos", f->ignore_eos, "Do not stop at the end-of-sequence token");
+  return {cmd, [f] { return run_generate(*f); }};
+}
+
+}  // namespace eagle2::cli

@@ -1,0 +1,100 @@
+// eagle2 make-random: a random-weight model of any LLaMA shape in the Hugging Face layout, for
+// tests and benchmarks (no model can be downloaded here).
+#include <cstdio>
+#include <map>
+#include <memory>
+
+#include "commands.h"
+#include "core/error.h"
+#include "model/llama_config.h"
+#include "model/random_model.h"
+
+namespace eagle2::cli {
+
+namespace {
+
+struct MakeRandomFlags {
+  std::string out;
+  std::string preset = "tiny";
+  std::string dtype = "f32";
+  uint64_t seed = 1;
+  int64_t hidden = 0, intermediate = 0, layers = 0, heads = 0, kv_heads = 0, vocab = 0;
+  int64_t max_positions = 0;
+  bool tie = false;
+};
+
+// Shapes of common LLaMA sizes (parameter counts with vocab 32000).
+LlamaConfig preset_config(const std::string& name) {
+  struct Shape { int64_t d, I, L, H, KV, V; };
+  static const std::map<std::string, Shape> presets = {
+      {"tiny", {64, 172, 2, 8, 4, 512}},               // ~0.2 M, for tests
+      {"small", {512, 1408, 8, 8, 8, 32000}},          // ~58 M
+      {"llama-1b", {2048, 5632, 22, 32, 4, 32000}},    // ~1.1 B (TinyLlama shape)
+      {"llama-7b", {4096, 11008, 32, 32, 32, 32000}},  // ~6.7 B (LLaMA-2-7B / Vicuna-7B shape)
+  };
+  auto it = presets.find(name);
+  if (it == presets.end()) fail("--preset: unknown preset '", name, "' (tiny, small, llama-1b, llama-7b)");
+  const Shape& s = it->second;
+  LlamaConfig c;
+  c.architecture = "LlamaForCausalLM";
+  c.hidden_size = s.d;
+  c.intermediate_size = s.I;
+  c.num_layers = s.L;
+  c.num_heads = s.H;
+  c.num_kv_heads = s.KV;
+  c.head_dim = s.d / s.H;
+  c.vocab_size = s.V;
+  c.max_position_embeddings = 4096;
+  c.rms_norm_eps = 1e-5f;
+  c.bos_token_id = 1;
+  c.eos_token_ids = {2};
+  return c;
+}
+
+int run_make_random(const MakeRandomFlags& f) {
+  LlamaConfig c = preset_config(f.preset);
+  if (f.hidden) c.hidden_size = f.hidden;
+  if (f.intermediate) c.intermediate_size = f.intermediate;
+  if (f.layers) c.num_layers = f.layers;
+  if (f.heads) c.num_heads = f.heads;
+  if (f.kv_heads) c.num_kv_heads = f.kv_heads;
+  if (f.vocab) c.vocab_size = f.vocab;
+  if (f.max_positions) c.max_position_embeddings = f.max_positions;
+  c.tie_word_embeddings = f.tie;
+  if (c.hidden_size % c.num_heads != 0) fail("--hidden must be a multiple of --heads");
+  c.head_dim = c.hidden_size / c.num_heads;
+  // Round-trip through the parser so that every check a loaded config gets applies here too.
+  c = LlamaConfig::parse(c.to_json(), "--preset/--hidden/...");
+  DType dt;
+  if (f.dtype == "f32") dt = DType::F32;
+  else if (f.dtype == "f16") dt = DType::F16;
+  else if (f.dtype == "bf16") dt = DType::BF16;
+  else fail("--dtype: '", f.dtype, "' is not one of f32, f16, bf16");
+  write_random_model(f.out, c, dt, f.seed);
+  std::printf("wrote %s: %lld layers, hidden %lld, vocab %lld, %s\n", f.out.c_str(),
+              static_cast<long long>(c.num_layers), static_cast<long long>(c.hidden_size),
+              static_cast<long long>(c.vocab_size), dtype_name(dt));
+  return 0;
+}
+
+}  // namespace
+
+Command add_make_random(CLI::App& app) {
+  auto f = std::make_shared<MakeRandomFlags>();
+  CLI::App* cmd = app.add_subcommand("make-random", "Write a random-weight model (HF layout)");
+  cmd->add_option("-o,--out", f->out, "Output folder")->required();
+  cmd->add_option("--preset", f->preset, "tiny, small, llama-1b or llama-7b");
+  cmd->add_option("--dtype", f->dtype, "f32, f16 or bf16");
+  cmd->add_option("--seed", f->seed, "Random seed");
+  cmd->add_option("--hidden", f->hidden, "Override hidden_size")->check(CLI::PositiveNumber);
+  cmd->add_option("--intermediate", f->intermediate, "Override intermediate_size")->check(CLI::PositiveNumber);
+  cmd->add_option("--layers", f->layers, "Override num_hidden_layers")->check(CLI::PositiveNumber);
+  cmd->add_option("--heads", f->heads, "Override num_attention_heads")->check(CLI::PositiveNumber);
+  cmd->add_option("--kv-heads", f->kv_heads, "Override num_key_value_heads")->check(CLI::PositiveNumber);
+  cmd->add_option("--vocab", f->vocab, "Override vocab_size")->check(CLI::PositiveNumber);
+  cmd->add_option("--max-positions", f->max_positions, "Override max_position_embeddings")->check(CLI::PositiveNumber);
+  cmd->add_flag("--tie", f->tie, "Tie lm_head to the embedding");
+  return {cmd, [f] { return run_make_random(*f); }};
+}
+
+}  // namespace eagle2::cli

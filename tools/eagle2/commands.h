@@ -1,0 +1,31 @@
+// The eagle2 command line: one file per subcommand, each registering its options on the app and
+// returning the action to run once parsing succeeded.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace eagle2::cli {
+
+// A subcommand and what it does once its flags are parsed (returns the exit code).
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+Command add_generate(CLI::App& app);
+Command add_info(CLI::App& app);
+Command add_make_random(CLI::App& app);
+Command add_cost_curve(CLI::App& app);
+
+// Flags shared by the commands that run a model.
+struct RunFlags {
+  std::string model_dir;
+  int threads = 0;     // 0 = default_thread_count()
+  int64_t ctx = 0;     // 0 = min(2048, max_position_embeddings)
+};
+void add_run_flags(CLI::App& cmd, RunFlags& flags);
+int resolve_threads(const RunFlags& flags);
+int64_t resolve_ctx(const RunFlags& flags, int64_t max_positions);
+
+}  // namespace eagle2::cli
