@@ -9,7 +9,9 @@
 #include "kernels/cpu.h"
 #include "model/llama_model.h"
 #include "speculative/generation.h"
+#include "speculative/speculative_decoder.h"
 #include "tokenizer/tokenizer.h"
+#include "drafter_flags.h"
 
 namespace eagle2::cli {
 
@@ -25,6 +27,7 @@ struct GenerateFlags {
   int32_t top_k = 0;
   uint64_t seed = 0;
   bool ignore_eos = false;
+  DrafterFlags draft;
 };
 
 std::vector<int32_t> parse_ids(const std::string& text) {
@@ -80,7 +83,7 @@ int run_generate(const GenerateFlags& f) {
     stream = std::make_unique<StreamingDecoder>(*tok, prompt);
     std::fputs(f.prompt.c_str(), stdout);
   }
-  const GenerationStats st = generate_plain(*model, kv, prompt, opt, pool, [&](int32_t t) {
+  auto on_token = [&](int32_t t) {
     if (stream) {
       std::fputs(stream->push(t).c_str(), stdout);
     } else {
@@ -88,15 +91,33 @@ int run_generate(const GenerateFlags& f) {
     }
     std::fflush(stdout);
     return true;
-  });
-  if (stream) std::fputs(stream->finish().c_str(), stdout);
-  std::fputs("\n", stdout);
-  std::fflush(stdout);
-  std::fprintf(stderr,
-               "[stats] prompt %lld tokens, %.1f tokens/s | decode %lld tokens, %.1f tokens/s | "
-               "threads %d, kernels %s%s\n",
-               static_cast<long long>(st.prompt_tokens), st.prefill_tokens_per_second(),
-               static_cast<long long>(st.new_tokens), st.decode_tokens_per_second(), pool.size(),
+  };
+  auto finish_text = [&] {
+    if (stream) std::fputs(stream->finish().c_str(), stdout);
+    std::fputs("\n", stdout);
+    std::fflush(stdout);
+  };
+
+  DrafterBundle drafter = make_drafter(f.draft, *model, ctx, pool);
+  if (!drafter) {
+    const GenerationStats st = generate_plain(*model, kv, prompt, opt, pool, on_token);
+    finish_text();
+    std::fprintf(stderr,
+                 "[stats] prompt %lld tokens, %.1f tokens/s | decode %lld tokens, %.1f tokens/s | "
+                 "threads %d, kernels %s%s\n",
+                 static_cast<long long>(st.prompt_tokens), st.prefill_tokens_per_second(),
+                 static_cast<long long>(st.new_tokens), st.decode_tokens_per_second(), pool.size(),
+                 kernel_path_name(active_kernel_path()),
+                 st.stopped_at_context ? " | stopped: context full" : "");
+    return 0;
+  }
+  TraceCallback trace;
+  if (f.draft.verbose) trace = [&](const CycleTrace& c) { print_cycle(stderr, c, tok.get()); };
+  const SpeculativeStats st =
+      speculative_generate(*model, kv, *drafter, prompt, opt, pool, on_token, trace);
+  finish_text();
+  print_speculative_stats(stderr, drafter->name(), st);
+  std::fprintf(stderr, "[stats] threads %d, kernels %s%s\n", pool.size(),
                kernel_path_name(active_kernel_path()),
                st.stopped_at_context ? " | stopped: context full" : "");
   return 0;
@@ -116,6 +137,7 @@ Command add_generate(CLI::App& app) {
   cmd->add_option("--top-k", f->top_k, "Keep the k most likely tokens (0 = off)");
   cmd->add_option("--seed", f->seed, "Random seed for sampling");
   cmd->add_flag("--ignore-eos", f->ignore_eos, "Do not stop at the end-of-sequence token");
+  add_drafter_flags(*cmd, f->draft);
   return {cmd, [f] { return run_generate(*f); }};
 }
 

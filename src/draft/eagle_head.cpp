@@ -1,0 +1,255 @@
+#include "draft/eagle_head.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/error.h"
+#include "kernels/attention.h"
+#include "kernels/matmul.h"
+#include "kernels/ops.h"
+
+namespace eagle2 {
+
+namespace {
+
+template <class T>
+void grow(std::vector<T>& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+}
+
+const TensorView& need(const std::map<std::string, TensorView>& t, const std::string& where,
+                       const std::string& name, const std::vector<int64_t>& shape) {
+  auto it = t.find(name);
+  if (it == t.end()) fail(where, ": tensor '", name, "' not found");
+  if (it->second.shape != shape)
+    fail(where, ": tensor '", name, "' has shape ", shape_string(it->second.shape), ", expected ",
+         shape_string(shape));
+  return it->second;
+}
+
+Matrix as_matrix(const TensorView& t) { return Matrix{t.dtype, t.shape[0], t.shape[1], t.data}; }
+
+std::vector<float> to_f32(const TensorView& t) {
+  std::vector<float> out(static_cast<size_t>(t.numel()));
+  convert_to_f32(t.dtype, t.data, out.data(), out.size());
+  return out;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(path, ": cannot open");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+std::unique_ptr<EagleHead> EagleHead::load(const std::string& dir, const LlamaModel& target) {
+  if (!std::filesystem::is_directory(dir)) fail(dir, ": draft head directory not found");
+  const std::string st = dir + "/model.safetensors", bin = dir + "/pytorch_model.bin";
+  if (std::filesystem::exists(st)) return load_files(dir + "/config.json", st, target);
+  if (std::filesystem::exists(bin)) return load_files(dir + "/config.json", bin, target);
+  fail(dir, ": no model.safetensors or pytorch_model.bin in the draft head folder");
+}
+
+std::unique_ptr<EagleHead> EagleHead::load_files(const std::string& config_path,
+                                                 const std::string& weights_path,
+                                                 const LlamaModel& target) {
+  std::unique_ptr<EagleHead> h(new EagleHead());
+  const std::string text = read_text(config_path);
+  h->cfg_ = LlamaConfig::parse(text, config_path);
+  bool bias = true;  // the published EAGLE-1/2 heads have an fc bias unless config says otherwise
+  try {
+    const nlohmann::json j = nlohmann::json::parse(text);
+    if (j.contains("bias")) bias = j.at("bias").get<bool>();
+  } catch (const nlohmann::json::exception& e) {
+    fail(config_path, ": \"bias\" must be true or false");
+  }
+  const LlamaConfig& t = target.config();
+  const LlamaConfig& c = h->cfg_;
+  if (c.hidden_size != t.hidden_size)
+    fail(config_path, ": draft head hidden_size ", c.hidden_size, " does not match the target's ",
+         t.hidden_size);
+  if (c.vocab_size != t.vocab_size)
+    fail(config_path, ": draft head vocab_size ", c.vocab_size, " does not match the target's ",
+         t.vocab_size);
+  if (c.num_layers != 1)
+    fail(config_path, ": an EAGLE head has one decoder layer (num_hidden_layers ", c.num_layers,
+         ")");
+
+  const bool is_bin = weights_path.size() >= 4 &&
+                      weights_path.compare(weights_path.size() - 4, 4, ".bin") == 0;
+  if (is_bin) {
+    h->torch_store_ = std::make_unique<TorchCheckpoint>(weights_path);
+    h->bind(h->torch_store_->tensors(), weights_path, target);
+  } else {
+    h->st_store_ = std::make_unique<TensorStore>(TensorStore::open_files({weights_path}));
+    h->bind(h->st_store_->tensors(), weights_path, target);
+  }
+  if (bias != h->has_fc_bias())
+    fail(weights_path, bias ? ": config.json says \"bias\": true but fc.bias is missing"
+                            : ": fc.bias is present but config.json says \"bias\": false");
+  return h;
+}
+
+void EagleHead::bind(const std::map<std::string, TensorView>& t, const std::string& where,
+                     const LlamaModel& target) {
+  target_ = &target;
+  const LlamaConfig& c = cfg_;
+  const int64_t d = c.hidden_size, hd = c.head_dim, I = c.intermediate_size;
+  const int64_t qd = c.num_heads * hd, kvd = c.num_kv_heads * hd;
+  if (auto it = t.find("embed_tokens.weight"); it != t.end()) {
+    if (it->second.shape != target.embedding().shape)
+      fail(where, ": tensor 'embed_tokens.weight' has shape ", shape_string(it->second.shape),
+           ", but the target's embedding is ", shape_string(target.embedding().shape));
+  }
+  fc_ = as_matrix(need(t, where, "fc.weight", {d, 2 * d}));
+  if (t.count("fc.bias")) fc_bias_ = to_f32(need(t, where, "fc.bias", {d}));
+  wq_ = as_matrix(need(t, where, "layers.0.self_attn.q_proj.weight", {qd, d}));
+  wk_ = as_matrix(need(t, where, "layers.0.self_attn.k_proj.weight", {kvd, d}));
+  wv_ = as_matrix(need(t, where, "layers.0.self_attn.v_proj.weight", {kvd, d}));
+  wo_ = as_matrix(need(t, where, "layers.0.self_attn.o_proj.weight", {d, qd}));
+  w_gate_ = as_matrix(need(t, where, "layers.0.mlp.gate_proj.weight", {I, d}));
+  w_up_ = as_matrix(need(t, where, "layers.0.mlp.up_proj.weight", {I, d}));
+  w_down_ = as_matrix(need(t, where, "layers.0.mlp.down_proj.weight", {d, I}));
+  mlp_norm_ = to_f32(need(t, where, "layers.0.post_attention_layernorm.weight", {d}));
+  for (const char* bad : {"layers.0.self_attn.q_proj.bias", "layers.0.input_layernorm.weight"})
+    if (t.count(bad)) fail(where, ": unexpected tensor '", bad, "' for an EAGLE-1/2 head");
+  n_params_ = 0;
+  for (const auto& [name, tv] : t)
+    if (name != "embed_tokens.weight") n_params_ += tv.numel();
+  inv_freq_ = c.rope_inv_freq();
+}
+
+KvCache EagleHead::make_cache(int64_t capacity) const {
+  return KvCache(1, cfg_.num_kv_heads * cfg_.head_dim, capacity);
+}
+
+void EagleHead::forward(const Rows& rows, KvCache& kv, float* out, ThreadPool& pool) {
+  const LlamaConfig& c = cfg_;
+  const auto n = static_cast<int64_t>(rows.tokens.size());
+  if (n == 0) return;
+  const int64_t d = c.hidden_size, hd = c.head_dim, I = c.intermediate_size;
+  const int64_t H = c.num_heads, KV = c.num_kv_heads, qd = H * hd, kvd = KV * hd, half = hd / 2;
+  const int64_t n_ctx = kv.size();
+  const KernelPath path = active_kernel_path();
+  Workspace& w = ws_;
+  grow(w.cat, n * 2 * d);
+  grow(w.x, n * d);
+  grow(w.q, n * qd);
+  grow(w.k, n * kvd);
+  grow(w.v, n * kvd);
+  grow(w.attn, n * qd);
+  grow(w.proj, n * d);
+  grow(w.xn, n * d);
+  grow(w.gate, n * I);
+  grow(w.up, n * I);
+  grow(w.cos, n * half);
+  grow(w.sin, n * half);
+  int64_t max_visible = 0;
+  for (int64_t i = 0; i < n; ++i)
+    max_visible = std::max(max_visible, rows.visible_begin[i + 1] - rows.visible_begin[i]);
+  grow(w.scores, static_cast<size_t>(n * H * (n_ctx + max_visible)));
+
+  // x = fc(concat(embed(token), hidden)): the embedding comes first, as in the reference.
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t tok = rows.tokens[i];
+    if (tok < 0 || tok >= c.vocab_size) fail("draft head: token id ", tok, " outside the vocabulary");
+    target_->embed(tok, &w.cat[i * 2 * d]);
+    std::memcpy(&w.cat[i * 2 * d + d], rows.hidden + i * d, d * sizeof(float));
+  }
+  matmul(w.cat.data(), n, fc_, w.x.data(), pool);
+  if (!fc_bias_.empty())
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < d; ++j) w.x[i * d + j] += fc_bias_[j];
+
+  for (int64_t i = 0; i < n; ++i) {
+    const float pos = static_cast<float>(rows.positions[i]);
+    for (int64_t j = 0; j < half; ++j) {
+      const float angle = pos * inv_freq_[j];
+      w.cos[i * half + j] = static_cast<float>(std::cos(static_cast<double>(angle)));
+      w.sin[i * half + j] = static_cast<float>(std::sin(static_cast<double>(angle)));
+    }
+  }
+  // Attention reads x directly: the head's layer has no input norm.
+  matmul(w.x.data(), n, wq_, w.q.data(), pool);
+  matmul(w.x.data(), n, wk_, w.k.data(), pool);
+  matmul(w.x.data(), n, wv_, w.v.data(), pool);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t h = 0; h < H; ++h)
+      rope_rotate_half(&w.q[i * qd + h * hd], &w.cos[i * half], &w.sin[i * half], hd);
+    for (int64_t h = 0; h < KV; ++h)
+      rope_rotate_half(&w.k[i * kvd + h * hd], &w.cos[i * half], &w.sin[i * half], hd);
+    const int32_t slot = rows.slots[i];
+    if (slot < n_ctx || slot >= kv.capacity()) fail("draft head: KV slot ", slot, " out of range");
+    std::memcpy(kv.key(0, slot), &w.k[i * kvd], kvd * sizeof(float));
+    std::memcpy(kv.value(0, slot), &w.v[i * kvd], kvd * sizeof(float));
+  }
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const int64_t group = H / KV, stride = n_ctx + max_visible;
+  const float* k_base = kv.key(0, 0);
+  const float* v_base = kv.value(0, 0);
+  pool.parallel_for(n * H, [&](int64_t task) {
+    const int64_t i = task / H, h = task % H;
+    AttentionKeys keys;
+    keys.k = k_base + (h / group) * hd;
+    keys.v = v_base + (h / group) * hd;
+    keys.stride = kvd;
+    keys.n_context = n_ctx;
+    keys.extra = rows.visible.data() + rows.visible_begin[i];
+    keys.n_extra = rows.visible_begin[i + 1] - rows.visible_begin[i];
+    attention_head(path, &w.q[i * qd + h * hd], keys, hd, scale, &w.scores[task * stride],
+                   &w.attn[i * qd + h * hd]);
+  });
+  matmul(w.attn.data(), n, wo_, w.proj.data(), pool);
+  for (int64_t j = 0; j < n * d; ++j) w.x[j] += w.proj[j];
+  for (int64_t i = 0; i < n; ++i)
+    rmsnorm(&w.x[i * d], mlp_norm_.data(), c.rms_norm_eps, &w.xn[i * d], d);
+  matmul(w.xn.data(), n, w_gate_, w.gate.data(), pool);
+  matmul(w.xn.data(), n, w_up_, w.up.data(), pool);
+  swiglu_inplace(w.gate.data(), w.up.data(), n * I);
+  matmul(w.gate.data(), n, w_down_, w.proj.data(), pool);
+  for (int64_t j = 0; j < n * d; ++j) out[j] = w.x[j] + w.proj[j];
+}
+
+void EagleHead::forward_causal(const float* features, std::span<const int32_t> tokens, KvCache& kv,
+                               float* out, ThreadPool& pool) {
+  const auto n = static_cast<int64_t>(tokens.size());
+  if (n == 0) return;
+  const int64_t base = kv.size();
+  kv.begin_batch(n);
+  std::vector<int32_t> positions(n), slots(n), visible;
+  std::vector<int64_t> begin(n + 1, 0);
+  visible.reserve(static_cast<size_t>(n * (n + 1) / 2));
+  for (int64_t i = 0; i < n; ++i) {
+    positions[i] = slots[i] = static_cast<int32_t>(base + i);
+    for (int64_t j = 0; j <= i; ++j) visible.push_back(static_cast<int32_t>(base + j));
+    begin[i + 1] = static_cast<int64_t>(visible.size());
+  }
+  Rows rows{features, tokens, positions, slots, visible, begin};
+  forward(rows, kv, out, pool);
+  kv.keep_all();
+}
+
+void EagleHead::draft_logprobs(const float* h, int64_t n, float* out, ThreadPool& pool) {
+  const int64_t V = cfg_.vocab_size;
+  matmul(h, n, target_->lm_head(), out, pool);
+  // log_softmax in float32, like the reference's nn.LogSoftmax.
+  for (int64_t i = 0; i < n; ++i) {
+    float* row = out + i * V;
+    float mx = row[0];
+    for (int64_t v = 1; v < V; ++v) mx = std::max(mx, row[v]);
+    double sum = 0;
+    for (int64_t v = 0; v < V; ++v) sum += std::exp(static_cast<double>(row[v] - mx));
+    const float lse = mx + static_cast<float>(std::log(sum));
+    for (int64_t v = 0; v < V; ++v) row[v] -= lse;
+  }
+}
+
+}  // namespace eagle2

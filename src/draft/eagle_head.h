@@ -1,0 +1,83 @@
+// The EAGLE draft head (EAGLE-1 head, reused by EAGLE-2; ../shared/docs/EAGLE2.md section 2).
+// Head position j holds the pair (f_j, x_{j+1}): x = fc(concat(embed(x_{j+1}), f_j)), then one
+// LLaMA decoder layer without its input norm; the output predicts f_{j+1}, and the target's
+// lm_head turns it into draft logits.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "core/thread_pool.h"
+#include "io/safetensors.h"
+#include "io/torch_checkpoint.h"
+#include "model/kv_cache.h"
+#include "model/llama_config.h"
+#include "model/llama_model.h"
+
+namespace eagle2 {
+
+class EagleHead {
+ public:
+  // A head folder: config.json plus model.safetensors (preferred) or pytorch_model.bin.
+  // The head is checked against the target: hidden size, vocabulary, embedding shape.
+  static std::unique_ptr<EagleHead> load(const std::string& dir, const LlamaModel& target);
+  // An explicit weights file (.safetensors or a PyTorch .bin).
+  static std::unique_ptr<EagleHead> load_files(const std::string& config_path,
+                                               const std::string& weights_path,
+                                               const LlamaModel& target);
+
+  const LlamaConfig& config() const { return cfg_; }
+  bool has_fc_bias() const { return !fc_bias_.empty(); }
+  int64_t parameter_count() const { return n_params_; }
+
+  // The head's own KV cache (one layer).
+  KvCache make_cache(int64_t capacity) const;
+
+  // One batch of head rows. Row i takes hidden[i] (the feature or head output it continues from)
+  // and tokens[i], sits at positions[i], and sees the cache's committed slots plus the slots in
+  // visible[visible_begin[i] .. visible_begin[i+1]) (increasing; its own slot last). Row i's
+  // keys/values are written to slot slots[i] (>= kv.size(), inside the reserved pending area).
+  struct Rows {
+    const float* hidden = nullptr;  // [n, d]
+    std::span<const int32_t> tokens;
+    std::span<const int32_t> positions;
+    std::span<const int32_t> slots;
+    std::span<const int32_t> visible;
+    std::span<const int64_t> visible_begin;  // n + 1 offsets
+  };
+  // out: [n, d] head outputs (predicted features; no final norm).
+  void forward(const Rows& rows, KvCache& kv, float* out, ThreadPool& pool);
+
+  // Causal catch-up: appends the pairs (features[i], tokens[i]) at positions kv.size() + i to the
+  // committed cache. out: [n, d].
+  void forward_causal(const float* features, std::span<const int32_t> tokens, KvCache& kv,
+                      float* out, ThreadPool& pool);
+
+  // Draft log-probabilities: log_softmax(target lm_head(h)) for n rows. out: [n, V].
+  void draft_logprobs(const float* h, int64_t n, float* out, ThreadPool& pool);
+
+ private:
+  EagleHead() = default;
+  void bind(const std::map<std::string, TensorView>& tensors, const std::string& where,
+            const LlamaModel& target);
+
+  LlamaConfig cfg_;
+  const LlamaModel* target_ = nullptr;
+  std::unique_ptr<TensorStore> st_store_;
+  std::unique_ptr<TorchCheckpoint> torch_store_;
+  int64_t n_params_ = 0;
+  Matrix fc_, wq_, wk_, wv_, wo_, w_gate_, w_up_, w_down_;
+  std::vector<float> fc_bias_, mlp_norm_, inv_freq_;
+
+  struct Workspace {
+    std::vector<float> cat, x, q, k, v, attn, proj, xn, gate, up, scores, cos, sin;
+    std::vector<int32_t> visible;
+    std::vector<int64_t> visible_begin;
+  } ws_;
+};
+
+}  // namespace eagle2

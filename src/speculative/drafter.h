@@ -1,0 +1,49 @@
+// What the speculative decoder needs from a drafter: a tree of candidate tokens under the root
+// each cycle, and the outcome of verification afterwards. EAGLE-2 dynamic trees, static trees,
+// chains, prompt lookup, no drafting, and scripted trees in tests all sit behind this interface so
+// that they are compared (and tested) through the same decoding loop.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "draft/draft_tree.h"
+
+namespace eagle2 {
+
+class Drafter {
+ public:
+  virtual ~Drafter() = default;
+  virtual std::string name() const = 0;
+
+  // After prefill: context = x_0..x_{n-1} (now in the target's cache), features = the target's
+  // final-norm states f_0..f_{n-1} ([n, hidden]), root = x_n (sampled from f_{n-1}).
+  virtual void begin(std::span<const int32_t> context, const float* features, int32_t root) = 0;
+
+  // A tree rooted at the current root with at most max_tokens nodes, root included
+  // (max_tokens >= 1; it is smaller near the end of the context).
+  virtual void draft(int64_t max_tokens, DraftTree& tree) = 0;
+
+  // Verification kept `path` (tree node indices, starting with the root 0); features holds the
+  // target's final-norm state of each path node ([path.size(), hidden]); `bonus` is the next root.
+  virtual void accept(const DraftTree& tree, std::span<const int32_t> path, const float* features,
+                      int32_t bonus) = 0;
+};
+
+// Plain decoding through the speculative loop: the tree is the root alone.
+class NoDrafter : public Drafter {
+ public:
+  std::string name() const override { return "none"; }
+  void begin(std::span<const int32_t>, const float*, int32_t root) override { root_ = root; }
+  void draft(int64_t, DraftTree& tree) override { tree.reset(root_); }
+  void accept(const DraftTree&, std::span<const int32_t>, const float*, int32_t bonus) override {
+    root_ = bonus;
+  }
+
+ private:
+  int32_t root_ = 0;
+};
+
+}  // namespace eagle2

@@ -1,0 +1,159 @@
+#include "speculative/eagle_drafter.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace eagle2 {
+
+void top_k_of(const float* logp, int64_t n, int k, int32_t* tokens, float* values) {
+  k = static_cast<int>(std::min<int64_t>(k, n));
+  int count = 0;
+  for (int64_t v = 0; v < n; ++v) {
+    const float x = logp[v];
+    if (count == k && !(x > values[count - 1])) continue;
+    // Insert after every kept value >= x, so equal values keep the lower id first.
+    int pos = count < k ? count : k - 1;
+    while (pos > 0 && values[pos - 1] < x) {
+      if (pos < k) {
+        values[pos] = values[pos - 1];
+        tokens[pos] = tokens[pos - 1];
+      }
+      --pos;
+    }
+    values[pos] = x;
+    tokens[pos] = static_cast<int32_t>(v);
+    if (count < k) ++count;
+  }
+}
+
+namespace {
+int64_t fed_capacity(const EagleDrafterOptions& o) {
+  switch (o.shape) {
+    case EagleDrafterOptions::Shape::Dynamic:
+      return static_cast<int64_t>(o.dynamic.depth) * o.dynamic.top_k;
+    case EagleDrafterOptions::Shape::Static:
+      return static_cast<int64_t>(o.choices.size());
+    case EagleDrafterOptions::Shape::Chain:
+      return o.chain_depth + 1;
+  }
+  return 0;
+}
+}  // namespace
+
+EagleDrafter::EagleDrafter(EagleHead& head, ThreadPool& pool, EagleDrafterOptions options)
+    : head_(head),
+      pool_(pool),
+      opt_(std::move(options)),
+      kv_(head.make_cache(opt_.context + fed_capacity(opt_) + 1)),
+      d_(head.config().hidden_size) {
+  if (opt_.shape == EagleDrafterOptions::Shape::Static && opt_.choices.empty())
+    opt_.choices = mc_sim_7b_63();
+  const int64_t V = head.config().vocab_size;
+  if (opt_.dynamic.top_k < 1 || opt_.dynamic.top_k > V)
+    fail("--top-k for drafting must be in [1, ", V, "] (got ", opt_.dynamic.top_k, ")");
+  if (opt_.dynamic.depth < 0) fail("--depth must be >= 0 (got ", opt_.dynamic.depth, ")");
+  if (opt_.dynamic.total_tokens < 1)
+    fail("--total-tokens must be >= 1 (got ", opt_.dynamic.total_tokens, ")");
+  if (opt_.chain_depth < 0) fail("--depth must be >= 0 (got ", opt_.chain_depth, ")");
+}
+
+std::string EagleDrafter::name() const {
+  switch (opt_.shape) {
+    case EagleDrafterOptions::Shape::Dynamic: return "eagle2-dynamic";
+    case EagleDrafterOptions::Shape::Static: return "eagle-static";
+    case EagleDrafterOptions::Shape::Chain: return "eagle-chain";
+  }
+  return "eagle";
+}
+
+void EagleDrafter::begin(std::span<const int32_t> context, const float* features, int32_t root) {
+  if (context.empty()) fail("draft head: empty context");
+  kv_.truncate(0);
+  const size_t n = context.size();
+  pending_features_.assign(features, features + n * static_cast<size_t>(d_));
+  pending_tokens_.assign(context.begin() + 1, context.end());
+  pending_tokens_.push_back(root);
+  root_ = root;
+}
+
+void EagleDrafter::catch_up() {
+  const auto n = static_cast<int64_t>(pending_tokens_.size());
+  if (n == 0) return;
+  constexpr int64_t kChunk = 64;
+  scratch_out_.resize(static_cast<size_t>(std::min(n, kChunk) * d_));
+  for (int64_t b = 0; b < n; b += kChunk) {
+    const int64_t len = std::min(kChunk, n - b);
+    head_.forward_causal(&pending_features_[b * d_], std::span(pending_tokens_).subspan(b, len),
+                         kv_, scratch_out_.data(), pool_);
+    if (b + len == n) last_out_.assign(&scratch_out_[(len - 1) * d_], &scratch_out_[len * d_]);
+  }
+  pending_features_.clear();
+  pending_tokens_.clear();
+}
+
+void EagleDrafter::draft(int64_t max_tokens, DraftTree& tree) {
+  kv_.drop_pending();  // the previous cycle's tree entries
+  catch_up();
+  if (last_out_.empty()) fail("draft head: draft() before begin()");
+  switch (opt_.shape) {
+    case EagleDrafterOptions::Shape::Dynamic:
+      build_dynamic_tree(*this, root_, opt_.dynamic, max_tokens, tree);
+      break;
+    case EagleDrafterOptions::Shape::Static:
+      build_static_tree(*this, root_, opt_.choices, max_tokens, tree);
+      break;
+    case EagleDrafterOptions::Shape::Chain:
+      build_static_tree(*this, root_, chain_choices(opt_.chain_depth), max_tokens, tree);
+      break;
+  }
+}
+
+void EagleDrafter::root_top_k(int k, int32_t* tokens, float* logp) {
+  const int64_t V = head_.config().vocab_size;
+  logp_.resize(static_cast<size_t>(V));
+  head_.draft_logprobs(last_out_.data(), 1, logp_.data(), pool_);
+  top_k_of(logp_.data(), V, k, tokens, logp);
+}
+
+void EagleDrafter::expand_top_k(const std::vector<FedNode>& nodes, size_t first, int k,
+                                int32_t* tokens, float* logp) {
+  const int64_t V = head_.config().vocab_size;
+  const int64_t stable = kv_.size();
+  const auto n_new = static_cast<int64_t>(nodes.size() - first);
+  kv_.begin_batch(static_cast<int64_t>(nodes.size()));  // all of this cycle's fed nodes
+  std::vector<float> hidden(static_cast<size_t>(n_new * d_));
+  std::vector<int32_t> toks(n_new), positions(n_new), slots(n_new), visible;
+  std::vector<int64_t> begin(n_new + 1, 0);
+  for (int64_t i = 0; i < n_new; ++i) {
+    const FedNode& node = nodes[first + i];
+    const float* h = node.parent_fed < 0 ? last_out_.data() : &fed_out_[node.parent_fed * d_];
+    std::memcpy(&hidden[i * d_], h, d_ * sizeof(float));
+    toks[i] = node.token;
+    positions[i] = static_cast<int32_t>(stable + node.depth - 1);
+    slots[i] = static_cast<int32_t>(stable + static_cast<int64_t>(first) + i);
+    const size_t at = visible.size();
+    for (int32_t f = static_cast<int32_t>(first + i); f >= 0; f = nodes[f].parent_fed)
+      visible.push_back(static_cast<int32_t>(stable + f));
+    std::reverse(visible.begin() + static_cast<std::ptrdiff_t>(at), visible.end());
+    begin[i + 1] = static_cast<int64_t>(visible.size());
+  }
+  fed_out_.resize(nodes.size() * static_cast<size_t>(d_));
+  EagleHead::Rows rows{hidden.data(), toks, positions, slots, visible, begin};
+  head_.forward(rows, kv_, &fed_out_[first * d_], pool_);
+  logp_.resize(static_cast<size_t>(n_new * V));
+  head_.draft_logprobs(&fed_out_[first * d_], n_new, logp_.data(), pool_);
+  for (int64_t i = 0; i < n_new; ++i) top_k_of(&logp_[i * V], V, k, tokens + i * k, logp + i * k);
+}
+
+void EagleDrafter::accept(const DraftTree& tree, std::span<const int32_t> path,
+                          const float* features, int32_t bonus) {
+  for (size_t j = 0; j < path.size(); ++j) {
+    pending_features_.insert(pending_features_.end(), features + j * d_, features + (j + 1) * d_);
+    pending_tokens_.push_back(j + 1 < path.size() ? tree.tokens[path[j + 1]] : bonus);
+  }
+  root_ = bonus;
+}
+
+}  // namespace eagle2

@@ -1,0 +1,58 @@
+// Drafters built on an EAGLE head: the EAGLE-2 dynamic tree, a static tree and a chain. They share
+// the head's stable KV cache (entries from true target features, kept across cycles) and its
+// catch-up on each cycle's accepted path.
+#pragma once
+
+#include <memory>
+
+#include "draft/eagle_head.h"
+#include "draft/tree_builder.h"
+#include "speculative/drafter.h"
+
+namespace eagle2 {
+
+struct EagleDrafterOptions {
+  enum class Shape { Dynamic, Static, Chain } shape = Shape::Dynamic;
+  DynamicTreeParams dynamic;   // Dynamic
+  TreeChoices choices;         // Static (default mc_sim_7b_63)
+  int chain_depth = 5;         // Chain: depth + 1 draft tokens
+  int64_t context = 2048;      // head KV capacity (the target's context)
+};
+
+class EagleDrafter : public Drafter, private DraftOracle {
+ public:
+  EagleDrafter(EagleHead& head, ThreadPool& pool, EagleDrafterOptions options);
+  std::string name() const override;
+  void begin(std::span<const int32_t> context, const float* features, int32_t root) override;
+  void draft(int64_t max_tokens, DraftTree& tree) override;
+  void accept(const DraftTree& tree, std::span<const int32_t> path, const float* features,
+              int32_t bonus) override;
+
+  // Head position and fed-node bookkeeping of the last draft (for --verbose and tests).
+  int64_t stable_length() const { return kv_.size(); }
+
+ private:
+  void root_top_k(int k, int32_t* tokens, float* logp) override;
+  void expand_top_k(const std::vector<FedNode>& nodes, size_t first, int k, int32_t* tokens,
+                    float* logp) override;
+  void catch_up();
+
+  EagleHead& head_;
+  ThreadPool& pool_;
+  EagleDrafterOptions opt_;
+  KvCache kv_;
+  int64_t d_;
+  int32_t root_ = 0;
+  // Pairs (feature, next token) not yet in the head's stable cache.
+  std::vector<float> pending_features_;
+  std::vector<int32_t> pending_tokens_;
+  std::vector<float> last_out_;         // head output at the last stable position
+  std::vector<float> fed_out_;          // head outputs of this cycle's fed nodes
+  std::vector<float> logp_;             // scratch [rows, V]
+  std::vector<float> scratch_out_;
+};
+
+// Top-k of a row of log-probs: descending, ties towards the lower token id.
+void top_k_of(const float* logp, int64_t n, int k, int32_t* tokens, float* values);
+
+}  // namespace eagle2

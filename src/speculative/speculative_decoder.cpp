@@ -1,0 +1,115 @@
+#include "speculative/speculative_decoder.h"
+
+#include <chrono>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace eagle2 {
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+}  // namespace
+
+double SpeculativeStats::tau() const {
+  if (cycles == 0) return 0;
+  int64_t committed = 0;
+  for (size_t a = 0; a < accept_histogram.size(); ++a)
+    committed += accept_histogram[a] * static_cast<int64_t>(a + 1);
+  return static_cast<double>(committed) / static_cast<double>(cycles);
+}
+
+SpeculativeStats speculative_generate(LlamaModel& model, KvCache& kv, Drafter& drafter,
+                                      const std::vector<int32_t>& prompt,
+                                      const GenerationOptions& options, ThreadPool& pool,
+                                      const TokenCallback& on_token, const TraceCallback& trace) {
+  options.sampling.validate();
+  SpeculativeStats st;
+  st.prompt_tokens = static_cast<int64_t>(prompt.size());
+  const LlamaConfig& cfg = model.config();
+  const int64_t V = cfg.vocab_size, d = cfg.hidden_size;
+  Rng rng(options.sampling.seed);
+  ForwardResult out;
+
+  auto t0 = Clock::now();
+  prefill(model, kv, prompt, options.prefill_chunk, out, pool);
+  st.prefill_seconds = since(t0);
+
+  const auto decode_start = Clock::now();
+  // Emits one token; false when generation must stop (EOS, limit, or the caller).
+  auto emit = [&](int32_t token) {
+    if (options.stop_at_eos && is_eos(cfg, token)) {
+      st.stopped_at_eos = true;
+      return false;
+    }
+    ++st.new_tokens;
+    if (!on_token(token)) return false;
+    return st.new_tokens < options.max_new_tokens;
+  };
+
+  bool go = options.max_new_tokens > 0;
+  int32_t root = 0;
+  if (go) {
+    root = sample_token(out.logits.data(), V, options.sampling, rng);
+    go = emit(root);
+  }
+  if (go) {
+    auto td = Clock::now();
+    drafter.begin(prompt, out.hidden.data(), root);
+    st.draft_seconds += since(td);
+  }
+  DraftTree tree;
+  std::vector<int32_t> rows;
+  std::vector<float> path_features;
+  while (go) {
+    const int64_t n = kv.size();
+    const int64_t room = kv.capacity() - n;
+    if (room < 1) {
+      st.stopped_at_context = true;
+      break;
+    }
+    auto td = Clock::now();
+    drafter.draft(room, tree);
+    st.draft_seconds += since(td);
+    if (tree.tokens.empty() || tree.tokens[0] != root || tree.size() > room)
+      fail("drafter '", drafter.name(), "' returned an invalid tree");
+
+    auto tv = Clock::now();
+    rows.resize(static_cast<size_t>(tree.size()));
+    for (int64_t i = 0; i < tree.size(); ++i) rows[i] = static_cast<int32_t>(i);
+    model.forward(Batch::tree(tree.tokens, tree.parents, static_cast<int32_t>(n)), kv, rows, out,
+                  pool);
+    const Verdict verdict = options.sampling.greedy()
+                                ? verify_greedy(tree, out.logits.data(), V)
+                                : verify_sampling(tree, out.logits.data(), V, options.sampling, rng);
+    kv.keep(verdict.path);
+    st.verify_seconds += since(tv);
+
+    ++st.cycles;
+    ++st.target_forwards;
+    st.drafted_tokens += tree.size() - 1;
+    const auto a = static_cast<size_t>(verdict.accepted());
+    if (st.accept_histogram.size() <= a) st.accept_histogram.resize(a + 1, 0);
+    ++st.accept_histogram[a];
+    if (trace) trace(CycleTrace{st.cycles - 1, n, tree, verdict});
+
+    for (size_t j = 1; j < verdict.path.size() && go; ++j) go = emit(tree.tokens[verdict.path[j]]);
+    if (go) go = emit(verdict.bonus);
+    if (!go) break;
+
+    path_features.resize(verdict.path.size() * static_cast<size_t>(d));
+    for (size_t j = 0; j < verdict.path.size(); ++j)
+      std::memcpy(&path_features[j * d], &out.hidden[verdict.path[j] * d], d * sizeof(float));
+    td = Clock::now();
+    drafter.accept(tree, verdict.path, path_features.data(), verdict.bonus);
+    st.draft_seconds += since(td);
+    root = verdict.bonus;
+  }
+  st.decode_seconds = since(decode_start);
+  return st;
+}
+
+}  // namespace eagle2

@@ -1,0 +1,42 @@
+// The speculative decoding loop: prefill, then cycles of draft -> one target forward over the
+// whole tree -> verify -> keep the accepted path in the KV cache -> emit accepted tokens + bonus.
+// At temperature 0 its output equals generate_plain() token for token (batch-invariant kernels +
+// exact greedy verification); at temperature > 0 every emitted token has the target's
+// distribution (verify_sampling).
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "speculative/drafter.h"
+#include "speculative/generation.h"
+#include "speculative/verify.h"
+
+namespace eagle2 {
+
+struct SpeculativeStats : GenerationStats {
+  int64_t cycles = 0;
+  std::vector<int64_t> accept_histogram;  // [accepted draft tokens] -> cycles
+  int64_t drafted_tokens = 0;             // tree nodes verified, roots excluded
+  double draft_seconds = 0;
+  double verify_seconds = 0;  // target forward over the tree + acceptance
+  double other_seconds() const { return decode_seconds - draft_seconds - verify_seconds; }
+  // Tokens committed per target forward in the decode phase, bonus included (plain = 1).
+  double tau() const;
+};
+
+struct CycleTrace {
+  int64_t cycle;
+  int64_t committed;  // target KV length before the cycle = the root's position
+  const DraftTree& tree;
+  const Verdict& verdict;
+};
+using TraceCallback = std::function<void(const CycleTrace&)>;
+
+SpeculativeStats speculative_generate(LlamaModel& model, KvCache& kv, Drafter& drafter,
+                                      const std::vector<int32_t>& prompt,
+                                      const GenerationOptions& options, ThreadPool& pool,
+                                      const TokenCallback& on_token,
+                                      const TraceCallback& trace = nullptr);
+
+}  // namespace eagle2

@@ -1,0 +1,103 @@
+#include "drafter_flags.h"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+#include "speculative/eagle_drafter.h"
+#include "speculative/lookup_drafter.h"
+
+namespace eagle2::cli {
+
+void add_drafter_flags(CLI::App& cmd, DrafterFlags& f) {
+  cmd.add_option("--draft", f.head_dir, "EAGLE draft head folder (config.json + weights)");
+  cmd.add_option("--tree", f.tree,
+                 "Drafter: dynamic (EAGLE-2), static (EAGLE-1 tree), chain, lookup (prompt "
+                 "lookup, no model) or none (plain decoding); default dynamic with --draft")
+      ->check(CLI::IsMember({"dynamic", "static", "chain", "lookup", "none"}));
+  cmd.add_option("--total-tokens", f.total_tokens,
+                 "Dynamic tree: tokens verified per cycle, root included")
+      ->check(CLI::Range(1, 4096));
+  cmd.add_option("--depth", f.depth,
+                 "Expansion steps after the first level (a chain drafts depth + 1 tokens)")
+      ->check(CLI::Range(0, 64));
+  cmd.add_option("--draft-top-k", f.top_k, "Dynamic tree: children per expanded node (K)")
+      ->check(CLI::Range(1, 1024));
+  cmd.add_option("--choices", f.choices,
+                 "Static tree shape as JSON paths of sibling ranks, or a file holding them "
+                 "(default: EAGLE-1's mc_sim_7b_63)");
+  cmd.add_flag("--verbose", f.verbose, "Print each cycle's tree and accepted path");
+}
+
+DrafterBundle make_drafter(const DrafterFlags& f, const LlamaModel& target, int64_t ctx,
+                           ThreadPool& pool) {
+  DrafterBundle b;
+  std::string tree = f.tree.empty() ? (f.head_dir.empty() ? "none" : "dynamic") : f.tree;
+  if (tree == "none") return b;
+  if (tree == "lookup") {
+    b.drafter = std::make_unique<LookupDrafter>(3, 1, f.depth + 2);
+    return b;
+  }
+  if (f.head_dir.empty()) fail("--tree ", tree, " needs an EAGLE head: pass --draft HEAD_DIR");
+  b.head = EagleHead::load(f.head_dir, target);
+  EagleDrafterOptions opt;
+  opt.context = ctx;
+  opt.dynamic = {f.top_k, f.depth, f.total_tokens};
+  opt.chain_depth = f.depth;
+  if (tree == "dynamic") {
+    opt.shape = EagleDrafterOptions::Shape::Dynamic;
+  } else if (tree == "chain") {
+    opt.shape = EagleDrafterOptions::Shape::Chain;
+  } else {
+    opt.shape = EagleDrafterOptions::Shape::Static;
+    if (!f.choices.empty()) {
+      std::string text = f.choices;
+      if (std::filesystem::is_regular_file(f.choices)) {
+        std::ifstream in(f.choices);
+        std::ostringstream s;
+        s << in.rdbuf();
+        text = s.str();
+      }
+      opt.choices = parse_tree_choices(text, "--choices");
+    }
+  }
+  b.drafter = std::make_unique<EagleDrafter>(*b.head, pool, opt);
+  return b;
+}
+
+void print_cycle(FILE* out, const CycleTrace& c, const Tokenizer* tok) {
+  std::fprintf(out, "[cycle %lld] root at position %lld, %lld nodes, accepted %lld + bonus %d",
+               static_cast<long long>(c.cycle), static_cast<long long>(c.committed),
+               static_cast<long long>(c.tree.size()), static_cast<long long>(c.verdict.accepted()),
+               c.verdict.bonus);
+  if (tok) std::fprintf(out, " '%s'", tok->piece(c.verdict.bonus).c_str());
+  std::fprintf(out, "\n  path:");
+  for (int32_t n : c.verdict.path) std::fprintf(out, " %d", n);
+  std::fprintf(out, "\n  %5s %7s %7s %10s  piece\n", "node", "token", "parent", "value");
+  for (int64_t i = 0; i < c.tree.size(); ++i) {
+    std::fprintf(out, "  %5lld %7d %7d %10.4f  %s\n", static_cast<long long>(i), c.tree.tokens[i],
+                 c.tree.parents[i], static_cast<double>(c.tree.values[i]),
+                 tok ? tok->piece(c.tree.tokens[i]).c_str() : "");
+  }
+}
+
+void print_speculative_stats(FILE* out, const std::string& drafter, const SpeculativeStats& st) {
+  std::fprintf(out,
+               "[stats] drafter %s | tau %.3f over %lld cycles | prompt %lld tokens, %.1f "
+               "tokens/s | decode %lld tokens, %.1f tokens/s\n",
+               drafter.c_str(), st.tau(), static_cast<long long>(st.cycles),
+               static_cast<long long>(st.prompt_tokens), st.prefill_tokens_per_second(),
+               static_cast<long long>(st.new_tokens), st.decode_tokens_per_second());
+  std::fprintf(out, "[stats] accepted length histogram:");
+  for (size_t a = 0; a < st.accept_histogram.size(); ++a)
+    std::fprintf(out, " %zu:%lld", a, static_cast<long long>(st.accept_histogram[a]));
+  const double total = st.decode_seconds > 0 ? st.decode_seconds : 1;
+  std::fprintf(out,
+               "\n[stats] time: draft %.3fs (%.0f%%), verify %.3fs (%.0f%%), other %.3fs (%.0f%%)\n",
+               st.draft_seconds, 100 * st.draft_seconds / total, st.verify_seconds,
+               100 * st.verify_seconds / total, st.other_seconds(),
+               100 * st.other_seconds() / total);
+}
+
+}  // namespace eagle2::cli

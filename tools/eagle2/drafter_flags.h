@@ -1,0 +1,43 @@
+// The drafting flags shared by generate (and later bench): which drafter, its tree budget, and
+// how to print what it did.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "draft/eagle_head.h"
+#include "speculative/drafter.h"
+#include "speculative/speculative_decoder.h"
+#include "tokenizer/tokenizer.h"
+
+namespace eagle2::cli {
+
+struct DrafterFlags {
+  std::string head_dir;     // --draft
+  std::string tree;         // dynamic|static|chain|lookup|none (default: dynamic with --draft)
+  int total_tokens = 60;    // EAGLE2.md: verify batch size, root included
+  int depth = 5;            // expansion forwards after level 1
+  int top_k = 10;           // K
+  std::string choices;      // static tree shape: JSON text or a file holding it
+  bool verbose = false;
+};
+
+void add_drafter_flags(CLI::App& cmd, DrafterFlags& flags);
+
+// The drafter the flags ask for (nullptr for plain decoding). Owns the head it loads.
+struct DrafterBundle {
+  std::unique_ptr<EagleHead> head;
+  std::unique_ptr<Drafter> drafter;
+  explicit operator bool() const { return drafter != nullptr; }
+  Drafter* operator->() const { return drafter.get(); }
+  Drafter& operator*() const { return *drafter; }
+};
+DrafterBundle make_drafter(const DrafterFlags& flags, const LlamaModel& target, int64_t ctx,
+                           ThreadPool& pool);
+
+void print_cycle(FILE* out, const CycleTrace& cycle, const Tokenizer* tok);
+void print_speculative_stats(FILE* out, const std::string& drafter, const SpeculativeStats& st);
+
+}  // namespace eagle2::cli
