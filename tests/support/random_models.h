@@ -20,3 +20,12 @@ std::unique_ptr<LlamaModel> load_random_model(const std::string& name, const Lla
                                               float init_std = 0.15f);
 
 }  // namespace eagle2::test
+
+namespace eagle2::test {
+
+// A random EAGLE head for `target` in the published format (config.json + model.safetensors with
+// embed_tokens, fc with bias, one layer without input norm), written to a temp folder.
+std::string write_random_head(const std::string& name, const LlamaModel& target, uint64_t seed = 5,
+                              float init_std = 0.15f);
+
+}  // namespace eagle2::test
