@@ -25,7 +25,7 @@ double SpeculativeStats::tau() const {
 SpeculativeStats speculative_generate(LlamaModel& model, KvCache& kv, Drafter& drafter,
                                       const std::vector<int32_t>& prompt,
                                       const GenerationOptions& options, ThreadPool& pool,
-                                      const TokenCallback& on_token, const TraceCallback& trace) {
+                                      const TokenCallback& on_token, const SpeculativeHooks& hooks) {
   options.sampling.validate();
   SpeculativeStats st;
   st.prompt_tokens = static_cast<int64_t>(prompt.size());
@@ -84,7 +84,9 @@ SpeculativeStats speculative_generate(LlamaModel& model, KvCache& kv, Drafter& d
                   pool);
     const Verdict verdict = options.sampling.greedy()
                                 ? verify_greedy(tree, out.logits.data(), V)
-                                : verify_sampling(tree, out.logits.data(), V, options.sampling, rng);
+            : hooks.verify_sampling
+                ? hooks.verify_sampling(tree, out.logits.data(), V, options.sampling, rng)
+                : verify_sampling(tree, out.logits.data(), V, options.sampling, rng);
     kv.keep(verdict.path);
     st.verify_seconds += since(tv);
 
@@ -94,7 +96,7 @@ SpeculativeStats speculative_generate(LlamaModel& model, KvCache& kv, Drafter& d
     const auto a = static_cast<size_t>(verdict.accepted());
     if (st.accept_histogram.size() <= a) st.accept_histogram.resize(a + 1, 0);
     ++st.accept_histogram[a];
-    if (trace) trace(CycleTrace{st.cycles - 1, n, tree, verdict});
+    if (hooks.trace) hooks.trace(CycleTrace{st.cycles - 1, n, tree, verdict});
 
     for (size_t j = 1; j < verdict.path.size() && go; ++j) go = emit(tree.tokens[verdict.path[j]]);
     if (go) go = emit(verdict.bonus);

@@ -32,11 +32,18 @@ struct CycleTrace {
   const Verdict& verdict;
 };
 using TraceCallback = std::function<void(const CycleTrace&)>;
+using SamplingVerifier = std::function<Verdict(const DraftTree&, const float* logits, int64_t vocab,
+                                               const SamplingParams&, Rng&)>;
+
+struct SpeculativeHooks {
+  TraceCallback trace;                // called after each cycle's verification
+  SamplingVerifier verify_sampling;   // default: eagle2::verify_sampling (tests plug in broken ones)
+};
 
 SpeculativeStats speculative_generate(LlamaModel& model, KvCache& kv, Drafter& drafter,
                                       const std::vector<int32_t>& prompt,
                                       const GenerationOptions& options, ThreadPool& pool,
                                       const TokenCallback& on_token,
-                                      const TraceCallback& trace = nullptr);
+                                      const SpeculativeHooks& hooks = {});
 
 }  // namespace eagle2

@@ -111,7 +111,7 @@ void compare_run(const json& run, const json& setting, LlamaModel& target, Eagle
                                                      got.push_back(t);
                                                      return true;
                                                    },
-                                                   trace);
+                                                   SpeculativeHooks{trace, nullptr});
   EXPECT_EQ(got, ids(run["new_tokens_64"]));
   EXPECT_GT(exact_cycles, 0);
   // The reference runs one more cycle when it overshoots 64; we stop as soon as 64 are emitted.

@@ -111,10 +111,11 @@ int run_generate(const GenerateFlags& f) {
                  st.stopped_at_context ? " | stopped: context full" : "");
     return 0;
   }
-  TraceCallback trace;
-  if (f.draft.verbose) trace = [&](const CycleTrace& c) { print_cycle(stderr, c, tok.get()); };
+  SpeculativeHooks hooks;
+  if (f.draft.verbose)
+    hooks.trace = [&](const CycleTrace& c) { print_cycle(stderr, c, tok.get()); };
   const SpeculativeStats st =
-      speculative_generate(*model, kv, *drafter, prompt, opt, pool, on_token, trace);
+      speculative_generate(*model, kv, *drafter, prompt, opt, pool, on_token, hooks);
   finish_text();
   print_speculative_stats(stderr, drafter->name(), st);
   std::fprintf(stderr, "[stats] threads %d, kernels %s%s\n", pool.size(),

@@ -1,0 +1,404 @@
+// Lossless sampling: the first tokens generated speculatively follow exactly the target's
+// distribution (computed by enumeration on a small-vocabulary model), for scripted trees and a
+// random EAGLE head, with temperature, top-k and top-p. Deliberately broken verifiers must fail
+// the very same test (same samples, same threshold).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <random>
+
+#include "draft/eagle_head.h"
+#include "speculative/eagle_drafter.h"
+#include "speculative/speculative_decoder.h"
+#include "support/random_models.h"
+#include "support/scripted_drafter.h"
+#include "support/shared_data.h"
+
+namespace eagle2 {
+namespace {
+
+constexpr int kTokens = 3;  // generated tokens whose joint distribution is tested
+const std::vector<int32_t> kPrompt = {1, 3};
+
+std::unique_ptr<LlamaModel> small_vocab_model() {
+  LlamaConfig cfg = test::tiny_config();
+  cfg.vocab_size = 5;
+  return test::load_random_model("lossless", cfg, DType::F32, 31, 0.5f);
+}
+
+// Exact P(t1..tk) by enumeration with plain forwards through the same logits processor.
+std::map<std::vector<int32_t>, double> exact_distribution(LlamaModel& m, const SamplingParams& sp,
+                                                          ThreadPool& pool) {
+  std::map<std::vector<int32_t>, double> dist;
+  const int64_t V = m.config().vocab_size;
+  std::function<void(std::vector<int32_t>, double)> rec = [&](std::vector<int32_t> seq, double pr) {
+    if (static_cast<int>(seq.size() - kPrompt.size()) == kTokens) {
+      dist[std::vector<int32_t>(seq.begin() + static_cast<std::ptrdiff_t>(kPrompt.size()), seq.end())] = pr;
+      return;
+    }
+    KvCache kv = m.make_cache(32);
+    ForwardResult out;
+    const int32_t last = static_cast<int32_t>(seq.size() - 1);
+    m.forward(Batch::causal(seq, 0), kv, std::span(&last, 1), out, pool);
+    const Distribution p = process_logits(out.logits.data(), V, sp);
+    for (int32_t t = 0; t < V; ++t) {
+      if (p.p[t] <= 0) continue;
+      std::vector<int32_t> next = seq;
+      next.push_back(t);
+      rec(next, pr * p.p[t]);
+    }
+  };
+  rec(kPrompt, 1.0);
+  return dist;
+}
+
+// Pearson chi-square of observed counts against the exact distribution (cells with expected
+// count < 5 merged into one), and its threshold at significance 1e-3 (Wilson-Hilferty).
+struct ChiSquare {
+  double stat = 0, threshold = 0;
+  int df = 0;
+};
+ChiSquare chi_square(const std::map<std::vector<int32_t>, double>& exact,
+                     const std::map<std::vector<int32_t>, int64_t>& observed, int64_t n) {
+  ChiSquare c;
+  double merged_expected = 0;
+  int64_t merged_observed = 0;
+  int cells = 0;
+  for (const auto& [seq, pr] : exact) {
+    const double e = pr * static_cast<double>(n);
+    const auto it = observed.find(seq);
+    const int64_t o = it == observed.end() ? 0 : it->second;
+    if (e < 5) {
+      merged_expected += e;
+      merged_observed += o;
+      continue;
+    }
+    c.stat += (o - e) * (o - e) / e;
+    ++cells;
+  }
+  if (merged_expected > 0) {
+    c.stat += (merged_observed - merged_expected) * (merged_observed - merged_expected) /
+              merged_expected;
+    ++cells;
+  }
+  for (const auto& [seq, o] : observed)
+    if (!exact.count(seq)) c.stat += 1e9 * static_cast<double>(o);  // an impossible sequence
+  c.df = cells - 1;
+  const double z = 3.09, k = c.df;
+  c.threshold = k * std::pow(1 - 2 / (9 * k) + z * std::sqrt(2 / (9 * k)), 3);
+  return c;
+}
+
+// Scripted trees with several children per node, duplicates among siblings, draft "confidences"
+// well below 1 (the values), and tokens that top-k / top-p remove.
+test::ScriptedDrafter::Script noisy_tree_script(int64_t vocab, uint32_t seed) {
+  auto rng = std::make_shared<std::mt19937>(seed);
+  return [vocab, rng](const std::vector<int32_t>&, int64_t max_tokens, DraftTree& tree) {
+    std::mt19937& r = *rng;
+    std::vector<int32_t> frontier = {0};
+    for (int depth = 0; depth < 3 && tree.size() < max_tokens; ++depth) {
+      std::vector<int32_t> next;
+      for (int32_t parent : frontier) {
+        const int n_children = 2 + static_cast<int>(r() % 3);
+        int32_t prev = -1;
+        for (int c = 0; c < n_children && tree.size() < max_tokens; ++c) {
+          int32_t t = static_cast<int32_t>(r() % vocab);
+          if (prev >= 0 && r() % 4 == 0) t = prev;  // a duplicate sibling
+          prev = t;
+          // value: log of a draft probability of 0.3 (so q-based rules differ from q = 1).
+          tree.add(t, parent, tree.values[parent] + std::log(0.3f));
+          next.push_back(static_cast<int32_t>(tree.size() - 1));
+        }
+      }
+      frontier = next;
+    }
+  };
+}
+
+// Trees like a good drafter's: each node's children are the target's most likely tokens, best
+// first (so the first child is often rejected with a likely second child behind it: the case
+// where renormalization matters most), a duplicate of the first child sometimes, values from a
+// draft confidence of 0.3.
+test::ScriptedDrafter::Script ranked_tree_script(LlamaModel& m, const SamplingParams& sp,
+                                                 ThreadPool& pool, uint32_t seed) {
+  auto rng = std::make_shared<std::mt19937>(seed);
+  auto cache = std::make_shared<std::map<std::vector<int32_t>, std::vector<double>>>();
+  return [&m, sp, &pool, rng, cache](const std::vector<int32_t>& history, int64_t max_tokens,
+                                     DraftTree& tree) {
+    const int64_t V = m.config().vocab_size;
+    auto probs = [&](const std::vector<int32_t>& ctx) -> const std::vector<double>& {
+      auto it = cache->find(ctx);
+      if (it != cache->end()) return it->second;
+      KvCache kv = m.make_cache(64);
+      ForwardResult f;
+      const int32_t last = static_cast<int32_t>(ctx.size() - 1);
+      m.forward(Batch::causal(ctx, 0), kv, std::span(&last, 1), f, pool);
+      return (*cache)[ctx] = process_logits(f.logits.data(), V, sp).p;
+    };
+    std::vector<std::pair<int32_t, std::vector<int32_t>>> frontier = {{0, history}};
+    for (int depth = 0; depth < 2; ++depth) {
+      decltype(frontier) next;
+      for (const auto& [node, ctx] : frontier) {
+        const std::vector<double>& p = probs(ctx);
+        std::vector<int32_t> order(V);
+        std::iota(order.begin(), order.end(), 0);
+        std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return p[a] > p[b]; });
+        for (int c = 0; c < 3 && tree.size() < max_tokens; ++c) {
+          tree.add(order[c], node, tree.values[node] + std::log(0.3f));
+          std::vector<int32_t> child_ctx = ctx;
+          child_ctx.push_back(order[c]);
+          next.push_back({static_cast<int32_t>(tree.size() - 1), child_ctx});
+          if (c == 0 && (*rng)() % 4 == 0 && tree.size() < max_tokens)
+            tree.add(order[0], node, tree.values[node] + std::log(0.3f));  // duplicate sibling
+        }
+      }
+      frontier = next;
+    }
+  };
+}
+
+struct Outcome {
+  std::map<std::vector<int32_t>, int64_t> counts;
+  int64_t all_rejected = 0;     // cycles whose root had children and none was accepted
+  int64_t first_child_accepted = 0;
+  double first_child_expected = 0, first_child_variance = 0;
+};
+
+Outcome run_speculative(LlamaModel& m, const SamplingParams& base, int64_t n_samples,
+                        const std::function<std::unique_ptr<Drafter>(uint32_t)>& make_drafter,
+                        const SamplingVerifier& verifier, ThreadPool& pool) {
+  Outcome out;
+  const int64_t V = m.config().vocab_size;
+  GenerationOptions opt;
+  opt.max_new_tokens = kTokens;
+  opt.stop_at_eos = false;
+  for (int64_t i = 0; i < n_samples; ++i) {
+    opt.sampling = base;
+    opt.sampling.seed = 1000003ull * static_cast<uint64_t>(i) + 17;
+    auto drafter = make_drafter(static_cast<uint32_t>(i));
+    KvCache kv = m.make_cache(32);
+    std::vector<int32_t> seq;
+    SpeculativeHooks hooks;
+    hooks.verify_sampling = verifier;
+    hooks.trace = [&](const CycleTrace& c) {
+      const auto children = children_of(c.tree);
+      if (!children[0].empty() && c.verdict.accepted() == 0) ++out.all_rejected;
+      if (c.cycle == 0 && !children[0].empty()) {
+        // P(first child accepted) = p(x) under the root's processed distribution: the root's
+        // logits are the target's at the node, identical to a plain forward (batch invariance).
+        ForwardResult f;
+        KvCache kv2 = m.make_cache(32);
+        std::vector<int32_t> ctx = kPrompt;
+        ctx.push_back(c.tree.tokens[0]);
+        const int32_t last = static_cast<int32_t>(ctx.size() - 1);
+        m.forward(Batch::causal(ctx, 0), kv2, std::span(&last, 1), f, pool);
+        const double px = process_logits(f.logits.data(), V, opt.sampling).p[c.tree.tokens[children[0][0]]];
+        out.first_child_expected += px;
+        out.first_child_variance += px * (1 - px);
+        if (c.verdict.path.size() > 1 && c.verdict.path[1] == children[0][0]) ++out.first_child_accepted;
+      }
+    };
+    speculative_generate(m, kv, *drafter, kPrompt, opt, pool, [&](int32_t t) {
+      seq.push_back(t);
+      return true;
+    }, hooks);
+    ++out.counts[seq];
+  }
+  return out;
+}
+
+// --- Deliberately broken verifiers --------------------------------------------------------
+// The reference's old bug: the bonus token drawn from the untempered distribution.
+Verdict bonus_untempered(const DraftTree& tree, const float* logits, int64_t V,
+                         const SamplingParams& sp, Rng& rng) {
+  const auto children = children_of(tree);
+  Verdict v;
+  int32_t node = 0;
+  v.path.push_back(0);
+  for (;;) {
+    Distribution p = process_logits(logits + node * V, V, sp);
+    SamplingParams raw = sp;
+    raw.temperature = 1.0f;
+    Distribution bonus = process_logits(logits + node * V, V, raw);
+    int32_t next = -1;
+    for (int32_t c : children[node]) {
+      const int32_t x = tree.tokens[c];
+      if (rng.uniform() < p.p[x]) {
+        next = c;
+        break;
+      }
+      p.remove_and_renormalize(x);
+      bonus.remove_and_renormalize(x);
+    }
+    if (next < 0) {
+      v.bonus = sample(bonus, rng);
+      return v;
+    }
+    node = next;
+    v.path.push_back(node);
+  }
+}
+
+// Classic speculative sampling's rule min(1, p/q) with the draft's reported q, although top-k
+// drafts are deterministic (q must be 1).
+Verdict uses_draft_q(const DraftTree& tree, const float* logits, int64_t V, const SamplingParams& sp,
+                     Rng& rng) {
+  const auto children = children_of(tree);
+  Verdict v;
+  int32_t node = 0;
+  v.path.push_back(0);
+  for (;;) {
+    Distribution p = process_logits(logits + node * V, V, sp);
+    int32_t next = -1;
+    for (int32_t c : children[node]) {
+      const int32_t x = tree.tokens[c];
+      const double q = std::exp(static_cast<double>(tree.values[c] - tree.values[node]));
+      if (rng.uniform() < std::min(1.0, p.p[x] / q)) {
+        next = c;
+        break;
+      }
+      const double rest = std::max(0.0, p.p[x] - q);
+      double total = 0;
+      for (int64_t t = 0; t < V; ++t) total += t == x ? rest : p.p[t];
+      if (total > 0)
+        for (int64_t t = 0; t < V; ++t) p.p[t] = (t == x ? rest : p.p[t]) / total;
+    }
+    if (next < 0) {
+      v.bonus = sample(p, rng);
+      return v;
+    }
+    node = next;
+    v.path.push_back(node);
+  }
+}
+
+// Rejected tokens are zeroed but the remaining probabilities are not renormalized.
+Verdict no_renormalization(const DraftTree& tree, const float* logits, int64_t V,
+                           const SamplingParams& sp, Rng& rng) {
+  const auto children = children_of(tree);
+  Verdict v;
+  int32_t node = 0;
+  v.path.push_back(0);
+  for (;;) {
+    Distribution p = process_logits(logits + node * V, V, sp);
+    int32_t next = -1;
+    std::vector<int32_t> tried;
+    for (int32_t c : children[node]) {
+      const int32_t x = tree.tokens[c];
+      if (std::find(tried.begin(), tried.end(), x) != tried.end()) continue;
+      tried.push_back(x);
+      if (rng.uniform() < p.p[x]) {
+        next = c;
+        break;
+      }
+      p.p[x] = 0;
+    }
+    if (next < 0) {
+      double mass = 0;
+      for (double q : p.p) mass += q;
+      v.bonus = sample(mass > 0 ? p : process_logits(logits + node * V, V, sp), rng);
+      return v;
+    }
+    node = next;
+    v.path.push_back(node);
+  }
+}
+
+class LosslessSampling : public ::testing::Test {
+ protected:
+  void SetUp() override { model_ = small_vocab_model(); }
+  std::unique_ptr<LlamaModel> model_;
+  ThreadPool pool_{1};
+  int64_t n_ = test::scaled(12000);
+
+  ChiSquare check(const SamplingParams& sp, const std::function<std::unique_ptr<Drafter>(uint32_t)>& make,
+                  const SamplingVerifier& verifier, Outcome* outcome = nullptr) {
+    const auto exact = exact_distribution(*model_, sp, pool_);
+    Outcome o = run_speculative(*model_, sp, n_, make, verifier, pool_);
+    if (outcome) *outcome = o;
+    return chi_square(exact, o.counts, n_);
+  }
+  std::function<std::unique_ptr<Drafter>(uint32_t)> ranked(const SamplingParams& sp) {
+    // One shared script (its probability cache is reused across samples).
+    return [this, sp](uint32_t seed) {
+      return std::make_unique<test::ScriptedDrafter>(ranked_tree_script(*model_, sp, pool_, seed));
+    };
+  }
+  std::function<std::unique_ptr<Drafter>(uint32_t)> scripted() {
+    const int64_t V = model_->config().vocab_size;
+    return [V](uint32_t seed) {
+      return std::make_unique<test::ScriptedDrafter>(noisy_tree_script(V, seed));
+    };
+  }
+};
+
+TEST_F(LosslessSampling, ScriptedTreesTemperatureAndTopK) {
+  const SamplingParams sp{0.6f, 4, 1.0f, 0};
+  Outcome o;
+  const ChiSquare c = check(sp, scripted(), nullptr, &o);
+  EXPECT_LT(c.stat, c.threshold) << "df " << c.df;
+  EXPECT_GT(o.all_rejected, n_ / 20) << "the all-siblings-rejected case was not exercised";
+  // The first child is accepted with frequency p(x).
+  const double z = (static_cast<double>(o.first_child_accepted) - o.first_child_expected) /
+                   std::sqrt(o.first_child_variance);
+  EXPECT_LT(std::abs(z), 4.0) << "first-child acceptance " << o.first_child_accepted
+                              << " vs expected " << o.first_child_expected;
+}
+
+TEST_F(LosslessSampling, ScriptedTreesHotTemperatureAndTopP) {
+  const SamplingParams sp{1.4f, 0, 0.7f, 0};
+  const ChiSquare c = check(sp, scripted(), nullptr);
+  EXPECT_LT(c.stat, c.threshold) << "df " << c.df;
+}
+
+TEST_F(LosslessSampling, ScriptedTreesTopKThenTopP) {
+  const SamplingParams sp{0.9f, 3, 0.8f, 0};
+  const ChiSquare c = check(sp, scripted(), nullptr);
+  EXPECT_LT(c.stat, c.threshold) << "df " << c.df;
+}
+
+TEST_F(LosslessSampling, RandomEagleHeadDynamicTree) {
+  const std::string head_dir = test::write_random_head("lossless", *model_, 9, 0.5f);
+  auto head = EagleHead::load(head_dir, *model_);
+  EagleDrafterOptions opt;
+  opt.dynamic = {2, 2, 6};
+  opt.context = 32;
+  EagleHead* h = head.get();
+  const SamplingParams sp{1.0f, 0, 1.0f, 0};
+  const ChiSquare c = check(sp, [&](uint32_t) { return std::make_unique<EagleDrafter>(*h, pool_, opt); },
+                            nullptr);
+  EXPECT_LT(c.stat, c.threshold) << "df " << c.df;
+}
+
+TEST_F(LosslessSampling, RankedTreesTemperature) {
+  const SamplingParams sp{0.8f, 0, 1.0f, 0};
+  const ChiSquare c = check(sp, ranked(sp), nullptr);
+  EXPECT_LT(c.stat, c.threshold) << "df " << c.df;
+}
+
+// Half the samples use random noisy trees (where the bonus token is drawn often), half ranked
+// trees (where a likely second child follows a rejected first one).
+TEST_F(LosslessSampling, BrokenVerifiersAreCaught) {
+  const SamplingParams sp{0.6f, 4, 1.0f, 0};
+  n_ = 12000;  // not scaled down in the sanitizer pass: this is the evidence that the test has power
+  auto mixed = [this, sp, noisy = scripted(), good = ranked(sp)](uint32_t seed) {
+    return seed % 2 ? noisy(seed) : good(seed);
+  };
+  const ChiSquare good = check(sp, mixed, nullptr);
+  EXPECT_LT(good.stat, good.threshold);
+  const std::vector<std::pair<std::string, SamplingVerifier>> broken = {
+      {"bonus from the untempered distribution", bonus_untempered},
+      {"draft q used with top-k drafts", uses_draft_q},
+      {"no renormalization after a rejection", no_renormalization},
+  };
+  for (const auto& [name, verifier] : broken) {
+    const ChiSquare c = check(sp, mixed, verifier);
+    EXPECT_GT(c.stat, c.threshold) << name << " passed the test (df " << c.df << ")";
+    std::printf("%s: chi2 %.1f (threshold %.1f, df %d)\n", name.c_str(), c.stat, c.threshold, c.df);
+  }
+}
+
+}  // namespace
+}  // namespace eagle2
