@@ -7,6 +7,8 @@
 // Every structural problem is an Error of one line naming the file (and the tensor).
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -42,6 +44,9 @@ class TensorStore {
   const TensorView& get(const std::string& name) const;
   // As get(), and checks the shape: "<file>: tensor '<name>' has shape [a, b], expected [c, d]".
   const TensorView& get(const std::string& name, const std::vector<int64_t>& shape) const;
+  // As get(name, shape), and checks the dtype: "<file>: tensor '<name>' has dtype F16, expected F32".
+  const TensorView& get(const std::string& name, const std::vector<int64_t>& shape,
+                        DType dtype) const;
   const std::map<std::string, TensorView>& tensors() const { return tensors_; }
   const std::string& where() const { return where_; }
 
@@ -51,7 +56,12 @@ class TensorStore {
   std::string where_;
 };
 
-// Writes tensors (data in their stated dtype) to a single safetensors file, in the given order.
+// Writes tensors (data in their stated dtype) to a single safetensors file. The header lists them
+// in the given order; the data section keeps that order within each element size but puts wider
+// elements first (a stable sort, as the reference writer does), so that every tensor is aligned to
+// its element size while the section stays contiguous (readers such as the Rust reference reject
+// gaps). The header is padded with spaces to a multiple of 8 bytes. The file is written beside
+// the target as "<path>.tmp" and renamed into place, so a failed write never leaves a partial file.
 struct TensorToWrite {
   std::string name;
   DType dtype;
@@ -60,5 +70,18 @@ struct TensorToWrite {
 };
 void write_safetensors(const std::string& path, const std::vector<TensorToWrite>& tensors,
                        const std::map<std::string, std::string>& metadata = {});
+
+// The streaming form, for models larger than one wants to hold in memory: only one tensor's bytes
+// exist at a time. fill(i, dst) writes tensors[i]'s numel * dtype_size bytes to dst (a buffer
+// aligned for any dtype); it is called once per tensor, in data-section order.
+struct TensorSpec {
+  std::string name;
+  DType dtype;
+  std::vector<int64_t> shape;
+};
+using TensorFill = std::function<void(size_t index, void* dst)>;
+void write_safetensors_streaming(const std::string& path, const std::vector<TensorSpec>& tensors,
+                                 const TensorFill& fill,
+                                 const std::map<std::string, std::string>& metadata = {});
 
 }  // namespace eagle2

@@ -1,0 +1,135 @@
+#include "model/random_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string_view>
+#include <thread>
+
+#include "core/error.h"
+
+namespace eagle2 {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+uint64_t mix64(uint64_t z) {  // the splitmix64 finalizer
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+uint64_t name_key(uint64_t seed, std::string_view name) {
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
+  for (unsigned char c : name) h = (h ^ c) * 0x100000001b3ull;
+  return mix64(h ^ mix64(seed + 0x9e3779b97f4a7c15ull));
+}
+
+// Element i of a tensor is a function of (key, i) alone: a counter-based stream, so generation
+// order and chunking can never change the values.
+template <class Store>
+void fill_normal(uint64_t key, size_t n, float mean, float stddev, Store store) {
+  // Four 16-bit uniforms summed: variance 4 * (65536^2 - 1) / 12, taken as 65536^2 / 3.
+  const float scale = stddev * std::sqrt(3.0f) / 65536.0f;
+  auto range = [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      const uint64_t r = mix64(key + (i + 1) * 0x9e3779b97f4a7c15ull);
+      const int32_t s = static_cast<int32_t>((r & 0xffff) + ((r >> 16) & 0xffff) +
+                                             ((r >> 32) & 0xffff) + (r >> 48)) -
+                        131070;
+      store(i, mean + static_cast<float>(s) * scale);
+    }
+  };
+  // Large tensors are split over plain threads (a one-off tool, so no persistent pool is needed);
+  // the values cannot depend on the split because each is a function of its index.
+  const size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()),
+                                          n / (1u << 20) + 1);
+  if (threads <= 1) {
+    range(0, n);
+    return;
+  }
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(range, n * t / threads, n * (t + 1) / threads);
+  range(0, n / threads);
+  for (std::thread& th : pool) th.join();
+}
+
+}  // namespace
+
+std::vector<TensorSpec> llama_tensor_specs(const LlamaConfig& cfg, DType dtype) {
+  const int64_t d = cfg.hidden_size, hd = cfg.head_dim, I = cfg.intermediate_size;
+  const int64_t q = cfg.num_heads * hd, kv = cfg.num_kv_heads * hd;
+  std::vector<TensorSpec> specs;
+  specs.push_back({"model.embed_tokens.weight", dtype, {cfg.vocab_size, d}});
+  for (int64_t l = 0; l < cfg.num_layers; ++l) {
+    const std::string p = "model.layers." + std::to_string(l) + ".";
+    specs.push_back({p + "input_layernorm.weight", dtype, {d}});
+    specs.push_back({p + "self_attn.q_proj.weight", dtype, {q, d}});
+    specs.push_back({p + "self_attn.k_proj.weight", dtype, {kv, d}});
+    specs.push_back({p + "self_attn.v_proj.weight", dtype, {kv, d}});
+    specs.push_back({p + "self_attn.o_proj.weight", dtype, {d, q}});
+    specs.push_back({p + "post_attention_layernorm.weight", dtype, {d}});
+    specs.push_back({p + "mlp.gate_proj.weight", dtype, {I, d}});
+    specs.push_back({p + "mlp.up_proj.weight", dtype, {I, d}});
+    specs.push_back({p + "mlp.down_proj.weight", dtype, {d, I}});
+  }
+  specs.push_back({"model.norm.weight", dtype, {d}});
+  if (!cfg.tie_word_embeddings) specs.push_back({"lm_head.weight", dtype, {cfg.vocab_size, d}});
+  return specs;
+}
+
+void write_random_model(const std::string& dir, const LlamaConfig& cfg, DType dtype, uint64_t seed,
+                        float init_std) {
+  const std::string config_path = (fs::path(dir) / "config.json").string();
+  // The same checks a reader will apply, before anything is written.
+  const std::string config_text = cfg.to_json();
+  LlamaConfig::parse(config_text, config_path);
+  if (!(init_std >= 0) || !std::isfinite(init_std)) {
+    fail(dir, ": random model init_std must be a finite non-negative number, got ", init_std);
+  }
+
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) fail(dir, ": cannot create directory: ", ec.message());
+  {
+    std::ofstream out(config_path, std::ios::binary | std::ios::trunc);
+    out << config_text;
+    out.close();
+    if (!out) fail(config_path, ": cannot write");
+  }
+
+  const std::vector<TensorSpec> specs = llama_tensor_specs(cfg, dtype);
+  write_safetensors_streaming(
+      (fs::path(dir) / "model.safetensors").string(), specs,
+      [&](size_t index, void* dst) {
+        const TensorSpec& t = specs[index];
+        size_t n = 1;
+        for (int64_t x : t.shape) n *= static_cast<size_t>(x);
+        const bool is_norm = t.shape.size() == 1;
+        const float mean = is_norm ? 1.0f : 0.0f;
+        const float stddev = is_norm ? 0.1f : init_std;
+        const uint64_t key = name_key(seed, t.name);
+        switch (dtype) {
+          case DType::F32: {
+            float* out = static_cast<float*>(dst);
+            fill_normal(key, n, mean, stddev, [out](size_t i, float v) { out[i] = v; });
+            break;
+          }
+          case DType::F16: {
+            uint16_t* out = static_cast<uint16_t*>(dst);
+            fill_normal(key, n, mean, stddev, [out](size_t i, float v) { out[i] = f32_to_f16(v); });
+            break;
+          }
+          case DType::BF16: {
+            uint16_t* out = static_cast<uint16_t*>(dst);
+            fill_normal(key, n, mean, stddev, [out](size_t i, float v) { out[i] = f32_to_bf16(v); });
+            break;
+          }
+        }
+      },
+      {{"format", "pt"}});
+}
+
+}  // namespace eagle2

@@ -1,0 +1,31 @@
+// LLaMA models with random weights, written as a Hugging Face folder (config.json +
+// model.safetensors, no tokenizer: callers feed token ids). They let tests and benchmarks run any
+// architecture size without downloading weights.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "io/safetensors.h"
+#include "model/llama_config.h"
+
+namespace eagle2 {
+
+// The tensors of a LLaMA model under their Hugging Face names, with shapes from cfg: the
+// embedding, per layer the two norms, q/k/v/o and gate/up/down projections, the final norm, and
+// lm_head.weight unless the embeddings are tied.
+std::vector<TensorSpec> llama_tensor_specs(const LlamaConfig& cfg, DType dtype);
+
+// Creates dir (and its parents) and writes config.json (cfg.to_json()) and model.safetensors.
+// Matrices are drawn from N(0, init_std) and norm weights from N(1, 0.1), so that the norms are not
+// the identity. Values depend only on (seed, tensor name, element index): the same seed gives the
+// same bytes, and a tensor's values do not depend on which other tensors exist (a tied and an
+// untied model share their embedding). The normal is approximated by a sum of four uniforms
+// (exact mean and variance, tails cut at 3.46 sigma), which is what makes 1e9 parameters take
+// seconds. Tensors are generated and written one at a time. cfg is validated as parse() would.
+void write_random_model(const std::string& dir, const LlamaConfig& cfg, DType dtype, uint64_t seed,
+                        float init_std = 0.02f);
+
+}  // namespace eagle2
