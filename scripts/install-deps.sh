@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages eagle2.cpp builds with, only those that are missing.
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev libbenchmark-dev
-          nlohmann-json3-dev libsentencepiece-dev libcli11-dev)
+          nlohmann-json3-dev libsentencepiece-dev libcli11-dev zlib1g-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

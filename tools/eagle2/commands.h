@@ -17,6 +17,7 @@ Command add_generate(CLI::App& app);
 Command add_info(CLI::App& app);
 Command add_make_random(CLI::App& app);
 Command add_cost_curve(CLI::App& app);
+Command add_bench(CLI::App& app);
 
 // Flags shared by the commands that run a model.
 struct RunFlags {

@@ -1,0 +1,265 @@
+#include "bench/bench_runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "core/error.h"
+#include "speculative/eagle_drafter.h"
+#include "speculative/lookup_drafter.h"
+#include "speculative/speculative_decoder.h"
+
+namespace eagle2 {
+
+namespace {
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, sep)) out.push_back(item);
+  return out;
+}
+
+int to_int(const std::string& s, const std::string& spec) {
+  try {
+    size_t used = 0;
+    const int v = std::stoi(s, &used);
+    if (used == s.size() && v >= 0) return v;
+  } catch (const std::exception&) {
+  }
+  fail("drafter '", spec, "': '", s, "' is not a non-negative integer");
+}
+
+}  // namespace
+
+DrafterSpec parse_drafter_spec(const std::string& text) {
+  DrafterSpec d;
+  d.label = text;
+  const auto colon = text.find(':');
+  d.kind = text.substr(0, colon);
+  const std::string rest = colon == std::string::npos ? "" : text.substr(colon + 1);
+  const auto parts = split(rest, ':');
+  if (d.kind == "plain" || d.kind == "none" || d.kind == "lookup") {
+    if (!rest.empty()) fail("drafter '", text, "' takes no parameters");
+  } else if (d.kind == "chain") {
+    if (!rest.empty()) d.chain_depth = to_int(rest, text);
+  } else if (d.kind == "static") {
+    d.choices = rest.empty() ? mc_sim_7b_63() : parse_tree_choices(rest, "drafter '" + text + "'");
+  } else if (d.kind == "dynamic") {
+    if (!rest.empty()) {
+      if (parts.size() != 3) fail("drafter '", text, "': expected dynamic:TOTAL_TOKENS:DEPTH:TOP_K");
+      d.dynamic = {to_int(parts[2], text), to_int(parts[1], text), to_int(parts[0], text)};
+    }
+  } else {
+    fail("unknown drafter '", text, "' (plain, none, lookup, chain[:D], static[:JSON], dynamic[:T:D:K])");
+  }
+  return d;
+}
+
+std::unique_ptr<Drafter> make_drafter(const DrafterSpec& spec, EagleHead* head, ThreadPool& pool,
+                                      int64_t ctx) {
+  if (spec.kind == "none") return std::make_unique<NoDrafter>();
+  if (spec.kind == "lookup") return std::make_unique<LookupDrafter>(3, 1, 7);
+  if (spec.kind == "plain") return nullptr;
+  if (!head) fail("drafter '", spec.label, "' needs an EAGLE head: pass --draft HEAD_DIR");
+  EagleDrafterOptions o;
+  o.context = ctx;
+  o.dynamic = spec.dynamic;
+  o.chain_depth = spec.chain_depth;
+  o.choices = spec.choices;
+  o.shape = spec.kind == "chain"    ? EagleDrafterOptions::Shape::Chain
+            : spec.kind == "static" ? EagleDrafterOptions::Shape::Static
+                                    : EagleDrafterOptions::Shape::Dynamic;
+  return std::make_unique<EagleDrafter>(*head, pool, o);
+}
+
+std::vector<RunRecord> run_bench(LlamaModel& model, EagleHead* head, const Tokenizer& tok,
+                                 const std::vector<PromptSet>& sets,
+                                 const std::vector<DrafterSpec>& specs, const BenchOptions& options,
+                                 ThreadPool& pool, const ProgressCallback& progress) {
+  std::vector<RunRecord> records;
+  int64_t total = 0, done = 0;
+  for (const auto& s : sets)
+    total += static_cast<int64_t>(s.prompts.size() * specs.size() * options.temperatures.size()) *
+             options.repetitions;
+  // Drafters are made once and reused (EagleDrafter::begin resets its state).
+  std::vector<std::unique_ptr<Drafter>> drafters;
+  for (const auto& spec : specs) drafters.push_back(make_drafter(spec, head, pool, options.ctx));
+  KvCache kv = model.make_cache(options.ctx);
+  for (const float temp : options.temperatures) {
+    for (int rep = 0; rep < options.repetitions; ++rep) {
+      for (const auto& set : sets) {
+        for (size_t p = 0; p < set.prompts.size(); ++p) {
+          const std::vector<int32_t> ids = tok.encode(set.prompts[p].text, true);
+          if (static_cast<int64_t>(ids.size()) + 8 > options.ctx)
+            fail(set.prompts[p].id, ": the prompt has ", ids.size(), " tokens, too many for --ctx ",
+                 options.ctx);
+          // Interleaved: every drafter on this prompt before the next prompt, so that slow drift
+          // of the machine (thermal, other load) hits all drafters alike.
+          for (size_t d = 0; d < specs.size(); ++d) {
+            GenerationOptions opt;
+            opt.max_new_tokens = options.max_new_tokens;
+            opt.sampling.temperature = temp;
+            opt.sampling.seed = options.seed + 7919 * static_cast<uint64_t>(rep) + p;
+            RunRecord r;
+            r.prompt_set = set.name;
+            r.prompt_id = set.prompts[p].id;
+            r.drafter = specs[d].label;
+            r.temperature = temp;
+            r.rep = rep;
+            kv.truncate(0);
+            auto on_token = [&](int32_t t) {
+              r.tokens.push_back(t);
+              return true;
+            };
+            if (!drafters[d]) {
+              const GenerationStats st = generate_plain(model, kv, ids, opt, pool, on_token);
+              r.new_tokens = st.new_tokens;
+              r.cycles = st.target_forwards;
+              r.decode_seconds = st.decode_seconds;
+              r.accept_histogram = {st.target_forwards};
+            } else {
+              const SpeculativeStats st =
+                  speculative_generate(model, kv, *drafters[d], ids, opt, pool, on_token);
+              r.new_tokens = st.new_tokens;
+              r.cycles = st.cycles;
+              r.decode_seconds = st.decode_seconds;
+              r.draft_seconds = st.draft_seconds;
+              r.verify_seconds = st.verify_seconds;
+              r.accept_histogram = st.accept_histogram;
+            }
+            records.push_back(std::move(r));
+            if (progress) progress(++done, total);
+          }
+        }
+      }
+    }
+  }
+  return records;
+}
+
+double distinct_ngram_ratio(const std::vector<std::vector<int32_t>>& outputs, size_t n) {
+  std::set<std::vector<int32_t>> distinct;
+  size_t all = 0;
+  for (const auto& o : outputs) {
+    for (size_t i = 0; i + n <= o.size(); ++i) {
+      distinct.insert(std::vector<int32_t>(o.begin() + static_cast<std::ptrdiff_t>(i),
+                                           o.begin() + static_cast<std::ptrdiff_t>(i + n)));
+      ++all;
+    }
+  }
+  return all == 0 ? 1.0 : static_cast<double>(distinct.size()) / static_cast<double>(all);
+}
+
+std::vector<Summary> summarize(const std::vector<RunRecord>& records) {
+  std::vector<Summary> out;
+  std::map<std::tuple<std::string, float, std::string>, size_t> index;
+  std::map<size_t, std::vector<std::vector<int32_t>>> outputs;
+  std::map<size_t, int64_t> committed;
+  for (const RunRecord& r : records) {
+    const auto key = std::make_tuple(r.prompt_set, r.temperature, r.drafter);
+    auto it = index.find(key);
+    if (it == index.end()) {
+      it = index.emplace(key, out.size()).first;
+      Summary s;
+      s.prompt_set = r.prompt_set;
+      s.drafter = r.drafter;
+      s.temperature = r.temperature;
+      out.push_back(s);
+    }
+    Summary& s = out[it->second];
+    ++s.runs;
+    s.new_tokens += r.new_tokens;
+    s.cycles += r.cycles;
+    s.decode_seconds += r.decode_seconds;
+    s.draft_seconds += r.draft_seconds;
+    s.verify_seconds += r.verify_seconds;
+    for (size_t a = 0; a < r.accept_histogram.size(); ++a)
+      committed[it->second] += r.accept_histogram[a] * static_cast<int64_t>(a + 1);
+    outputs[it->second].push_back(r.tokens);
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    Summary& s = out[i];
+    s.tokens_per_second = s.decode_seconds > 0 ? s.new_tokens / s.decode_seconds : 0;
+    s.tau = s.cycles > 0 ? static_cast<double>(committed[i]) / s.cycles : 0;
+    s.draft_share = s.decode_seconds > 0 ? s.draft_seconds / s.decode_seconds : 0;
+    s.verify_share = s.decode_seconds > 0 ? s.verify_seconds / s.decode_seconds : 0;
+    s.distinct4 = distinct_ngram_ratio(outputs[i]);
+  }
+  for (Summary& s : out) {
+    for (const Summary& base : out)
+      if (base.drafter == "plain" && base.prompt_set == s.prompt_set &&
+          base.temperature == s.temperature && base.tokens_per_second > 0)
+        s.speedup = s.tokens_per_second / base.tokens_per_second;
+  }
+  return out;
+}
+
+std::vector<std::string> greedy_mismatches(const std::vector<RunRecord>& records) {
+  std::map<std::tuple<std::string, std::string, int>, const RunRecord*> plain;
+  for (const RunRecord& r : records)
+    if (r.temperature == 0 && r.drafter == "plain")
+      plain[std::make_tuple(r.prompt_set, r.prompt_id, r.rep)] = &r;
+  std::vector<std::string> out;
+  for (const RunRecord& r : records) {
+    if (r.temperature != 0 || r.drafter == "plain") continue;
+    auto it = plain.find(std::make_tuple(r.prompt_set, r.prompt_id, r.rep));
+    if (it == plain.end()) continue;
+    if (r.tokens != it->second->tokens) {
+      size_t at = 0;
+      while (at < r.tokens.size() && at < it->second->tokens.size() &&
+             r.tokens[at] == it->second->tokens[at])
+        ++at;
+      out.push_back("drafter " + r.drafter + " on " + r.prompt_id +
+                    ": greedy output differs from plain decoding at token " + std::to_string(at));
+    }
+  }
+  return out;
+}
+
+std::string summaries_to_csv(const std::vector<Summary>& rows) {
+  std::ostringstream o;
+  o << "prompt_set,drafter,temperature,runs,new_tokens,tokens_per_second,speedup,tau,"
+       "draft_share,verify_share,distinct4\n";
+  for (const Summary& s : rows)
+    o << s.prompt_set << ',' << s.drafter << ',' << s.temperature << ',' << s.runs << ','
+      << s.new_tokens << ',' << s.tokens_per_second << ',' << s.speedup << ',' << s.tau << ','
+      << s.draft_share << ',' << s.verify_share << ',' << s.distinct4 << '\n';
+  return o.str();
+}
+
+std::string bench_to_json(const std::vector<Summary>& rows, const std::vector<RunRecord>& records) {
+  nlohmann::json j;
+  j["summaries"] = nlohmann::json::array();
+  for (const Summary& s : rows)
+    j["summaries"].push_back({{"prompt_set", s.prompt_set},
+                              {"drafter", s.drafter},
+                              {"temperature", s.temperature},
+                              {"runs", s.runs},
+                              {"new_tokens", s.new_tokens},
+                              {"tokens_per_second", s.tokens_per_second},
+                              {"speedup", s.speedup},
+                              {"tau", s.tau},
+                              {"draft_share", s.draft_share},
+                              {"verify_share", s.verify_share},
+                              {"distinct4", s.distinct4}});
+  j["runs"] = nlohmann::json::array();
+  for (const RunRecord& r : records)
+    j["runs"].push_back({{"prompt_set", r.prompt_set},
+                         {"prompt", r.prompt_id},
+                         {"drafter", r.drafter},
+                         {"temperature", r.temperature},
+                         {"rep", r.rep},
+                         {"new_tokens", r.new_tokens},
+                         {"cycles", r.cycles},
+                         {"decode_seconds", r.decode_seconds},
+                         {"draft_seconds", r.draft_seconds},
+                         {"verify_seconds", r.verify_seconds},
+                         {"accept_histogram", r.accept_histogram}});
+  return j.dump(1);
+}
+
+}  // namespace eagle2

@@ -1,0 +1,138 @@
+// eagle2 bench: the paper-style table (speedup over plain decoding, tau, time shares, output
+// diversity) for several drafters on real prompt sets, measured side by side in one run.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "bench/bench_runner.h"
+#include "commands.h"
+#include "core/error.h"
+#include "kernels/cpu.h"
+
+namespace eagle2::cli {
+
+namespace {
+
+struct BenchFlags {
+  RunFlags run;
+  std::string head_dir;
+  std::vector<std::string> prompt_files;
+  size_t limit = 10;
+  size_t opening_words = 0;
+  bool from_end = false;
+  int64_t max_new = 128;
+  std::string drafters = "plain,lookup,chain,static,dynamic";
+  std::string temps = "0,1";
+  int reps = 1;
+  uint64_t seed = 1;
+  std::string json_out, csv_out;
+};
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, ',')) out.push_back(item);
+  return out;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) fail(path, ": cannot write");
+  out << text;
+}
+
+int run_bench_cmd(const BenchFlags& f) {
+  std::vector<DrafterSpec> specs;
+  for (const auto& s : split(f.drafters)) specs.push_back(parse_drafter_spec(s));
+  BenchOptions opt;
+  opt.repetitions = f.reps;
+  opt.max_new_tokens = f.max_new;
+  opt.seed = f.seed;
+  opt.temperatures.clear();
+  for (const auto& t : split(f.temps)) {
+    try {
+      opt.temperatures.push_back(std::stof(t));
+    } catch (const std::exception&) {
+      fail("--temps: '", t, "' is not a number");
+    }
+    if (!(opt.temperatures.back() >= 0)) fail("--temps: temperatures must be >= 0");
+  }
+  PromptSetOptions po{f.limit, f.opening_words, f.from_end};
+  std::vector<PromptSet> sets;
+  for (const auto& path : f.prompt_files) {
+    std::string name = std::filesystem::path(path).filename().string();
+    sets.push_back({name.substr(0, name.find('.')), load_prompt_set(path, po)});
+  }
+
+  auto model = LlamaModel::load(f.run.model_dir);
+  const std::string tok_path = f.run.model_dir + "/tokenizer.model";
+  if (!std::filesystem::exists(tok_path)) fail(f.run.model_dir, ": no tokenizer.model");
+  auto tok = Tokenizer::load(tok_path);
+  std::unique_ptr<EagleHead> head;
+  if (!f.head_dir.empty()) head = EagleHead::load(f.head_dir, *model);
+  opt.ctx = resolve_ctx(f.run, model->config().max_position_embeddings);
+  ThreadPool pool(resolve_threads(f.run));
+
+  const auto records = run_bench(*model, head.get(), *tok, sets, specs, opt, pool,
+                                 [](int64_t done, int64_t total) {
+                                   const int width = 30;
+                                   const int filled = static_cast<int>(width * done / total);
+                                   std::fprintf(stderr, "\r[%s%s] %lld/%lld runs",
+                                                std::string(filled, '#').c_str(),
+                                                std::string(width - filled, '.').c_str(),
+                                                static_cast<long long>(done),
+                                                static_cast<long long>(total));
+                                   if (done == total) std::fprintf(stderr, "\n");
+                                 });
+  const auto summary = summarize(records);
+  std::printf("model %s, head %s, %d threads, kernels %s, %lld new tokens per prompt, %d rep(s)\n",
+              f.run.model_dir.c_str(), f.head_dir.empty() ? "none" : f.head_dir.c_str(), pool.size(),
+              kernel_path_name(active_kernel_path()), static_cast<long long>(f.max_new), f.reps);
+  std::printf("%-14s %-22s %5s %9s %8s %7s %7s %7s %9s\n", "prompt set", "drafter", "temp",
+              "tokens/s", "speedup", "tau", "draft%", "verify%", "distinct4");
+  for (const Summary& s : summary)
+    std::printf("%-14s %-22s %5.2f %9.1f %7.2fx %7.2f %6.0f%% %6.0f%% %9.3f\n",
+                s.prompt_set.c_str(), s.drafter.c_str(), static_cast<double>(s.temperature),
+                s.tokens_per_second, s.speedup, s.tau, 100 * s.draft_share, 100 * s.verify_share,
+                s.distinct4);
+  if (!f.json_out.empty()) write_file(f.json_out, bench_to_json(summary, records));
+  if (!f.csv_out.empty()) write_file(f.csv_out, summaries_to_csv(summary));
+  const auto mismatches = greedy_mismatches(records);
+  if (!mismatches.empty()) {
+    for (const auto& m : mismatches) std::fprintf(stderr, "LOSSLESSNESS VIOLATED: %s\n", m.c_str());
+    fail(mismatches.size(), " greedy output(s) differ from plain decoding");
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_bench(CLI::App& app) {
+  auto f = std::make_shared<BenchFlags>();
+  CLI::App* cmd = app.add_subcommand("bench", "Benchmark drafters side by side on prompt sets");
+  add_run_flags(*cmd, f->run);
+  cmd->add_option("--draft", f->head_dir, "EAGLE draft head folder");
+  cmd->add_option("--prompts", f->prompt_files,
+                  "Prompt files: JSONL (turns/prompt/question/text; .gz too) or text documents "
+                  "separated by blank lines")
+      ->required();
+  cmd->add_option("--limit", f->limit, "Prompts per file (0 = all)");
+  cmd->add_option("--opening-words", f->opening_words,
+                  "Text files: use the first N words of each document as the prompt");
+  cmd->add_flag("--from-end", f->from_end, "Take the last prompts of each file (held-out data)");
+  cmd->add_option("--max-new-tokens", f->max_new, "Tokens generated per prompt")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd->add_option("--drafters", f->drafters,
+                  "Comma-separated: plain, none, lookup, chain[:D], static[:JSON], dynamic[:T:D:K]");
+  cmd->add_option("--temps", f->temps, "Comma-separated temperatures");
+  cmd->add_option("--reps", f->reps, "Repetitions")->check(CLI::Range(1, 1000));
+  cmd->add_option("--seed", f->seed, "Sampling seed");
+  cmd->add_option("--json", f->json_out, "Write all results as JSON");
+  cmd->add_option("--csv", f->csv_out, "Write the summary table as CSV");
+  return {cmd, [f] { return run_bench_cmd(*f); }};
+}
+
+}  // namespace eagle2::cli
