@@ -77,9 +77,12 @@ int run_bench_cmd(const BenchFlags& f) {
   ThreadPool pool(resolve_threads(f.run));
 
   const auto records = run_bench(*model, head.get(), *tok, sets, specs, opt, pool,
-                                 [](int64_t done, int64_t total) {
+                                 [last = -1](int64_t done, int64_t total) mutable {
+                                   // Redraw only when the bar moves: the output may be a log file.
                                    const int width = 30;
                                    const int filled = static_cast<int>(width * done / total);
+                                   if (filled == last && done != total) return;
+                                   last = filled;
                                    std::fprintf(stderr, "\r[%s%s] %lld/%lld runs",
                                                 std::string(filled, '#').c_str(),
                                                 std::string(width - filled, '.').c_str(),
@@ -91,10 +94,10 @@ int run_bench_cmd(const BenchFlags& f) {
   std::printf("model %s, head %s, %d threads, kernels %s, %lld new tokens per prompt, %d rep(s)\n",
               f.run.model_dir.c_str(), f.head_dir.empty() ? "none" : f.head_dir.c_str(), pool.size(),
               kernel_path_name(active_kernel_path()), static_cast<long long>(f.max_new), f.reps);
-  std::printf("%-14s %-22s %5s %9s %8s %7s %7s %7s %9s\n", "prompt set", "drafter", "temp",
+  std::printf("%-24s %-18s %5s %9s %8s %7s %7s %7s %9s\n", "prompt set", "drafter", "temp",
               "tokens/s", "speedup", "tau", "draft%", "verify%", "distinct4");
   for (const Summary& s : summary)
-    std::printf("%-14s %-22s %5.2f %9.1f %7.2fx %7.2f %6.0f%% %6.0f%% %9.3f\n",
+    std::printf("%-24s %-18s %5.2f %9.1f %7.2fx %7.2f %6.0f%% %6.0f%% %9.3f\n",
                 s.prompt_set.c_str(), s.drafter.c_str(), static_cast<double>(s.temperature),
                 s.tokens_per_second, s.speedup, s.tau, 100 * s.draft_share, 100 * s.verify_share,
                 s.distinct4);
