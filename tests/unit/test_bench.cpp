@@ -1,0 +1,158 @@
+// The benchmark harness itself: prompt-set parsing, the greedy equality check, the metrics.
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <fstream>
+
+#include "bench/bench_runner.h"
+#include "bench/prompt_set.h"
+#include "core/error.h"
+#include "support/shared_data.h"
+
+namespace eagle2 {
+namespace {
+
+std::string write(const std::string& name, const std::string& text) {
+  const std::string path = test::temp_dir("bench") + "/" + name;
+  std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(PromptSet, JsonlShapes) {
+  const std::string path = write("mixed.jsonl",
+                                 "{\"turns\": [\"first turn\", \"second\"]}\n"
+                                 "\n"
+                                 "{\"prompt\": \"def f():\"}\n"
+                                 "{\"question\": \"2+2?\", \"answer\": \"4\"}\n"
+                                 "{\"text\": \"plain\"}\n");
+  const auto p = load_prompt_set(path, {});
+  ASSERT_EQ(p.size(), 4u);
+  EXPECT_EQ(p[0].text, "first turn");
+  EXPECT_EQ(p[1].text, "def f():");
+  EXPECT_EQ(p[2].text, "2+2?");
+  EXPECT_EQ(p[3].text, "plain");
+  EXPECT_EQ(p[0].id, "mixed:0");
+  EXPECT_EQ(load_prompt_set(path, {2, 0, false}).size(), 2u);
+  const auto last = load_prompt_set(path, {1, 0, true});
+  ASSERT_EQ(last.size(), 1u);
+  EXPECT_EQ(last[0].text, "plain");
+}
+
+TEST(PromptSet, GzipAndTextDocuments) {
+  const std::string path = test::temp_dir("bench-gz") + "/set.jsonl.gz";
+  gzFile f = gzopen(path.c_str(), "wb");
+  const std::string body = "{\"prompt\": \"zipped\"}\n";
+  gzwrite(f, body.data(), static_cast<unsigned>(body.size()));
+  gzclose(f);
+  EXPECT_EQ(load_prompt_set(path, {}).at(0).text, "zipped");
+
+  const std::string docs = write("docs.txt", "one two three four\nfive\n\n\nsix seven\n\neight\n");
+  const auto all = load_prompt_set(docs, {});
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].text, "one two three four\nfive");
+  const auto openings = load_prompt_set(docs, {0, 3, false});
+  EXPECT_EQ(openings[0].text, "one two three");
+  EXPECT_EQ(openings[1].text, "six seven");
+  const auto tail = load_prompt_set(docs, {2, 1, true});
+  ASSERT_EQ(tail.size(), 2u);
+  EXPECT_EQ(tail[0].text, "six");
+  EXPECT_EQ(tail[1].text, "eight");
+}
+
+TEST(PromptSet, BadInputIsAClearError) {
+  const std::string bad_json = write("bad.jsonl", "{\"prompt\": \"ok\"}\n{oops\n");
+  EXPECT_EQ(error_of([&] { load_prompt_set(bad_json, {}); }), bad_json + ":2: not valid JSON");
+  const std::string no_field = write("nofield.jsonl", "{\"answer\": 1}\n");
+  EXPECT_EQ(error_of([&] { load_prompt_set(no_field, {}); }),
+            no_field + ":1: no 'turns', 'prompt', 'question' or 'text' field");
+  const std::string wrong_type = write("wrongtype.jsonl", "{\"prompt\": 3}\n");
+  EXPECT_EQ(error_of([&] { load_prompt_set(wrong_type, {}); }),
+            wrong_type + ":1: field 'prompt' is not a string or a list of strings");
+  const std::string empty = write("empty.jsonl", "\n");
+  EXPECT_EQ(error_of([&] { load_prompt_set(empty, {}); }), empty + ": no prompts found");
+  const std::string corrupt = write("corrupt.jsonl.gz", std::string("\x1f\x8b\x08\x00garbage", 11));
+  EXPECT_NE(error_of([&] { load_prompt_set(corrupt, {}); }).find(corrupt + ": corrupt"),
+            std::string::npos);
+  EXPECT_EQ(error_of([] { load_prompt_set("/no/such.jsonl", {}); }),
+            "/no/such.jsonl: prompt file not found");
+}
+
+TEST(PromptSet, RealPromptSets) {
+  EAGLE2_SHARED_FILE(mt, "data/prompts/mt_bench_question.jsonl");
+  EAGLE2_SHARED_FILE(he, "data/prompts/HumanEval.jsonl.gz");
+  EAGLE2_SHARED_FILE(gsm, "data/prompts/gsm8k_test.jsonl");
+  EXPECT_EQ(load_prompt_set(mt, {}).size(), 80u);
+  const auto humaneval = load_prompt_set(he, {});
+  EXPECT_EQ(humaneval.size(), 164u);
+  EXPECT_NE(humaneval[0].text.find("def has_close_elements"), std::string::npos);
+  EXPECT_EQ(load_prompt_set(gsm, {}).size(), 1319u);
+}
+
+TEST(Bench, GreedyEqualityCheckCatchesAMismatch) {
+  auto rec = [](const std::string& drafter, float temp, std::vector<int32_t> tokens) {
+    RunRecord r;
+    r.prompt_set = "s";
+    r.prompt_id = "s:0";
+    r.drafter = drafter;
+    r.temperature = temp;
+    r.tokens = std::move(tokens);
+    return r;
+  };
+  std::vector<RunRecord> ok = {rec("plain", 0, {1, 2, 3}), rec("dynamic", 0, {1, 2, 3}),
+                               rec("plain", 1, {4}), rec("dynamic", 1, {5})};
+  EXPECT_TRUE(greedy_mismatches(ok).empty());
+  std::vector<RunRecord> bad = {rec("plain", 0, {1, 2, 3}), rec("dynamic", 0, {1, 9, 3})};
+  const auto m = greedy_mismatches(bad);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0], "drafter dynamic on s:0: greedy output differs from plain decoding at token 1");
+}
+
+TEST(Bench, MetricsAndSummaries) {
+  EXPECT_DOUBLE_EQ(distinct_ngram_ratio({{1, 2, 3, 4, 1, 2, 3, 4}}), 4.0 / 5.0);
+  EXPECT_DOUBLE_EQ(distinct_ngram_ratio({{1, 2}}), 1.0);
+  RunRecord plain;
+  plain.prompt_set = "s";
+  plain.drafter = "plain";
+  plain.new_tokens = 100;
+  plain.decode_seconds = 2;
+  plain.cycles = 100;
+  plain.accept_histogram = {100};
+  RunRecord spec = plain;
+  spec.drafter = "dynamic";
+  spec.decode_seconds = 0.5;
+  spec.cycles = 25;
+  spec.accept_histogram = {0, 0, 0, 25};  // 4 tokens per cycle
+  spec.draft_seconds = 0.1;
+  const auto s = summarize({plain, spec});
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_DOUBLE_EQ(s[1].speedup, 4.0);
+  EXPECT_DOUBLE_EQ(s[1].tau, 4.0);
+  EXPECT_DOUBLE_EQ(s[1].draft_share, 0.2);
+  EXPECT_DOUBLE_EQ(s[0].tau, 1.0);
+}
+
+TEST(Bench, DrafterSpecs) {
+  EXPECT_EQ(parse_drafter_spec("dynamic:16:3:4").dynamic.total_tokens, 16);
+  EXPECT_EQ(parse_drafter_spec("dynamic:16:3:4").dynamic.depth, 3);
+  EXPECT_EQ(parse_drafter_spec("dynamic:16:3:4").dynamic.top_k, 4);
+  EXPECT_EQ(parse_drafter_spec("chain:7").chain_depth, 7);
+  EXPECT_EQ(parse_drafter_spec("static").choices.size(), 25u);
+  EXPECT_EQ(error_of([] { parse_drafter_spec("magic"); }),
+            "unknown drafter 'magic' (plain, none, lookup, chain[:D], static[:JSON], dynamic[:T:D:K])");
+  EXPECT_EQ(error_of([] { parse_drafter_spec("dynamic:1:2"); }),
+            "drafter 'dynamic:1:2': expected dynamic:TOTAL_TOKENS:DEPTH:TOP_K");
+  EXPECT_EQ(error_of([] { parse_drafter_spec("chain:x"); }),
+            "drafter 'chain:x': 'x' is not a non-negative integer");
+}
+
+}  // namespace
+}  // namespace eagle2
