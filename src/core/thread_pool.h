@@ -20,6 +20,9 @@ class ThreadPool {
   // Runs fn(task) for task in [0, n_tasks), spread over the threads, and returns when all are
   // done. Which thread runs which task must never change a result: callers make every task write
   // its own outputs with a fixed computation order.
+  // If a task throws, no further tasks are started and the first exception is rethrown here once
+  // the running ones have finished. Called from inside a task it runs the tasks serially on the
+  // calling thread (no nesting). One pool serves one calling thread at a time.
   void parallel_for(int64_t n_tasks, const std::function<void(int64_t task)>& fn);
 
  private:

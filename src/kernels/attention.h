@@ -20,7 +20,8 @@ struct AttentionKeys {
 // Batch invariance: the visible slots are treated as ONE sequence (context then extras); the result
 // depends only on that sequence of (k, v) and never on where the context/extra split falls, so a
 // token decoded alone and the same token inside a prefill or tree batch give identical bits.
-// scratch needs n_context + n_extra floats.
+// scratch needs n_context + n_extra floats. With no visible slot the output is zero. `path` must be
+// one the CPU supports (the caller checked it, e.g. it came from active_kernel_path()).
 void attention_head(KernelPath path, const float* q, const AttentionKeys& keys, int64_t head_dim,
                     float scale, float* scratch, float* out);
 

@@ -7,6 +7,8 @@
 namespace eagle2 {
 
 // out[i] = x[i] / sqrt(mean(x^2) + eps) * w[i] for one row of n. (out may alias x)
+// The sum of squares is accumulated in double in a fixed order (more accurate than HF's float32,
+// still deterministic); the scale is rounded to float and applied as HF does: w * (x * scale).
 void rmsnorm(const float* x, const float* w, float eps, float* out, int64_t n);
 
 // silu(gate) * up, elementwise, written to gate.
@@ -16,7 +18,8 @@ void swiglu_inplace(float* gate, const float* up, int64_t n);
 // x[i], x[i + head_dim/2] rotated by angle with cos/sin taken from tables of head_dim/2 entries.
 void rope_rotate_half(float* x, const float* cos, const float* sin, int64_t head_dim);
 
-// In-place softmax of n values (max-subtracted; sums in index order).
+// In-place softmax of n values (max-subtracted; sums in index order, in double; then each value is
+// multiplied by the float reciprocal of the sum). Entries of -inf become 0.
 void softmax_inplace(float* x, int64_t n);
 
 }  // namespace eagle2

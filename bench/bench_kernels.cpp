@@ -1,0 +1,126 @@
+// Kernel micro-benchmarks: the matmul cost curve over batch rows M (the quantity that decides how
+// large a verify tree may be, DESIGN "The performance model of a CPU") and the memory read
+// bandwidth that bounds decoding.
+//
+//   build/bin/bench_kernels --benchmark_filter=Matmul
+// Weights are cycled through copies totalling > L3, so they come from DRAM as in a real model.
+// Counters: weight_bytes/s (bytes of W read per second, compare with read bandwidth) and
+// GFLOP/s (2*M*N*K per second). Threads: EAGLE2_BENCH_THREADS, default default_thread_count().
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/tensor.h"
+#include "core/thread_pool.h"
+#include "kernels/bandwidth.h"
+#include "kernels/cpu.h"
+#include "kernels/matmul.h"
+
+namespace eagle2 {
+namespace {
+
+ThreadPool& bench_pool() {
+  static ThreadPool pool([] {
+    const char* s = std::getenv("EAGLE2_BENCH_THREADS");
+    return s && *s ? std::atoi(s) : default_thread_count();
+  }());
+  return pool;
+}
+
+// Enough copies of the matrix to exceed the 32 MB L3, cycled through, so that every call streams
+// its weights from DRAM as a decoding step does (a single small matrix would stay in L3 and make
+// M=1 look faster than it is inside a real model).
+constexpr size_t kColdBytes = size_t{64} << 20;
+
+struct Weights {
+  std::vector<float> f32;
+  std::vector<uint16_t> half;
+  std::vector<Matrix> copies;
+};
+
+// Weights live for the whole run (generating a 4096x11008 matrix takes a while).
+const Weights& weights(DType dt, int64_t N, int64_t K) {
+  static std::vector<std::unique_ptr<std::pair<std::tuple<int, int64_t, int64_t>, Weights>>> cache;
+  const auto key = std::make_tuple(static_cast<int>(dt), N, K);
+  for (auto& e : cache)
+    if (e->first == key) return e->second;
+  auto entry = std::make_unique<std::pair<std::tuple<int, int64_t, int64_t>, Weights>>();
+  entry->first = key;
+  Weights& w = entry->second;
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  const size_t n = static_cast<size_t>(N * K);
+  const size_t bytes = n * dtype_size(dt);
+  const size_t n_copies = std::max<size_t>(1, (kColdBytes + bytes - 1) / bytes);
+  if (dt == DType::F32) {
+    w.f32.resize(n * n_copies);
+    for (auto& v : w.f32) v = u(rng);
+  } else {
+    w.half.resize(n * n_copies);
+    for (auto& v : w.half) v = dt == DType::BF16 ? f32_to_bf16(u(rng)) : f32_to_f16(u(rng));
+  }
+  for (size_t c = 0; c < n_copies; ++c) {
+    Matrix m;
+    m.dtype = dt;
+    m.rows = N;
+    m.cols = K;
+    m.data = dt == DType::F32 ? static_cast<const void*>(w.f32.data() + c * n) : w.half.data() + c * n;
+    w.copies.push_back(m);
+  }
+  cache.push_back(std::move(entry));
+  return cache.back()->second;
+}
+
+// args: M, N, K, dtype (0 f32, 1 f16, 2 bf16)
+void BM_Matmul(benchmark::State& state) {
+  const int64_t M = state.range(0), N = state.range(1), K = state.range(2);
+  const DType dt = static_cast<DType>(state.range(3));
+  const Weights& w = weights(dt, N, K);
+  std::vector<float> x(static_cast<size_t>(M * K), 0.5f), y(static_cast<size_t>(M * N));
+  ThreadPool& pool = bench_pool();
+  const KernelPath path = active_kernel_path();
+  size_t copy = 0;
+  for (auto _ : state) {
+    matmul_with(path, x.data(), M, w.copies[copy], y.data(), pool);
+    copy = copy + 1 == w.copies.size() ? 0 : copy + 1;
+    benchmark::ClobberMemory();
+  }
+  const double iters = static_cast<double>(state.iterations());
+  state.counters["weight_bytes/s"] = benchmark::Counter(
+      iters * static_cast<double>(N * K) * static_cast<double>(dtype_size(dt)),
+      benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+  state.counters["GFLOP/s"] = benchmark::Counter(iters * 2.0 * M * N * K / 1e9, benchmark::Counter::kIsRate);
+  state.SetLabel(std::string(kernel_path_name(path)) + " " + dtype_name(dt) + " threads=" +
+                 std::to_string(pool.size()));
+}
+
+void matmul_args(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"M", "N", "K", "dtype"});
+  for (int dt : {2, 0})
+    for (int64_t M : {1, 2, 4, 8, 16, 32, 64}) b->Args({M, 2048, 2048, dt});
+  // A LLaMA-7B MLP shape (gate/up: 11008 x 4096), 90 MB in bf16: far beyond the L3.
+  for (int64_t M : {1, 4, 16, 64}) b->Args({M, 11008, 4096, 2});
+  b->Unit(benchmark::kMicrosecond)->UseRealTime();
+}
+BENCHMARK(BM_Matmul)->Apply(matmul_args);
+
+// Threads read a 512 MiB buffer; compare matmul's weight_bytes/s for M=1 with this.
+void BM_ReadBandwidth(benchmark::State& state) {
+  double gbs = 0;
+  for (auto _ : state) gbs = measure_read_bandwidth_gbs(bench_pool(), static_cast<size_t>(state.range(0)) << 20);
+  state.counters["GB/s"] = gbs;
+}
+BENCHMARK(BM_ReadBandwidth)->Arg(512)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace eagle2
+
+BENCHMARK_MAIN();

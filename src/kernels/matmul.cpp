@@ -1,0 +1,111 @@
+// Matmul dispatch, work split and the portable reference path.
+//
+// The work is cut into tasks of (a block of up to kRowBlock rows of x) x (a block of W rows,
+// i.e. output columns). Within a task the ISA kernel walks rows in groups of four and the block's
+// columns in small tiles, so a block of W stays in L1/L2 while every row of the row block uses it.
+// None of that affects any output bit: each y[m, n] has its own accumulator with a reduction order
+// fixed by K and the path alone (see the ISA files), so the split, the thread count and M are free
+// to be chosen for speed.
+#include "kernels/matmul.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "core/error.h"
+#include "kernels/matmul_internal.h"
+
+namespace eagle2 {
+
+namespace {
+
+// Portable reference order for one (m, n): 8 interleaved partial sums (lane j takes k = j mod 8),
+// the last K % 8 elements go to lanes 0.., then a fixed pairwise sum. Plain multiply then add
+// (the build uses -ffp-contract=off), so every x86-64 build computes the same bits.
+float dot_scalar(const float* a, const float* b, int64_t n) {
+  float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t k = 0;
+  for (; k + 8 <= n; k += 8)
+    for (int j = 0; j < 8; ++j) s[j] += a[k + j] * b[k + j];
+  for (int j = 0; k + j < n; ++j) s[j] += a[k + j] * b[k + j];
+  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
+// Reference kernel: each W row is widened to f32 once (exactly) and reused for all rows of x.
+void matmul_range_scalar(const float* x, int64_t M_begin, int64_t M_end, const Matrix& W, float* y,
+                         int64_t n0, int64_t n1) {
+  const int64_t K = W.cols, N = W.rows;
+  thread_local std::vector<float> wrow;
+  if (W.dtype != DType::F32 && static_cast<int64_t>(wrow.size()) < K) wrow.resize(static_cast<size_t>(K));
+  for (int64_t n = n0; n < n1; ++n) {
+    const float* w;
+    if (W.dtype == DType::F32) {
+      w = static_cast<const float*>(W.row(n));
+    } else {
+      convert_to_f32(W.dtype, W.row(n), wrow.data(), static_cast<size_t>(K));
+      w = wrow.data();
+    }
+    for (int64_t m = M_begin; m < M_end; ++m) y[m * N + n] = dot_scalar(x + m * K, w, K);
+  }
+}
+
+// Rows of x per task: bounds how much of x a W block is paired with (x rows stream through L2/L3
+// once per W block) while leaving whole decode/verify batches in one task.
+constexpr int64_t kRowBlock = 64;
+
+// Output columns per task: a multiple of 8 (whole tiles), small enough that the block of W rows
+// fits comfortably in L2 next to the x rows, and small enough to give every thread several tasks.
+int64_t column_block(int64_t N, int64_t K, DType dt, int n_threads) {
+  const int64_t row_bytes = std::max<int64_t>(1, K * static_cast<int64_t>(dtype_size(dt)));
+  const int64_t by_cache = std::max<int64_t>(8, (256 * 1024 / row_bytes) / 8 * 8);
+  const int64_t per_thread_tasks = 4;
+  const int64_t by_balance =
+      std::max<int64_t>(8, (N + 8 * per_thread_tasks * n_threads - 1) / (8 * per_thread_tasks * n_threads) * 8);
+  return std::min(by_cache, by_balance);
+}
+
+}  // namespace
+
+void matmul_with(KernelPath path, const float* x, int64_t M, const Matrix& W, float* y,
+                 ThreadPool& pool) {
+  if (!cpu_supports(path)) fail("matmul: kernel path ", kernel_path_name(path), " is not supported by this CPU");
+  if (M < 0 || W.rows < 0 || W.cols < 0) fail("matmul: negative shape M=", M, " W=[", W.rows, ", ", W.cols, "]");
+  const int64_t N = W.rows, K = W.cols;
+  if (M == 0 || N == 0) return;
+  if (K == 0) {
+    std::fill(y, y + M * N, 0.0f);
+    return;
+  }
+
+  const int64_t nb = column_block(N, K, W.dtype, pool.size());
+  const int64_t n_col_blocks = (N + nb - 1) / nb;
+  const int64_t n_row_blocks = (M + kRowBlock - 1) / kRowBlock;
+  pool.parallel_for(n_row_blocks * n_col_blocks, [&](int64_t task) {
+    const int64_t m0 = (task / n_col_blocks) * kRowBlock, m1 = std::min(M, m0 + kRowBlock);
+    const int64_t n0 = (task % n_col_blocks) * nb, n1 = std::min(N, n0 + nb);
+    switch (path) {
+      case KernelPath::Scalar: matmul_range_scalar(x, m0, m1, W, y, n0, n1); break;
+      case KernelPath::Avx2: detail::matmul_range_avx2(W.dtype, x, K, W.data, K, y, N, m0, m1, n0, n1); break;
+      case KernelPath::Avx512:
+        detail::matmul_range_avx512(W.dtype, x, K, W.data, K, y, N, m0, m1, n0, n1);
+        break;
+    }
+  });
+}
+
+void matmul(const float* x, int64_t M, const Matrix& W, float* y, ThreadPool& pool) {
+  matmul_with(active_kernel_path(), x, M, W, y, pool);
+}
+
+float dot_f32(KernelPath path, const float* a, const float* b, int64_t n) {
+  // No cpu_supports() check here: attention calls this per key, with a path it has already
+  // validated (the paths come from active_kernel_path() or a test's explicit check).
+  switch (path) {
+    case KernelPath::Avx2: return detail::dot_f32_avx2(a, b, n);
+    case KernelPath::Avx512: return detail::dot_f32_avx512(a, b, n);
+    case KernelPath::Scalar: break;
+  }
+  return dot_scalar(a, b, n);
+}
+
+}  // namespace eagle2

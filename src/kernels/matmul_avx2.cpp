@@ -1,0 +1,171 @@
+// AVX2 matmul micro-kernels (compiled with -mavx2 -mfma -mf16c; reached only after cpu_supports()).
+//
+// Reduction order of one output y[m, n] (the batch-invariance contract): a single 8-lane
+// accumulator starts at zero and takes one FMA per 8 consecutive k (bf16 widened by a shift, f16 by
+// vcvtph2ps, both exact); the last K % 8 elements are copied into zero-padded 8-float buffers and
+// take one more FMA; then the fixed horizontal sum hsum(). Tiles of R rows x C columns run R*C such
+// accumulators side by side, so every tile shape gives the same bits for a given (m, n), and each
+// weight vector is loaded once per tile and used for all R rows.
+//
+// Activations stay f32 (no bf16 dot-product instructions).
+//
+// Nothing here may call an inline function from a shared header (see matmul_internal.h).
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/matmul_internal.h"
+
+namespace eagle2::detail {
+namespace {
+
+template <DType DT>
+inline __m256 widen(__m128i h) {
+  if constexpr (DT == DType::F16) {
+    return _mm256_cvtph_ps(h);
+  } else {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+  }
+}
+
+template <DType DT>
+inline __m256 load_w(const char* row, int64_t k) {
+  if constexpr (DT == DType::F32) {
+    return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + k);
+  } else {
+    return widen<DT>(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(reinterpret_cast<const uint16_t*>(row) + k)));
+  }
+}
+
+// The last n < 8 elements, zero-filled (AVX2 has no masked 16-bit loads).
+template <DType DT>
+inline __m256 load_w_partial(const char* row, int64_t k, int64_t n) {
+  if constexpr (DT == DType::F32) {
+    alignas(32) float buf[8] = {};
+    std::memcpy(buf, reinterpret_cast<const float*>(row) + k, static_cast<size_t>(n) * 4);
+    return _mm256_load_ps(buf);
+  } else {
+    alignas(16) uint16_t buf[8] = {};
+    std::memcpy(buf, reinterpret_cast<const uint16_t*>(row) + k, static_cast<size_t>(n) * 2);
+    return widen<DT>(_mm_load_si128(reinterpret_cast<const __m128i*>(buf)));
+  }
+}
+
+inline __m256 load_x_partial(const float* x, int64_t n) {
+  alignas(32) float buf[8] = {};
+  std::memcpy(buf, x, static_cast<size_t>(n) * 4);
+  return _mm256_load_ps(buf);
+}
+
+// Fixed pairwise tree: halves, quarters, ..., so the result never depends on the compiler's choice
+// of a reduction sequence.
+inline float hsum(__m256 v) {
+  const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+  const __m128 s1 = _mm_add_ss(s2, _mm_movehdup_ps(s2));
+  return _mm_cvtss_f32(s1);
+}
+
+constexpr int dsize(DType dt) { return dt == DType::F32 ? 4 : 2; }
+
+// R rows of x (stride ldx) against C rows of w (stride K elements), full K.
+template <DType DT, int R, int C>
+inline void tile(const float* x, int64_t ldx, const char* w, int64_t K, float* y, int64_t ldy) {
+  const int64_t ldw = K * dsize(DT);
+  __m256 acc[R][C];
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();
+  int64_t k = 0;
+  for (; k + 8 <= K; k += 8) {
+    // Keep whichever operand set is smaller live in registers (16 ymm in all).
+    if constexpr (R <= 2) {
+      __m256 xv[R];
+      for (int r = 0; r < R; ++r) xv[r] = _mm256_loadu_ps(x + r * ldx + k);
+      for (int c = 0; c < C; ++c) {
+        const __m256 wv = load_w<DT>(w + c * ldw, k);
+        for (int r = 0; r < R; ++r) acc[r][c] = _mm256_fmadd_ps(xv[r], wv, acc[r][c]);
+      }
+    } else {
+      __m256 wv[C];
+      for (int c = 0; c < C; ++c) wv[c] = load_w<DT>(w + c * ldw, k);
+      for (int r = 0; r < R; ++r) {
+        const __m256 xv = _mm256_loadu_ps(x + r * ldx + k);
+        for (int c = 0; c < C; ++c) acc[r][c] = _mm256_fmadd_ps(xv, wv[c], acc[r][c]);
+      }
+    }
+  }
+  if (k < K) {
+    __m256 wv[C];
+    for (int c = 0; c < C; ++c) wv[c] = load_w_partial<DT>(w + c * ldw, k, K - k);
+    for (int r = 0; r < R; ++r) {
+      const __m256 xv = load_x_partial(x + r * ldx + k, K - k);
+      for (int c = 0; c < C; ++c) acc[r][c] = _mm256_fmadd_ps(xv, wv[c], acc[r][c]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) y[r * ldy + c] = hsum(acc[r][c]);
+}
+
+// Columns per tile for a group of R rows: 16 ymm registers hold R*C accumulators plus either the R
+// x vectors (R <= 2) or the C weight vectors (R >= 3) of one k step.
+template <int R>
+constexpr int tile_cols() {
+  return R == 1 ? 8 : R == 2 ? 4 : 3;
+}
+
+template <DType DT, int R, int C>
+inline void tail_cols(const float* x, int64_t ldx, const char* w, int64_t K, float* y, int64_t ldy,
+                      int64_t n_left) {
+  if constexpr (C > 0) {
+    if (n_left == C) {
+      tile<DT, R, C>(x, ldx, w, K, y, ldy);
+    } else {
+      tail_cols<DT, R, C - 1>(x, ldx, w, K, y, ldy, n_left);
+    }
+  }
+}
+
+template <DType DT, int R>
+void row_group(const float* x, int64_t ldx, const char* w, int64_t K, float* y, int64_t ldy,
+               int64_t n0, int64_t n1) {
+  constexpr int C = tile_cols<R>();
+  const int64_t ldw = K * dsize(DT);
+  int64_t n = n0;
+  for (; n + C <= n1; n += C) tile<DT, R, C>(x, ldx, w + n * ldw, K, y + n, ldy);
+  if (n < n1) tail_cols<DT, R, C - 1>(x, ldx, w + n * ldw, K, y + n, ldy, n1 - n);
+}
+
+template <DType DT>
+void range(const float* x, int64_t ldx, const void* w, int64_t K, float* y, int64_t ldy, int64_t m0,
+           int64_t m1, int64_t n0, int64_t n1) {
+  const char* wb = static_cast<const char*>(w);
+  int64_t m = m0;
+  for (; m + 4 <= m1; m += 4) row_group<DT, 4>(x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
+  switch (m1 - m) {
+    case 3: row_group<DT, 3>(x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1); break;
+    case 2: row_group<DT, 2>(x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1); break;
+    case 1: row_group<DT, 1>(x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1); break;
+    default: break;
+  }
+}
+
+}  // namespace
+
+void matmul_range_avx2(DType dt, const float* x, int64_t ldx, const void* w, int64_t K, float* y,
+                         int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+  switch (dt) {
+    case DType::F32: range<DType::F32>(x, ldx, w, K, y, ldy, m0, m1, n0, n1); break;
+    case DType::F16: range<DType::F16>(x, ldx, w, K, y, ldy, m0, m1, n0, n1); break;
+    case DType::BF16: range<DType::BF16>(x, ldx, w, K, y, ldy, m0, m1, n0, n1); break;
+  }
+}
+
+float dot_f32_avx2(const float* a, const float* b, int64_t n) {
+  float out;
+  tile<DType::F32, 1, 1>(a, 0, reinterpret_cast<const char*>(b), n, &out, 0);
+  return out;
+}
+
+}  // namespace eagle2::detail
