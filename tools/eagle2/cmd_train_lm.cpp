@@ -1,0 +1,139 @@
+// eagle2 train-lm: a SentencePiece tokenizer and a LLaMA model trained from scratch on text files,
+// written in the Hugging Face layout that `eagle2 generate` loads (train/train_lm.h).
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "core/thread_pool.h"
+#include "train/train_lm.h"
+
+namespace eagle2::cli {
+
+namespace {
+
+struct TrainLmFlags {
+  std::vector<std::string> corpus, held_out;
+  std::string config, out;
+  bool resume = false;
+  int threads = 0;
+  int64_t stop_after = 0;
+};
+
+std::string duration(double s) {
+  if (!std::isfinite(s) || s < 0) return "?";
+  const auto total = static_cast<long long>(s + 0.5);
+  char buf[32];
+  if (total >= 3600)
+    std::snprintf(buf, sizeof buf, "%lldh%02lldm", total / 3600, total / 60 % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%lldm%02llds", total / 60, total % 60);
+  return buf;
+}
+
+// One status line rewritten in place on a terminal; on a pipe or file (logs, CI) a plain line
+// every 5% of the run instead of a flood of carriage returns.
+class ProgressBar {
+ public:
+  ProgressBar() : tty_(isatty(fileno(stderr)) != 0) {}
+
+  void update(const train::TrainLmProgress& p) {
+    const auto now = std::chrono::steady_clock::now();
+    const bool last = p.step >= p.steps;
+    if (tty_) {
+      if (!last && now - shown_ < std::chrono::milliseconds(100)) return;
+    } else {
+      const int64_t every = std::max<int64_t>(1, p.steps / 20);
+      if (!last && p.step % every != 0) return;
+    }
+    shown_ = now;
+    constexpr int kWidth = 24;
+    const int filled = static_cast<int>(kWidth * p.step / std::max<int64_t>(1, p.steps));
+    std::string bar(static_cast<size_t>(filled), '=');
+    bar.resize(kWidth, ' ');
+    std::fprintf(stderr, "%s[%s] step %lld/%lld  loss %.4f  lr %.2e  %.0f tok/s  ETA %s%s",
+                 tty_ ? "\r" : "", bar.c_str(), static_cast<long long>(p.step),
+                 static_cast<long long>(p.steps), p.stats.loss, p.stats.lr, p.tokens_per_s,
+                 duration(p.eta_s).c_str(), tty_ ? "\x1b[K" : "\n");
+    open_ = tty_;
+    std::fflush(stderr);
+  }
+  // Ends the in-place line before a full line is printed.
+  void line(const std::string& text) {
+    if (open_) std::fputc('\n', stderr);
+    open_ = false;
+    std::fprintf(stderr, "%s\n", text.c_str());
+  }
+  void finish() {
+    if (open_) std::fputc('\n', stderr);
+    open_ = false;
+  }
+
+ private:
+  bool tty_;
+  bool open_ = false;
+  std::chrono::steady_clock::time_point shown_{};
+};
+
+int run_train_lm_command(const TrainLmFlags& f) {
+  const train::TrainLmConfig cfg = train::TrainLmConfig::load(f.config);
+  train::TrainLmOptions opt;
+  opt.corpus = f.corpus;
+  opt.held_out = f.held_out;
+  opt.out_dir = f.out;
+  opt.resume = f.resume;
+  opt.stop_after = f.stop_after;
+
+  ThreadPool pool(f.threads > 0 ? f.threads : default_thread_count());
+  ProgressBar bar;
+  train::TrainLmEvents ev;
+  ev.message = [&](const std::string& s) { bar.line(s); };
+  ev.step = [&](const train::TrainLmProgress& p) { bar.update(p); };
+  ev.held_out = [&](int64_t step, double loss) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "step %lld: held-out loss %.4f (perplexity %.2f)",
+                  static_cast<long long>(step), loss, std::exp(loss));
+    bar.line(buf);
+  };
+  const train::TrainLmResult r = train::run_train_lm(cfg, opt, ev, pool);
+  bar.finish();
+  std::printf("wrote %s: %lld steps", f.out.c_str(), static_cast<long long>(r.steps_done));
+  if (r.steps_run > 0)
+    std::printf(" (%lld now), last loss %.4f, %.0f tokens/s", static_cast<long long>(r.steps_run),
+                r.last_loss, r.tokens_per_s);
+  if (std::isfinite(r.held_out_loss)) std::printf(", held-out loss %.4f", r.held_out_loss);
+  std::printf("\n");
+  return 0;
+}
+
+}  // namespace
+
+Command add_train_lm(CLI::App& app) {
+  auto f = std::make_shared<TrainLmFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "train-lm", "Train a SentencePiece tokenizer and a LLaMA model from scratch (HF layout)");
+  cmd->add_option("--corpus", f->corpus, "Training text files (UTF-8)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--config", f->config, "Model shape and training settings (JSON)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("-o,--out", f->out, "Output model folder")->required();
+  cmd->add_option("--held-out", f->held_out,
+                  "Held-out text files (default: the corpus's last held_out_fraction)")
+      ->check(CLI::ExistingFile);
+  cmd->add_flag("--resume", f->resume, "Continue from OUT/checkpoint.safetensors");
+  cmd->add_option("-t,--threads", f->threads, "Threads (default: physical cores)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--stop-after", f->stop_after,
+                  "Stop (checkpointed) after this many steps in total, to --resume later")
+      ->check(CLI::PositiveNumber);
+  return {cmd, [f] { return run_train_lm_command(*f); }};
+}
+
+}  // namespace eagle2::cli
