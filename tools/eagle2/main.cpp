@@ -13,7 +13,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   using namespace eagle2::cli;
   const std::vector<Command> commands = {add_generate(app), add_info(app), add_make_random(app),
-                                         add_cost_curve(app), add_bench(app), add_train_lm(app)};
+                                         add_cost_curve(app), add_bench(app), add_train_lm(app),
+                                         add_train_head(app)};
 
   try {
     app.parse(argc, argv);

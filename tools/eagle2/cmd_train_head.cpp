@@ -1,0 +1,242 @@
+// eagle2 train-head: build an EAGLE head's training set with the target (self-distillation by
+// default, or given text), train the head, write it in the published format, and report its
+// held-out agreement with the target and its tau.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bench/prompt_set.h"
+#include "commands.h"
+#include "core/error.h"
+#include "draft/eagle_head.h"
+#include "model/llama_model.h"
+#include "tokenizer/tokenizer.h"
+#include "train/eagle_head_trainer.h"
+#include "train/head_data.h"
+
+namespace eagle2::cli {
+
+namespace {
+
+struct TrainHeadFlags {
+  RunFlags run;
+  std::vector<std::string> prompt_files, text_files, eval_prompt_files;
+  std::string out_dir;
+  size_t limit = 0;          // prompts (or documents) used, from the start of the files
+  size_t eval_last = 0;      // held-out prompts: the last N of the --eval-prompts files
+  size_t opening_words = 16;  // text prompt files: the first N words of each document
+  int64_t eval_count = 0;    // held-out prompts when no --eval-prompts (0: 10 %, at least 1)
+  int64_t max_new = 160;
+  int sampled = 1;
+  bool no_greedy = false;
+  bool fc_identity = false;
+  train::HeadTrainOptions train;
+  int64_t tau_tokens = 96;
+  bool no_tau = false;
+};
+
+std::vector<Prompt> load_all(const std::vector<std::string>& files, const PromptSetOptions& o) {
+  std::vector<Prompt> all;
+  for (const std::string& f : files) {
+    std::vector<Prompt> p = load_prompt_set(f, o);
+    all.insert(all.end(), p.begin(), p.end());
+  }
+  if (o.limit > 0 && all.size() > o.limit) all.resize(o.limit);
+  return all;
+}
+
+std::vector<std::vector<int32_t>> encode_all(const Tokenizer& tok, const std::vector<Prompt>& p) {
+  std::vector<std::vector<int32_t>> out;
+  for (const Prompt& x : p) out.push_back(tok.encode(x.text, /*add_bos=*/true));
+  return out;
+}
+
+std::string clock(double s) {
+  const auto t = static_cast<long long>(s + 0.5);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%lld:%02lld", t / 60, t % 60);
+  return buf;
+}
+
+void draw_bar(const char* what, int64_t done, int64_t total) {
+  const int width = 30;
+  const int filled = static_cast<int>(width * done / std::max<int64_t>(1, total));
+  std::fprintf(stderr, "\r%s [%s%s] %lld/%lld", what, std::string(filled, '#').c_str(),
+               std::string(width - filled, '.').c_str(), static_cast<long long>(done),
+               static_cast<long long>(total));
+  if (done == total) std::fprintf(stderr, "\n");
+}
+
+int run_train_head(TrainHeadFlags f) {
+  if (f.prompt_files.empty() && f.text_files.empty())
+    fail("give --prompts (self-distillation) or --text (train on given text)");
+  if (!f.prompt_files.empty() && !f.text_files.empty())
+    fail("give either --prompts or --text, not both");
+  std::unique_ptr<LlamaModel> target = LlamaModel::load(f.run.model_dir);
+  const std::string tok_path = f.run.model_dir + "/tokenizer.model";
+  if (!std::filesystem::exists(tok_path)) fail(f.run.model_dir, ": no tokenizer.model");
+  std::unique_ptr<Tokenizer> tok = Tokenizer::load(tok_path);
+  ThreadPool pool(resolve_threads(f.run));
+  const int64_t cap = resolve_ctx(f.run, target->config().max_position_embeddings);
+
+  const bool self = f.text_files.empty();
+  PromptSetOptions po;
+  po.limit = f.limit;
+  po.opening_words = self ? f.opening_words : 0;
+  const std::vector<Prompt> items = load_all(self ? f.prompt_files : f.text_files, po);
+  std::vector<Prompt> eval_prompts;
+  if (!f.eval_prompt_files.empty()) {
+    PromptSetOptions eo;
+    eo.opening_words = f.opening_words;
+    eo.limit = f.eval_last;
+    eo.from_end = f.eval_last > 0;
+    eval_prompts = load_all(f.eval_prompt_files, eo);
+  }
+  const int64_t n_items = static_cast<int64_t>(items.size());
+  // Held out: --eval-prompts, else the last prompts/documents of the training files.
+  const int64_t n_held =
+      !eval_prompts.empty()
+          ? 0
+          : std::clamp<int64_t>(f.eval_count > 0 ? f.eval_count : n_items / 10, 1,
+                                std::max<int64_t>(1, n_items - 1));
+  if (n_items - n_held < 1) fail("need at least 2 prompts or documents (one is held out)");
+
+  std::vector<std::vector<int32_t>> ids = encode_all(*tok, items);
+  std::vector<std::vector<int32_t>> eval_ids = encode_all(*tok, eval_prompts);
+  if (eval_prompts.empty()) {
+    for (int64_t i = n_items - n_held; i < n_items; ++i) {
+      std::vector<int32_t> p = ids[static_cast<size_t>(i)];
+      // As a decoding prompt, a held-out document is cut to its opening.
+      if (!self && p.size() > 24) p.resize(24);
+      eval_ids.push_back(std::move(p));
+    }
+  }
+  train::SelfDistillOptions so;
+  so.max_new_tokens = f.max_new;
+  so.sampled_per_prompt = f.sampled;
+  so.greedy = !f.no_greedy;
+  so.seed = f.train.seed;
+  so.max_tokens = cap;
+  std::vector<train::HeadSequence> all;
+  const auto t_data = std::chrono::steady_clock::now();
+  auto bar = [](int64_t done, int64_t total) { draw_bar("data ", done, total); };
+  if (self) {
+    std::vector<std::vector<int32_t>> prompts = ids;
+    if (!eval_prompts.empty()) prompts.insert(prompts.end(), eval_ids.begin(), eval_ids.end());
+    all = train::self_distill(*target, prompts, so, pool, bar);
+  } else {
+    all = train::from_documents(*target, ids, std::min<int64_t>(cap, f.train.seq_len + 1),
+                                target->config().bos_token_id, pool, bar);
+  }
+  std::vector<train::HeadSequence> data, held;
+  train::split_by_source(std::move(all), !eval_prompts.empty() ? static_cast<int64_t>(eval_ids.size())
+                                                               : n_held,
+                         data, held);
+  const double data_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t_data).count();
+  std::printf("data: %zu training sequences (%lld positions), %zu held-out (%lld positions), %s, "
+              "%.1f s\n",
+              data.size(), static_cast<long long>(train::count_positions(data)), held.size(),
+              static_cast<long long>(train::count_positions(held)),
+              self ? "self-distilled (greedy + temperature 1)" : "given text", data_s);
+  std::printf("feature RMS %.3f\n", train::feature_rms(data));
+
+  train::EagleHeadTrainer head(*target, train::HeadInit{f.train.seed, f.fc_identity});
+  const train::HeadTrainResult r = train::train_head(
+      head, data, f.train, pool, [last = -1.0](const train::HeadTrainProgress& p) mutable {
+        if (p.seconds - last < 0.25 && p.step != p.steps) return;
+        last = p.seconds;
+        const double per_s = p.seconds > 0 ? static_cast<double>(p.positions) / p.seconds : 0;
+        const double eta = p.seconds / static_cast<double>(p.step) *
+                           static_cast<double>(p.steps - p.step);
+        const int width = 24;
+        const int filled = static_cast<int>(width * p.step / p.steps);
+        std::fprintf(stderr,
+                     "\rtrain [%s%s] %lld/%lld loss %.4f (l1 %.4f ce %.3f) lr %.2e %.0f tok/s "
+                     "ETA %s   ",
+                     std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(),
+                     static_cast<long long>(p.step), static_cast<long long>(p.steps), p.loss.total,
+                     p.loss.smooth_l1, p.loss.soft_ce, p.lr, per_s, clock(eta).c_str());
+        if (p.step == p.steps) std::fprintf(stderr, "\n");
+      });
+  head.save(f.out_dir);
+  std::printf("trained %lld steps in %.1f s (%.0f positions/s): loss %.4f -> %.4f "
+              "(smooth L1 %.4f, soft CE %.3f); noise +-%.3f\n",
+              static_cast<long long>(f.train.steps), r.seconds,
+              r.seconds > 0 ? static_cast<double>(r.positions) / r.seconds : 0.0, r.first.total,
+              r.last.total, r.last.smooth_l1, r.last.soft_ce, r.noise_amplitude);
+  std::printf("wrote %s (config.json + model.safetensors)\n", f.out_dir.c_str());
+
+  if (!held.empty()) {
+    const train::HeadAgreement a = train::evaluate_agreement(head, held, cap, pool);
+    std::printf("held-out agreement with the target over %lld positions: top-1 %.1f%%, "
+                "top-5 %.1f%%, top-10 %.1f%% (loss %.4f)\n",
+                static_cast<long long>(a.positions), 100 * a.top1, 100 * a.top5, 100 * a.top10,
+                a.loss.total);
+  }
+  if (!f.no_tau && !eval_ids.empty()) {
+    std::unique_ptr<EagleHead> loaded = EagleHead::load(f.out_dir, *target);
+    const double tau = train::measure_tau(*target, *loaded, eval_ids, f.tau_tokens, pool);
+    std::printf("held-out tau (temperature 0, dynamic tree 60/5/10, %zu prompts, %lld new "
+                "tokens): %.2f\n",
+                eval_ids.size(), static_cast<long long>(f.tau_tokens), tau);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command add_train_head(CLI::App& app) {
+  auto f = std::make_shared<TrainHeadFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "train-head",
+      "Train an EAGLE draft head for a target (self-distillation on prompts, or given text)");
+  add_run_flags(*cmd, f->run);
+  cmd->add_option("--prompts", f->prompt_files,
+                  "Prompt sets (JSONL, or text documents separated by blank lines) to continue "
+                  "with the target");
+  cmd->add_option("--text", f->text_files,
+                  "Train on these texts (documents separated by blank lines) instead");
+  cmd->add_option("-o,--out", f->out_dir, "Head folder to write")->required();
+  cmd->add_option("--eval-prompts", f->eval_prompt_files,
+                  "Held-out prompt sets (default: the last 10% of the training prompts)");
+  cmd->add_option("--eval-last", f->eval_last,
+                  "Use the last N documents of the --eval-prompts files (0 = all)");
+  cmd->add_option("--eval-count", f->eval_count, "Held-out prompts taken from the training files");
+  cmd->add_option("--limit", f->limit, "Use the first N prompts/documents (0 = all)");
+  cmd->add_option("--opening-words", f->opening_words,
+                  "Text prompt files: the first N words of each document (0 = whole)");
+  cmd->add_option("--max-new-tokens", f->max_new, "Continuation length per prompt")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd->add_option("--sampled", f->sampled,
+                  "Temperature-1 continuations per prompt (besides the greedy one)")
+      ->check(CLI::Range(0, 64));
+  cmd->add_flag("--no-greedy", f->no_greedy, "No greedy continuation");
+  cmd->add_option("--steps", f->train.steps, "Optimizer steps")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  cmd->add_option("--lr", f->train.lr, "Peak learning rate")->check(CLI::PositiveNumber);
+  cmd->add_option("--warmup", f->train.warmup, "Warmup steps");
+  cmd->add_option("--batch", f->train.batch, "Sequences (windows) per step")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd->add_option("--seq-len", f->train.seq_len, "Head positions per window")
+      ->check(CLI::Range(int64_t{2}, int64_t{1} << 20));
+  cmd->add_option("--noise", f->train.noise, "Uniform feature noise half-width")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--fc-identity", f->fc_identity,
+                "Start fc's feature half at the identity (default: nn.Linear's random init)");
+  cmd->add_flag("--noise-relative", f->train.noise_relative,
+                "Scale --noise by the RMS of the features");
+  cmd->add_option("--weight-decay", f->train.weight_decay, "AdamW weight decay");
+  cmd->add_option("--clip", f->train.clip_norm, "Gradient norm clip (0 = off)");
+  cmd->add_option("--seed", f->train.seed, "Seed (sampling, init, noise, shuffling)");
+  cmd->add_option("--tau-tokens", f->tau_tokens, "New tokens per held-out prompt for tau")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd->add_flag("--no-tau", f->no_tau, "Skip the tau measurement");
+  return {cmd, [f] { return run_train_head(*f); }};
+}
+
+}  // namespace eagle2::cli
