@@ -11,6 +11,9 @@ bool cpu_supports(KernelPath p);
 KernelPath best_kernel_path();    // the best the CPU supports
 KernelPath active_kernel_path();  // best_kernel_path() unless EAGLE2_KERNEL overrides it
 
+// AVX512-BF16 dot products (vdpbf16ps): the AVX-512 path uses them for bf16 weights when present.
+bool cpu_has_avx512_bf16();
+
 // The path an EAGLE2_KERNEL value selects: null or empty means best_kernel_path(); an unknown name
 // or a path this CPU lacks throws eagle2::Error. (active_kernel_path() applies it to the
 // environment once and caches the answer; exposed for tests.)

@@ -77,17 +77,39 @@ void matmul_with(KernelPath path, const float* x, int64_t M, const Matrix& W, fl
     return;
   }
 
+  // bf16 weights: round the activations to bf16 once per call (see matmul.h).
+  thread_local std::vector<uint16_t> xb;
+  thread_local std::vector<float> xr;
+  const bool bf16_dot = W.dtype == DType::BF16 && path == KernelPath::Avx512 && cpu_has_avx512_bf16();
+  const float* xin = x;
+  if (W.dtype == DType::BF16) {
+    const size_t n = static_cast<size_t>(M * K);
+    if (bf16_dot) {
+      if (xb.size() < n) xb.resize(n);
+      for (size_t i = 0; i < n; ++i) xb[i] = f32_to_bf16(x[i]);
+    } else {
+      if (xr.size() < n) xr.resize(n);
+      for (size_t i = 0; i < n; ++i) xr[i] = bf16_to_f32(f32_to_bf16(x[i]));
+      xin = xr.data();
+    }
+  }
+
   const int64_t nb = column_block(N, K, W.dtype, pool.size());
   const int64_t n_col_blocks = (N + nb - 1) / nb;
   const int64_t n_row_blocks = (M + kRowBlock - 1) / kRowBlock;
+  const uint16_t* xbp = xb.data();
   pool.parallel_for(n_row_blocks * n_col_blocks, [&](int64_t task) {
     const int64_t m0 = (task / n_col_blocks) * kRowBlock, m1 = std::min(M, m0 + kRowBlock);
     const int64_t n0 = (task % n_col_blocks) * nb, n1 = std::min(N, n0 + nb);
+    if (bf16_dot) {
+      detail::matmul_range_avx512_bf16dot(xbp, K, W.data, K, y, N, m0, m1, n0, n1);
+      return;
+    }
     switch (path) {
-      case KernelPath::Scalar: matmul_range_scalar(x, m0, m1, W, y, n0, n1); break;
-      case KernelPath::Avx2: detail::matmul_range_avx2(W.dtype, x, K, W.data, K, y, N, m0, m1, n0, n1); break;
+      case KernelPath::Scalar: matmul_range_scalar(xin, m0, m1, W, y, n0, n1); break;
+      case KernelPath::Avx2: detail::matmul_range_avx2(W.dtype, xin, K, W.data, K, y, N, m0, m1, n0, n1); break;
       case KernelPath::Avx512:
-        detail::matmul_range_avx512(W.dtype, x, K, W.data, K, y, N, m0, m1, n0, n1);
+        detail::matmul_range_avx512(W.dtype, xin, K, W.data, K, y, N, m0, m1, n0, n1);
         break;
     }
   });

@@ -8,7 +8,10 @@
 // remainder tiles) produces the same bits for a given (m, n). A tile loads each weight vector
 // once and uses it for all R rows, which is the point of batching rows.
 //
-// Activations stay f32: vdpbf16ps would round them to bf16, so it is deliberately not used.
+// bf16 weights take the second kernel below: the activations arrive already rounded to bf16
+// (matmul.h) and vdpbf16ps multiplies pairs of them with pairs of weights, exactly, accumulating
+// in f32. Its order for one (m, n): one accumulator, one vdpbf16ps per 32 consecutive k (the tail
+// zero-filled), then hsum(): again fixed by K alone.
 //
 // Nothing here may call an inline function from a shared header (see matmul_internal.h).
 // GCC 12 reports its own _mm512_undefined_*() placeholders inside the intrinsics as uninitialized
@@ -146,7 +149,71 @@ void range(const float* x, int64_t ldx, const void* w, int64_t K, float* y, int6
   }
 }
 
+// The bf16-dot tile: R rows of bf16 activations against C bf16 weight rows.
+template <int R, int C>
+inline void tile_bf16dot(const uint16_t* x, int64_t ldx, const uint16_t* w, int64_t K, float* y,
+                         int64_t ldy) {
+  __m512 acc[R][C];
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) acc[r][c] = _mm512_setzero_ps();
+  int64_t k = 0;
+  for (; k + 32 <= K; k += 32) {
+    __m512bh xv[R];
+    for (int r = 0; r < R; ++r) xv[r] = (__m512bh)_mm512_loadu_si512(x + r * ldx + k);
+    for (int c = 0; c < C; ++c) {
+      const __m512bh wv = (__m512bh)_mm512_loadu_si512(w + c * K + k);
+      for (int r = 0; r < R; ++r) acc[r][c] = _mm512_dpbf16_ps(acc[r][c], xv[r], wv);
+    }
+  }
+  if (k < K) {
+    const __mmask32 mask = static_cast<__mmask32>((uint64_t{1} << (K - k)) - 1u);
+    __m512bh wv[C];
+    for (int c = 0; c < C; ++c) wv[c] = (__m512bh)_mm512_maskz_loadu_epi16(mask, w + c * K + k);
+    for (int r = 0; r < R; ++r) {
+      const __m512bh xv = (__m512bh)_mm512_maskz_loadu_epi16(mask, x + r * ldx + k);
+      for (int c = 0; c < C; ++c) acc[r][c] = _mm512_dpbf16_ps(acc[r][c], xv, wv[c]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) y[r * ldy + c] = hsum(acc[r][c]);
+}
+
+template <int R, int C>
+inline void tail_cols_bf16dot(const uint16_t* x, int64_t ldx, const uint16_t* w, int64_t K,
+                              float* y, int64_t ldy, int64_t n_left) {
+  if constexpr (C > 0) {
+    if (n_left == C) {
+      tile_bf16dot<R, C>(x, ldx, w, K, y, ldy);
+    } else {
+      tail_cols_bf16dot<R, C - 1>(x, ldx, w, K, y, ldy, n_left);
+    }
+  }
+}
+
+template <int R>
+void row_group_bf16dot(const uint16_t* x, int64_t ldx, const uint16_t* w, int64_t K, float* y,
+                       int64_t ldy, int64_t n0, int64_t n1) {
+  constexpr int C = tile_cols<R>();
+  int64_t n = n0;
+  for (; n + C <= n1; n += C) tile_bf16dot<R, C>(x, ldx, w + n * K, K, y + n, ldy);
+  if (n < n1) tail_cols_bf16dot<R, C - 1>(x, ldx, w + n * K, K, y + n, ldy, n1 - n);
+}
+
 }  // namespace
+
+void matmul_range_avx512_bf16dot(const uint16_t* xb, int64_t ldx, const void* w, int64_t K,
+                                 float* y, int64_t ldy, int64_t m0, int64_t m1, int64_t n0,
+                                 int64_t n1) {
+  const auto* wb = static_cast<const uint16_t*>(w);
+  int64_t m = m0;
+  for (; m + 4 <= m1; m += 4) row_group_bf16dot<4>(xb + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
+  switch (m1 - m) {
+    case 3: row_group_bf16dot<3>(xb + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1); break;
+    case 2: row_group_bf16dot<2>(xb + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1); break;
+    case 1: row_group_bf16dot<1>(xb + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1); break;
+    default: break;
+  }
+}
 
 void matmul_range_avx512(DType dt, const float* x, int64_t ldx, const void* w, int64_t K, float* y,
                          int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {

@@ -17,6 +17,12 @@ void matmul_range_avx2(DType dt, const float* x, int64_t ldx, const void* w, int
 void matmul_range_avx512(DType dt, const float* x, int64_t ldx, const void* w, int64_t K, float* y,
                          int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 
+// bf16 weights with activations already rounded to bf16 (xb, row stride ldx): vdpbf16ps over pairs
+// of k, f32 accumulators. Requires cpu_has_avx512_bf16().
+void matmul_range_avx512_bf16dot(const uint16_t* xb, int64_t ldx, const void* w, int64_t K,
+                                 float* y, int64_t ldy, int64_t m0, int64_t m1, int64_t n0,
+                                 int64_t n1);
+
 // Exactly the op sequence of one (m, n) of the matching matmul_range with an f32 W.
 float dot_f32_avx2(const float* a, const float* b, int64_t n);
 float dot_f32_avx512(const float* a, const float* b, int64_t n);

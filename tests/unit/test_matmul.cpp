@@ -92,8 +92,11 @@ TEST(Matmul, MatchesDoubleReferenceOnOddShapes) {
         for (int64_t m = 0; m < s.M; ++m) {
           for (int64_t n = 0; n < s.N; ++n) {
             double ref = 0;
+            // bf16 weights multiply bf16-rounded activations (kernels/matmul.h).
             for (int64_t k = 0; k < s.K; ++k)
-              ref += static_cast<double>(x[m * s.K + k]) * W.f32[n * s.K + k];
+              ref += static_cast<double>(dt == DType::BF16 ? bf16_to_f32(f32_to_bf16(x[m * s.K + k]))
+                                                          : x[m * s.K + k]) *
+                     W.f32[n * s.K + k];
             const float got = y[m * s.N + n];
             ASSERT_NEAR(got, ref, tol) << label(path, dt, s.M, s.N, s.K) << " at " << m << "," << n;
             ASSERT_NEAR(got, y_ref[m * s.N + n], tol)
