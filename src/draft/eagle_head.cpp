@@ -79,6 +79,10 @@ std::unique_ptr<EagleHead> EagleHead::load_files(const std::string& config_path,
   if (c.vocab_size != t.vocab_size)
     fail(config_path, ": draft head vocab_size ", c.vocab_size, " does not match the target's ",
          t.vocab_size);
+  if (c.num_heads != t.num_heads || c.num_kv_heads != t.num_kv_heads)
+    fail(config_path, ": draft head has ", c.num_heads, " attention heads / ", c.num_kv_heads,
+         " key/value heads, the target ", t.num_heads, " / ", t.num_kv_heads,
+         " (an EAGLE head is made for one target)");
   if (c.num_layers != 1)
     fail(config_path, ": an EAGLE head has one decoder layer (num_hidden_layers ", c.num_layers,
          ")");

@@ -184,6 +184,23 @@ TEST_F(Eagle2Golden, HeadTargetMismatchIsAClearError) {
                                          "/config.json: draft head hidden_size 64 does not match "
                                          "the target's 128");
   }
+  {
+    LlamaConfig c = other;
+    c.num_heads = 4;
+    c.num_kv_heads = 2;
+    c.head_dim = 16;
+    const std::string dir = test::temp_dir("heads-target");
+    write_random_model(dir, c, DType::F32, 1);
+    auto heads = LlamaModel::load(dir);
+    try {
+      EagleHead::load(head_dir_, *heads);
+      FAIL() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()),
+                head_dir_ + "/config.json: draft head has 8 attention heads / 4 key/value heads, the "
+                            "target 4 / 2 (an EAGLE head is made for one target)");
+    }
+  }
   auto big_vocab = make("vocab-target", 64, 1000);
   try {
     EagleHead::load(head_dir_, *big_vocab);
