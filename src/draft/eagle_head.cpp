@@ -173,14 +173,7 @@ void EagleHead::forward(const Rows& rows, KvCache& kv, float* out, ThreadPool& p
     for (int64_t i = 0; i < n; ++i)
       for (int64_t j = 0; j < d; ++j) w.x[i * d + j] += fc_bias_[j];
 
-  for (int64_t i = 0; i < n; ++i) {
-    const float pos = static_cast<float>(rows.positions[i]);
-    for (int64_t j = 0; j < half; ++j) {
-      const float angle = pos * inv_freq_[j];
-      w.cos[i * half + j] = static_cast<float>(std::cos(static_cast<double>(angle)));
-      w.sin[i * half + j] = static_cast<float>(std::sin(static_cast<double>(angle)));
-    }
-  }
+  rope_tables(w.cos.data(), w.sin.data(), rows.positions.data(), n, inv_freq_.data(), half);
   // Attention reads x directly: the head's layer has no input norm.
   matmul(w.x.data(), n, wq_, w.q.data(), pool);
   matmul(w.x.data(), n, wk_, w.k.data(), pool);

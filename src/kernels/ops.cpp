@@ -54,4 +54,16 @@ void softmax_inplace(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
 }
 
+void rope_tables(float* cos, float* sin, const int32_t* positions, int64_t T, const float* inv_freq,
+                 int64_t half) {
+  for (int64_t t = 0; t < T; ++t) {
+    const float pos = static_cast<float>(positions[t]);
+    for (int64_t j = 0; j < half; ++j) {
+      const float angle = pos * inv_freq[j];
+      cos[t * half + j] = static_cast<float>(std::cos(static_cast<double>(angle)));
+      sin[t * half + j] = static_cast<float>(std::sin(static_cast<double>(angle)));
+    }
+  }
+}
+
 }  // namespace eagle2

@@ -18,6 +18,12 @@ void swiglu_inplace(float* gate, const float* up, int64_t n);
 // x[i], x[i + head_dim/2] rotated by angle with cos/sin taken from tables of head_dim/2 entries.
 void rope_rotate_half(float* x, const float* cos, const float* sin, int64_t head_dim);
 
+// cos[T, half], sin[T, half] for positions[T] and inv_freq[half] (half = head_dim / 2), in float32
+// like Hugging Face (angle = float(position) * inv_freq) with cos/sin evaluated in double and
+// rounded. The one place every forward (target, head, training) takes its RoPE angles from.
+void rope_tables(float* cos, float* sin, const int32_t* positions, int64_t T, const float* inv_freq,
+                 int64_t half);
+
 // In-place softmax of n values (max-subtracted; sums in index order, in double; then each value is
 // multiplied by the float reciprocal of the sum). Entries of -inf become 0.
 void softmax_inplace(float* x, int64_t n);

@@ -150,15 +150,7 @@ void LlamaModel::forward(const Batch& batch, KvCache& kv, std::span<const int32_
     w.visible_begin[i + 1] = static_cast<int64_t>(w.visible.size());
   }
 
-  // RoPE tables for each row's position, in float32 like Hugging Face (angle = pos * inv_freq).
-  for (int64_t i = 0; i < T; ++i) {
-    const float pos = static_cast<float>(batch.positions[i]);
-    for (int64_t j = 0; j < half; ++j) {
-      const float angle = pos * inv_freq_[j];
-      w.cos[i * half + j] = static_cast<float>(std::cos(static_cast<double>(angle)));
-      w.sin[i * half + j] = static_cast<float>(std::sin(static_cast<double>(angle)));
-    }
-  }
+  rope_tables(w.cos.data(), w.sin.data(), batch.positions.data(), T, inv_freq_.data(), half);
 
   for (int64_t i = 0; i < T; ++i) embed(batch.tokens[i], &w.x[i * d]);
 

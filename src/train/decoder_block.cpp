@@ -51,6 +51,20 @@ AttentionShape attention_shape(const DecoderBlockConfig& c, const DecoderBlockAc
 
 }  // namespace
 
+DecoderBlockConfig DecoderBlockConfig::from(const LlamaConfig& cfg, bool input_norm) {
+  DecoderBlockConfig b;
+  b.hidden = cfg.hidden_size;
+  b.intermediate = cfg.intermediate_size;
+  b.n_heads = cfg.num_heads;
+  b.n_kv_heads = cfg.num_kv_heads;
+  b.head_dim = cfg.head_dim;
+  b.rms_eps = cfg.rms_norm_eps;
+  b.inv_freq = cfg.rope_inv_freq();
+  b.input_norm = input_norm;
+  b.validate();
+  return b;
+}
+
 void DecoderBlockConfig::validate() const {
   if (hidden <= 0 || intermediate <= 0 || n_heads <= 0 || n_kv_heads <= 0 || head_dim <= 0)
     fail("decoder block: sizes must be positive (hidden ", hidden, ", intermediate ", intermediate,

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "model/llama_config.h"
 #include "train/parameter.h"
 #include "train/train_rng.h"
 
@@ -46,6 +47,9 @@ struct DecoderBlockConfig {
   int64_t q_dim() const { return n_heads * head_dim; }
   int64_t kv_dim() const { return n_kv_heads * head_dim; }
   void validate() const;  // Error on non-positive sizes, H % KV != 0, inv_freq size != hd/2
+
+  // The block of a model with this config (validated).
+  static DecoderBlockConfig from(const LlamaConfig& cfg, bool input_norm);
 };
 
 // Non-owning view of a block's parameters (the optimizer and checkpoints hold the same pointers).

@@ -90,15 +90,7 @@ EagleHeadTrainer::EagleHeadTrainer(const LlamaModel& target, const HeadInit& ini
   if (cfg_.attention_bias) fail("train-head: heads with q/k/v biases are not supported");
   cfg_.num_layers = 1;
   cfg_.tie_word_embeddings = false;
-  block_cfg_.hidden = d_;
-  block_cfg_.intermediate = cfg_.intermediate_size;
-  block_cfg_.n_heads = cfg_.num_heads;
-  block_cfg_.n_kv_heads = cfg_.num_kv_heads;
-  block_cfg_.head_dim = cfg_.head_dim;
-  block_cfg_.rms_eps = cfg_.rms_norm_eps;
-  block_cfg_.inv_freq = cfg_.rope_inv_freq();
-  block_cfg_.input_norm = false;
-  block_cfg_.validate();
+  block_cfg_ = DecoderBlockConfig::from(cfg_, /*input_norm=*/false);
 
   fc_w_ = Parameter("fc.weight", {d_, 2 * d_});
   fc_b_ = Parameter("fc.bias", {d_}, /*decay=*/false);

@@ -26,15 +26,7 @@ LlamaTrainModel::LlamaTrainModel(const LlamaConfig& cfg)
       final_norm_("model.norm.weight", {cfg_.hidden_size}, false) {
   if (cfg_.sliding_window)
     fail("model config: training with a sliding window is not supported");
-  block_cfg_.hidden = cfg_.hidden_size;
-  block_cfg_.intermediate = cfg_.intermediate_size;
-  block_cfg_.n_heads = cfg_.num_heads;
-  block_cfg_.n_kv_heads = cfg_.num_kv_heads;
-  block_cfg_.head_dim = cfg_.head_dim;
-  block_cfg_.rms_eps = cfg_.rms_norm_eps;
-  block_cfg_.inv_freq = cfg_.rope_inv_freq();
-  block_cfg_.input_norm = true;
-  block_cfg_.validate();
+  block_cfg_ = DecoderBlockConfig::from(cfg_, /*input_norm=*/true);
 
   std::fill(final_norm_.value.begin(), final_norm_.value.end(), 1.0f);
   params_.push_back(&embed_);

@@ -18,18 +18,6 @@ void check_head_dim(const char* what, int64_t head_dim) {
 
 }  // namespace
 
-void rope_tables(float* cos, float* sin, const int32_t* positions, int64_t T, const float* inv_freq,
-                 int64_t half) {
-  for (int64_t t = 0; t < T; ++t) {
-    const float pos = static_cast<float>(positions[t]);
-    for (int64_t j = 0; j < half; ++j) {
-      const float angle = pos * inv_freq[j];
-      cos[t * half + j] = static_cast<float>(std::cos(static_cast<double>(angle)));
-      sin[t * half + j] = static_cast<float>(std::sin(static_cast<double>(angle)));
-    }
-  }
-}
-
 void rope_forward(float* x, const float* cos, const float* sin, int64_t T, int64_t n_heads,
                   int64_t head_dim, ThreadPool& pool) {
   check_head_dim("rope_forward", head_dim);

@@ -5,13 +5,11 @@
 #include <cstdint>
 
 #include "core/thread_pool.h"
+#include "kernels/ops.h"
 
 namespace eagle2::train {
 
-// cos[T, half], sin[T, half] for positions[T] and inv_freq[half] (half = head_dim / 2), computed
-// exactly as the inference forward does (float angle, cos/sin in double rounded to float).
-void rope_tables(float* cos, float* sin, const int32_t* positions, int64_t T, const float* inv_freq,
-                 int64_t half);
+// The cos/sin tables come from eagle2::rope_tables (kernels/ops.h), shared with inference.
 
 // x[T, n_heads * head_dim] rotated in place (same bits as the inference forward).
 void rope_forward(float* x, const float* cos, const float* sin, int64_t T, int64_t n_heads,
