@@ -143,10 +143,9 @@ void LlamaModel::forward(const Batch& batch, KvCache& kv, std::span<const int32_
   // Per row: the batch rows it sees (ancestors and itself), flattened.
   w.visible.clear();
   w.visible_begin.assign(static_cast<size_t>(T + 1), 0);
-  std::vector<int32_t> rows;
   for (int64_t i = 0; i < T; ++i) {
-    batch.visible_rows(i, rows);
-    for (int32_t r : rows) w.visible.push_back(static_cast<int32_t>(n_ctx + r));
+    batch.visible_rows(i, w.rows);
+    for (int32_t r : w.rows) w.visible.push_back(static_cast<int32_t>(n_ctx + r));
     w.visible_begin[i + 1] = static_cast<int64_t>(w.visible.size());
   }
 

@@ -69,6 +69,7 @@ class LlamaModel {
   struct Workspace {
     std::vector<float> x, xn, q, k, v, attn, proj, gate, up, scores, cos, sin, rows_hidden;
     std::vector<int32_t> visible;  // flattened visible rows per batch row
+    std::vector<int32_t> rows;     // one row's visible rows (scratch)
     std::vector<int64_t> visible_begin;
   } ws_;
 };
