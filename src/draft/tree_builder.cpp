@@ -40,7 +40,8 @@ std::vector<int32_t> best_by_value(const std::vector<float>& values, size_t n) {
 void build_dynamic_tree(DraftOracle& oracle, int32_t root, const DynamicTreeParams& params,
                         int64_t max_tokens, DraftTree& tree) {
   tree.reset(root);
-  const int64_t budget = std::min<int64_t>(params.total_tokens, max_tokens);
+  int64_t budget = params.choose_total ? max_tokens
+                                       : std::min<int64_t>(params.total_tokens, max_tokens);
   if (budget <= 1 || params.top_k < 1) return;
   const int K = params.top_k;
   std::vector<Candidate> pool;
@@ -80,7 +81,17 @@ void build_dynamic_tree(DraftOracle& oracle, int32_t root, const DynamicTreePara
   // Rerank: the best budget - 1 candidates, then back in pool order (parents before children).
   std::vector<float> values(pool.size());
   for (size_t i = 0; i < pool.size(); ++i) values[i] = pool[i].value;
-  std::vector<int32_t> keep = best_by_value(values, static_cast<size_t>(budget - 1));
+  std::vector<int32_t> keep;
+  if (params.choose_total) {
+    // The whole pool in rerank order, so that the chooser's i-th value is the i-th node kept.
+    keep = best_by_value(values, values.size());
+    std::vector<float> values_desc(keep.size());
+    for (size_t i = 0; i < keep.size(); ++i) values_desc[i] = values[keep[i]];
+    budget = std::clamp<int64_t>(params.choose_total(values_desc, max_tokens), 1, max_tokens);
+    keep.resize(std::min(keep.size(), static_cast<size_t>(budget - 1)));
+  } else {
+    keep = best_by_value(values, static_cast<size_t>(budget - 1));
+  }
   std::sort(keep.begin(), keep.end());
   std::vector<int32_t> node_of(pool.size(), -1);
   for (int32_t p : keep) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -36,12 +37,19 @@ struct DynamicTreeParams {
   int top_k = 10;         // K
   int depth = 5;          // expansion forwards after level 1 (the tree has depth + 1 levels)
   int total_tokens = 60;  // verify batch size, root included
+  // Optional per-cycle budget: given the pool's values best first (rerank order) and the cycle's
+  // max_tokens, returns the verify batch size T (root included; clamped to [1, max_tokens]).
+  // Replaces total_tokens when set (src/speculative/tree_budget.h sizes trees to the hardware).
+  using ChooseTotal =
+      std::function<int64_t(std::span<const float> values_desc, int64_t max_tokens)>;
+  ChooseTotal choose_total = nullptr;
 };
 
 // EAGLE-2 (EAGLE2.md section 3): level 1 = top-K root children; D expansions of the K best
 // frontier nodes by value (K*K candidates each, all joining the pool); rerank the pool to the best
 // total_tokens - 1 by value (ties: lower pool index, i.e. shallower / earlier) and flatten in pool
-// order. `max_tokens` caps total_tokens for this cycle (room left in the context).
+// order. `max_tokens` caps total_tokens (or choose_total's answer) for this cycle (room left in
+// the context).
 void build_dynamic_tree(DraftOracle& oracle, int32_t root, const DynamicTreeParams& params,
                         int64_t max_tokens, DraftTree& tree);
 

@@ -53,7 +53,7 @@ std::vector<CostPoint> measure_cost_curve(LlamaModel& model, const CostCurveOpti
       if (r > 0) times.push_back(s);  // the first run warms caches and workspaces
     }
     std::sort(times.begin(), times.end());
-    curve.push_back({k, times[times.size() / 2], 0});
+    curve.push_back({k, times[(times.size() - 1) / 2], 0});  // the lower median
   }
   const auto base = std::find_if(curve.begin(), curve.end(), [](const CostPoint& p) { return p.k == 1; });
   const double t1 = base != curve.end() ? base->seconds : curve.front().seconds / curve.front().k;

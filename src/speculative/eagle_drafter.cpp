@@ -1,6 +1,7 @@
 #include "speculative/eagle_drafter.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "core/error.h"
@@ -76,6 +77,12 @@ void EagleDrafter::begin(std::span<const int32_t> context, const float* features
   pending_tokens_.assign(context.begin() + 1, context.end());
   pending_tokens_.push_back(root);
   root_ = root;
+  prompt_catch_up_ = true;
+}
+
+double EagleDrafter::draft_seconds_estimate() const {
+  if (draft_seconds_ema_ >= 0) return draft_seconds_ema_;
+  return opt_.cost ? opt_.cost->draft_seconds() : 0;
 }
 
 void EagleDrafter::catch_up() {
@@ -94,12 +101,22 @@ void EagleDrafter::catch_up() {
 }
 
 void EagleDrafter::draft(int64_t max_tokens, DraftTree& tree) {
+  const auto t0 = std::chrono::steady_clock::now();
   kv_.drop_pending();  // the previous cycle's tree entries
   catch_up();
   if (last_out_.empty()) fail("draft head: draft() before begin()");
   switch (opt_.shape) {
     case EagleDrafterOptions::Shape::Dynamic:
-      build_dynamic_tree(*this, root_, opt_.dynamic, max_tokens, tree);
+      if (opt_.cost) {
+        DynamicTreeParams params = opt_.dynamic;
+        const double draft_s = draft_seconds_estimate();
+        params.choose_total = [this, draft_s](std::span<const float> values, int64_t max_t) {
+          return choose_total_tokens(values, *opt_.cost, draft_s, max_t);
+        };
+        build_dynamic_tree(*this, root_, params, max_tokens, tree);
+      } else {
+        build_dynamic_tree(*this, root_, opt_.dynamic, max_tokens, tree);
+      }
       break;
     case EagleDrafterOptions::Shape::Static:
       build_static_tree(*this, root_, opt_.choices, max_tokens, tree);
@@ -108,6 +125,16 @@ void EagleDrafter::draft(int64_t max_tokens, DraftTree& tree) {
       build_static_tree(*this, root_, chain_choices(opt_.chain_depth), max_tokens, tree);
       break;
   }
+  // The dynamic tree's drafting work does not depend on the budget (the whole pool is expanded
+  // before the rerank), so one per-cycle number is the right model. The first draft after
+  // begin() also fed the prompt and would overstate it.
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!prompt_catch_up_) {
+    constexpr double kWeight = 0.25;  // recent cycles dominate within a few cycles
+    draft_seconds_ema_ =
+        draft_seconds_ema_ < 0 ? s : (1 - kWeight) * draft_seconds_ema_ + kWeight * s;
+  }
+  prompt_catch_up_ = false;
 }
 
 void EagleDrafter::root_top_k(int k, int32_t* tokens, float* logp) {

@@ -8,6 +8,7 @@
 #include "draft/eagle_head.h"
 #include "draft/tree_builder.h"
 #include "speculative/drafter.h"
+#include "speculative/tree_budget.h"
 
 namespace eagle2 {
 
@@ -17,6 +18,9 @@ struct EagleDrafterOptions {
   TreeChoices choices;         // Static (default mc_sim_7b_63)
   int chain_depth = 5;         // Chain: depth + 1 draft tokens
   int64_t context = 2048;      // head KV capacity (the target's context)
+  // Dynamic: when set, each cycle's verify budget is chosen by choose_total_tokens from this
+  // curve and the drafter's own measured draft time (dynamic.total_tokens is then unused).
+  std::shared_ptr<const VerifyCostModel> cost = {};
 };
 
 class EagleDrafter : public Drafter, private DraftOracle {
@@ -30,6 +34,9 @@ class EagleDrafter : public Drafter, private DraftOracle {
 
   // Head position and fed-node bookkeeping of the last draft (for --verbose and tests).
   int64_t stable_length() const { return kv_.size(); }
+  // The per-cycle draft time the budget chooser assumes: a moving average of measured draft()
+  // times, or the cost model's draft_seconds before the first measurement.
+  double draft_seconds_estimate() const;
 
  private:
   void root_top_k(int k, int32_t* tokens, float* logp) override;
@@ -50,6 +57,8 @@ class EagleDrafter : public Drafter, private DraftOracle {
   std::vector<float> fed_out_;          // head outputs of this cycle's fed nodes
   std::vector<float> logp_;             // scratch [rows, V]
   std::vector<float> scratch_out_;
+  double draft_seconds_ema_ = -1;  // < 0: nothing measured yet
+  bool prompt_catch_up_ = false;   // the next draft() catches up on a whole prompt
 };
 
 // Top-k of a row of log-probs: descending, ties towards the lower token id.

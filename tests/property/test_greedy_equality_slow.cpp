@@ -46,12 +46,22 @@ std::vector<DrafterCase> drafter_cases(EagleHead& head, ThreadPool& pool, int64_
     };
   };
   using Shape = EagleDrafterOptions::Shape;
+  auto options = [](Shape shape, int top_k, int depth, int total, TreeChoices choices, int chain) {
+    EagleDrafterOptions o;
+    o.shape = shape;
+    o.dynamic.top_k = top_k;
+    o.dynamic.depth = depth;
+    o.dynamic.total_tokens = total;
+    o.choices = std::move(choices);
+    o.chain_depth = chain;
+    return o;
+  };
   std::vector<DrafterCase> cases;
-  cases.push_back({"dynamic-60-5-10", eagle({Shape::Dynamic, {10, 5, 60}, {}, 5, 0}), 6});
-  cases.push_back({"dynamic-16-3-4", eagle({Shape::Dynamic, {4, 3, 16}, {}, 5, 0}), 4});
-  cases.push_back({"dynamic-6-2-2", eagle({Shape::Dynamic, {2, 2, 6}, {}, 5, 0}), 3});
-  cases.push_back({"static-mc-sim", eagle({Shape::Static, {}, mc_sim_7b_63(), 5, 0}), 5});
-  cases.push_back({"chain-3", eagle({Shape::Chain, {}, {}, 3, 0}), 4});
+  cases.push_back({"dynamic-60-5-10", eagle(options(Shape::Dynamic, 10, 5, 60, {}, 5)), 6});
+  cases.push_back({"dynamic-16-3-4", eagle(options(Shape::Dynamic, 4, 3, 16, {}, 5)), 4});
+  cases.push_back({"dynamic-6-2-2", eagle(options(Shape::Dynamic, 2, 2, 6, {}, 5)), 3});
+  cases.push_back({"static-mc-sim", eagle(options(Shape::Static, 10, 5, 60, mc_sim_7b_63(), 5)), 5});
+  cases.push_back({"chain-3", eagle(options(Shape::Chain, 10, 5, 60, {}, 3)), 4});
   cases.push_back({"lookup", [](const std::vector<int32_t>&) -> std::unique_ptr<Drafter> {
                      return std::make_unique<LookupDrafter>(3, 1, 5);
                    }, 5});

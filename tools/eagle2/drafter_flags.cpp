@@ -5,10 +5,50 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "model/cost_curve.h"
 #include "speculative/eagle_drafter.h"
 #include "speculative/lookup_drafter.h"
 
 namespace eagle2::cli {
+
+namespace {
+
+// 0 when the text is not a budget in [1, 4096].
+int parse_total_tokens(const std::string& text) {
+  try {
+    size_t used = 0;
+    const long long v = std::stoll(text, &used);
+    return used == text.size() && v >= 1 && v <= 4096 ? static_cast<int>(v) : 0;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+// Times the target on batches of up to 64 tokens on a short context: enough to see where the
+// curve leaves the memory-bound plateau, and quick enough to run at every start-up.
+std::shared_ptr<const VerifyCostModel> measure_verify_cost(LlamaModel& target, int64_t ctx,
+                                                           bool verbose, ThreadPool& pool) {
+  CostCurveOptions opt;
+  opt.context = std::min<int64_t>(64, ctx / 2);
+  opt.repetitions = 3;
+  opt.ks.clear();
+  for (int64_t k = 1; k <= 64 && opt.context + k <= ctx; k *= 2) opt.ks.push_back(k);
+  if (opt.ks.empty()) fail("--total-tokens auto: --ctx ", ctx, " is too small to time the target");
+  const std::vector<CostPoint> curve = measure_cost_curve(target, opt, pool);
+  std::vector<std::pair<int64_t, double>> points;
+  for (const CostPoint& p : curve) points.emplace_back(p.k, p.seconds);
+  if (verbose) {
+    std::fprintf(stderr, "[budget] verify cost curve (context %lld):",
+                 static_cast<long long>(opt.context));
+    for (const CostPoint& p : curve)
+      std::fprintf(stderr, " k=%lld %.3fms (x%.2f)", static_cast<long long>(p.k),
+                   1e3 * p.seconds, p.relative);
+    std::fprintf(stderr, "\n");
+  }
+  return std::make_shared<const VerifyCostModel>(std::move(points));
+}
+
+}  // namespace
 
 void add_drafter_flags(CLI::App& cmd, DrafterFlags& f) {
   cmd.add_option("--draft", f.head_dir, "EAGLE draft head folder (config.json + weights)");
@@ -17,8 +57,14 @@ void add_drafter_flags(CLI::App& cmd, DrafterFlags& f) {
                  "lookup, no model) or none (plain decoding); default dynamic with --draft")
       ->check(CLI::IsMember({"dynamic", "static", "chain", "lookup", "none"}));
   cmd.add_option("--total-tokens", f.total_tokens,
-                 "Dynamic tree: tokens verified per cycle, root included")
-      ->check(CLI::Range(1, 4096));
+                 "Dynamic tree: tokens verified per cycle, root included, or auto (chosen each "
+                 "cycle from this machine's verify cost curve, measured at start-up)")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            if (v == "auto" || parse_total_tokens(v) > 0) return {};
+            return "must be auto or an integer in [1, 4096] (got '" + v + "')";
+          },
+          "auto|INT in [1 - 4096]"));
   cmd.add_option("--depth", f.depth,
                  "Expansion steps after the first level (a chain drafts depth + 1 tokens)")
       ->check(CLI::Range(0, 64));
@@ -30,7 +76,7 @@ void add_drafter_flags(CLI::App& cmd, DrafterFlags& f) {
   cmd.add_flag("--verbose", f.verbose, "Print each cycle's tree and accepted path");
 }
 
-DrafterBundle make_drafter(const DrafterFlags& f, const LlamaModel& target, int64_t ctx,
+DrafterBundle make_drafter(const DrafterFlags& f, LlamaModel& target, int64_t ctx,
                            ThreadPool& pool) {
   DrafterBundle b;
   std::string tree = f.tree.empty() ? (f.head_dir.empty() ? "none" : "dynamic") : f.tree;
@@ -43,10 +89,18 @@ DrafterBundle make_drafter(const DrafterFlags& f, const LlamaModel& target, int6
   b.head = EagleHead::load(f.head_dir, target);
   EagleDrafterOptions opt;
   opt.context = ctx;
-  opt.dynamic = {f.top_k, f.depth, f.total_tokens};
+  const bool auto_budget = f.total_tokens == "auto";
+  opt.dynamic.top_k = f.top_k;
+  opt.dynamic.depth = f.depth;
+  if (!auto_budget) {
+    opt.dynamic.total_tokens = parse_total_tokens(f.total_tokens);
+    if (opt.dynamic.total_tokens < 1)
+      fail("--total-tokens must be auto or an integer in [1, 4096] (got '", f.total_tokens, "')");
+  }
   opt.chain_depth = f.depth;
   if (tree == "dynamic") {
     opt.shape = EagleDrafterOptions::Shape::Dynamic;
+    if (auto_budget) opt.cost = measure_verify_cost(target, ctx, f.verbose, pool);
   } else if (tree == "chain") {
     opt.shape = EagleDrafterOptions::Shape::Chain;
   } else {

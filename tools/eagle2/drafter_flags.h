@@ -17,7 +17,9 @@ namespace eagle2::cli {
 struct DrafterFlags {
   std::string head_dir;     // --draft
   std::string tree;         // dynamic|static|chain|lookup|none (default: dynamic with --draft)
-  int total_tokens = 60;    // EAGLE2.md: verify batch size, root included
+  // EAGLE2.md: verify batch size, root included; "auto": chosen each cycle from the target's
+  // cost curve, measured at start-up.
+  std::string total_tokens = "60";
   int depth = 5;            // expansion forwards after level 1
   int top_k = 10;           // K
   std::string choices;      // static tree shape: JSON text or a file holding it
@@ -34,7 +36,8 @@ struct DrafterBundle {
   Drafter* operator->() const { return drafter.get(); }
   Drafter& operator*() const { return *drafter; }
 };
-DrafterBundle make_drafter(const DrafterFlags& flags, const LlamaModel& target, int64_t ctx,
+// The target is not const: --total-tokens auto times forwards of it.
+DrafterBundle make_drafter(const DrafterFlags& flags, LlamaModel& target, int64_t ctx,
                            ThreadPool& pool);
 
 void print_cycle(FILE* out, const CycleTrace& cycle, const Tokenizer* tok);

@@ -1,0 +1,65 @@
+#include "speculative/tree_budget.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+
+namespace eagle2 {
+
+VerifyCostModel::VerifyCostModel(std::vector<std::pair<int64_t, double>> points,
+                                 double draft_seconds)
+    : points_(std::move(points)), draft_seconds_(draft_seconds) {
+  if (points_.empty()) fail("verify cost model: no (k, seconds) points");
+  for (size_t i = 0; i < points_.size(); ++i) {
+    const auto [k, s] = points_[i];
+    if (k < 1) fail("verify cost model: batch size ", k, " must be >= 1");
+    if (i > 0 && k <= points_[i - 1].first)
+      fail("verify cost model: batch sizes must be strictly increasing (", points_[i - 1].first,
+           " then ", k, ")");
+    if (!(s > 0) || !std::isfinite(s))
+      fail("verify cost model: time ", s, "s at k = ", k, " must be positive and finite");
+  }
+  if (!(draft_seconds_ >= 0) || !std::isfinite(draft_seconds_))
+    fail("verify cost model: draft time ", draft_seconds_, "s must be >= 0 and finite");
+}
+
+double VerifyCostModel::seconds(int64_t k) const {
+  const auto& p = points_;
+  if (k <= p.front().first) return p.front().second;
+  if (k >= p.back().first) {
+    const double slope =
+        p.size() == 1
+            ? p.back().second / static_cast<double>(p.back().first)
+            : std::max(0.0, (p.back().second - p[p.size() - 2].second) /
+                                static_cast<double>(p.back().first - p[p.size() - 2].first));
+    return p.back().second + slope * static_cast<double>(k - p.back().first);
+  }
+  // First point with a larger k; k lies inside (hi - 1, hi].
+  const auto hi =
+      std::upper_bound(p.begin(), p.end(), k, [](int64_t x, const auto& q) { return x < q.first; });
+  const auto lo = hi - 1;
+  const double t = static_cast<double>(k - lo->first) / static_cast<double>(hi->first - lo->first);
+  return lo->second + t * (hi->second - lo->second);
+}
+
+int64_t choose_total_tokens(std::span<const float> values_desc, const VerifyCostModel& cost,
+                            double draft_seconds, int64_t max_tokens) {
+  // Past values_desc.size() + 1 the expected tokens stop growing, so no larger T can win a tie.
+  const int64_t t_max = std::max<int64_t>(
+      1, std::min<int64_t>(max_tokens, static_cast<int64_t>(values_desc.size()) + 1));
+  int64_t best_t = 1;
+  double expected = 1;  // the bonus token is always emitted
+  double best_rate = expected / (draft_seconds + cost.seconds(1));
+  for (int64_t t = 2; t <= t_max; ++t) {
+    expected += std::exp(static_cast<double>(values_desc[static_cast<size_t>(t - 2)]));
+    const double rate = expected / (draft_seconds + cost.seconds(t));
+    if (rate > best_rate) {
+      best_rate = rate;
+      best_t = t;
+    }
+  }
+  return best_t;
+}
+
+}  // namespace eagle2

@@ -1,0 +1,42 @@
+// Sizing each cycle's draft tree to the hardware (DESIGN "The performance model of a CPU"): a
+// node's value estimates the log of its acceptance probability, so a tree of T tokens is expected
+// to emit 1 + sum of exp(value) over its T - 1 best nodes; the tree worth verifying is the one
+// with the most expected tokens per second of drafting plus verifying.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <utility>
+#include <vector>
+
+namespace eagle2 {
+
+// Seconds of one target forward of k tokens, from measured points (e.g. measure_cost_curve).
+struct VerifyCostModel {
+  // points: (k, seconds) with k strictly increasing from >= 1 and seconds > 0; Error otherwise.
+  // draft_seconds: a per-cycle draft cost to assume until the drafter has measured its own.
+  explicit VerifyCostModel(std::vector<std::pair<int64_t, double>> points,
+                           double draft_seconds = 0);
+
+  // Piecewise-linear in k between points. Below the first point the first point's time (a
+  // smaller batch is never dearer); past the last point the last segment's slope, floored at 0 so
+  // that timing noise cannot make large batches look free or negative (one point: time
+  // proportional to k, the compute-bound assumption).
+  double seconds(int64_t k) const;
+
+  const std::vector<std::pair<int64_t, double>>& points() const { return points_; }
+  double draft_seconds() const { return draft_seconds_; }
+
+ private:
+  std::vector<std::pair<int64_t, double>> points_;
+  double draft_seconds_;
+};
+
+// The T in [1, max_tokens] (root included) maximizing
+//   (1 + sum_{i < T-1} exp(values_desc[i])) / (draft_seconds + cost.seconds(T)),
+// ties towards the smaller T. values_desc: the candidates' values (natural-log acceptance
+// estimates), best first; T never exceeds values_desc.size() + 1. max_tokens < 1 counts as 1.
+int64_t choose_total_tokens(std::span<const float> values_desc, const VerifyCostModel& cost,
+                            double draft_seconds, int64_t max_tokens);
+
+}  // namespace eagle2

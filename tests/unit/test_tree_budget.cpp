@@ -1,0 +1,305 @@
+// The per-cycle tree budget (src/speculative/tree_budget.h): the verify cost model, the chooser on
+// synthetic cost curves, its hook in the dynamic tree builder, and losslessness with it on.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <random>
+
+#include "core/error.h"
+#include "draft/eagle_head.h"
+#include "draft/tree_builder.h"
+#include "model/cost_curve.h"
+#include "speculative/eagle_drafter.h"
+#include "speculative/generation.h"
+#include "speculative/speculative_decoder.h"
+#include "speculative/tree_budget.h"
+#include "support/random_models.h"
+#include "support/shared_data.h"
+
+namespace eagle2 {
+namespace {
+
+using Points = std::vector<std::pair<int64_t, double>>;
+
+TEST(VerifyCostModel, InterpolatesBetweenPoints) {
+  const VerifyCostModel m(Points{{1, 1.0}, {4, 4.0}, {8, 6.0}});
+  EXPECT_DOUBLE_EQ(m.seconds(1), 1.0);
+  EXPECT_DOUBLE_EQ(m.seconds(2), 2.0);
+  EXPECT_DOUBLE_EQ(m.seconds(4), 4.0);
+  EXPECT_DOUBLE_EQ(m.seconds(6), 5.0);
+  EXPECT_DOUBLE_EQ(m.seconds(8), 6.0);
+}
+
+TEST(VerifyCostModel, ExtrapolatesWithTheLastSlope) {
+  const VerifyCostModel m(Points{{1, 1.0}, {4, 4.0}, {8, 6.0}});
+  EXPECT_DOUBLE_EQ(m.seconds(10), 7.0);
+  EXPECT_DOUBLE_EQ(m.seconds(108), 56.0);
+  EXPECT_DOUBLE_EQ(m.seconds(0), 1.0);  // below the first point: its time
+  // Timing noise that makes the last segment fall must not make big batches cheaper.
+  const VerifyCostModel noisy(Points{{1, 2.0}, {2, 1.5}});
+  EXPECT_DOUBLE_EQ(noisy.seconds(50), 1.5);
+  // One point: proportional to k above it.
+  const VerifyCostModel one(Points{{2, 4.0}}, 0.5);
+  EXPECT_DOUBLE_EQ(one.seconds(1), 4.0);
+  EXPECT_DOUBLE_EQ(one.seconds(6), 12.0);
+  EXPECT_DOUBLE_EQ(one.draft_seconds(), 0.5);
+}
+
+TEST(VerifyCostModel, RejectsBadPoints) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THROW(VerifyCostModel(Points{}), Error);
+  EXPECT_THROW(VerifyCostModel(Points{{1, 1.0}, {1, 2.0}}), Error);
+  EXPECT_THROW(VerifyCostModel(Points{{4, 1.0}, {2, 2.0}}), Error);
+  EXPECT_THROW(VerifyCostModel(Points{{0, 1.0}}), Error);
+  EXPECT_THROW(VerifyCostModel(Points{{1, 0.0}}), Error);
+  EXPECT_THROW(VerifyCostModel(Points{{1, 1.0}, {2, -1.0}}), Error);
+  EXPECT_THROW(VerifyCostModel(Points{{1, nan}}), Error);
+  EXPECT_THROW(VerifyCostModel(Points{{1, 1.0}}, -1.0), Error);
+}
+
+// Expected tokens per second of a budget, computed the long way.
+double rate(const std::vector<float>& values, const VerifyCostModel& m, double draft, int64_t t) {
+  double expected = 1;
+  for (int64_t i = 0; i < t - 1; ++i) expected += std::exp(static_cast<double>(values[i]));
+  return expected / (draft + m.seconds(t));
+}
+
+TEST(ChooseTotalTokens, CheapVerificationTakesEveryUsefulNode) {
+  const VerifyCostModel flat(Points{{1, 0.01}, {64, 0.01}});
+  const std::vector<float> v(100, -0.5f);
+  EXPECT_EQ(choose_total_tokens(v, flat, 0.0, 60), 60);     // capped by the room
+  EXPECT_EQ(choose_total_tokens(v, flat, 0.0, 1000), 101);  // every candidate
+  // Nodes that can never be accepted add nothing, so the tie goes to the smaller tree.
+  const float never = -std::numeric_limits<float>::infinity();
+  const std::vector<float> w = {-0.1f, -0.2f, never, never};
+  EXPECT_EQ(choose_total_tokens(w, flat, 0.0, 60), 3);
+}
+
+TEST(ChooseTotalTokens, ExpensiveVerificationKeepsTheTreeSmall) {
+  // Cost linear in k from k = 1: a node pays for itself only if it is surely accepted.
+  const VerifyCostModel linear(Points{{1, 1.0}, {64, 64.0}});
+  const std::vector<float> v(100, -0.5f);
+  EXPECT_EQ(choose_total_tokens(v, linear, 0.0, 60), 1);
+  // A fixed draft cost makes a few likely nodes worth verifying, but far fewer than when
+  // verification is flat.
+  std::vector<float> desc(100);
+  for (size_t i = 0; i < desc.size(); ++i) desc[i] = -0.1f * static_cast<float>(i);
+  const int64_t t_lin = choose_total_tokens(desc, linear, 2.0, 60);
+  const VerifyCostModel flat(Points{{1, 1.0}, {64, 1.0}});
+  const int64_t t_flat = choose_total_tokens(desc, flat, 2.0, 60);
+  EXPECT_GT(t_lin, 1);
+  EXPECT_LT(t_lin, 10);
+  EXPECT_EQ(t_flat, 60);
+  // The CPU's shape: memory-bound plateau, then compute-bound: the chooser stays near the knee.
+  const VerifyCostModel knee(Points{{1, 1.0}, {8, 1.05}, {64, 8.0}});
+  const int64_t t_knee = choose_total_tokens(desc, knee, 0.0, 60);
+  EXPECT_GE(t_knee, 8);
+  EXPECT_LT(t_knee, 20);
+  EXPECT_LT(t_lin, t_knee);
+}
+
+TEST(ChooseTotalTokens, EdgeCases) {
+  const VerifyCostModel flat(Points{{1, 1.0}});
+  const std::vector<float> v = {-0.1f, -0.2f};
+  EXPECT_EQ(choose_total_tokens({}, flat, 0.0, 60), 1);
+  EXPECT_EQ(choose_total_tokens(v, flat, 0.0, 1), 1);
+  EXPECT_EQ(choose_total_tokens(v, flat, 0.0, 0), 1);
+  EXPECT_EQ(choose_total_tokens(v, flat, 0.0, -5), 1);
+}
+
+TEST(ChooseTotalTokens, MaximizesTheObjectiveOnRandomInputs) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> logp(-6.0f, 0.0f);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (int trial = 0; trial < 500; ++trial) {
+    std::vector<float> v(rng() % 80);
+    for (float& x : v) x = logp(rng);
+    std::sort(v.begin(), v.end(), std::greater<>());
+    Points pts;
+    int64_t k = 1 + static_cast<int64_t>(rng() % 3);
+    double s = 0.001 + u(rng);
+    for (int p = 0, n = 1 + static_cast<int>(rng() % 6); p < n; ++p) {
+      pts.emplace_back(k, s);
+      k += 1 + static_cast<int64_t>(rng() % 20);
+      s = std::max(1e-4, s + u(rng) - 0.2);  // mostly rising, sometimes noisy
+    }
+    const VerifyCostModel m(pts);
+    const double draft = trial % 3 == 0 ? 0.0 : u(rng);
+    const int64_t max_tokens = 1 + static_cast<int64_t>(rng() % 100);
+    const int64_t t = choose_total_tokens(v, m, draft, max_tokens);
+    const int64_t t_top = std::min<int64_t>(max_tokens, static_cast<int64_t>(v.size()) + 1);
+    ASSERT_GE(t, 1);
+    ASSERT_LE(t, t_top);
+    const double best = rate(v, m, draft, t);
+    for (int64_t other = 1; other <= t_top; ++other) {
+      SCOPED_TRACE(testing::Message() << "trial " << trial << ", T " << other);
+      if (other < t)
+        EXPECT_LT(rate(v, m, draft, other), best * (1 + 1e-12));  // ties: the smaller T
+      else
+        EXPECT_LE(rate(v, m, draft, other), best * (1 + 1e-12));
+    }
+  }
+}
+
+// A draft model given by a table: children of a path of tokens (root excluded), best first.
+class TableOracle : public DraftOracle {
+ public:
+  using Table = std::map<std::vector<int32_t>, std::vector<std::pair<int32_t, float>>>;
+  explicit TableOracle(Table t) : table_(std::move(t)) {}
+  void root_top_k(int k, int32_t* tokens, float* logp) override { lookup({}, k, tokens, logp); }
+  void expand_top_k(const std::vector<FedNode>& nodes, size_t first, int k, int32_t* tokens,
+                    float* logp) override {
+    for (size_t i = first; i < nodes.size(); ++i) {
+      std::vector<int32_t> path;
+      for (int32_t f = static_cast<int32_t>(i); f >= 0; f = nodes[f].parent_fed)
+        path.insert(path.begin(), nodes[f].token);
+      lookup(path, k, tokens + (i - first) * k, logp + (i - first) * k);
+    }
+  }
+
+ private:
+  void lookup(const std::vector<int32_t>& path, int k, int32_t* tokens, float* logp) {
+    const auto& row = table_.at(path);
+    for (int i = 0; i < k; ++i) std::tie(tokens[i], logp[i]) = row.at(static_cast<size_t>(i));
+  }
+  Table table_;
+};
+
+// K = 2, depth 2. Pool values: a -0.1, b -1.0 | c -0.3, d -2.1, e -1.05, f -4.0 |
+// g -0.4, h -1.8, i -1.55, j -1.95 (frontier after the first expansion: c, e).
+TableOracle::Table two_by_two() {
+  return {
+      {{}, {{10, -0.1f}, {11, -1.0f}}},       {{10}, {{12, -0.2f}, {13, -2.0f}}},
+      {{11}, {{14, -0.05f}, {15, -3.0f}}},    {{10, 12}, {{16, -0.1f}, {17, -1.5f}}},
+      {{11, 14}, {{18, -0.5f}, {19, -0.9f}}},
+  };
+}
+
+TEST(DynamicTreeBudget, ChooserSeesThePoolInRerankOrderAndSizesTheTree) {
+  std::vector<float> seen;
+  int64_t seen_max = 0;
+  DynamicTreeParams params{2, 2, 100};
+  params.choose_total = [&](std::span<const float> values, int64_t max_tokens) {
+    seen.assign(values.begin(), values.end());
+    seen_max = max_tokens;
+    return int64_t{4};
+  };
+  TableOracle oracle(two_by_two());
+  DraftTree tree;
+  build_dynamic_tree(oracle, 1, params, 50, tree);
+  const std::vector<float> want = {-0.1f,  -0.3f, -0.4f,  -1.0f, -1.05f,
+                                   -1.55f, -1.8f, -1.95f, -2.1f, -4.0f};
+  ASSERT_EQ(seen.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(seen[i], want[i], 1e-6) << i;
+  EXPECT_EQ(seen_max, 50);  // total_tokens (100) no longer caps anything
+  // The best 3 (a, c, g) in pool order under the root.
+  EXPECT_EQ(tree.tokens, (std::vector<int32_t>{1, 10, 12, 16}));
+  EXPECT_EQ(tree.parents, (std::vector<int32_t>{-1, 0, 1, 2}));
+}
+
+TEST(DynamicTreeBudget, ChoiceIsClampedToTheRoom) {
+  DynamicTreeParams params{2, 2, 3};
+  params.choose_total = [](std::span<const float>, int64_t) { return int64_t{1000}; };
+  TableOracle oracle(two_by_two());
+  DraftTree tree;
+  build_dynamic_tree(oracle, 1, params, 6, tree);
+  EXPECT_EQ(tree.size(), 6);
+  params.choose_total = [](std::span<const float>, int64_t) { return int64_t{0}; };
+  build_dynamic_tree(oracle, 1, params, 6, tree);
+  EXPECT_EQ(tree.tokens, (std::vector<int32_t>{1}));
+}
+
+TEST(DynamicTreeBudget, CostModelsGiveTheTreesTheyPredict) {
+  // Verification linear in k plus a draft cost of 2: rates for T = 1..5 are 1/3, 0.476, 0.529,
+  // 0.553, 0.526, so the tree is the root plus a, c, g.
+  const VerifyCostModel linear(Points{{1, 1.0}, {64, 64.0}});
+  DynamicTreeParams params{2, 2, 60};
+  params.choose_total = [&](std::span<const float> v, int64_t max_t) {
+    return choose_total_tokens(v, linear, 2.0, max_t);
+  };
+  TableOracle oracle(two_by_two());
+  DraftTree tree;
+  build_dynamic_tree(oracle, 1, params, 100, tree);
+  EXPECT_EQ(tree.tokens, (std::vector<int32_t>{1, 10, 12, 16}));
+  // Flat verification keeps the whole pool.
+  const VerifyCostModel flat(Points{{1, 1.0}, {64, 1.0}});
+  params.choose_total = [&](std::span<const float> v, int64_t max_t) {
+    return choose_total_tokens(v, flat, 2.0, max_t);
+  };
+  build_dynamic_tree(oracle, 1, params, 100, tree);
+  EXPECT_EQ(tree.size(), 11);
+}
+
+TEST(DynamicTreeBudget, GreedyOutputEqualsPlainWithAutoBudgets) {
+  const int64_t ctx = 512;
+  LlamaConfig cfg = test::tiny_config();
+  auto target = test::load_random_model("budget-eq", cfg, DType::F32, 31, 0.3f);
+  auto head = EagleHead::load(test::write_random_head("budget-eq", *target), *target);
+  ThreadPool pool(2);
+
+  CostCurveOptions copt;
+  copt.ks = {1, 2, 4, 8, 16, 32, 64};
+  copt.context = 64;
+  copt.repetitions = 2;
+  Points measured;
+  for (const CostPoint& p : measure_cost_curve(*target, copt, pool))
+    measured.emplace_back(p.k, p.seconds);
+  struct Case {
+    const char* name;
+    std::shared_ptr<const VerifyCostModel> cost;
+  };
+  const std::vector<Case> cases = {
+      {"flat", std::make_shared<const VerifyCostModel>(Points{{1, 1.0}, {64, 1.0}})},
+      {"linear", std::make_shared<const VerifyCostModel>(Points{{1, 1.0}, {64, 64.0}})},
+      {"measured", std::make_shared<const VerifyCostModel>(measured)},
+  };
+
+  std::mt19937 rng(3);
+  GenerationOptions opt;
+  opt.max_new_tokens = 40;
+  for (int p = 0; p < test::scaled(4); ++p) {
+    std::vector<int32_t> prompt(1 + rng() % 20);
+    for (auto& t : prompt) t = static_cast<int32_t>(rng() % cfg.vocab_size);
+    KvCache kv = target->make_cache(ctx);
+    std::vector<int32_t> plain;
+    generate_plain(*target, kv, prompt, opt, pool, [&](int32_t t) {
+      plain.push_back(t);
+      return true;
+    });
+    for (const Case& c : cases) {
+      SCOPED_TRACE(testing::Message() << c.name << ", prompt " << p);
+      EagleDrafterOptions o;
+      o.dynamic = {4, 3, 60};  // pool of 4 + 3 * 16 = 52 candidates
+      o.context = ctx;
+      o.cost = c.cost;
+      EagleDrafter drafter(*head, pool, o);
+      KvCache kv2 = target->make_cache(ctx);
+      std::vector<int32_t> spec;
+      std::vector<int64_t> sizes;
+      SpeculativeHooks hooks;
+      hooks.trace = [&](const CycleTrace& t) { sizes.push_back(t.tree.size()); };
+      speculative_generate(
+          *target, kv2, drafter, prompt, opt, pool,
+          [&](int32_t t) {
+            spec.push_back(t);
+            return true;
+          },
+          hooks);
+      ASSERT_EQ(spec, plain);
+      ASSERT_FALSE(sizes.empty());
+      EXPECT_GE(drafter.draft_seconds_estimate(), 0.0);
+      const int64_t largest = *std::max_element(sizes.begin(), sizes.end());
+      if (std::string(c.name) == "flat") {
+        EXPECT_EQ(largest, 53);
+      } else if (std::string(c.name) == "linear") {
+        EXPECT_EQ(largest, 1);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace eagle2
