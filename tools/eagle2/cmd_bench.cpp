@@ -6,6 +6,7 @@
 #include <memory>
 #include <sstream>
 
+#include "bench/bench_charts.h"
 #include "bench/bench_runner.h"
 #include "commands.h"
 #include "core/error.h"
@@ -27,7 +28,7 @@ struct BenchFlags {
   std::string temps = "0,1";
   int reps = 1;
   uint64_t seed = 1;
-  std::string json_out, csv_out;
+  std::string json_out, csv_out, svg_dir;
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -103,6 +104,14 @@ int run_bench_cmd(const BenchFlags& f) {
                 s.distinct4);
   if (!f.json_out.empty()) write_file(f.json_out, bench_to_json(summary, records));
   if (!f.csv_out.empty()) write_file(f.csv_out, summaries_to_csv(summary));
+  if (!f.svg_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(f.svg_dir, ec);
+    if (ec) fail(f.svg_dir, ": cannot create directory: ", ec.message());
+    const auto charts = bench_charts(summary);
+    for (const auto& [name, svg] : charts) write_file(f.svg_dir + "/" + name, svg);
+    std::printf("wrote %zu chart(s) to %s\n", charts.size(), f.svg_dir.c_str());
+  }
   const auto mismatches = greedy_mismatches(records);
   if (!mismatches.empty()) {
     for (const auto& m : mismatches) std::fprintf(stderr, "LOSSLESSNESS VIOLATED: %s\n", m.c_str());
@@ -135,6 +144,9 @@ Command add_bench(CLI::App& app) {
   cmd->add_option("--seed", f->seed, "Sampling seed");
   cmd->add_option("--json", f->json_out, "Write all results as JSON");
   cmd->add_option("--csv", f->csv_out, "Write the summary table as CSV");
+  cmd->add_option("--svg-dir", f->svg_dir,
+                  "Write SVG charts here (speedup and tau per drafter; tau and speedup against "
+                  "the tree size when dynamic drafters run)");
   return {cmd, [f] { return run_bench_cmd(*f); }};
 }
 

@@ -1,0 +1,107 @@
+#include "bench/bench_charts.h"
+
+#include <cstdio>
+#include <optional>
+
+#include "bench/svg_chart.h"
+#include "core/error.h"
+
+namespace eagle2 {
+
+namespace {
+
+std::string safe_name(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '-' || c == '_' || c == '.';
+    out += ok ? c : '_';
+  }
+  return out.empty() ? "_" : out;
+}
+
+std::string temp_text(float t) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", static_cast<double>(t));
+  return buf;
+}
+
+struct BudgetPoint {
+  std::string family;
+  double size;
+};
+
+// The tree size a drafter verifies per cycle, root included; nullopt for drafters without a tree
+// (plain, none, lookup) and for labels that do not parse (hand-made or foreign summaries).
+std::optional<BudgetPoint> budget_point(const std::string& label) {
+  DrafterSpec spec;
+  try {
+    spec = parse_drafter_spec(label);
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  if (spec.kind == "dynamic") return BudgetPoint{"dynamic", double(spec.dynamic.total_tokens)};
+  if (spec.kind == "static") return BudgetPoint{"static", double(spec.choices.size() + 1)};
+  if (spec.kind == "chain") return BudgetPoint{"chain", double(spec.chain_depth + 2)};
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> bench_charts(const std::vector<Summary>& rows) {
+  // Groups in order of first appearance, so the files follow the table's order.
+  std::vector<std::pair<std::string, float>> groups;
+  for (const Summary& s : rows) {
+    const std::pair<std::string, float> key{s.prompt_set, s.temperature};
+    bool seen = false;
+    for (const auto& g : groups) seen = seen || g == key;
+    if (!seen) groups.push_back(key);
+  }
+
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [set, temp] : groups) {
+    const std::string where = set + ", temperature " + temp_text(temp);
+    const std::string stem = safe_name(set) + "_t" + safe_name(temp_text(temp)) + "_";
+    BarChart speed{"Speedup over plain decoding (" + where + ")", "speedup (x)", {}, {{"", {}}}};
+    BarChart tau{"Tokens per cycle, tau (" + where + ")", "tau", {}, {{"", {}}}};
+    const char* families[] = {"dynamic", "static", "chain"};
+    std::vector<LineSeries> budget_tau(3), budget_speed(3);
+    bool has_dynamic = false;
+    for (const Summary& s : rows) {
+      if (s.prompt_set != set || s.temperature != temp) continue;
+      speed.categories.push_back(s.drafter);
+      speed.series[0].values.push_back(s.speedup);
+      // Plain decoding runs no speculative cycles; a zero bar would read as a failed drafter.
+      if (s.cycles > 0) {
+        tau.categories.push_back(s.drafter);
+        tau.series[0].values.push_back(s.tau);
+      }
+      const auto bp = budget_point(s.drafter);
+      if (!bp) continue;
+      for (size_t f = 0; f < 3; ++f)
+        if (bp->family == families[f]) {
+          budget_tau[f].points.emplace_back(bp->size, s.tau);
+          budget_speed[f].points.emplace_back(bp->size, s.speedup);
+        }
+      has_dynamic = has_dynamic || bp->family == "dynamic";
+    }
+    out.emplace_back(stem + "speedup.svg", render_bar_chart(speed));
+    out.emplace_back(stem + "tau.svg", render_bar_chart(tau));
+    if (!has_dynamic) continue;
+    LineChart lt{"tau against tree size (" + where + ")", "tokens verified per cycle (root included)",
+                 "tau", {}};
+    LineChart ls{"Speedup against tree size (" + where + ")",
+                 "tokens verified per cycle (root included)", "speedup (x)", {}};
+    for (size_t f = 0; f < 3; ++f) {
+      if (budget_tau[f].points.empty()) continue;
+      budget_tau[f].name = budget_speed[f].name = families[f];
+      lt.series.push_back(budget_tau[f]);
+      ls.series.push_back(budget_speed[f]);
+    }
+    out.emplace_back(stem + "budget_tau.svg", render_line_chart(lt));
+    out.emplace_back(stem + "budget_speedup.svg", render_line_chart(ls));
+  }
+  return out;
+}
+
+}  // namespace eagle2
