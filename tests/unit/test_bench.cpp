@@ -7,24 +7,18 @@
 #include "bench/bench_runner.h"
 #include "bench/prompt_set.h"
 #include "core/error.h"
+#include "support/errors.h"
 #include "support/shared_data.h"
 
 namespace eagle2 {
 namespace {
 
+using test::error_of;
+
 std::string write(const std::string& name, const std::string& text) {
   const std::string path = test::temp_dir("bench") + "/" + name;
   std::ofstream(path, std::ios::binary) << text;
   return path;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
 }
 
 TEST(PromptSet, JsonlShapes) {

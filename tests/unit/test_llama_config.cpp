@@ -8,27 +8,16 @@
 
 #include "core/error.h"
 #include "model/llama_config.h"
+#include "support/errors.h"
 #include "support/shared_data.h"
 
 namespace eagle2 {
 namespace {
 
+using test::error_of;
+
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "threw a non-Error exception: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "did not throw";
-  return "";
-}
 
 json base_config() {
   return json::parse(R"({

@@ -5,19 +5,13 @@
 #include "model/llama_model.h"
 #include "model/random_model.h"
 #include "support/random_models.h"
+#include "support/errors.h"
 #include "support/shared_data.h"
 
 namespace eagle2 {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
-}
+using test::error_of;
 
 TEST(LlamaModel, MistralSlidingWindowBoundsTheContext) {
   LlamaConfig c = test::tiny_config();

@@ -15,10 +15,13 @@
 #include "core/error.h"
 #include "core/mapped_file.h"
 #include "io/safetensors.h"
+#include "support/errors.h"
 #include "support/shared_data.h"
 
 namespace eagle2 {
 namespace {
+
+using test::error_of;
 
 namespace fs = std::filesystem;
 
@@ -44,20 +47,6 @@ std::string crafted(const std::string& header, size_t data_bytes) {
 }
 
 // Runs `f` and returns the Error's message; fails the test if nothing or something else is thrown.
-template <class F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "threw a non-Error exception: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "did not throw";
-  return "";
-}
-
 class SafetensorsErrors : public ::testing::Test {
  protected:
   std::string dir = test::temp_dir("safetensors_errors");

@@ -11,21 +11,15 @@
 #include "core/error.h"
 #include "sampling/logits_processor.h"
 #include "sampling/rng.h"
+#include "support/errors.h"
 #include "support/shared_data.h"
 
 namespace eagle2 {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
+using test::error_of;
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
+constexpr float kInf = std::numeric_limits<float>::infinity();
 
 SamplingParams params(float temperature, int32_t top_k = 0, float top_p = 1.0f) {
   SamplingParams p;

@@ -8,23 +8,17 @@
 #include <vector>
 
 #include "core/error.h"
+#include "support/errors.h"
 #include "support/shared_data.h"
 #include "tokenizer/tokenizer.h"
 
 namespace eagle2 {
 namespace {
 
+using test::error_of;
+
 constexpr const char* kStories = "data/models/stories260K-hf/tokenizer.model";
 constexpr const char* kLlama2 = "data/models/llama2_tokenizer/tokenizer.model";
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
 
 int32_t piece_id(const Tokenizer& tok, const std::string& piece) {
   for (int32_t id = 0; id < tok.vocab_size(); ++id) {
