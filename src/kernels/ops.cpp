@@ -39,8 +39,8 @@ void rope_rotate_half(float* x, const float* cos, const float* sin, int64_t head
   }
 }
 
-void softmax_inplace(float* x, int64_t n) {
-  if (n <= 0) return;
+double softmax_inplace(float* x, int64_t n) {
+  if (n <= 0) return -INFINITY;
   float mx = x[0];
   for (int64_t i = 1; i < n; ++i) mx = x[i] > mx ? x[i] : mx;
   // Summed in double in index order: a 32k-entry vocabulary summed in float would lose ~1e-3
@@ -52,6 +52,7 @@ void softmax_inplace(float* x, int64_t n) {
   }
   const float inv = static_cast<float>(1.0 / sum);
   for (int64_t i = 0; i < n; ++i) x[i] *= inv;
+  return static_cast<double>(mx) + std::log(sum);
 }
 
 void rope_tables(float* cos, float* sin, const int32_t* positions, int64_t T, const float* inv_freq,

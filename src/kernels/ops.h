@@ -25,7 +25,8 @@ void rope_tables(float* cos, float* sin, const int32_t* positions, int64_t T, co
                  int64_t half);
 
 // In-place softmax of n values (max-subtracted; sums in index order, in double; then each value is
-// multiplied by the float reciprocal of the sum). Entries of -inf become 0.
-void softmax_inplace(float* x, int64_t n);
+// multiplied by the float reciprocal of the sum). Entries of -inf become 0. Returns the
+// log-sum-exp of the input (-inf for n = 0), which the training losses need.
+double softmax_inplace(float* x, int64_t n);
 
 }  // namespace eagle2

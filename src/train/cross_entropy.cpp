@@ -40,20 +40,6 @@ int64_t count_rows(const uint8_t* mask, int64_t M) {
   return n;
 }
 
-double softmax_row(float* x, int64_t n) {
-  if (n <= 0) return -INFINITY;
-  float mx = x[0];
-  for (int64_t i = 1; i < n; ++i) mx = x[i] > mx ? x[i] : mx;
-  double sum = 0.0;
-  for (int64_t i = 0; i < n; ++i) {
-    x[i] = std::exp(x[i] - mx);
-    sum += x[i];
-  }
-  const float inv = static_cast<float>(1.0 / sum);
-  for (int64_t i = 0; i < n; ++i) x[i] *= inv;
-  return static_cast<double>(mx) + std::log(sum);
-}
-
 double cross_entropy_forward(float* probs, const float* logits, const int32_t* targets,
                              const uint8_t* mask, int64_t M, int64_t V, ThreadPool& pool) {
   for (int64_t m = 0; m < M; ++m)
@@ -63,7 +49,7 @@ double cross_entropy_forward(float* probs, const float* logits, const int32_t* t
     float* p = probs + m * V;
     const float target_logit = counted ? logits[m * V + targets[m]] : 0.0f;
     if (p != logits + m * V) std::copy(logits + m * V, logits + (m + 1) * V, p);
-    const double lse = softmax_row(p, V);
+    const double lse = softmax_inplace(p, V);
     return counted ? lse - static_cast<double>(target_logit) : 0.0;
   });
 }
@@ -100,7 +86,7 @@ double soft_cross_entropy_forward(float* probs, const float* student_logits, con
     }
     float* p = probs + m * V;
     if (p != s) std::copy(s, s + V, p);
-    const double lse = softmax_row(p, V);
+    const double lse = softmax_inplace(p, V);
     return counted ? lse * psum - ps : 0.0;
   });
 }

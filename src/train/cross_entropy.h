@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "core/thread_pool.h"
+#include "kernels/ops.h"
 
 namespace eagle2::train {
 
@@ -34,8 +35,7 @@ void soft_cross_entropy_backward(float* dlogits, const float* probs, const float
                                  const uint8_t* mask, int64_t M, int64_t V, float dloss,
                                  ThreadPool& pool);
 
-// One row: x[n] becomes softmax(x); returns log(sum(exp(x))) of the input (max-subtracted, summed
-// in double in index order, so the same row gives the same bits anywhere).
-double softmax_row(float* x, int64_t n);
+// Rows are normalized with eagle2::softmax_inplace (kernels/ops.h), which also returns the
+// log-sum-exp of the row.
 
 }  // namespace eagle2::train

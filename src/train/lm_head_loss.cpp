@@ -85,7 +85,7 @@ double lm_head_cross_entropy(const float* x, const int32_t* targets, const uint8
                [](const int64_t*, int64_t) {},
                [&](int64_t m, int64_t, float* lg, bool backward) {
                  const float target_logit = lg[targets[m]];
-                 const double lse = softmax_row(lg, V);
+                 const double lse = softmax_inplace(lg, V);
                  if (backward) lg[targets[m]] -= 1.0f;
                  return lse - static_cast<double>(target_logit);
                });
@@ -102,7 +102,7 @@ double lm_head_soft_cross_entropy(const float* x, const float* teacher_x, const 
     for (int64_t i = 0; i < r; ++i)
       std::copy(teacher_x + rows[i] * d, teacher_x + (rows[i] + 1) * d, tx.data() + i * d);
     matmul(tx.data(), r, W, tprobs.data(), pool);
-    pool.parallel_for(r, [&](int64_t i) { softmax_row(tprobs.data() + i * V, V); });
+    pool.parallel_for(r, [&](int64_t i) { softmax_inplace(tprobs.data() + i * V, V); });
   };
   return fused("lm_head_soft_cross_entropy", x, mask, M, W, WT, dx, dW, dloss, pool, chunk_rows,
                teacher_chunk, [&](int64_t, int64_t i, float* lg, bool backward) {
@@ -112,7 +112,7 @@ double lm_head_soft_cross_entropy(const float* x, const float* teacher_x, const 
                    ps += static_cast<double>(tp[v]) * lg[v];
                    psum += tp[v];
                  }
-                 const double lse = softmax_row(lg, V);
+                 const double lse = softmax_inplace(lg, V);
                  if (backward) {
                    const float pf = static_cast<float>(psum);
                    for (int64_t v = 0; v < V; ++v) lg[v] = lg[v] * pf - tp[v];
