@@ -58,14 +58,15 @@ TEST(ThreadPool, WorksAfterWorkersFallAsleep) {
 TEST(ThreadPool, UsesMoreThanOneThread) {
   ThreadPool pool(2);
   std::atomic<int> inside{0}, max_inside{0};
-  // Each task waits briefly for company; with two threads some task must see it.
+  // Each task waits (up to 50 ms, generous for a loaded CI machine) for company; with two threads
+  // some task must see it.
   for (int attempt = 0; attempt < 50 && max_inside.load() < 2; ++attempt) {
     pool.parallel_for(4, [&](int64_t) {
       const int now = inside.fetch_add(1) + 1;
       int prev = max_inside.load();
       while (now > prev && !max_inside.compare_exchange_weak(prev, now)) {
       }
-      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+      const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
       while (std::chrono::steady_clock::now() < until && max_inside.load() < 2) std::this_thread::yield();
       inside.fetch_sub(1);
     });
