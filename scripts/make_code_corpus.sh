@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Builds the Python source corpus for the bundled default model (issue: training, bundled model)
 # from named, version-pinned Debian 12 packages, without installing them:
-#   OUT/train.txt          training text: the kept .py files, each followed by a blank line
-#   OUT/heldout.txt        whole files held out for the loss (about 2% of files, by path hash)
+#   OUT/train/NNNNN.py     training text: the kept .py files, one document each (train-lm puts a
+#                          BOS in front of every file of a folder)
+#   OUT/heldout/NNNNN.py   whole files held out for the loss (about 2% of files, by path hash)
 #   OUT/heldout_prompts.jsonl  benchmark prompts: the first 12 lines of each held-out file
-#   OUT/MANIFEST.txt       package versions, file counts, sizes, sha256 of the outputs
+#   OUT/MANIFEST.txt       package versions, file counts, sizes, the source path of every file,
+#                          and a sha256 over all outputs
 # Usage: scripts/make_code_corpus.sh OUT_DIR
 set -euo pipefail
 out=${1:?usage: scripts/make_code_corpus.sh OUT_DIR}
@@ -30,29 +32,34 @@ trap 'rm -rf "$work"' EXIT
 )
 # Deterministic order and split: sort paths; hold out a file when the first byte of the sha256 of
 # its path (relative to the package root) is below 5 (5/256, about 2%).
-: >"$out/train.txt"
-: >"$out/heldout.txt"
+rm -rf "$out/train" "$out/heldout"
+mkdir -p "$out/train" "$out/heldout"
 : >"$out/heldout_prompts.jsonl"
+: >"$work/files.txt"
 n_train=0
 n_held=0
 while IFS= read -r f; do
   rel=${f#"$work"/root/}
   h=$(printf '%s' "$rel" | sha256sum | cut -c1-2)
   if ((16#$h < 5)); then
-    cat "$f" >>"$out/heldout.txt"
-    printf '\n\n' >>"$out/heldout.txt"
+    name=heldout/$(printf '%05d' "$n_held").py
+    cp "$f" "$out/$name"
     head -n 12 "$f" | python3 -c 'import json,sys; print(json.dumps({"text": sys.stdin.read()}))' \
       >>"$out/heldout_prompts.jsonl"
     n_held=$((n_held + 1))
   else
-    cat "$f" >>"$out/train.txt"
-    printf '\n\n' >>"$out/train.txt"
+    name=train/$(printf '%05d' "$n_train").py
+    cp "$f" "$out/$name"
     n_train=$((n_train + 1))
   fi
+  printf '%s\t%s\n' "$name" "$rel" >>"$work/files.txt"
 done < <(find "$work/root" -name '*.py' -type f -size +0 | LC_ALL=C sort)
 {
   echo "packages: ${packages[*]}"
-  echo "train files: $n_train ($(wc -c <"$out/train.txt") bytes)"
-  echo "held-out files: $n_held ($(wc -c <"$out/heldout.txt") bytes)"
-  (cd "$out" && sha256sum train.txt heldout.txt heldout_prompts.jsonl)
+  echo "train files: $n_train ($(cat "$out"/train/*.py | wc -c) bytes)"
+  echo "held-out files: $n_held ($(cat "$out"/heldout/*.py | wc -c) bytes)"
+  echo "sha256 of all outputs: $(cd "$out" && find train heldout heldout_prompts.jsonl -type f |
+    LC_ALL=C sort | xargs sha256sum | sha256sum | cut -d' ' -f1)"
+  echo "files (output<TAB>package path):"
+  cat "$work/files.txt"
 } | tee "$out/MANIFEST.txt"

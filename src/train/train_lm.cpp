@@ -1,7 +1,9 @@
 #include "train/train_lm.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -79,6 +81,34 @@ std::string read_text(const std::string& path) {
   if (in.bad()) fail(path, ": read error");
   return s.str();
 }
+
+}  // namespace
+
+std::vector<std::string> expand_text_paths(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    const fs::file_status st = fs::status(p, ec);
+    if (ec || !fs::exists(st)) fail(p, ": no such file or folder");
+    if (!fs::is_directory(st)) {
+      out.push_back(p);
+      continue;
+    }
+    // Byte order of the full paths: the same tree gives the same order on every machine, so the
+    // tokenizer and the token stream are reproducible.
+    std::vector<std::string> files;
+    for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec))
+      if (it->is_regular_file()) files.push_back(it->path().string());
+    if (ec) fail(p, ": cannot list the folder: ", ec.message());
+    if (files.empty()) fail(p, ": the folder has no files");
+    std::sort(files.begin(), files.end());
+    out.insert(out.end(), files.begin(), files.end());
+  }
+  return out;
+}
+
+namespace {
 
 void say(const TrainLmEvents& ev, const std::string& line) {
   if (ev.message) ev.message(line);
@@ -181,6 +211,8 @@ std::vector<int32_t> tokenize_files(const std::string& tokenizer_path,
 TrainLmResult run_train_lm(const TrainLmConfig& cfg, const TrainLmOptions& opt,
                            const TrainLmEvents& ev, ThreadPool& pool) {
   if (opt.corpus.empty()) fail("train-lm: no corpus files given");
+  const std::vector<std::string> corpus = expand_text_paths(opt.corpus);
+  const std::vector<std::string> held_out_files = expand_text_paths(opt.held_out);
   if (opt.out_dir.empty()) fail("train-lm: no output folder given");
   const fs::path dir(opt.out_dir);
   const std::string tok_path = (dir / "tokenizer.model").string();
@@ -197,14 +229,14 @@ TrainLmResult run_train_lm(const TrainLmConfig& cfg, const TrainLmOptions& opt,
   } else {
     say(ev, "tokenizer: training SentencePiece BPE, vocab " +
                 std::to_string(cfg.tokenizer.vocab_size) + " ...");
-    train_sentencepiece(opt.corpus, tok_path, cfg.tokenizer);
+    train_sentencepiece(corpus, tok_path, cfg.tokenizer);
   }
 
   // 2. Token streams.
-  std::vector<int32_t> train_tokens = tokenize_files(tok_path, opt.corpus);
+  std::vector<int32_t> train_tokens = tokenize_files(tok_path, corpus);
   std::vector<int32_t> held_out;
-  if (!opt.held_out.empty()) {
-    held_out = tokenize_files(tok_path, opt.held_out);
+  if (!held_out_files.empty()) {
+    held_out = tokenize_files(tok_path, held_out_files);
   } else if (cfg.held_out_fraction > 0) {
     const auto n_held = static_cast<size_t>(static_cast<double>(train_tokens.size()) *
                                             cfg.held_out_fraction);
@@ -240,6 +272,26 @@ TrainLmResult run_train_lm(const TrainLmConfig& cfg, const TrainLmOptions& opt,
     if (ev.held_out && trainer.has_held_out()) ev.held_out(trainer.steps_done(), res.held_out_loss);
   };
 
+  // The loss curve, one row per step: rewritten on a fresh run; on a resume, rows past the
+  // checkpoint (steps run after it by a run that then died) are dropped, so the file always
+  // describes the run the weights come from.
+  const std::string log_path = (dir / "train_log.tsv").string();
+  {
+    std::vector<std::string> kept;
+    if (opt.resume) {
+      std::ifstream in(log_path);
+      for (std::string line; std::getline(in, line);) {
+        if (line.empty() || line[0] == 's') continue;  // the header
+        if (std::stoll(line.substr(0, line.find('\t'))) <= trainer.steps_done()) kept.push_back(line);
+      }
+    }
+    std::ofstream out(log_path, std::ios::trunc);
+    out << "step\ttokens\tloss\tlr\theld_out_loss\n";
+    for (const std::string& line : kept) out << line << '\n';
+    if (!out) fail(log_path, ": cannot write");
+  }
+  std::ofstream log(log_path, std::ios::app);
+
   // 4. The loop.
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
@@ -261,10 +313,22 @@ TrainLmResult run_train_lm(const TrainLmConfig& cfg, const TrainLmOptions& opt,
     res.last_loss = p.stats.loss;
     res.tokens_per_s = p.tokens_per_s;
     if (ev.step) ev.step(p);
-    if (cfg.eval_every > 0 && p.step % cfg.eval_every == 0 && !trainer.finished()) evaluate();
+    const bool eval_now =
+        trainer.finished() || (cfg.eval_every > 0 && p.step % cfg.eval_every == 0);
+    if (eval_now) evaluate();
+    char row[160];
+    std::snprintf(row, sizeof row, "%lld\t%lld\t%.5f\t%.4e\t", static_cast<long long>(p.step),
+                  static_cast<long long>(p.step * trainer.tokens_per_step()), p.stats.loss,
+                  p.stats.lr);
+    log << row;
+    if (eval_now && std::isfinite(res.held_out_loss)) {
+      std::snprintf(row, sizeof row, "%.5f", res.held_out_loss);
+      log << row;
+    }
+    log << '\n' << std::flush;
     if (cfg.checkpoint_every > 0 && p.step % cfg.checkpoint_every == 0 && !trainer.finished()) save();
   }
-  if (trainer.finished()) evaluate();
+  if (trainer.finished() && run_steps == 0) evaluate();
   save();
   res.steps_done = trainer.steps_done();
   res.steps_run = run_steps;

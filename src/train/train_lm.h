@@ -45,9 +45,14 @@ struct TrainLmConfig {
   static TrainLmConfig load(const std::string& path);
 };
 
+// Files and folders -> files: a folder stands for all regular files below it (recursively),
+// sorted by path; each file is one document (a BOS in front). Error on a missing path or a folder
+// without files.
+std::vector<std::string> expand_text_paths(const std::vector<std::string>& paths);
+
 struct TrainLmOptions {
-  std::vector<std::string> corpus;    // UTF-8 text files
-  std::vector<std::string> held_out;  // optional
+  std::vector<std::string> corpus;    // UTF-8 text files or folders of them (expand_text_paths)
+  std::vector<std::string> held_out;  // optional, likewise
   std::string out_dir;
   bool resume = false;     // continue from out_dir/checkpoint.safetensors
   int64_t stop_after = 0;  // stop (checkpointed) once this many steps are done; 0 = run to the end

@@ -3,6 +3,8 @@
 // same bytes as an uninterrupted one (library API and CLI).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -171,8 +173,12 @@ TEST(TrainLm, ResumedRunEqualsUninterruptedRun) {
   EXPECT_EQ(run_train_lm(cfg, part, {}, pool).steps_done, 2 * n);
 
   for (const char* f : {"tokenizer.model", "model.safetensors", "checkpoint.safetensors",
-                        "config.json"})
+                        "config.json", "train_log.tsv"})
     EXPECT_TRUE(file_bytes(full.out_dir + "/" + f) == file_bytes(part.out_dir + "/" + f)) << f;
+  // The loss curve: a header and one row per step, held-out losses on evaluation steps.
+  const std::string log = file_bytes(full.out_dir + "/train_log.tsv");
+  EXPECT_EQ(log.rfind("step\ttokens\tloss\tlr\theld_out_loss\n", 0), 0u) << log;
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 2 * n + 1) << log;
 
   // A resume with other settings is refused rather than silently diverging.
   const TrainLmConfig other = config_with_steps(2 * n + 1);

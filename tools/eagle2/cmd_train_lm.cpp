@@ -117,16 +117,16 @@ Command add_train_lm(CLI::App& app) {
   auto f = std::make_shared<TrainLmFlags>();
   CLI::App* cmd = app.add_subcommand(
       "train-lm", "Train a SentencePiece tokenizer and a LLaMA model from scratch (HF layout)");
-  cmd->add_option("--corpus", f->corpus, "Training text files (UTF-8)")
+  cmd->add_option("--corpus", f->corpus, "Training text: UTF-8 files, or folders (every file below, sorted by path); each file is one document")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingPath);
   cmd->add_option("--config", f->config, "Model shape and training settings (JSON)")
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("-o,--out", f->out, "Output model folder")->required();
   cmd->add_option("--held-out", f->held_out,
-                  "Held-out text files (default: the corpus's last held_out_fraction)")
-      ->check(CLI::ExistingFile);
+                  "Held-out text files or folders (default: the corpus's last held_out_fraction)")
+      ->check(CLI::ExistingPath);
   cmd->add_flag("--resume", f->resume, "Continue from OUT/checkpoint.safetensors");
   cmd->add_option("-t,--threads", f->threads, "Threads (default: physical cores)")
       ->check(CLI::Range(1, 1024));
