@@ -4,11 +4,20 @@
 #   OUT/train/NNNNN.py     training text: the kept .py files, one document each (train-lm puts a
 #                          BOS in front of every file of a folder)
 #   OUT/heldout/NNNNN.py   whole files held out for the loss (about 2% of files, by path hash)
-#   OUT/heldout_prompts.jsonl  benchmark prompts: the first 12 lines of each held-out file
+#   OUT/heldout_prompts.jsonl  benchmark prompts: 12-line windows of the held-out files (lines
+#                          1-12, 61-72, ... at most 4 per file; windows with under 4 non-blank
+#                          lines are skipped), in file order
+#   OUT/train_prompts.jsonl    the same windows of the training files (no limit per file), in a
+#                          fixed pseudo-random order (by sha256 of file and line): prompts for
+#                          train-head's self-distillation
 #   OUT/MANIFEST.txt       package versions, file counts, sizes, the source path of every file,
 #                          and a sha256 over all outputs
 # Usage: scripts/make_code_corpus.sh OUT_DIR
 set -euo pipefail
+if ! command -v python3 >/dev/null; then
+  echo "error: python3 is needed to write the prompt files (apt-get install python3)" >&2
+  exit 1
+fi
 out=${1:?usage: scripts/make_code_corpus.sh OUT_DIR}
 # Pinned versions (Debian 12 "bookworm"); apt must still serve them.
 packages=(
@@ -34,7 +43,6 @@ trap 'rm -rf "$work"' EXIT
 # its path (relative to the package root) is below 5 (5/256, about 2%).
 rm -rf "$out/train" "$out/heldout"
 mkdir -p "$out/train" "$out/heldout"
-: >"$out/heldout_prompts.jsonl"
 : >"$work/files.txt"
 n_train=0
 n_held=0
@@ -44,8 +52,6 @@ while IFS= read -r f; do
   if ((16#$h < 5)); then
     name=heldout/$(printf '%05d' "$n_held").py
     cp "$f" "$out/$name"
-    head -n 12 "$f" | python3 -c 'import json,sys; print(json.dumps({"text": sys.stdin.read()}))' \
-      >>"$out/heldout_prompts.jsonl"
     n_held=$((n_held + 1))
   else
     name=train/$(printf '%05d' "$n_train").py
@@ -54,11 +60,37 @@ while IFS= read -r f; do
   fi
   printf '%s\t%s\n' "$name" "$rel" >>"$work/files.txt"
 done < <(find "$work/root" -name '*.py' -type f -size +0 | LC_ALL=C sort)
+python3 - "$out" <<'PY'
+import hashlib, json, os, sys
+out = sys.argv[1]
+def windows(path, limit):
+    lines = open(path, encoding="utf-8", errors="replace").read().split("\n")
+    got = []
+    for start in range(0, len(lines), 60):
+        w = lines[start:start + 12]
+        if sum(1 for l in w if l.strip()) >= 4:
+            got.append((start, "\n".join(w) + "\n"))
+        if limit and len(got) == limit:
+            break
+    return got
+for split, limit, shuffle in (("heldout", 4, False), ("train", 0, True)):
+    rows = []
+    for name in sorted(os.listdir(os.path.join(out, split))):
+        for start, text in windows(os.path.join(out, split, name), limit):
+            key = hashlib.sha256(f"{split}/{name}:{start}".encode()).hexdigest()
+            rows.append((key if shuffle else "", text))
+    if shuffle:
+        rows.sort(key=lambda r: r[0])
+    with open(os.path.join(out, f"{split}_prompts.jsonl"), "w", encoding="utf-8") as f:
+        for _, text in rows:
+            f.write(json.dumps({"text": text}) + "\n")
+PY
 {
   echo "packages: ${packages[*]}"
   echo "train files: $n_train ($(cat "$out"/train/*.py | wc -c) bytes)"
   echo "held-out files: $n_held ($(cat "$out"/heldout/*.py | wc -c) bytes)"
-  echo "sha256 of all outputs: $(cd "$out" && find train heldout heldout_prompts.jsonl -type f |
+  echo "prompts: $(wc -l <"$out/heldout_prompts.jsonl") held out, $(wc -l <"$out/train_prompts.jsonl") for training"
+  echo "sha256 of all outputs: $(cd "$out" && find train heldout heldout_prompts.jsonl train_prompts.jsonl -type f |
     LC_ALL=C sort | xargs sha256sum | sha256sum | cut -d' ' -f1)"
   echo "files (output<TAB>package path):"
   cat "$work/files.txt"

@@ -5,26 +5,16 @@
 #include <cstdio>
 #include <sys/wait.h>
 
+#include "support/cli.h"
 #include "support/shared_data.h"
 
 namespace eagle2 {
 namespace {
 
-struct CliRun {
-  int code;
-  std::string out;  // stdout and stderr together
-};
+using test::CliRun;
+using test::run_cli;
 
-CliRun run_cli(const std::string& args) {
-  const std::string cmd = std::string(EAGLE2_CLI_PATH) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+
 
 std::string stories_dir() {
   return test::shared_dir() + "/data/models/stories260K-hf";

@@ -24,6 +24,9 @@ std::string shared_dir();
 
 bool file_exists(const std::string& path);
 std::string read_file(const std::string& path);
+void write_file(const std::string& path, const std::string& bytes);  // fails the test on error
+// Non-overlapping occurrences of needle (non-empty) in text.
+int count_of(const std::string& text, const std::string& needle);
 
 // 1.0 normally; EAGLE2_TEST_SCALE (e.g. 0.25 in the sanitizer pass) shrinks sample sizes of tests
 // labelled slow. Never below 1 iteration.

@@ -14,6 +14,7 @@
 #include "draft/eagle_head.h"
 #include "model/llama_model.h"
 #include "support/random_models.h"
+#include "support/cli.h"
 #include "support/shared_data.h"
 #include "tokenizer/tokenizer.h"
 #include "train/eagle_head_trainer.h"
@@ -128,22 +129,10 @@ TEST(TrainHead, LossGradientsMatchFiniteDifferences) {
   std::printf("worst gradient error %.2e of the gradient scale\n", worst);
 }
 
-struct CliRun {
-  int status = 0;
-  std::string output;
-};
 
-CliRun run_cli(const std::string& args) {
-  const std::string cmd = std::string(EAGLE2_CLI_PATH) + " " + args + " 2>&1";
-  CliRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return {-1, "popen failed"};
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
-  r.status = pclose(p);
-  return r;
-}
+
+using test::CliRun;
+using test::run_cli;
 
 double number_after(const std::string& text, const std::string& key) {
   const size_t at = text.find(key);
@@ -170,12 +159,12 @@ TEST(TrainHead, SeededRunOnStoriesBeatsUntrainedHead) {
   const CliRun run = run_cli(args);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  ASSERT_EQ(run.status, 0) << run.output;
-  const double top1 = number_after(run.output, "top-1 ");
-  const double top5 = number_after(run.output, "top-5 ");
-  const double cli_tau = number_after(run.output, "new tokens): ");
-  ASSERT_GE(top1, 0) << run.output;
-  ASSERT_GE(cli_tau, 0) << run.output;
+  ASSERT_EQ(run.code, 0) << run.out;
+  const double top1 = number_after(run.out, "top-1 ");
+  const double top5 = number_after(run.out, "top-5 ");
+  const double cli_tau = number_after(run.out, "new tokens): ");
+  ASSERT_GE(top1, 0) << run.out;
+  ASSERT_GE(cli_tau, 0) << run.out;
 
   // The exported head, loaded as the decoder loads it, against an untrained head of the same shape
   // (the trainer's initial weights) on the same held-out openings.
@@ -215,21 +204,21 @@ TEST(TrainHead, CliTrainsOnGivenText) {
   const CliRun run = run_cli("train-head -m " + model_dir + " --text " + corpus +
                              " --limit 24 --eval-count 4 --steps 6 --batch 4 --seq-len 64 "
                              "--tau-tokens 16 --seed 2 -t 2 -o " + dir + "/head");
-  ASSERT_EQ(run.status, 0) << run.output;
-  EXPECT_NE(run.output.find("given text"), std::string::npos) << run.output;
-  EXPECT_GE(number_after(run.output, "top-1 "), 0) << run.output;
-  EXPECT_GE(number_after(run.output, "new tokens): "), 1.0) << run.output;
+  ASSERT_EQ(run.code, 0) << run.out;
+  EXPECT_NE(run.out.find("given text"), std::string::npos) << run.out;
+  EXPECT_GE(number_after(run.out, "top-1 "), 0) << run.out;
+  EXPECT_GE(number_after(run.out, "new tokens): "), 1.0) << run.out;
   auto target = LlamaModel::load(model_dir);
   EXPECT_NO_THROW(EagleHead::load(dir + "/head", *target));
 }
 
 TEST(TrainHead, CliErrors) {
   const CliRun none = run_cli("train-head -m /nonexistent -o /tmp/x");
-  EXPECT_NE(none.status, 0);
-  EXPECT_NE(none.output.find("--prompts"), std::string::npos) << none.output;
+  EXPECT_NE(none.code, 0);
+  EXPECT_NE(none.out.find("--prompts"), std::string::npos) << none.out;
   const CliRun both = run_cli("train-head -m /nonexistent --prompts a --text b -o /tmp/x");
-  EXPECT_NE(both.status, 0);
-  EXPECT_NE(both.output.find("not both"), std::string::npos) << both.output;
+  EXPECT_NE(both.code, 0);
+  EXPECT_NE(both.out.find("not both"), std::string::npos) << both.out;
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "core/thread_pool.h"
 #include "model/batch.h"
 #include "model/llama_model.h"
+#include "support/cli.h"
 #include "support/shared_data.h"
 #include "tokenizer/tokenizer.h"
 #include "train/train_lm.h"
@@ -185,21 +186,10 @@ TEST(TrainLm, ResumedRunEqualsUninterruptedRun) {
   EXPECT_THROW(run_train_lm(other, part, {}, pool), Error);
 }
 
-struct CliRun {
-  int code;
-  std::string out;
-};
 
-CliRun run_cli(const std::string& args) {
-  const std::string cmd = std::string(EAGLE2_CLI_PATH) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  size_t got;
-  while ((got = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), got);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+
+using test::CliRun;
+using test::run_cli;
 
 TEST(TrainLm, CliTrainsResumesAndGenerates) {
   const std::string dir = test::temp_dir("train_lm_cli");

@@ -13,6 +13,7 @@ struct Command {
   std::function<int()> run;
 };
 
+Command add_demo(CLI::App& app);
 Command add_generate(CLI::App& app);
 Command add_info(CLI::App& app);
 Command add_make_random(CLI::App& app);

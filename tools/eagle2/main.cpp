@@ -12,7 +12,8 @@ int main(int argc, char** argv) {
   CLI::App app{"eagle2: LLaMA-family inference with EAGLE-2 speculative decoding", "eagle2"};
   app.require_subcommand(1);
   using namespace eagle2::cli;
-  const std::vector<Command> commands = {add_generate(app), add_info(app), add_make_random(app),
+  const std::vector<Command> commands = {add_demo(app), add_generate(app), add_info(app),
+                                         add_make_random(app),
                                          add_cost_curve(app), add_bench(app), add_train_lm(app),
                                          add_train_head(app)};
 

@@ -1,0 +1,74 @@
+// eagle2 demo, the README's main job: plain decoding and EAGLE-2 side by side on Python prompts.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "support/cli.h"
+#include "support/shared_data.h"
+
+namespace eagle2 {
+namespace {
+
+using test::run_cli;
+
+// The demo runs on any model with a tokenizer and a head; stories260K keeps the test fast (its
+// completions of Python prompts are stories, which is fine for checking the plumbing).
+TEST(CliDemo, CompletesThePromptsIdenticallyAndReportsTauAndSpeedup) {
+  EAGLE2_SHARED_FILE(head, "data/models/stories260K-eagle-head/config.json");
+  const std::string shared = test::shared_dir() + "/data/models/";
+  const auto r = run_cli("demo -m " + shared + "stories260K-hf --draft " + shared +
+                         "stories260K-eagle-head -n 24 -t 2");
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* id : {"demo:search", "demo:stack", "demo:cli", "demo:numpy"})
+    EXPECT_NE(r.out.find(std::string("--- ") + id + " ---"), std::string::npos) << id;
+  EXPECT_NE(r.out.find("def binary_search(items, target):"), std::string::npos) << r.out;
+  EXPECT_EQ(test::count_of(r.out, "| identical to plain decoding\n"), 4) << r.out;
+  EXPECT_NE(r.out.find("all prompts: plain "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("EAGLE-2's completions are identical to plain decoding's."),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(CliDemo, OtherDraftersAndPromptFiles) {
+  EAGLE2_SHARED_FILE(head, "data/models/stories260K-eagle-head/config.json");
+  const std::string shared = test::shared_dir() + "/data/models/";
+  const std::string prompts = test::temp_dir("cli_demo") + "/p.jsonl";
+  test::write_file(prompts, "{\"text\": \"Once upon a time\"}\n");
+  const auto r = run_cli("demo -m " + shared + "stories260K-hf --draft " + shared +
+                         "stories260K-eagle-head -n 16 --tree chain:3 --prompts " + prompts);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("drafter chain:3"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("--- p:0 ---\nOnce upon a time"), std::string::npos) << r.out;
+  EXPECT_EQ(test::count_of(r.out, "| identical to plain decoding\n"), 1) << r.out;
+}
+
+TEST(CliDemo, ErrorsAreOneClearLine) {
+  EAGLE2_SHARED_FILE(head, "data/models/stories260K-eagle-head/config.json");
+  const std::string shared = test::shared_dir() + "/data/models/";
+  auto r = run_cli("demo -m " + shared + "stories260K-hf --draft " + shared +
+                   "stories260K-eagle-head --tree plain");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("error: --tree plain: the demo compares plain decoding with a drafter"),
+            std::string::npos)
+      << r.out;
+  r = run_cli("demo -m " + shared + "stories260K-hf --draft /nonexistent/head");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("error: /nonexistent/head"), std::string::npos) << r.out;
+  // Run from a folder without models/ and an executable outside a checkout's build folder the
+  // bundled files cannot be found: the error says what to do.
+  const std::string empty = test::temp_dir("cli_demo_empty");
+  const std::string cli = std::filesystem::absolute(EAGLE2_CLI_PATH).string();
+  const std::string copy = empty + "/eagle2";
+  std::filesystem::copy_file(cli, copy, std::filesystem::copy_options::overwrite_existing);
+  FILE* p = popen(("cd " + empty + " && ./eagle2 demo 2>&1").c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[512];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  EXPECT_NE(pclose(p), 0);
+  EXPECT_NE(out.find("error: the bundled code-lm is not in ./models"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace eagle2
