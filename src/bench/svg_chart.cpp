@@ -260,9 +260,10 @@ std::string render_line_chart(const LineChart& c) {
             << px(my) << ' ' << px(mx) << ',' << px(my + 5) << ' ' << px(mx - 5) << ',' << px(my)
             << "\" fill=\"" << col << "\">" << tip << "</polygon>\n";
       }
-      o << "<text x=\"" << px(mx) << "\" y=\"" << px(my - 8)
-        << "\" text-anchor=\"middle\" font-size=\"9\" fill=\"" << col << "\">"
-        << format_number(y, c.decimals) << "</text>\n";
+      if (c.value_labels)
+        o << "<text x=\"" << px(mx) << "\" y=\"" << px(my - 8)
+          << "\" text-anchor=\"middle\" font-size=\"9\" fill=\"" << col << "\">"
+          << format_number(y, c.decimals) << "</text>\n";
     }
   }
   if (!any) no_data(o, f);

@@ -32,6 +32,7 @@ struct LineChart {
   std::vector<LineSeries> series;
   int width = 720, height = 420;
   int decimals = 2;  // for the value labels at the markers
+  bool value_labels = true;  // off for dense series (a loss curve), where labels would overlap
 };
 
 std::string render_bar_chart(const BarChart& chart);

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "train/loss_curve.h"
 #include "tokenizer/tokenizer.h"
 
 namespace eagle2::train {
@@ -263,15 +264,6 @@ TrainLmResult run_train_lm(const TrainLmConfig& cfg, const TrainLmOptions& opt,
               std::to_string(cfg.train.steps) + " steps of " +
               std::to_string(trainer.tokens_per_step()) + " tokens");
 
-  const auto save = [&] {
-    trainer.save_checkpoint(ckpt_path);
-    trainer.model().export_hf(opt.out_dir, cfg.export_dtype);
-  };
-  const auto evaluate = [&] {
-    res.held_out_loss = trainer.held_out_loss(pool);
-    if (ev.held_out && trainer.has_held_out()) ev.held_out(trainer.steps_done(), res.held_out_loss);
-  };
-
   // The loss curve, one row per step: rewritten on a fresh run; on a resume, rows past the
   // checkpoint (steps run after it by a run that then died) are dropped, so the file always
   // describes the run the weights come from.
@@ -291,6 +283,23 @@ TrainLmResult run_train_lm(const TrainLmConfig& cfg, const TrainLmOptions& opt,
     if (!out) fail(log_path, ": cannot write");
   }
   std::ofstream log(log_path, std::ios::app);
+
+  const std::string curve_path = (dir / "loss_curve.svg").string();
+  const auto save = [&] {
+    trainer.save_checkpoint(ckpt_path);
+    trainer.model().export_hf(opt.out_dir, cfg.export_dtype);
+    // About 50 points whatever the run's length.
+    const int64_t bucket = std::max<int64_t>(1, cfg.train.steps / 50);
+    const LossCurve curve = parse_loss_curve(read_text(log_path), bucket, log_path);
+    std::ofstream svg(curve_path, std::ios::binary | std::ios::trunc);
+    svg << render_loss_curve(curve, "train-lm loss, " + std::to_string(n_params) + " parameters");
+    if (!svg) fail(curve_path, ": cannot write");
+  };
+  const auto evaluate = [&] {
+    res.held_out_loss = trainer.held_out_loss(pool);
+    if (ev.held_out && trainer.has_held_out()) ev.held_out(trainer.steps_done(), res.held_out_loss);
+  };
+
 
   // 4. The loop.
   using clock = std::chrono::steady_clock;

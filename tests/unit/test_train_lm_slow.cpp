@@ -174,7 +174,7 @@ TEST(TrainLm, ResumedRunEqualsUninterruptedRun) {
   EXPECT_EQ(run_train_lm(cfg, part, {}, pool).steps_done, 2 * n);
 
   for (const char* f : {"tokenizer.model", "model.safetensors", "checkpoint.safetensors",
-                        "config.json", "train_log.tsv"})
+                        "config.json", "train_log.tsv", "loss_curve.svg"})
     EXPECT_TRUE(file_bytes(full.out_dir + "/" + f) == file_bytes(part.out_dir + "/" + f)) << f;
   // The loss curve: a header and one row per step, held-out losses on evaluation steps.
   const std::string log = file_bytes(full.out_dir + "/train_log.tsv");
