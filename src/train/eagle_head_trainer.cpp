@@ -151,7 +151,9 @@ HeadLoss EagleHeadTrainer::step(const HeadBatch& batch, const float* features_in
   return loss;
 }
 
-void EagleHeadTrainer::save(const std::string& dir) const {
+void EagleHeadTrainer::save(const std::string& dir, DType dtype) const {
+  if (dtype != DType::F32 && dtype != DType::BF16)
+    fail("head export: dtype ", dtype_name(dtype), " is not supported (F32 or BF16)");
   std::filesystem::create_directories(dir);
   nlohmann::ordered_json j = nlohmann::ordered_json::parse(cfg_.to_json());
   j["bias"] = true;
@@ -165,7 +167,17 @@ void EagleHeadTrainer::save(const std::string& dir) const {
   const TensorView& emb = target_.embedding();
   std::vector<TensorToWrite> tensors;
   tensors.push_back({"embed_tokens.weight", emb.dtype, emb.shape, emb.data});
-  for (const Parameter* p : params_) tensors.push_back({p->name, DType::F32, p->shape, p->value.data()});
+  std::vector<std::vector<uint16_t>> narrowed;
+  narrowed.reserve(params_.size());
+  for (const Parameter* p : params_) {
+    const void* data = p->value.data();
+    if (dtype == DType::BF16) {
+      std::vector<uint16_t>& out = narrowed.emplace_back(p->value.size());
+      for (size_t i = 0; i < out.size(); ++i) out[i] = f32_to_bf16(p->value[i]);
+      data = out.data();
+    }
+    tensors.push_back({p->name, dtype, p->shape, data});
+  }
   write_safetensors(dir + "/model.safetensors", tensors, {{"format", "pt"}});
 }
 

@@ -81,9 +81,9 @@ class EagleHeadTrainer {
   const std::vector<float>& prediction() const { return pred_; }
 
   // The published format: dir/config.json (target config, 1 layer, "bias": true) and
-  // dir/model.safetensors (float32 head tensors + embed_tokens.weight copied from the target in
-  // its dtype). Creates dir.
-  void save(const std::string& dir) const;
+  // dir/model.safetensors (the head tensors in `dtype`, F32 or BF16, + embed_tokens.weight copied
+  // from the target in its dtype). Creates dir. BF16 halves the bytes a draft step reads.
+  void save(const std::string& dir, DType dtype = DType::F32) const;
 
  private:
   const LlamaModel& target_;

@@ -13,6 +13,8 @@
 #include "bench/prompt_set.h"
 #include "draft/eagle_head.h"
 #include "model/llama_model.h"
+#include "core/error.h"
+#include "io/safetensors.h"
 #include "support/random_models.h"
 #include "support/cli.h"
 #include "support/shared_data.h"
@@ -74,6 +76,27 @@ TEST(TrainHead, TrainingForwardEqualsExportedInferenceHead) {
   EXPECT_LT(worst, 1e-4);
   // The padded slot's real rows (positions 7.., attending only to the window) do not see padding.
   EXPECT_EQ(b.counted(), T + (T - 7));
+
+  // A bf16 export: every head tensor in bf16 (the embedding copy keeps the target's dtype), and
+  // the same predictions up to bf16 rounding of the weights and activations.
+  const std::string dir16 = test::temp_dir("train-head-export-bf16");
+  head.save(dir16, DType::BF16);
+  const TensorStore st = TensorStore::open_dir(dir16);
+  for (const train::Parameter* p : head.params())
+    EXPECT_EQ(st.get(p->name).dtype, DType::BF16) << p->name;
+  auto loaded16 = EagleHead::load(dir16, *target);
+  KvCache kv16 = loaded16->make_cache(T + 1);
+  std::vector<float> out16(out.size());
+  loaded16->forward_causal(s.features.data(), std::span(s.tokens).subspan(1, T), kv16,
+                           out16.data(), pool);
+  double diff = 0, scale = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    diff += std::abs(static_cast<double>(out16[i]) - out[i]);
+    scale += std::abs(static_cast<double>(out[i]));
+  }
+  EXPECT_GT(diff, 0.0);             // really rounded
+  EXPECT_LT(diff, 0.05 * scale);    // but still the same head
+  EXPECT_THROW(head.save(dir16, DType::F16), eagle2::Error);
 }
 
 double full_loss(EagleHeadTrainer& head, const HeadBatch& b, ThreadPool& pool) {

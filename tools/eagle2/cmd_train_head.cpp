@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <unistd.h>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -37,6 +38,7 @@ struct TrainHeadFlags {
   train::HeadTrainOptions train;
   int64_t tau_tokens = 96;
   bool no_tau = false;
+  std::string dtype = "f32";  // of the exported head tensors
 };
 
 std::vector<Prompt> load_all(const std::vector<std::string>& files, const PromptSetOptions& o) {
@@ -62,7 +64,24 @@ std::string clock(double s) {
   return buf;
 }
 
+// On a terminal the bars redraw in place; in a log (pipe or file) a plain line is written only at
+// each tenth of the work, so logs stay readable.
+bool stderr_is_tty() {
+  static const bool tty = isatty(fileno(stderr)) != 0;
+  return tty;
+}
+bool log_line_due(int64_t done, int64_t total) {
+  total = std::max<int64_t>(1, total);
+  return done == total || done * 10 / total != (done - 1) * 10 / total;
+}
+
 void draw_bar(const char* what, int64_t done, int64_t total) {
+  if (!stderr_is_tty()) {
+    if (log_line_due(done, total))
+      std::fprintf(stderr, "%s %lld/%lld\n", what, static_cast<long long>(done),
+                   static_cast<long long>(total));
+    return;
+  }
   const int width = 30;
   const int filled = static_cast<int>(width * done / std::max<int64_t>(1, total));
   std::fprintf(stderr, "\r%s [%s%s] %lld/%lld", what, std::string(filled, '#').c_str(),
@@ -148,7 +167,9 @@ int run_train_head(TrainHeadFlags f) {
   train::EagleHeadTrainer head(*target, train::HeadInit{f.train.seed, f.fc_identity});
   const train::HeadTrainResult r = train::train_head(
       head, data, f.train, pool, [last = -1.0](const train::HeadTrainProgress& p) mutable {
-        if (p.seconds - last < 0.25 && p.step != p.steps) return;
+        const bool tty = stderr_is_tty();
+        if (tty ? p.seconds - last < 0.25 && p.step != p.steps : !log_line_due(p.step, p.steps))
+          return;
         last = p.seconds;
         const double per_s = p.seconds > 0 ? static_cast<double>(p.positions) / p.seconds : 0;
         const double eta = p.seconds / static_cast<double>(p.step) *
@@ -156,14 +177,15 @@ int run_train_head(TrainHeadFlags f) {
         const int width = 24;
         const int filled = static_cast<int>(width * p.step / p.steps);
         std::fprintf(stderr,
-                     "\rtrain [%s%s] %lld/%lld loss %.4f (l1 %.4f ce %.3f) lr %.2e %.0f tok/s "
-                     "ETA %s   ",
-                     std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(),
+                     "%strain [%s%s] %lld/%lld loss %.4f (l1 %.4f ce %.3f) lr %.2e %.0f tok/s "
+                     "ETA %s%s",
+                     tty ? "\r" : "", std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(),
                      static_cast<long long>(p.step), static_cast<long long>(p.steps), p.loss.total,
-                     p.loss.smooth_l1, p.loss.soft_ce, p.lr, per_s, clock(eta).c_str());
-        if (p.step == p.steps) std::fprintf(stderr, "\n");
+                     p.loss.smooth_l1, p.loss.soft_ce, p.lr, per_s, clock(eta).c_str(),
+                     tty ? "   " : "\n");
+        if (tty && p.step == p.steps) std::fprintf(stderr, "\n");
       });
-  head.save(f.out_dir);
+  head.save(f.out_dir, f.dtype == "bf16" ? DType::BF16 : DType::F32);
   std::printf("trained %lld steps in %.1f s (%.0f positions/s): loss %.4f -> %.4f "
               "(smooth L1 %.4f, soft CE %.3f); noise +-%.3f\n",
               static_cast<long long>(f.train.steps), r.seconds,
@@ -236,6 +258,8 @@ Command add_train_head(CLI::App& app) {
   cmd->add_option("--tau-tokens", f->tau_tokens, "New tokens per held-out prompt for tau")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   cmd->add_flag("--no-tau", f->no_tau, "Skip the tau measurement");
+  cmd->add_option("--dtype", f->dtype, "Exported head tensors: f32 or bf16 (half the bytes per draft step)")
+      ->check(CLI::IsMember({"f32", "bf16"}));
   return {cmd, [f] { return run_train_head(*f); }};
 }
 
