@@ -87,6 +87,24 @@ std::vector<std::pair<std::string, std::string>> bench_charts(const std::vector<
     }
     out.emplace_back(stem + "speedup.svg", render_bar_chart(speed));
     out.emplace_back(stem + "tau.svg", render_bar_chart(tau));
+    // Calibration of the tree drafters' acceptance estimates (lookup's are not estimates).
+    LineChart cal{"Acceptance against the draft's estimate (" + where + ")",
+                  "estimated acceptance of the node's path, exp(value) (bin mean)",
+                  "observed acceptance rate", {}};
+    cal.x_decimals = 2;
+    cal.series.push_back({"perfect calibration", {{0.0, 0.0}, {1.0, 1.0}}});
+    for (const Summary& s : rows) {
+      if (s.prompt_set != set || s.temperature != temp || !budget_point(s.drafter)) continue;
+      LineSeries line{s.drafter, {}};
+      for (int b = 0; b < Calibration::kBins; ++b) {
+        const double n = static_cast<double>(s.calibration.nodes[b]);
+        if (n > 0)
+          line.points.emplace_back(s.calibration.estimate_sum[b] / n,
+                                   static_cast<double>(s.calibration.accepted[b]) / n);
+      }
+      if (!line.points.empty()) cal.series.push_back(line);
+    }
+    if (cal.series.size() > 1) out.emplace_back(stem + "calibration.svg", render_line_chart(cal));
     if (!has_dynamic) continue;
     LineChart lt{"tau against tree size (" + where + ")", "tokens verified per cycle (root included)",
                  "tau", {}};

@@ -16,7 +16,9 @@ namespace eagle2 {
 //   budget_tau, budget_speedup  lines against the tree size (root included): the dynamic:T:D:K
 //                drafters at T, static trees at their size, chain:D at D + 2; only when a dynamic
 //                drafter is present, since the comparison is about the dynamic tree.
-// Acceptance against draft confidence is not charted: RunRecord keeps no per-node data yet.
+//   calibration  lines: observed acceptance rate against the mean estimate exp(value) per bin, for
+//                the tree drafters (dynamic, static, chain) that drafted nodes, with the diagonal;
+//                only when one has data.
 std::vector<std::pair<std::string, std::string>> bench_charts(const std::vector<Summary>& rows);
 
 }  // namespace eagle2

@@ -122,8 +122,10 @@ std::vector<RunRecord> run_bench(LlamaModel& model, EagleHead* head, const Token
               r.decode_seconds = st.decode_seconds;
               r.accept_histogram = {st.target_forwards};
             } else {
+              SpeculativeHooks hooks;
+              hooks.trace = [&r](const CycleTrace& c) { r.calibration.add(c.tree, c.verdict); };
               const SpeculativeStats st =
-                  speculative_generate(model, kv, *drafters[d], ids, opt, pool, on_token);
+                  speculative_generate(model, kv, *drafters[d], ids, opt, pool, on_token, hooks);
               r.new_tokens = st.new_tokens;
               r.cycles = st.cycles;
               r.decode_seconds = st.decode_seconds;
@@ -180,6 +182,7 @@ std::vector<Summary> summarize(const std::vector<RunRecord>& records) {
     for (size_t a = 0; a < r.accept_histogram.size(); ++a)
       committed[it->second] += r.accept_histogram[a] * static_cast<int64_t>(a + 1);
     outputs[it->second].push_back(r.tokens);
+    s.calibration.merge(r.calibration);
   }
   for (size_t i = 0; i < out.size(); ++i) {
     Summary& s = out[i];
@@ -245,7 +248,12 @@ std::string bench_to_json(const std::vector<Summary>& rows, const std::vector<Ru
                               {"tau", s.tau},
                               {"draft_share", s.draft_share},
                               {"verify_share", s.verify_share},
-                              {"distinct4", s.distinct4}});
+                              {"distinct4", s.distinct4},
+                              {"calibration",
+                               {{"bins", Calibration::kBins},
+                                {"nodes", s.calibration.nodes},
+                                {"accepted", s.calibration.accepted},
+                                {"estimate_sum", s.calibration.estimate_sum}}}});
   j["runs"] = nlohmann::json::array();
   for (const RunRecord& r : records)
     j["runs"].push_back({{"prompt_set", r.prompt_set},

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/calibration.h"
 #include "bench/prompt_set.h"
 #include "draft/eagle_head.h"
 #include "draft/tree_builder.h"
@@ -50,6 +51,7 @@ struct RunRecord {
   double decode_seconds = 0, draft_seconds = 0, verify_seconds = 0;
   std::vector<int64_t> accept_histogram;
   std::vector<int32_t> tokens;
+  Calibration calibration;  // of the drafted nodes (empty for plain decoding)
 };
 
 struct Summary {
@@ -59,6 +61,7 @@ struct Summary {
   double decode_seconds = 0, draft_seconds = 0, verify_seconds = 0;
   double tokens_per_second = 0, speedup = 0, tau = 0, draft_share = 0, verify_share = 0;
   double distinct4 = 0;
+  Calibration calibration;
 };
 
 struct PromptSet {

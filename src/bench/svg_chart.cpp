@@ -244,7 +244,8 @@ std::string render_line_chart(const LineChart& c) {
     for (const auto& [x, y] : pts) {
       const double mx = xmap(x), my = ymap(y);
       const std::string tip = "<title>" + xml_escape(c.series[si].name) + " at " +
-                              format_number(x, xdec) + ": " + format_number(y, c.decimals) +
+                              format_number(x, c.x_decimals >= 0 ? c.x_decimals : xdec) + ": " +
+                              format_number(y, c.decimals) +
                               "</title>";
       switch (si % 3) {
         case 0:

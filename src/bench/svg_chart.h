@@ -33,6 +33,7 @@ struct LineChart {
   int width = 720, height = 420;
   int decimals = 2;  // for the value labels at the markers
   bool value_labels = true;  // off for dense series (a loss curve), where labels would overlap
+  int x_decimals = -1;       // of x in the markers' tooltips; -1: as the x axis ticks
 };
 
 std::string render_bar_chart(const BarChart& chart);

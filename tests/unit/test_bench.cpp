@@ -2,11 +2,16 @@
 #include <gtest/gtest.h>
 #include <zlib.h>
 
+#include <cmath>
 #include <fstream>
 
 #include "bench/bench_runner.h"
 #include "bench/prompt_set.h"
 #include "core/error.h"
+#include "core/thread_pool.h"
+#include "draft/eagle_head.h"
+#include "model/llama_model.h"
+#include "tokenizer/tokenizer.h"
 #include "support/errors.h"
 #include "support/shared_data.h"
 
@@ -132,6 +137,77 @@ TEST(Bench, MetricsAndSummaries) {
   EXPECT_DOUBLE_EQ(s[1].tau, 4.0);
   EXPECT_DOUBLE_EQ(s[1].draft_share, 0.2);
   EXPECT_DOUBLE_EQ(s[0].tau, 1.0);
+}
+
+TEST(Bench, CalibrationBinsEveryDraftedNode) {
+  EXPECT_EQ(Calibration::bin_of(0.0), 0);
+  EXPECT_EQ(Calibration::bin_of(0.0999), 0);
+  EXPECT_EQ(Calibration::bin_of(0.1), 1);
+  EXPECT_EQ(Calibration::bin_of(1.0), 9);
+  EXPECT_EQ(Calibration::bin_of(1.5), 9);
+  EXPECT_EQ(Calibration::bin_of(-1.0), 0);
+  // root -> a (0.95) -> c (0.45); root -> b (0.05). Accepted: root, a.
+  DraftTree t;
+  t.reset(7);
+  t.add(1, 0, std::log(0.95f));
+  t.add(2, 0, std::log(0.05f));
+  t.add(3, 1, std::log(0.45f));
+  Verdict v;
+  v.path = {0, 1};
+  Calibration c;
+  c.add(t, v);
+  EXPECT_EQ(c.total_nodes(), 3);
+  EXPECT_EQ(c.total_accepted(), 1);
+  EXPECT_EQ(c.nodes[9], 1);
+  EXPECT_EQ(c.accepted[9], 1);
+  EXPECT_EQ(c.nodes[0], 1);
+  EXPECT_EQ(c.nodes[4], 1);
+  EXPECT_EQ(c.accepted[4], 0);
+  EXPECT_NEAR(c.estimate_sum[4], 0.45, 1e-6);
+  Calibration twice = c;
+  twice.merge(c);
+  EXPECT_EQ(twice.total_nodes(), 6);
+  EXPECT_NEAR(twice.estimate_sum[9], 1.9, 1e-6);
+}
+
+// The whole harness on a real model and head: greedy equality, and calibration counts that agree
+// with the accepted-length histograms.
+TEST(Bench, RunBenchOnStoriesRecordsCalibration) {
+  EAGLE2_SHARED_FILE(cfg, "data/models/stories260K-eagle-head/config.json");
+  const std::string models = test::shared_dir() + "/data/models/";
+  auto model = LlamaModel::load(models + "stories260K-hf");
+  auto head = EagleHead::load(models + "stories260K-eagle-head", *model);
+  auto tok = Tokenizer::load(models + "stories260K-hf/tokenizer.model");
+  PromptSet set{"s", {{"s:0", "Once upon a time"}, {"s:1", "The little dog"}}};
+  BenchOptions opt;
+  opt.max_new_tokens = 40;
+  opt.temperatures = {0.0f, 1.0f};
+  opt.ctx = 256;
+  ThreadPool pool(2);
+  const auto records = run_bench(*model, head.get(), *tok, {set},
+                                 {parse_drafter_spec("plain"), parse_drafter_spec("dynamic"),
+                                  parse_drafter_spec("chain:3")},
+                                 opt, pool);
+  ASSERT_EQ(records.size(), 12u);
+  EXPECT_TRUE(greedy_mismatches(records).empty());
+  for (const RunRecord& r : records) {
+    if (r.drafter == "plain") {
+      EXPECT_EQ(r.calibration.total_nodes(), 0);
+      continue;
+    }
+    int64_t accepted = 0;
+    for (size_t a = 0; a < r.accept_histogram.size(); ++a)
+      accepted += r.accept_histogram[a] * static_cast<int64_t>(a);
+    EXPECT_EQ(r.calibration.total_accepted(), accepted) << r.drafter;
+    EXPECT_GE(r.calibration.total_nodes(), r.cycles) << r.drafter;
+    if (r.drafter == "chain:3") {
+      EXPECT_EQ(r.calibration.total_nodes(), 4 * r.cycles);
+    }
+  }
+  for (const Summary& s : summarize(records))
+    if (s.drafter != "plain") {
+      EXPECT_GT(s.calibration.total_nodes(), 0) << s.drafter;
+    }
 }
 
 TEST(Bench, DrafterSpecs) {

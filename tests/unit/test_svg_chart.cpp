@@ -156,5 +156,33 @@ TEST(BenchCharts, FileNamesAndBudgetCharts) {
 
 TEST(BenchCharts, NoRowsNoCharts) { EXPECT_TRUE(bench_charts({}).empty()); }
 
+TEST(BenchCharts, CalibrationChartForTreeDraftersWithNodes) {
+  Summary dyn = row("code", 0, "dynamic", 2.0, 3.0, 10);
+  dyn.calibration.nodes[2] = 4;  // estimates 0.2 .. 0.3
+  dyn.calibration.estimate_sum[2] = 1.0;
+  dyn.calibration.accepted[2] = 1;
+  dyn.calibration.nodes[9] = 10;
+  dyn.calibration.estimate_sum[9] = 9.5;
+  dyn.calibration.accepted[9] = 8;
+  Summary look = row("code", 0, "lookup", 1.2, 1.5, 10);
+  look.calibration.nodes[9] = 5;  // lookup's values are not estimates: left out
+  const auto charts =
+      bench_charts({row("code", 0, "plain", 1, 0, 0), dyn, look, row("code", 0, "chain:3", 1, 2, 5)});
+  const std::vector<std::string> expected = {"code_t0_speedup.svg", "code_t0_tau.svg",
+                                             "code_t0_calibration.svg",
+                                             "code_t0_budget_tau.svg",
+                                             "code_t0_budget_speedup.svg"};
+  ASSERT_EQ(names_of(charts), expected);
+  const std::string& cal = charts[2].second;
+  EXPECT_TRUE(well_formed(cal));
+  EXPECT_TRUE(contains(cal, "perfect calibration at 1.00: 1.00"));
+  EXPECT_TRUE(contains(cal, "dynamic at 0.25: 0.25"));  // mean estimate 1/4, 1 of 4 accepted
+  EXPECT_TRUE(contains(cal, "dynamic at 0.95: 0.80"));
+  EXPECT_FALSE(contains(cal, "lookup"));
+  EXPECT_FALSE(contains(cal, "chain:3"));  // no nodes recorded: no series
+  // Without calibration data there is no calibration chart.
+  EXPECT_EQ(bench_charts({row("code", 0, "dynamic", 2.0, 3.0, 10)}).size(), 4u);
+}
+
 }  // namespace
 }  // namespace eagle2
