@@ -1,5 +1,6 @@
 #include "bench/bench_charts.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 
@@ -40,10 +41,29 @@ std::optional<BudgetPoint> budget_point(const std::string& label) {
   } catch (const Error&) {
     return std::nullopt;
   }
+  if (spec.kind == "dynamic" && spec.auto_budget) return std::nullopt;  // no fixed size
   if (spec.kind == "dynamic") return BudgetPoint{"dynamic", double(spec.dynamic.total_tokens)};
   if (spec.kind == "static") return BudgetPoint{"static", double(spec.choices.size() + 1)};
   if (spec.kind == "chain") return BudgetPoint{"chain", double(spec.chain_depth + 2)};
   return std::nullopt;
+}
+
+// Drafters whose nodes carry draft-probability values (EAGLE trees, fixed or auto budget).
+bool is_tree_drafter(const std::string& label) {
+  try {
+    const DrafterSpec spec = parse_drafter_spec(label);
+    return spec.kind == "dynamic" || spec.kind == "static" || spec.kind == "chain";
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+bool is_auto_drafter(const std::string& label) {
+  try {
+    return parse_drafter_spec(label).auto_budget;
+  } catch (const Error&) {
+    return false;
+  }
 }
 
 }  // namespace
@@ -94,7 +114,7 @@ std::vector<std::pair<std::string, std::string>> bench_charts(const std::vector<
     cal.x_decimals = 2;
     cal.series.push_back({"perfect calibration", {{0.0, 0.0}, {1.0, 1.0}}});
     for (const Summary& s : rows) {
-      if (s.prompt_set != set || s.temperature != temp || !budget_point(s.drafter)) continue;
+      if (s.prompt_set != set || s.temperature != temp || !is_tree_drafter(s.drafter)) continue;
       LineSeries line{s.drafter, {}};
       for (int b = 0; b < Calibration::kBins; ++b) {
         const double n = static_cast<double>(s.calibration.nodes[b]);
@@ -110,11 +130,25 @@ std::vector<std::pair<std::string, std::string>> bench_charts(const std::vector<
                  "tau", {}};
     LineChart ls{"Speedup against tree size (" + where + ")",
                  "tokens verified per cycle (root included)", "speedup (x)", {}};
+    double x_lo = 0, x_hi = 0;
+    bool any_x = false;
     for (size_t f = 0; f < 3; ++f) {
       if (budget_tau[f].points.empty()) continue;
       budget_tau[f].name = budget_speed[f].name = families[f];
       lt.series.push_back(budget_tau[f]);
       ls.series.push_back(budget_speed[f]);
+      for (const auto& p : budget_tau[f].points) {
+        x_lo = any_x ? std::min(x_lo, p.first) : p.first;
+        x_hi = any_x ? std::max(x_hi, p.first) : p.first;
+        any_x = true;
+      }
+    }
+    // An auto budget has no one size: drawn as a level line across the fixed sizes, to read
+    // against the best of them.
+    for (const Summary& s : rows) {
+      if (s.prompt_set != set || s.temperature != temp || !is_auto_drafter(s.drafter)) continue;
+      lt.series.push_back({s.drafter, {{x_lo, s.tau}, {x_hi, s.tau}}});
+      ls.series.push_back({s.drafter, {{x_lo, s.speedup}, {x_hi, s.speedup}}});
     }
     out.emplace_back(stem + "budget_tau.svg", render_line_chart(lt));
     out.emplace_back(stem + "budget_speedup.svg", render_line_chart(ls));

@@ -14,8 +14,9 @@ namespace eagle2 {
 //   speedup      bars: speedup over plain decoding per drafter
 //   tau          bars: tokens committed per cycle per drafter (drafters without cycles left out)
 //   budget_tau, budget_speedup  lines against the tree size (root included): the dynamic:T:D:K
-//                drafters at T, static trees at their size, chain:D at D + 2; only when a dynamic
-//                drafter is present, since the comparison is about the dynamic tree.
+//                drafters at T, static trees at their size, chain:D at D + 2; dynamic:auto drafters
+//                as a level line across those sizes (to compare with the best fixed budget); only
+//                when a fixed-size dynamic drafter is present.
 //   calibration  lines: observed acceptance rate against the mean estimate exp(value) per bin, for
 //                the tree drafters (dynamic, static, chain) that drafted nodes, with the diagonal;
 //                only when one has data.

@@ -49,18 +49,28 @@ DrafterSpec parse_drafter_spec(const std::string& text) {
   } else if (d.kind == "static") {
     d.choices = rest.empty() ? mc_sim_7b_63() : parse_tree_choices(rest, "drafter '" + text + "'");
   } else if (d.kind == "dynamic") {
-    if (!rest.empty()) {
+    if (!rest.empty() && parts[0] == "auto") {
+      d.auto_budget = true;
+      d.dynamic.total_tokens = DrafterSpec::kAutoMaxTokens;
+      if (parts.size() == 3) {
+        d.dynamic.depth = to_int(parts[1], text);
+        d.dynamic.top_k = to_int(parts[2], text);
+      } else if (parts.size() != 1) {
+        fail("drafter '", text, "': expected dynamic:auto or dynamic:auto:DEPTH:TOP_K");
+      }
+    } else if (!rest.empty()) {
       if (parts.size() != 3) fail("drafter '", text, "': expected dynamic:TOTAL_TOKENS:DEPTH:TOP_K");
       d.dynamic = {to_int(parts[2], text), to_int(parts[1], text), to_int(parts[0], text)};
     }
   } else {
-    fail("unknown drafter '", text, "' (plain, none, lookup, chain[:D], static[:JSON], dynamic[:T:D:K])");
+    fail("unknown drafter '", text,
+         "' (plain, none, lookup, chain[:D], static[:JSON], dynamic[:T:D:K], dynamic:auto[:D:K])");
   }
   return d;
 }
 
 std::unique_ptr<Drafter> make_drafter(const DrafterSpec& spec, EagleHead* head, ThreadPool& pool,
-                                      int64_t ctx) {
+                                      int64_t ctx, std::shared_ptr<const VerifyCostModel> cost) {
   if (spec.kind == "none") return std::make_unique<NoDrafter>();
   if (spec.kind == "lookup") return std::make_unique<LookupDrafter>(3, 1, 7);
   if (spec.kind == "plain") return nullptr;
@@ -68,6 +78,10 @@ std::unique_ptr<Drafter> make_drafter(const DrafterSpec& spec, EagleHead* head, 
   EagleDrafterOptions o;
   o.context = ctx;
   o.dynamic = spec.dynamic;
+  if (spec.auto_budget) {
+    if (!cost) fail("drafter '", spec.label, "': an auto budget needs the verify cost curve");
+    o.cost = std::move(cost);
+  }
   o.chain_depth = spec.chain_depth;
   o.choices = spec.choices;
   o.shape = spec.kind == "chain"    ? EagleDrafterOptions::Shape::Chain
@@ -87,7 +101,12 @@ std::vector<RunRecord> run_bench(LlamaModel& model, EagleHead* head, const Token
              options.repetitions;
   // Drafters are made once and reused (EagleDrafter::begin resets its state).
   std::vector<std::unique_ptr<Drafter>> drafters;
-  for (const auto& spec : specs) drafters.push_back(make_drafter(spec, head, pool, options.ctx));
+  // One cost curve for every auto drafter, measured before any run.
+  std::shared_ptr<const VerifyCostModel> cost;
+  for (const auto& spec : specs)
+    if (spec.auto_budget && !cost) cost = measure_verify_cost(model, options.ctx, pool);
+  for (const auto& spec : specs)
+    drafters.push_back(make_drafter(spec, head, pool, options.ctx, cost));
   KvCache kv = model.make_cache(options.ctx);
   for (const float temp : options.temperatures) {
     for (int rep = 0; rep < options.repetitions; ++rep) {

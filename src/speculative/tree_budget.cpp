@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "model/cost_curve.h"
 
 namespace eagle2 {
 
@@ -60,6 +61,22 @@ int64_t choose_total_tokens(std::span<const float> values_desc, const VerifyCost
     }
   }
   return best_t;
+}
+
+std::shared_ptr<const VerifyCostModel> measure_verify_cost(LlamaModel& target, int64_t ctx,
+                                                           ThreadPool& pool,
+                                                           std::vector<CostPoint>* curve) {
+  CostCurveOptions opt;
+  opt.context = std::min<int64_t>(64, ctx / 2);
+  opt.repetitions = 3;
+  opt.ks.clear();
+  for (int64_t k = 1; k <= 64 && opt.context + k <= ctx; k *= 2) opt.ks.push_back(k);
+  if (opt.ks.empty()) fail("auto tree budget: a context of ", ctx, " is too small to time the target");
+  const std::vector<CostPoint> measured = measure_cost_curve(target, opt, pool);
+  std::vector<std::pair<int64_t, double>> points;
+  for (const CostPoint& p : measured) points.emplace_back(p.k, p.seconds);
+  if (curve) *curve = measured;
+  return std::make_shared<const VerifyCostModel>(std::move(points));
 }
 
 }  // namespace eagle2

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <utility>
 #include <vector>
@@ -38,5 +39,17 @@ struct VerifyCostModel {
 // estimates), best first; T never exceeds values_desc.size() + 1. max_tokens < 1 counts as 1.
 int64_t choose_total_tokens(std::span<const float> values_desc, const VerifyCostModel& cost,
                             double draft_seconds, int64_t max_tokens);
+
+class LlamaModel;
+class ThreadPool;
+struct CostPoint;
+
+// Times the target on batches of k = 1, 2, 4, .. 64 tokens (as fit in ctx) on a short context
+// (min(64, ctx / 2)), 3 repetitions each: enough to see where the curve leaves the memory-bound
+// plateau, and quick enough to run at start-up. `curve`, when given, receives the measurements.
+// Error if ctx is too small to time even k = 1.
+std::shared_ptr<const VerifyCostModel> measure_verify_cost(LlamaModel& target, int64_t ctx,
+                                                           ThreadPool& pool,
+                                                           std::vector<CostPoint>* curve = nullptr);
 
 }  // namespace eagle2

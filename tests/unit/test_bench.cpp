@@ -186,9 +186,9 @@ TEST(Bench, RunBenchOnStoriesRecordsCalibration) {
   ThreadPool pool(2);
   const auto records = run_bench(*model, head.get(), *tok, {set},
                                  {parse_drafter_spec("plain"), parse_drafter_spec("dynamic"),
-                                  parse_drafter_spec("chain:3")},
+                                  parse_drafter_spec("chain:3"), parse_drafter_spec("dynamic:auto")},
                                  opt, pool);
-  ASSERT_EQ(records.size(), 12u);
+  ASSERT_EQ(records.size(), 16u);
   EXPECT_TRUE(greedy_mismatches(records).empty());
   for (const RunRecord& r : records) {
     if (r.drafter == "plain") {
@@ -214,10 +214,22 @@ TEST(Bench, DrafterSpecs) {
   EXPECT_EQ(parse_drafter_spec("dynamic:16:3:4").dynamic.total_tokens, 16);
   EXPECT_EQ(parse_drafter_spec("dynamic:16:3:4").dynamic.depth, 3);
   EXPECT_EQ(parse_drafter_spec("dynamic:16:3:4").dynamic.top_k, 4);
+  EXPECT_FALSE(parse_drafter_spec("dynamic:16:3:4").auto_budget);
+  const DrafterSpec a = parse_drafter_spec("dynamic:auto");
+  EXPECT_TRUE(a.auto_budget);
+  EXPECT_EQ(a.dynamic.total_tokens, DrafterSpec::kAutoMaxTokens);
+  EXPECT_EQ(a.dynamic.depth, 5);
+  const DrafterSpec a2 = parse_drafter_spec("dynamic:auto:4:8");
+  EXPECT_TRUE(a2.auto_budget);
+  EXPECT_EQ(a2.dynamic.depth, 4);
+  EXPECT_EQ(a2.dynamic.top_k, 8);
+  EXPECT_EQ(error_of([] { parse_drafter_spec("dynamic:auto:4"); }),
+            "drafter 'dynamic:auto:4': expected dynamic:auto or dynamic:auto:DEPTH:TOP_K");
   EXPECT_EQ(parse_drafter_spec("chain:7").chain_depth, 7);
   EXPECT_EQ(parse_drafter_spec("static").choices.size(), 25u);
   EXPECT_EQ(error_of([] { parse_drafter_spec("magic"); }),
-            "unknown drafter 'magic' (plain, none, lookup, chain[:D], static[:JSON], dynamic[:T:D:K])");
+            "unknown drafter 'magic' (plain, none, lookup, chain[:D], static[:JSON], dynamic[:T:D:K], "
+            "dynamic:auto[:D:K])");
   EXPECT_EQ(error_of([] { parse_drafter_spec("dynamic:1:2"); }),
             "drafter 'dynamic:1:2': expected dynamic:TOTAL_TOKENS:DEPTH:TOP_K");
   EXPECT_EQ(error_of([] { parse_drafter_spec("chain:x"); }),

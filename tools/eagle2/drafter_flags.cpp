@@ -8,6 +8,7 @@
 #include "model/cost_curve.h"
 #include "speculative/eagle_drafter.h"
 #include "speculative/lookup_drafter.h"
+#include "speculative/tree_budget.h"
 
 namespace eagle2::cli {
 
@@ -24,28 +25,20 @@ int parse_total_tokens(const std::string& text) {
   }
 }
 
-// Times the target on batches of up to 64 tokens on a short context: enough to see where the
-// curve leaves the memory-bound plateau, and quick enough to run at every start-up.
+// The library's measurement, printed with --verbose.
 std::shared_ptr<const VerifyCostModel> measure_verify_cost(LlamaModel& target, int64_t ctx,
                                                            bool verbose, ThreadPool& pool) {
-  CostCurveOptions opt;
-  opt.context = std::min<int64_t>(64, ctx / 2);
-  opt.repetitions = 3;
-  opt.ks.clear();
-  for (int64_t k = 1; k <= 64 && opt.context + k <= ctx; k *= 2) opt.ks.push_back(k);
-  if (opt.ks.empty()) fail("--total-tokens auto: --ctx ", ctx, " is too small to time the target");
-  const std::vector<CostPoint> curve = measure_cost_curve(target, opt, pool);
-  std::vector<std::pair<int64_t, double>> points;
-  for (const CostPoint& p : curve) points.emplace_back(p.k, p.seconds);
+  std::vector<CostPoint> curve;
+  auto model = eagle2::measure_verify_cost(target, ctx, pool, &curve);
   if (verbose) {
     std::fprintf(stderr, "[budget] verify cost curve (context %lld):",
-                 static_cast<long long>(opt.context));
+                 static_cast<long long>(std::min<int64_t>(64, ctx / 2)));
     for (const CostPoint& p : curve)
       std::fprintf(stderr, " k=%lld %.3fms (x%.2f)", static_cast<long long>(p.k),
                    1e3 * p.seconds, p.relative);
     std::fprintf(stderr, "\n");
   }
-  return std::make_shared<const VerifyCostModel>(std::move(points));
+  return model;
 }
 
 }  // namespace
