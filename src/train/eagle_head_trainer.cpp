@@ -168,16 +168,7 @@ void EagleHeadTrainer::save(const std::string& dir, DType dtype) const {
   std::vector<TensorToWrite> tensors;
   tensors.push_back({"embed_tokens.weight", emb.dtype, emb.shape, emb.data});
   std::vector<std::vector<uint16_t>> narrowed;
-  narrowed.reserve(params_.size());
-  for (const Parameter* p : params_) {
-    const void* data = p->value.data();
-    if (dtype == DType::BF16) {
-      std::vector<uint16_t>& out = narrowed.emplace_back(p->value.size());
-      for (size_t i = 0; i < out.size(); ++i) out[i] = f32_to_bf16(p->value[i]);
-      data = out.data();
-    }
-    tensors.push_back({p->name, dtype, p->shape, data});
-  }
+  for (const TensorToWrite& t : export_tensors(params_, dtype, narrowed)) tensors.push_back(t);
   write_safetensors(dir + "/model.safetensors", tensors, {{"format", "pt"}});
 }
 

@@ -70,17 +70,7 @@ void LlamaTrainModel::export_hf(const std::string& dir, DType dtype) const {
   if (ec) fail(dir, ": cannot create directory: ", ec.message());
 
   std::vector<std::vector<uint16_t>> narrowed;
-  narrowed.reserve(params_.size());
-  std::vector<TensorToWrite> tensors;
-  for (const Parameter* p : params_) {
-    const void* data = p->value.data();
-    if (dtype == DType::BF16) {
-      std::vector<uint16_t>& out = narrowed.emplace_back(p->value.size());
-      for (size_t i = 0; i < out.size(); ++i) out[i] = f32_to_bf16(p->value[i]);
-      data = out.data();
-    }
-    tensors.push_back(TensorToWrite{p->name, dtype, p->shape, data});
-  }
+  const std::vector<TensorToWrite> tensors = export_tensors(params_, dtype, narrowed);
   write_safetensors((std::filesystem::path(dir) / "model.safetensors").string(), tensors,
                     {{"format", "pt"}});
 

@@ -33,4 +33,22 @@ int64_t total_numel(ParamList params) {
   return n;
 }
 
+std::vector<TensorToWrite> export_tensors(ParamList params, DType dtype,
+                                          std::vector<std::vector<uint16_t>>& storage) {
+  if (dtype != DType::F32 && dtype != DType::BF16)
+    fail("export: dtype ", dtype_name(dtype), " is not supported (F32 or BF16)");
+  std::vector<TensorToWrite> tensors;
+  storage.reserve(storage.size() + params.size());
+  for (const Parameter* p : params) {
+    const void* data = p->value.data();
+    if (dtype == DType::BF16) {
+      std::vector<uint16_t>& out = storage.emplace_back(p->value.size());
+      for (size_t i = 0; i < out.size(); ++i) out[i] = f32_to_bf16(p->value[i]);
+      data = out.data();
+    }
+    tensors.push_back({p->name, dtype, p->shape, data});
+  }
+  return tensors;
+}
+
 }  // namespace eagle2::train

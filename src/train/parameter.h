@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/tensor.h"
+#include "io/safetensors.h"
 
 namespace eagle2::train {
 
@@ -32,5 +33,10 @@ using ParamList = std::span<Parameter* const>;
 
 void zero_grads(ParamList params);
 int64_t total_numel(ParamList params);
+
+// The parameters as tensors to export in `dtype`: F32 points at the values, BF16 narrows them into
+// `storage` (which must outlive the returned views). Error for other dtypes.
+std::vector<TensorToWrite> export_tensors(ParamList params, DType dtype,
+                                          std::vector<std::vector<uint16_t>>& storage);
 
 }  // namespace eagle2::train
