@@ -32,38 +32,37 @@ struct BudgetPoint {
   double size;
 };
 
-// The tree size a drafter verifies per cycle, root included; nullopt for drafters without a tree
-// (plain, none, lookup) and for labels that do not parse (hand-made or foreign summaries).
-std::optional<BudgetPoint> budget_point(const std::string& label) {
-  DrafterSpec spec;
+// The drafter a summary's label names; nullopt for labels that do not parse (hand-made or foreign
+// summaries).
+std::optional<DrafterSpec> spec_of(const std::string& label) {
   try {
-    spec = parse_drafter_spec(label);
+    return parse_drafter_spec(label);
   } catch (const Error&) {
     return std::nullopt;
   }
-  if (spec.kind == "dynamic" && spec.auto_budget) return std::nullopt;  // no fixed size
-  if (spec.kind == "dynamic") return BudgetPoint{"dynamic", double(spec.dynamic.total_tokens)};
-  if (spec.kind == "static") return BudgetPoint{"static", double(spec.choices.size() + 1)};
-  if (spec.kind == "chain") return BudgetPoint{"chain", double(spec.chain_depth + 2)};
+}
+
+// The tree size a drafter verifies per cycle, root included; nullopt for drafters without a tree
+// (plain, none, lookup), for auto budgets (no one size) and for labels that do not parse.
+std::optional<BudgetPoint> budget_point(const std::string& label) {
+  const auto spec = spec_of(label);
+  if (!spec) return std::nullopt;
+  if (spec->kind == "dynamic" && spec->auto_budget) return std::nullopt;
+  if (spec->kind == "dynamic") return BudgetPoint{"dynamic", double(spec->dynamic.total_tokens)};
+  if (spec->kind == "static") return BudgetPoint{"static", double(spec->choices.size() + 1)};
+  if (spec->kind == "chain") return BudgetPoint{"chain", double(spec->chain_depth + 2)};
   return std::nullopt;
 }
 
 // Drafters whose nodes carry draft-probability values (EAGLE trees, fixed or auto budget).
 bool is_tree_drafter(const std::string& label) {
-  try {
-    const DrafterSpec spec = parse_drafter_spec(label);
-    return spec.kind == "dynamic" || spec.kind == "static" || spec.kind == "chain";
-  } catch (const Error&) {
-    return false;
-  }
+  const auto spec = spec_of(label);
+  return spec && (spec->kind == "dynamic" || spec->kind == "static" || spec->kind == "chain");
 }
 
 bool is_auto_drafter(const std::string& label) {
-  try {
-    return parse_drafter_spec(label).auto_budget;
-  } catch (const Error&) {
-    return false;
-  }
+  const auto spec = spec_of(label);
+  return spec && spec->auto_budget;
 }
 
 }  // namespace

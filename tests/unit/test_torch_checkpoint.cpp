@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "io/safetensors.h"
 #include "io/torch_checkpoint.h"
+#include "support/errors.h"
 #include "support/shared_data.h"
 
 namespace eagle2 {
@@ -65,16 +66,7 @@ void write_bytes(const std::string& path, const std::string& bytes) {
 
 // The Error's message; a test failure if nothing, or something other than Error, is thrown.
 std::string error_of(const std::string& path) {
-  try {
-    TorchCheckpoint ckpt(path);
-  } catch (const Error& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "threw a non-Error exception: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "did not throw";
-  return "";
+  return test::error_of([&] { TorchCheckpoint ckpt(path); });
 }
 
 // Loads or throws Error; anything else (another exception type) is a failure. Crashes and hangs

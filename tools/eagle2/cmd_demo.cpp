@@ -1,7 +1,6 @@
 // eagle2 demo: the README's main job. Completes a few Python prompts with plain greedy decoding and
 // with EAGLE-2 on the bundled code model and head, prints each completion once (after checking
 // that both decoders produced the same tokens), tau and the speedup measured side by side.
-#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -131,11 +130,8 @@ int run_demo(const DemoFlags& f) {
   for (size_t p = 0; p < set.prompts.size(); ++p) {
     const RunRecord& plain = records[2 * p];
     const RunRecord& spec = records[2 * p + 1];
-    // As bench's tau: tokens committed per cycle (accepted drafts + the target's own token).
-    int64_t committed = 0;
-    for (size_t a = 0; a < spec.accept_histogram.size(); ++a)
-      committed += spec.accept_histogram[a] * static_cast<int64_t>(a + 1);
-    const double cycles = static_cast<double>(std::max<int64_t>(1, spec.cycles));
+    // This prompt's tau and speedup, computed as bench computes them.
+    const Summary one = summarize({plain, spec})[1];
     std::printf("--- %s ---\n%s", set.prompts[p].id.c_str(), set.prompts[p].text.c_str());
     StreamingDecoder text(*tok, tok->encode(set.prompts[p].text, true));
     std::string completion;
@@ -143,11 +139,7 @@ int run_demo(const DemoFlags& f) {
     completion += text.finish();
     std::printf("%s\n", completion.c_str());
     std::printf("--- plain %.1f tokens/s | EAGLE-2 %.1f tokens/s, %.2fx | tau %.2f | %s\n\n",
-                static_cast<double>(plain.new_tokens) / plain.decode_seconds,
-                static_cast<double>(spec.new_tokens) / spec.decode_seconds,
-                plain.decode_seconds / spec.decode_seconds * static_cast<double>(spec.new_tokens) /
-                    static_cast<double>(std::max<int64_t>(1, plain.new_tokens)),
-                static_cast<double>(committed) / cycles,
+                one.tokens_per_second / one.speedup, one.tokens_per_second, one.speedup, one.tau,
                 plain.tokens == spec.tokens ? "identical to plain decoding" : "DIFFERENT");
   }
   for (const Summary& s : summarize(records)) {
