@@ -111,6 +111,11 @@ void matmul_args(benchmark::internal::Benchmark* b) {
   // Training shapes (train-lm on the bundled model: 8 x 256 tokens, hidden 512, MLP 768): the
   // compute-bound regime where bf16 pairs (vdpbf16ps) can double the f32 rate.
   for (int dt : {0, 2}) b->Args({2048, 768, 512, dt});
+  // The bundled code model's decode/verify shapes (hidden 512, MLP 768, vocab 4096; bf16): small
+  // matrices where the weight streams are short and per-call overheads show.
+  for (int64_t M : {1, 2, 4, 8, 16})
+    for (auto [N, K] : {std::pair<int64_t, int64_t>{512, 512}, {768, 512}, {512, 768}, {4096, 512}})
+      b->Args({M, N, K, 2});
   b->Unit(benchmark::kMicrosecond)->UseRealTime();
 }
 BENCHMARK(BM_Matmul)->Apply(matmul_args);

@@ -175,9 +175,7 @@ void EagleHead::forward(const Rows& rows, KvCache& kv, float* out, ThreadPool& p
 
   rope_tables(w.cos.data(), w.sin.data(), rows.positions.data(), n, inv_freq_.data(), half);
   // Attention reads x directly: the head's layer has no input norm.
-  matmul(w.x.data(), n, wq_, w.q.data(), pool);
-  matmul(w.x.data(), n, wk_, w.k.data(), pool);
-  matmul(w.x.data(), n, wv_, w.v.data(), pool);
+  matmul_multi(w.x.data(), n, {{&wq_, w.q.data()}, {&wk_, w.k.data()}, {&wv_, w.v.data()}}, pool);
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t h = 0; h < H; ++h)
       rope_rotate_half(&w.q[i * qd + h * hd], &w.cos[i * half], &w.sin[i * half], hd);
@@ -208,8 +206,7 @@ void EagleHead::forward(const Rows& rows, KvCache& kv, float* out, ThreadPool& p
   for (int64_t j = 0; j < n * d; ++j) w.x[j] += w.proj[j];
   for (int64_t i = 0; i < n; ++i)
     rmsnorm(&w.x[i * d], mlp_norm_.data(), c.rms_norm_eps, &w.xn[i * d], d);
-  matmul(w.xn.data(), n, w_gate_, w.gate.data(), pool);
-  matmul(w.xn.data(), n, w_up_, w.up.data(), pool);
+  matmul_multi(w.xn.data(), n, {{&w_gate_, w.gate.data()}, {&w_up_, w.up.data()}}, pool);
   swiglu_inplace(w.gate.data(), w.up.data(), n * I);
   matmul(w.gate.data(), n, w_down_, w.proj.data(), pool);
   for (int64_t j = 0; j < n * d; ++j) out[j] = w.x[j] + w.proj[j];

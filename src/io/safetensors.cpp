@@ -138,7 +138,7 @@ TensorView parse_entry(const std::string& path, const std::string& name, const j
 }  // namespace
 
 SafetensorsFile::SafetensorsFile(const std::string& path)
-    : file_(std::make_unique<MappedFile>(path)) {
+    : file_(std::make_unique<MappedFile>(path, weight_residency())) {
   const size_t size = file_->size();
   if (size < 8) {
     fail(path, ": file is ", size, " bytes, too short for a safetensors header (needs at least 8)");

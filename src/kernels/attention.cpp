@@ -2,7 +2,9 @@
 //
 // Order of operations (fixed per path, identical for any context/extra split):
 //   s_j = dot_f32(path, q, k_j) * scale          for j over the visible slots in order
-//   m   = max_j s_j;  p_j = exp(s_j - m);  sum = sum_j p_j  (in double, slot order)
+//   m   = max_j s_j;  p_j = exp(s_j - m);  sum = sum_j p_j  (in double, slot order; the AVX-512
+//                                                 path: its vector exp and 16 double lanes, see
+//                                                 attention_internal.h)
 //   out = (sum_j p_j v_j) * (float)(1 / sum)     (per element: slot order; FMA on SIMD paths,
 //                                                 multiply-then-add on the scalar path)
 // With no visible slot at all the output is zero.
@@ -43,6 +45,14 @@ void attention_head(KernelPath path, const float* q, const AttentionKeys& keys, 
     for (int64_t d = 0; d < head_dim; ++d) out[d] = 0.0f;
     return;
   }
+  if (path == KernelPath::Avx512) {
+    detail::attention_scores_avx512(q, keys.k, keys.stride, keys.n_context, keys.extra, keys.n_extra,
+                                    head_dim, scale, scratch);
+    const float inv_sum = detail::softmax_avx512(scratch, n);
+    detail::attention_values_avx512(keys.v, keys.stride, keys.n_context, keys.extra, keys.n_extra,
+                                    scratch, inv_sum, head_dim, out);
+    return;
+  }
   float mx = -INFINITY;
   for (int64_t j = 0; j < n; ++j) {
     const float s = dot_f32(path, q, slot_ptr(keys.k, keys, j), head_dim) * scale;
@@ -56,15 +66,12 @@ void attention_head(KernelPath path, const float* q, const AttentionKeys& keys, 
   }
   const float inv_sum = static_cast<float>(1.0 / sum);
   switch (path) {
-    case KernelPath::Avx512:
-      detail::attention_values_avx512(keys.v, keys.stride, keys.n_context, keys.extra, keys.n_extra,
-                                      scratch, inv_sum, head_dim, out);
-      return;
     case KernelPath::Avx2:
       detail::attention_values_avx2(keys.v, keys.stride, keys.n_context, keys.extra, keys.n_extra,
                                     scratch, inv_sum, head_dim, out);
       return;
-    case KernelPath::Scalar: break;
+    case KernelPath::Scalar:
+    case KernelPath::Avx512: break;
   }
   values_scalar(keys, scratch, inv_sum, head_dim, out);
 }

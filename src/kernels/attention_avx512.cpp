@@ -1,6 +1,11 @@
-// AVX-512 weighted sum of values for attention_head (see attention_internal.h for the order).
-// Up to 8 vectors (128 floats) of the output are kept in registers while all slots stream by, so
-// each value row is read once per 128 dims. No inline functions from shared headers here.
+// AVX-512 attention pieces for attention_head (see attention_internal.h for the orders): scores
+// 16 keys at a time, the softmax in vectors, and the weighted sum of values. No inline functions
+// from shared headers here.
+//
+// Why scores go 16 keys at a time: one key's dot over a 64-dim head is 4 FMAs, and the horizontal
+// sum after it costs as much again; summing 16 accumulators together in one transposed tree costs
+// a single pass, and the tree pairs the lanes exactly as the one-vector sum does, so every score
+// keeps its bits.
 // GCC 12 reports its own _mm512_undefined_*() placeholders inside the intrinsics as uninitialized
 // (GCC PR105593); the diagnostic is silenced for the header's lines only.
 #pragma GCC diagnostic push
@@ -9,38 +14,162 @@
 #include <immintrin.h>
 #pragma GCC diagnostic pop
 
+#include <cmath>
 #include <cstdint>
 
 #include "kernels/attention_internal.h"
 
 namespace eagle2::detail {
 
+namespace {
+
+// Lanes l and l + 8, then l and l + 4, l and l + 2, l and l + 1 (l counted within what is left):
+// the pairwise tree of matmul's one-vector hsum().
+inline float hsum(__m512 v) {
+  const __m256 lo8 = _mm512_castps512_ps256(v);
+  const __m256 hi8 = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+  const __m256 s8 = _mm256_add_ps(lo8, hi8);
+  const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
+  const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+  const __m128 s1 = _mm_add_ss(s2, _mm_movehdup_ps(s2));
+  return _mm_cvtss_f32(s1);
+}
+
+// Lane j of the result is hsum(a[j]), bit for bit: the same additions as hsum(), with the 16
+// vectors carried through the levels side by side (tested against hsum() in test_attention).
+inline __m512 hsum16(const __m512* a) {
+  __m512 c[8];  // c[p]: level-1 sums (8 floats) of a[2p] then a[2p + 1]
+  for (int p = 0; p < 8; ++p)
+    c[p] = _mm512_add_ps(_mm512_shuffle_f32x4(a[2 * p], a[2 * p + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                         _mm512_shuffle_f32x4(a[2 * p], a[2 * p + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+  __m512 d[4];  // d[r]: level-2 sums (4 floats) of a[4r .. 4r + 3], one per 128-bit lane
+  for (int r = 0; r < 4; ++r)
+    d[r] = _mm512_add_ps(_mm512_shuffle_f32x4(c[2 * r], c[2 * r + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+                         _mm512_shuffle_f32x4(c[2 * r], c[2 * r + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+  __m512 e[2];  // e[t], 128-bit lane L: level-3 pairs of a[8t + L], then of a[8t + 4 + L]
+  for (int t = 0; t < 2; ++t)
+    e[t] = _mm512_add_ps(_mm512_shuffle_ps(d[2 * t], d[2 * t + 1], _MM_SHUFFLE(1, 0, 1, 0)),
+                         _mm512_shuffle_ps(d[2 * t], d[2 * t + 1], _MM_SHUFFLE(3, 2, 3, 2)));
+  // f, 128-bit lane L: the totals of a[L], a[4 + L], a[8 + L], a[12 + L].
+  const __m512 f = _mm512_add_ps(_mm512_shuffle_ps(e[0], e[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                                 _mm512_shuffle_ps(e[0], e[1], _MM_SHUFFLE(3, 1, 3, 1)));
+  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  return _mm512_permutexvar_ps(order, f);
+}
+
+// exp(x) for x <= 0 (softmax arguments): x = n ln2 + r with |r| <= ln2 / 2, a degree-7 Taylor
+// polynomial in r (truncation below 1e-8 relative), then scaling by 2^n. Exact at 0. Below
+// -104 the result underflows to 0, as expf does.
+inline __m512 exp_nonpositive(__m512 x) {
+  x = _mm512_max_ps(x, _mm512_set1_ps(-104.0f));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187045e-06f), r);
+  __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 720.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
+  return _mm512_scalef_ps(p, n);
+}
+
+inline __mmask16 first_lanes(int64_t count) {  // count in 0..16
+  return count >= 16 ? static_cast<__mmask16>(0xffffu) : static_cast<__mmask16>((1u << count) - 1u);
+}
+
+}  // namespace
+
+void attention_scores_avx512(const float* q, const float* k, int64_t stride, int64_t n_context,
+                             const int32_t* extra, int64_t n_extra, int64_t head_dim, float scale,
+                             float* s) {
+  const int64_t n = n_context + n_extra;
+  const int64_t full = head_dim / 16 * 16;
+  const __mmask16 tail = first_lanes(head_dim - full);
+  const __m512 vscale = _mm512_set1_ps(scale);
+  for (int64_t j0 = 0; j0 < n; j0 += 16) {
+    const int64_t count = n - j0 < 16 ? n - j0 : 16;
+    const float* key[16];
+    for (int64_t i = 0; i < 16; ++i) {
+      const int64_t j = j0 + (i < count ? i : 0);
+      key[i] = k + (j < n_context ? j : extra[j - n_context]) * stride;
+    }
+    __m512 acc[16];
+    for (int i = 0; i < 16; ++i) acc[i] = _mm512_setzero_ps();
+    int64_t d = 0;
+    for (; d < full; d += 16) {
+      const __m512 qv = _mm512_loadu_ps(q + d);
+      for (int i = 0; i < 16; ++i) acc[i] = _mm512_fmadd_ps(qv, _mm512_loadu_ps(key[i] + d), acc[i]);
+    }
+    if (d < head_dim) {
+      const __m512 qv = _mm512_maskz_loadu_ps(tail, q + d);
+      for (int i = 0; i < 16; ++i)
+        acc[i] = _mm512_fmadd_ps(qv, _mm512_maskz_loadu_ps(tail, key[i] + d), acc[i]);
+    }
+    _mm512_mask_storeu_ps(s + j0, first_lanes(count), _mm512_mul_ps(hsum16(acc), vscale));
+  }
+}
+
+float softmax_avx512(float* s, int64_t n) {
+  __m512 mx = _mm512_set1_ps(-INFINITY);
+  for (int64_t j = 0; j < n; j += 16)
+    mx = _mm512_max_ps(mx, _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), first_lanes(n - j), s + j));
+  const __m512 m = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
+  __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 live = first_lanes(n - j);
+    const __m512 p = _mm512_maskz_mov_ps(live, exp_nonpositive(_mm512_sub_ps(_mm512_maskz_loadu_ps(live, s + j), m)));
+    _mm512_mask_storeu_ps(s + j, live, p);
+    lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(p)));
+    hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(p), 1))));
+  }
+  // Lanes 0-7 with 8-15, then the fixed halving tree of the 8 doubles.
+  const __m512d s8 = _mm512_add_pd(lo, hi);
+  const __m256d s4 = _mm256_add_pd(_mm512_castpd512_pd256(s8), _mm512_extractf64x4_pd(s8, 1));
+  const __m128d s2 = _mm_add_pd(_mm256_castpd256_pd128(s4), _mm256_extractf128_pd(s4, 1));
+  const double sum = _mm_cvtsd_f64(_mm_add_sd(s2, _mm_unpackhi_pd(s2, s2)));
+  return static_cast<float>(1.0 / sum);
+}
+
 void attention_values_avx512(const float* v, int64_t stride, int64_t n_context,
                              const int32_t* extra, int64_t n_extra, const float* p, float inv_sum,
                              int64_t head_dim, float* out) {
-  constexpr int kVecs = 8;
+  // 64 dims at a time in four partial sums (slot j feeds partial j mod 4): one chain of FMAs per
+  // output vector would wait on the FMA latency at every slot; four chains keep the units busy.
+  constexpr int kVecs = 4, kParts = 4;
   const int64_t n = n_context + n_extra;
   for (int64_t d0 = 0; d0 < head_dim; d0 += 16 * kVecs) {
     const int64_t width = head_dim - d0 < 16 * kVecs ? head_dim - d0 : 16 * kVecs;
     const int nv = static_cast<int>((width + 15) / 16);
-    const int64_t last = width - 16 * (nv - 1);  // 1..16 lanes in the last vector
-    const __mmask16 last_mask = static_cast<__mmask16>(last == 16 ? 0xffffu : (1u << last) - 1u);
-    __m512 acc[kVecs];
-    for (int i = 0; i < kVecs; ++i) acc[i] = _mm512_setzero_ps();
-    for (int64_t j = 0; j < n; ++j) {
+    __mmask16 mask[kVecs];
+    for (int i = 0; i < kVecs; ++i)
+      mask[i] = i < nv - 1 ? static_cast<__mmask16>(0xffffu) : i == nv - 1 ? first_lanes(width - 16 * i) : 0;
+    __m512 acc[kParts][kVecs];
+    for (int r = 0; r < kParts; ++r)
+      for (int i = 0; i < kVecs; ++i) acc[r][i] = _mm512_setzero_ps();
+    auto add_slot = [&](__m512* a, int64_t j) {
       const int64_t slot = j < n_context ? j : extra[j - n_context];
       const float* vj = v + slot * stride + d0;
       const __m512 pj = _mm512_set1_ps(p[j]);
-      for (int i = 0; i < kVecs; ++i) {
-        if (i >= nv) break;
-        const __mmask16 m = i == nv - 1 ? last_mask : static_cast<__mmask16>(0xffffu);
-        acc[i] = _mm512_fmadd_ps(pj, _mm512_maskz_loadu_ps(m, vj + 16 * i), acc[i]);
-      }
+      for (int i = 0; i < kVecs; ++i) a[i] = _mm512_fmadd_ps(pj, _mm512_maskz_loadu_ps(mask[i], vj + 16 * i), a[i]);
+    };
+    int64_t j = 0;
+    for (; j + kParts <= n; j += kParts) {
+      add_slot(acc[0], j);
+      add_slot(acc[1], j + 1);
+      add_slot(acc[2], j + 2);
+      add_slot(acc[3], j + 3);
     }
+    if (j < n) add_slot(acc[0], j++);
+    if (j < n) add_slot(acc[1], j++);
+    if (j < n) add_slot(acc[2], j++);
     const __m512 inv = _mm512_set1_ps(inv_sum);
     for (int i = 0; i < nv; ++i) {
-      const __mmask16 m = i == nv - 1 ? last_mask : static_cast<__mmask16>(0xffffu);
-      _mm512_mask_storeu_ps(out + d0 + 16 * i, m, _mm512_mul_ps(acc[i], inv));
+      const __m512 sum = _mm512_add_ps(_mm512_add_ps(acc[0][i], acc[1][i]), _mm512_add_ps(acc[2][i], acc[3][i]));
+      _mm512_mask_storeu_ps(out + d0 + 16 * i, mask[i], _mm512_mul_ps(sum, inv));
     }
   }
 }

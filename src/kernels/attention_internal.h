@@ -8,12 +8,28 @@ namespace eagle2::detail {
 
 // out[d] = inv_sum * sum_j p[j] * v_j[d], where v_j is the j-th visible slot (context slots
 // 0..n_context-1, then extra[]) at v + slot * stride. For each d the sum runs over j in order with
-// one FMA per slot, so it depends only on the sequence of slots, not on the context/extra split.
+// one FMA per slot (AVX2; AVX-512 below splits it in four), so it depends only on the sequence of
+// slots, not on the context/extra split.
 void attention_values_avx2(const float* v, int64_t stride, int64_t n_context, const int32_t* extra,
                            int64_t n_extra, const float* p, float inv_sum, int64_t head_dim,
                            float* out);
+// The AVX-512 version splits each sum in four: partial r takes the slots j = r mod 4 in order,
+// then (p0 + p1) + (p2 + p3). Still fixed by the slot sequence alone.
 void attention_values_avx512(const float* v, int64_t stride, int64_t n_context,
                              const int32_t* extra, int64_t n_extra, const float* p, float inv_sum,
                              int64_t head_dim, float* out);
+
+// s[j] = dot(q, k_j) * scale for every visible slot j, 16 slots at a time. Each dot keeps the order
+// of dot_f32 on the AVX-512 path (one 16-lane accumulator, one FMA per 16 dims, masked tail, the
+// fixed pairwise lane sum), so the scores are the bits the one-key-at-a-time loop gave.
+void attention_scores_avx512(const float* q, const float* k, int64_t stride, int64_t n_context,
+                             const int32_t* extra, int64_t n_extra, int64_t head_dim, float scale,
+                             float* s);
+
+// In place over s[0..n): p_j = exp(s_j - max), returns 1 / sum_j p_j. The order, fixed by n alone:
+// the max is exact in any order; exp is a vector polynomial (exact at 0, so a lone slot gets
+// weight 1); the sum runs in 16 double lanes (lane l takes j = l mod 16 in increasing j), then a
+// fixed lane tree.
+float softmax_avx512(float* s, int64_t n);
 
 }  // namespace eagle2::detail

@@ -66,23 +66,32 @@ int64_t column_block(int64_t N, int64_t K, DType dt, int n_threads) {
 
 }  // namespace
 
-void matmul_with(KernelPath path, const float* x, int64_t M, const Matrix& W, float* y,
-                 ThreadPool& pool) {
+void matmul_multi_with(KernelPath path, const float* x, int64_t M,
+                       std::initializer_list<MatmulOut> outs, ThreadPool& pool) {
   if (!cpu_supports(path)) fail("matmul: kernel path ", kernel_path_name(path), " is not supported by this CPU");
-  if (M < 0 || W.rows < 0 || W.cols < 0) fail("matmul: negative shape M=", M, " W=[", W.rows, ", ", W.cols, "]");
-  const int64_t N = W.rows, K = W.cols;
-  if (M == 0 || N == 0) return;
+  if (outs.size() == 0) return;
+  const Matrix& W0 = *outs.begin()->W;
+  const int64_t K = W0.cols;
+  for (const MatmulOut& o : outs) {
+    const Matrix& W = *o.W;
+    if (M < 0 || W.rows < 0 || W.cols < 0) fail("matmul: negative shape M=", M, " W=[", W.rows, ", ", W.cols, "]");
+    if (W.cols != K || W.dtype != W0.dtype)
+      fail("matmul: matrices of one input must share K and dtype (got [", W.rows, ", ", W.cols, "] ",
+           dtype_name(W.dtype), " with [", W0.rows, ", ", K, "] ", dtype_name(W0.dtype), ")");
+  }
+  if (M == 0) return;
   if (K == 0) {
-    std::fill(y, y + M * N, 0.0f);
+    for (const MatmulOut& o : outs) std::fill(o.y, o.y + M * o.W->rows, 0.0f);
     return;
   }
 
   // bf16 weights: round the activations to bf16 once per call (see matmul.h).
   thread_local std::vector<uint16_t> xb;
   thread_local std::vector<float> xr;
-  const bool bf16_dot = W.dtype == DType::BF16 && path == KernelPath::Avx512 && cpu_has_avx512_bf16();
+  const DType dt = W0.dtype;
+  const bool bf16_dot = dt == DType::BF16 && path == KernelPath::Avx512 && cpu_has_avx512_bf16();
   const float* xin = x;
-  if (W.dtype == DType::BF16) {
+  if (dt == DType::BF16) {
     const size_t n = static_cast<size_t>(M * K);
     if (bf16_dot) {
       if (xb.size() < n) xb.resize(n);
@@ -94,29 +103,59 @@ void matmul_with(KernelPath path, const float* x, int64_t M, const Matrix& W, fl
     }
   }
 
-  const int64_t nb = column_block(N, K, W.dtype, pool.size());
-  const int64_t n_col_blocks = (N + nb - 1) / nb;
+  // Each matrix is cut into (row block) x (column block) tasks as if it were alone; the tasks of
+  // all matrices are numbered one after another.
+  struct Plan {
+    const Matrix* W;
+    float* y;
+    int64_t nb, n_col_blocks, first_task;
+  };
+  Plan plans[8];
+  if (outs.size() > 8) fail("matmul_multi: at most 8 matrices per call (got ", outs.size(), ")");
   const int64_t n_row_blocks = (M + kRowBlock - 1) / kRowBlock;
+  int64_t n_tasks = 0, n_plans = 0;
+  for (const MatmulOut& o : outs) {
+    const int64_t N = o.W->rows;
+    if (N == 0) continue;
+    const int64_t nb = column_block(N, K, dt, pool.size());
+    const int64_t n_col_blocks = (N + nb - 1) / nb;
+    plans[n_plans++] = Plan{o.W, o.y, nb, n_col_blocks, n_tasks};
+    n_tasks += n_row_blocks * n_col_blocks;
+  }
   const uint16_t* xbp = xb.data();
-  pool.parallel_for(n_row_blocks * n_col_blocks, [&](int64_t task) {
-    const int64_t m0 = (task / n_col_blocks) * kRowBlock, m1 = std::min(M, m0 + kRowBlock);
-    const int64_t n0 = (task % n_col_blocks) * nb, n1 = std::min(N, n0 + nb);
+  pool.parallel_for(n_tasks, [&](int64_t task) {
+    int64_t p = n_plans - 1;
+    while (plans[p].first_task > task) --p;
+    const Plan& pl = plans[p];
+    const Matrix& W = *pl.W;
+    const int64_t N = W.rows, local = task - pl.first_task;
+    const int64_t m0 = (local / pl.n_col_blocks) * kRowBlock, m1 = std::min(M, m0 + kRowBlock);
+    const int64_t n0 = (local % pl.n_col_blocks) * pl.nb, n1 = std::min(N, n0 + pl.nb);
     if (bf16_dot) {
-      detail::matmul_range_avx512_bf16dot(xbp, K, W.data, K, y, N, m0, m1, n0, n1);
+      detail::matmul_range_avx512_bf16dot(xbp, K, W.data, K, pl.y, N, m0, m1, n0, n1);
       return;
     }
     switch (path) {
-      case KernelPath::Scalar: matmul_range_scalar(xin, m0, m1, W, y, n0, n1); break;
-      case KernelPath::Avx2: detail::matmul_range_avx2(W.dtype, xin, K, W.data, K, y, N, m0, m1, n0, n1); break;
+      case KernelPath::Scalar: matmul_range_scalar(xin, m0, m1, W, pl.y, n0, n1); break;
+      case KernelPath::Avx2: detail::matmul_range_avx2(dt, xin, K, W.data, K, pl.y, N, m0, m1, n0, n1); break;
       case KernelPath::Avx512:
-        detail::matmul_range_avx512(W.dtype, xin, K, W.data, K, y, N, m0, m1, n0, n1);
+        detail::matmul_range_avx512(dt, xin, K, W.data, K, pl.y, N, m0, m1, n0, n1);
         break;
     }
   });
 }
 
+void matmul_with(KernelPath path, const float* x, int64_t M, const Matrix& W, float* y,
+                 ThreadPool& pool) {
+  matmul_multi_with(path, x, M, {MatmulOut{&W, y}}, pool);
+}
+
 void matmul(const float* x, int64_t M, const Matrix& W, float* y, ThreadPool& pool) {
   matmul_with(active_kernel_path(), x, M, W, y, pool);
+}
+
+void matmul_multi(const float* x, int64_t M, std::initializer_list<MatmulOut> outs, ThreadPool& pool) {
+  matmul_multi_with(active_kernel_path(), x, M, outs, pool);
 }
 
 float dot_f32(KernelPath path, const float* a, const float* b, int64_t n) {

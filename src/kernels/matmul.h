@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 
 #include "core/tensor.h"
 #include "core/thread_pool.h"
@@ -27,6 +28,18 @@ void matmul(const float* x, int64_t M, const Matrix& W, float* y, ThreadPool& po
 // A chosen path (tests compare the SIMD paths against KernelPath::Scalar).
 void matmul_with(KernelPath path, const float* x, int64_t M, const Matrix& W, float* y,
                  ThreadPool& pool);
+
+// One input against several matrices of the same K (q/k/v, gate/up): ys[i][M, Ws[i].rows].
+// Every output has the bits matmul() gives it; what is saved is per call, not per element: the
+// input is rounded to bf16 once, and all matrices' tasks go to the threads in one dispatch, so a
+// small decode step waits for the threads once instead of once per matrix.
+struct MatmulOut {
+  const Matrix* W;
+  float* y;
+};
+void matmul_multi(const float* x, int64_t M, std::initializer_list<MatmulOut> outs, ThreadPool& pool);
+void matmul_multi_with(KernelPath path, const float* x, int64_t M,
+                       std::initializer_list<MatmulOut> outs, ThreadPool& pool);
 
 // Dot product of n floats in the kernel path's fixed reduction order (used by attention).
 float dot_f32(KernelPath path, const float* a, const float* b, int64_t n);

@@ -160,9 +160,7 @@ void LlamaModel::forward(const Batch& batch, KvCache& kv, std::span<const int32_
     // Attention block.
     for (int64_t i = 0; i < T; ++i)
       rmsnorm(&w.x[i * d], L.attn_norm.data(), c.rms_norm_eps, &w.xn[i * d], d);
-    matmul(w.xn.data(), T, L.wq, w.q.data(), pool);
-    matmul(w.xn.data(), T, L.wk, w.k.data(), pool);
-    matmul(w.xn.data(), T, L.wv, w.v.data(), pool);
+    matmul_multi(w.xn.data(), T, {{&L.wq, w.q.data()}, {&L.wk, w.k.data()}, {&L.wv, w.v.data()}}, pool);
     for (int64_t i = 0; i < T; ++i) {
       for (int64_t h = 0; h < H; ++h)
         rope_rotate_half(&w.q[i * qd + h * hd], &w.cos[i * half], &w.sin[i * half], hd);
@@ -192,8 +190,7 @@ void LlamaModel::forward(const Batch& batch, KvCache& kv, std::span<const int32_
     // MLP block.
     for (int64_t i = 0; i < T; ++i)
       rmsnorm(&w.x[i * d], L.mlp_norm.data(), c.rms_norm_eps, &w.xn[i * d], d);
-    matmul(w.xn.data(), T, L.w_gate, w.gate.data(), pool);
-    matmul(w.xn.data(), T, L.w_up, w.up.data(), pool);
+    matmul_multi(w.xn.data(), T, {{&L.w_gate, w.gate.data()}, {&L.w_up, w.up.data()}}, pool);
     swiglu_inplace(w.gate.data(), w.up.data(), T * I);
     matmul(w.gate.data(), T, L.w_down, w.proj.data(), pool);
     for (int64_t j = 0; j < T * d; ++j) w.x[j] += w.proj[j];

@@ -2,9 +2,12 @@
 // the scalar one, and the split invariance that batch invariance rests on: the same sequence of
 // visible slots gives the same bits wherever the context/extra boundary falls.
 #include "kernels/attention.h"
+#include "kernels/attention_internal.h"
+#include "kernels/matmul.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -137,6 +140,57 @@ TEST(Attention, NoVisibleSlotGivesZeros) {
     if (!cpu_supports(p)) continue;
     const auto out = run(p, q.data(), c, {}, 0, 1.0f);
     for (float v : out) EXPECT_EQ(v, 0.0f);
+  }
+}
+
+// The AVX-512 scores go 16 keys at a time through a transposed lane sum; each must still be the
+// bits of the one-key dot_f32 (the order matmul and the one-key loop use), for every count of
+// keys (full and partial groups of 16) and every head size (full and masked vectors).
+TEST(Attention, Avx512ScoresEqualOneKeyDots) {
+  if (!cpu_supports(KernelPath::Avx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
+  std::mt19937 rng(15);
+  for (int64_t hd : {1, 16, 33, 64, 128}) {
+    for (int64_t n : {1, 15, 16, 17, 40}) {
+      const Cache c = random_cache(n + 2, hd, rng);
+      std::normal_distribution<float> g(0.0f, 3.0f);
+      std::vector<float> q(static_cast<size_t>(hd));
+      for (auto& e : q) e = g(rng);
+      // Context 0..n/3-1, then every slot from n/3 + 2 on as extras (skipping two).
+      const int64_t n_ctx = n / 3;
+      std::vector<int32_t> extra;
+      for (int64_t j = n_ctx + 2; static_cast<int64_t>(extra.size()) < n - n_ctx; ++j)
+        extra.push_back(static_cast<int32_t>(j));
+      std::vector<float> s(static_cast<size_t>(n) + 1, -1.0f);
+      const float scale = 0.37f;
+      detail::attention_scores_avx512(q.data(), c.k.data(), c.stride, n_ctx, extra.data(),
+                                      static_cast<int64_t>(extra.size()), hd, scale, s.data());
+      for (int64_t j = 0; j < n; ++j) {
+        const int64_t slot = j < n_ctx ? j : extra[static_cast<size_t>(j - n_ctx)];
+        const float want = dot_f32(KernelPath::Avx512, q.data(), &c.k[slot * c.stride], hd) * scale;
+        ASSERT_EQ(0, std::memcmp(&want, &s[static_cast<size_t>(j)], 4)) << "hd=" << hd << " n=" << n << " j=" << j;
+      }
+      EXPECT_EQ(s[static_cast<size_t>(n)], -1.0f) << "wrote past the last score";
+    }
+  }
+}
+
+TEST(Attention, Avx512SoftmaxMatchesExpAndSum) {
+  if (!cpu_supports(KernelPath::Avx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
+  std::mt19937 rng(16);
+  std::normal_distribution<float> g(0.0f, 8.0f);
+  for (int64_t n : {1, 5, 16, 31, 300}) {
+    std::vector<float> s(static_cast<size_t>(n));
+    for (auto& e : s) e = g(rng);
+    if (n > 2) s[1] = -200.0f;  // underflows to 0, as expf does
+    const float mx = *std::max_element(s.begin(), s.end());
+    std::vector<double> want(s.size());
+    double sum = 0;
+    // The argument is the float difference, as in every path; the exp itself is what is checked.
+    for (size_t j = 0; j < s.size(); ++j) sum += (want[j] = std::exp(static_cast<double>(s[j] - mx)));
+    std::vector<float> p = s;
+    const float inv_sum = detail::softmax_avx512(p.data(), n);
+    EXPECT_NEAR(inv_sum, 1.0 / sum, 1e-6 / sum) << "n=" << n;
+    for (size_t j = 0; j < s.size(); ++j) ASSERT_NEAR(p[j], want[j], 2e-7 * want[j] + 1e-38) << "n=" << n << " j=" << j;
   }
 }
 

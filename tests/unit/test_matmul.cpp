@@ -218,6 +218,44 @@ TEST(Matmul, EmptyShapes) {
   }
 }
 
+// matmul_multi hands all matrices' tasks out at once; every output must keep the bits of a
+// matmul of its matrix alone, on every path and dtype, and with a matrix of no rows among them.
+TEST(Matmul, MultiEqualsSeparateCallsBitForBit) {
+  std::mt19937 rng(21);
+  ThreadPool pool(3);
+  for (KernelPath path : kAllPaths) {
+    if (!cpu_supports(path)) continue;
+    for (DType dt : kAllDtypes) {
+      for (int64_t M : {1, 5, 70}) {
+        const int64_t K = 45;
+        const TestMatrix a = random_matrix(dt, 37, K, rng), b = random_matrix(dt, 0, K, rng),
+                         c = random_matrix(dt, 130, K, rng);
+        const auto x = random_vec(static_cast<size_t>(M * K), rng);
+        const Matrix va = a.view(), vb = b.view(), vc = c.view();
+        std::vector<float> ya(static_cast<size_t>(M * 37)), yc(static_cast<size_t>(M * 130));
+        std::vector<float> wa(ya.size()), wc(yc.size());
+        matmul_multi_with(path, x.data(), M, {{&va, ya.data()}, {&vb, nullptr}, {&vc, yc.data()}}, pool);
+        matmul_with(path, x.data(), M, va, wa.data(), pool);
+        matmul_with(path, x.data(), M, vc, wc.data(), pool);
+        EXPECT_EQ(0, std::memcmp(ya.data(), wa.data(), ya.size() * 4)) << kernel_path_name(path) << " M=" << M;
+        EXPECT_EQ(0, std::memcmp(yc.data(), wc.data(), yc.size() * 4)) << kernel_path_name(path) << " M=" << M;
+      }
+    }
+  }
+}
+
+TEST(Matmul, MultiRejectsMixedShapes) {
+  ThreadPool pool(1);
+  std::vector<float> w(12, 1.0f), x(4, 1.0f), y(12);
+  const Matrix a{DType::F32, 3, 4, w.data()}, b{DType::F32, 4, 3, w.data()};
+  try {
+    matmul_multi(x.data(), 1, {{&a, y.data()}, {&b, y.data()}}, pool);
+    FAIL() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("must share K and dtype"), std::string::npos) << e.what();
+  }
+}
+
 TEST(KernelPath, OverrideParsing) {
   EXPECT_EQ(kernel_path_from_override(nullptr), best_kernel_path());
   EXPECT_EQ(kernel_path_from_override(""), best_kernel_path());
