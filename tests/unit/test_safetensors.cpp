@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -194,6 +195,40 @@ TEST(MappedFile, EmptyFileAndErrors) {
   EXPECT_EQ(error_of([&] { MappedFile m(dir + "/missing"); }),
             dir + "/missing: cannot open: No such file or directory");
   EXPECT_EQ(error_of([&] { MappedFile m(dir); }), dir + ": not a regular file");
+}
+
+// The huge-page copy (the default for weights) must hold exactly the file's bytes, including a
+// size that is not a whole number of pages, and be as empty as the mapping for an empty file.
+TEST(MappedFile, HugePageCopyHoldsTheSameBytes) {
+  const std::string dir = test::temp_dir("mapped_file_copy");
+  std::string bytes(3 * 4096 + 17, '\0');
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 131) % 251);
+  write_bytes(dir + "/w", bytes);
+  MappedFile mapped(dir + "/w", Residency::kMapInPlace), copied(dir + "/w", Residency::kHugePageCopy);
+  EXPECT_EQ(copied.residency(), Residency::kHugePageCopy);
+  ASSERT_EQ(copied.size(), bytes.size());
+  EXPECT_EQ(std::memcmp(copied.data(), mapped.data(), bytes.size()), 0);
+  write_bytes(dir + "/empty", "");
+  EXPECT_EQ(MappedFile(dir + "/empty", Residency::kHugePageCopy).size(), 0u);
+  EXPECT_EQ(error_of([&] { MappedFile m(dir + "/missing", Residency::kHugePageCopy); }),
+            dir + "/missing: cannot open: No such file or directory");
+}
+
+TEST(MappedFile, WeightResidencyFromEnvironment) {
+  const char* old = std::getenv("EAGLE2_WEIGHTS");
+  const std::string saved = old ? old : "";
+  ::unsetenv("EAGLE2_WEIGHTS");
+  EXPECT_EQ(weight_residency(), Residency::kHugePageCopy);
+  ::setenv("EAGLE2_WEIGHTS", "mmap", 1);
+  EXPECT_EQ(weight_residency(), Residency::kMapInPlace);
+  ::setenv("EAGLE2_WEIGHTS", "hugepages", 1);
+  EXPECT_EQ(weight_residency(), Residency::kHugePageCopy);
+  ::setenv("EAGLE2_WEIGHTS", "ram", 1);
+  EXPECT_EQ(error_of([] { weight_residency(); }),
+            "EAGLE2_WEIGHTS=ram: expected 'hugepages' (the default: weights copied into huge pages) "
+            "or 'mmap' (used in place)");
+  if (old) ::setenv("EAGLE2_WEIGHTS", saved.c_str(), 1);
+  else ::unsetenv("EAGLE2_WEIGHTS");
 }
 
 TEST_F(SafetensorsErrors, FileStructure) {
