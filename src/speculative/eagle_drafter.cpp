@@ -111,7 +111,7 @@ void EagleDrafter::draft(int64_t max_tokens, DraftTree& tree) {
         DynamicTreeParams params = opt_.dynamic;
         const double draft_s = draft_seconds_estimate();
         params.choose_total = [this, draft_s](std::span<const float> values, int64_t max_t) {
-          return choose_total_tokens(values, *opt_.cost, draft_s, max_t);
+          return choose_total_tokens(values, *opt_.cost, draft_s, max_t, calibration_);
         };
         build_dynamic_tree(*this, root_, params, max_tokens, tree);
       } else {
@@ -176,6 +176,14 @@ void EagleDrafter::expand_top_k(const std::vector<FedNode>& nodes, size_t first,
 
 void EagleDrafter::accept(const DraftTree& tree, std::span<const int32_t> path,
                           const float* features, int32_t bonus) {
+  if (opt_.shape == EagleDrafterOptions::Shape::Dynamic && opt_.cost) {
+    // A node counts as accepted when it is on the accepted path (its value estimates exactly
+    // that: the whole path from the root being accepted).
+    std::vector<char> on_path(static_cast<size_t>(tree.size()), 0);
+    for (int32_t i : path) on_path[static_cast<size_t>(i)] = 1;
+    for (int64_t i = 1; i < tree.size(); ++i)
+      calibration_.record(tree.values[static_cast<size_t>(i)], on_path[static_cast<size_t>(i)] != 0);
+  }
   for (size_t j = 0; j < path.size(); ++j) {
     pending_features_.insert(pending_features_.end(), features + j * d_, features + (j + 1) * d_);
     pending_tokens_.push_back(j + 1 < path.size() ? tree.tokens[path[j + 1]] : bonus);

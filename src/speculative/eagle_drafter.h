@@ -37,6 +37,8 @@ class EagleDrafter : public Drafter, private DraftOracle {
   // The per-cycle draft time the budget chooser assumes: a moving average of measured draft()
   // times, or the cost model's draft_seconds before the first measurement.
   double draft_seconds_estimate() const;
+  // What the auto budget has learned of this head's acceptance (Dynamic with a cost model).
+  const AcceptanceCalibration& calibration() const { return calibration_; }
 
  private:
   void root_top_k(int k, int32_t* tokens, float* logp) override;
@@ -58,6 +60,7 @@ class EagleDrafter : public Drafter, private DraftOracle {
   std::vector<float> logp_;             // scratch [rows, V]
   std::vector<float> scratch_out_;
   double draft_seconds_ema_ = -1;  // < 0: nothing measured yet
+  AcceptanceCalibration calibration_;
   bool prompt_catch_up_ = false;   // the next draft() catches up on a whole prompt
 };
 
