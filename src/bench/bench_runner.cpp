@@ -47,7 +47,19 @@ DrafterSpec parse_drafter_spec(const std::string& text) {
   } else if (d.kind == "chain") {
     if (!rest.empty()) d.chain_depth = to_int(rest, text);
   } else if (d.kind == "static") {
-    d.choices = rest.empty() ? mc_sim_7b_63() : parse_tree_choices(rest, "drafter '" + text + "'");
+    if (rest.empty()) {
+      d.choices = mc_sim_7b_63();
+    } else if (rest.find_first_not_of("0123456789") == std::string::npos) {
+      // static:N: EAGLE-1's tree pruned to N tokens (root included), keeping its first paths (they
+      // are listed shallow first, so every kept path keeps its prefix).
+      const int n = to_int(rest, text);
+      const auto& full = mc_sim_7b_63();
+      if (n < 2 || n > static_cast<int>(full.size()) + 1)
+        fail("drafter '", text, "': a pruned static tree has 2 to ", full.size() + 1, " tokens");
+      d.choices.assign(full.begin(), full.begin() + (n - 1));
+    } else {
+      d.choices = parse_tree_choices(rest, "drafter '" + text + "'");
+    }
   } else if (d.kind == "dynamic") {
     if (!rest.empty() && parts[0] == "auto") {
       d.auto_budget = true;
@@ -64,7 +76,7 @@ DrafterSpec parse_drafter_spec(const std::string& text) {
     }
   } else {
     fail("unknown drafter '", text,
-         "' (plain, none, lookup, chain[:D], static[:JSON], dynamic[:T:D:K], dynamic:auto[:D:K])");
+         "' (plain, none, lookup, chain[:D], static[:N|:JSON], dynamic[:T:D:K], dynamic:auto[:D:K])");
   }
   return d;
 }

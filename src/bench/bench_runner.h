@@ -23,7 +23,8 @@
 namespace eagle2 {
 
 // "plain", "none" (plain decoding through the speculative loop), "lookup", "chain:D",
-// "static" (mc_sim_7b_63) or "static:JSON", "dynamic" or "dynamic:T:D:K" (total_tokens, depth,
+// "static" (mc_sim_7b_63), "static:N" (its first N - 1 paths: N tokens) or "static:JSON",
+// "dynamic" or "dynamic:T:D:K" (total_tokens, depth,
 // top_k), "dynamic:auto" or "dynamic:auto:D:K". Error for anything else.
 struct DrafterSpec {
   std::string label;

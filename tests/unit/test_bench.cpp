@@ -228,8 +228,16 @@ TEST(Bench, DrafterSpecs) {
   EXPECT_EQ(parse_drafter_spec("chain:7").chain_depth, 7);
   EXPECT_EQ(parse_drafter_spec("static").choices.size(), 25u);
   EXPECT_EQ(error_of([] { parse_drafter_spec("magic"); }),
-            "unknown drafter 'magic' (plain, none, lookup, chain[:D], static[:JSON], dynamic[:T:D:K], "
+            "unknown drafter 'magic' (plain, none, lookup, chain[:D], static[:N|:JSON], dynamic[:T:D:K], "
             "dynamic:auto[:D:K])");
+  // static:N prunes EAGLE-1's tree to its first N - 1 paths, prefixes intact.
+  const DrafterSpec s8 = parse_drafter_spec("static:8");
+  ASSERT_EQ(s8.choices.size(), 7u);
+  EXPECT_EQ(s8.choices.back(), (std::vector<int>{0, 2}));
+  EXPECT_EQ(parse_drafter_spec("static:26").choices.size(), 25u);
+  EXPECT_EQ(error_of([] { parse_drafter_spec("static:27"); }),
+            "drafter 'static:27': a pruned static tree has 2 to 26 tokens");
+  EXPECT_EQ(parse_drafter_spec("static:[[0],[0,0]]").choices.size(), 2u);
   EXPECT_EQ(error_of([] { parse_drafter_spec("dynamic:1:2"); }),
             "drafter 'dynamic:1:2': expected dynamic:TOTAL_TOKENS:DEPTH:TOP_K");
   EXPECT_EQ(error_of([] { parse_drafter_spec("chain:x"); }),

@@ -31,11 +31,19 @@ struct BenchFlags {
   std::string json_out, csv_out, svg_dir;
 };
 
+// Commas inside brackets belong to a static tree's JSON (static:[[0],[1],[0,0]]).
 std::vector<std::string> split(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  std::string item;
-  while (std::getline(in, item, ',')) out.push_back(item);
+  std::vector<std::string> out(1);
+  int depth = 0;
+  for (char c : s) {
+    if (c == ',' && depth == 0) {
+      out.emplace_back();
+      continue;
+    }
+    depth += c == '[' ? 1 : c == ']' ? -1 : 0;
+    out.back() += c;
+  }
+  if (out.size() == 1 && out[0].empty()) out.clear();
   return out;
 }
 
@@ -138,7 +146,7 @@ Command add_bench(CLI::App& app) {
   cmd->add_option("--max-new-tokens", f->max_new, "Tokens generated per prompt")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   cmd->add_option("--drafters", f->drafters,
-                  "Comma-separated: plain, none, lookup, chain[:D], static[:JSON], dynamic[:T:D:K], dynamic:auto[:D:K] (tree size chosen each cycle from the measured verify cost)");
+                  "Comma-separated: plain, none, lookup, chain[:D], static[:N|:JSON] (N: EAGLE-1 tree pruned to N tokens), dynamic[:T:D:K], dynamic:auto[:D:K] (tree size chosen each cycle from the measured verify cost)");
   cmd->add_option("--temps", f->temps, "Comma-separated temperatures");
   cmd->add_option("--reps", f->reps, "Repetitions")->check(CLI::Range(1, 1000));
   cmd->add_option("--seed", f->seed, "Sampling seed");
