@@ -48,7 +48,9 @@ std::optional<BudgetPoint> budget_point(const std::string& label) {
   const auto spec = spec_of(label);
   if (!spec) return std::nullopt;
   if (spec->kind == "dynamic" && spec->auto_budget) return std::nullopt;
-  if (spec->kind == "dynamic") return BudgetPoint{"dynamic", double(spec->dynamic.total_tokens)};
+  if (spec->kind == "dynamic")
+    return BudgetPoint{spec->calibrate ? "dynamic, calibrated" : "dynamic",
+                       double(spec->dynamic.total_tokens)};
   if (spec->kind == "static") return BudgetPoint{"static", double(spec->choices.size() + 1)};
   if (spec->kind == "chain") return BudgetPoint{"chain", double(spec->chain_depth + 2)};
   return std::nullopt;
@@ -83,8 +85,9 @@ std::vector<std::pair<std::string, std::string>> bench_charts(const std::vector<
     const std::string stem = safe_name(set) + "_t" + safe_name(temp_text(temp)) + "_";
     BarChart speed{"Speedup over plain decoding (" + where + ")", "speedup (x)", {}, {{"", {}}}};
     BarChart tau{"Tokens per cycle, tau (" + where + ")", "tau", {}, {{"", {}}}};
-    const char* families[] = {"dynamic", "static", "chain"};
-    std::vector<LineSeries> budget_tau(3), budget_speed(3);
+    const char* families[] = {"dynamic", "dynamic, calibrated", "static", "chain"};
+    constexpr size_t kFamilies = 4;
+    std::vector<LineSeries> budget_tau(kFamilies), budget_speed(kFamilies);
     bool has_dynamic = false;
     for (const Summary& s : rows) {
       if (s.prompt_set != set || s.temperature != temp) continue;
@@ -97,12 +100,12 @@ std::vector<std::pair<std::string, std::string>> bench_charts(const std::vector<
       }
       const auto bp = budget_point(s.drafter);
       if (!bp) continue;
-      for (size_t f = 0; f < 3; ++f)
+      for (size_t f = 0; f < kFamilies; ++f)
         if (bp->family == families[f]) {
           budget_tau[f].points.emplace_back(bp->size, s.tau);
           budget_speed[f].points.emplace_back(bp->size, s.speedup);
         }
-      has_dynamic = has_dynamic || bp->family == "dynamic";
+      has_dynamic = has_dynamic || bp->family.starts_with("dynamic");
     }
     out.emplace_back(stem + "speedup.svg", render_bar_chart(speed));
     out.emplace_back(stem + "tau.svg", render_bar_chart(tau));
@@ -131,7 +134,7 @@ std::vector<std::pair<std::string, std::string>> bench_charts(const std::vector<
                  "tokens verified per cycle (root included)", "speedup (x)", {}};
     double x_lo = 0, x_hi = 0;
     bool any_x = false;
-    for (size_t f = 0; f < 3; ++f) {
+    for (size_t f = 0; f < kFamilies; ++f) {
       if (budget_tau[f].points.empty()) continue;
       budget_tau[f].name = budget_speed[f].name = families[f];
       lt.series.push_back(budget_tau[f]);

@@ -61,22 +61,29 @@ DrafterSpec parse_drafter_spec(const std::string& text) {
       d.choices = parse_tree_choices(rest, "drafter '" + text + "'");
     }
   } else if (d.kind == "dynamic") {
-    if (!rest.empty() && parts[0] == "auto") {
+    auto parts_left = parts;
+    if (!parts_left.empty() && parts_left.back() == "cal") {
+      d.calibrate = true;
+      parts_left.pop_back();
+    }
+    const auto& parts = parts_left;
+    const bool none = parts.empty() || (parts.size() == 1 && parts[0].empty());
+    if (!none && parts[0] == "auto") {
       d.auto_budget = true;
       d.dynamic.total_tokens = DrafterSpec::kAutoMaxTokens;
       if (parts.size() == 3) {
         d.dynamic.depth = to_int(parts[1], text);
         d.dynamic.top_k = to_int(parts[2], text);
       } else if (parts.size() != 1) {
-        fail("drafter '", text, "': expected dynamic:auto or dynamic:auto:DEPTH:TOP_K");
+        fail("drafter '", text, "': expected dynamic:auto or dynamic:auto:DEPTH:TOP_K (then :cal optionally)");
       }
-    } else if (!rest.empty()) {
-      if (parts.size() != 3) fail("drafter '", text, "': expected dynamic:TOTAL_TOKENS:DEPTH:TOP_K");
+    } else if (!none) {
+      if (parts.size() != 3) fail("drafter '", text, "': expected dynamic:TOTAL_TOKENS:DEPTH:TOP_K[:cal]");
       d.dynamic = {to_int(parts[2], text), to_int(parts[1], text), to_int(parts[0], text)};
     }
   } else {
     fail("unknown drafter '", text,
-         "' (plain, none, lookup, chain[:D], static[:N|:JSON], dynamic[:T:D:K], dynamic:auto[:D:K])");
+         "' (plain, none, lookup, chain[:D], static[:N|:JSON], dynamic[:T:D:K][:cal], dynamic:auto[:D:K][:cal])");
   }
   return d;
 }
@@ -94,6 +101,7 @@ std::unique_ptr<Drafter> make_drafter(const DrafterSpec& spec, EagleHead* head, 
     if (!cost) fail("drafter '", spec.label, "': an auto budget needs the verify cost curve");
     o.cost = std::move(cost);
   }
+  o.calibrate = spec.calibrate;
   o.chain_depth = spec.chain_depth;
   o.choices = spec.choices;
   o.shape = spec.kind == "chain"    ? EagleDrafterOptions::Shape::Chain

@@ -24,8 +24,9 @@ namespace eagle2 {
 
 // "plain", "none" (plain decoding through the speculative loop), "lookup", "chain:D",
 // "static" (mc_sim_7b_63), "static:N" (its first N - 1 paths: N tokens) or "static:JSON",
-// "dynamic" or "dynamic:T:D:K" (total_tokens, depth,
-// top_k), "dynamic:auto" or "dynamic:auto:D:K". Error for anything else.
+// "dynamic" or "dynamic:T:D:K" (total_tokens, depth, top_k), "dynamic:auto" or "dynamic:auto:D:K";
+// a dynamic spec ending in ":cal" ranks nodes by calibrated confidences (EagleDrafterOptions::
+// calibrate). Error for anything else.
 struct DrafterSpec {
   std::string label;
   std::string kind;
@@ -35,6 +36,7 @@ struct DrafterSpec {
   bool auto_budget = false;
   static constexpr int kAutoMaxTokens = 64;
   int chain_depth = 5;
+  bool calibrate = false;  // dynamic ...:cal
   TreeChoices choices;
 };
 DrafterSpec parse_drafter_spec(const std::string& text);

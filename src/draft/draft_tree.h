@@ -13,18 +13,26 @@ namespace eagle2 {
 struct DraftTree {
   std::vector<int32_t> tokens;
   std::vector<int32_t> parents;  // -1 for the root
-  std::vector<float> values;     // sum of draft log-probs along the root-to-node path (root 0)
+  std::vector<float> values;     // sum of draft log-probs along the root-to-node path (root 0);
+                                 // a calibrated dynamic tree sums calibrated log-confidences
+  std::vector<float> logps;      // the node's own draft log-prob given its parent (root 0)
 
   int64_t size() const { return static_cast<int64_t>(tokens.size()); }
   void reset(int32_t root) {
     tokens.assign(1, root);
     parents.assign(1, -1);
     values.assign(1, 0.0f);
+    logps.assign(1, 0.0f);
   }
+  // logp defaults to value - values[parent], which is what it is when values are raw sums.
   void add(int32_t token, int32_t parent, float value) {
+    add(token, parent, value, parent >= 0 ? value - values[static_cast<size_t>(parent)] : value);
+  }
+  void add(int32_t token, int32_t parent, float value, float logp) {
     tokens.push_back(token);
     parents.push_back(parent);
     values.push_back(value);
+    logps.push_back(logp);
   }
   std::vector<int32_t> depths() const;
 };

@@ -106,18 +106,19 @@ void EagleDrafter::draft(int64_t max_tokens, DraftTree& tree) {
   catch_up();
   if (last_out_.empty()) fail("draft head: draft() before begin()");
   switch (opt_.shape) {
-    case EagleDrafterOptions::Shape::Dynamic:
+    case EagleDrafterOptions::Shape::Dynamic: {
+      DynamicTreeParams params = opt_.dynamic;
       if (opt_.cost) {
-        DynamicTreeParams params = opt_.dynamic;
         const double draft_s = draft_seconds_estimate();
         params.choose_total = [this, draft_s](std::span<const float> values, int64_t max_t) {
-          return choose_total_tokens(values, *opt_.cost, draft_s, max_t, calibration_);
+          return choose_total_tokens(values, *opt_.cost, draft_s, max_t);
         };
-        build_dynamic_tree(*this, root_, params, max_tokens, tree);
-      } else {
-        build_dynamic_tree(*this, root_, opt_.dynamic, max_tokens, tree);
       }
+      if (opt_.calibrate)
+        params.confidence = [this](float logp) { return calibration_.log_confidence(logp); };
+      build_dynamic_tree(*this, root_, params, max_tokens, tree);
       break;
+    }
     case EagleDrafterOptions::Shape::Static:
       build_static_tree(*this, root_, opt_.choices, max_tokens, tree);
       break;
@@ -176,13 +177,13 @@ void EagleDrafter::expand_top_k(const std::vector<FedNode>& nodes, size_t first,
 
 void EagleDrafter::accept(const DraftTree& tree, std::span<const int32_t> path,
                           const float* features, int32_t bonus) {
-  if (opt_.shape == EagleDrafterOptions::Shape::Dynamic && opt_.cost) {
-    // A node counts as accepted when it is on the accepted path (its value estimates exactly
-    // that: the whole path from the root being accepted).
+  if (opt_.shape == EagleDrafterOptions::Shape::Dynamic && opt_.calibrate) {
+    // Every node whose parent was accepted was put to the test: it was accepted or not.
     std::vector<char> on_path(static_cast<size_t>(tree.size()), 0);
     for (int32_t i : path) on_path[static_cast<size_t>(i)] = 1;
     for (int64_t i = 1; i < tree.size(); ++i)
-      calibration_.record(tree.values[static_cast<size_t>(i)], on_path[static_cast<size_t>(i)] != 0);
+      if (on_path[static_cast<size_t>(tree.parents[static_cast<size_t>(i)])])
+        calibration_.record(tree.logps[static_cast<size_t>(i)], on_path[static_cast<size_t>(i)] != 0);
   }
   for (size_t j = 0; j < path.size(); ++j) {
     pending_features_.insert(pending_features_.end(), features + j * d_, features + (j + 1) * d_);

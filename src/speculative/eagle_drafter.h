@@ -21,6 +21,9 @@ struct EagleDrafterOptions {
   // Dynamic: when set, each cycle's verify budget is chosen by choose_total_tokens from this
   // curve and the drafter's own measured draft time (dynamic.total_tokens is then unused).
   std::shared_ptr<const VerifyCostModel> cost = {};
+  // Dynamic: rank nodes by calibrated confidences learned while decoding (AcceptanceCalibration)
+  // instead of the raw draft probabilities of the reference EAGLE-2.
+  bool calibrate = false;
 };
 
 class EagleDrafter : public Drafter, private DraftOracle {
@@ -37,7 +40,7 @@ class EagleDrafter : public Drafter, private DraftOracle {
   // The per-cycle draft time the budget chooser assumes: a moving average of measured draft()
   // times, or the cost model's draft_seconds before the first measurement.
   double draft_seconds_estimate() const;
-  // What the auto budget has learned of this head's acceptance (Dynamic with a cost model).
+  // What has been learned of this head's acceptance (Dynamic with calibrate).
   const AcceptanceCalibration& calibration() const { return calibration_; }
 
  private:

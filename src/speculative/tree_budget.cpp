@@ -44,11 +44,8 @@ double VerifyCostModel::seconds(int64_t k) const {
   return lo->second + t * (hi->second - lo->second);
 }
 
-namespace {
-
-template <typename Gain>
-int64_t choose_by_gain(std::span<const float> values_desc, const VerifyCostModel& cost,
-                       double draft_seconds, int64_t max_tokens, Gain gain) {
+int64_t choose_total_tokens(std::span<const float> values_desc, const VerifyCostModel& cost,
+                            double draft_seconds, int64_t max_tokens) {
   // Past values_desc.size() + 1 the expected tokens stop growing, so no larger T can win a tie.
   const int64_t t_max = std::max<int64_t>(
       1, std::min<int64_t>(max_tokens, static_cast<int64_t>(values_desc.size()) + 1));
@@ -56,7 +53,7 @@ int64_t choose_by_gain(std::span<const float> values_desc, const VerifyCostModel
   double expected = 1;  // the bonus token is always emitted
   double best_rate = expected / (draft_seconds + cost.seconds(1));
   for (int64_t t = 2; t <= t_max; ++t) {
-    expected += gain(values_desc[static_cast<size_t>(t - 2)]);
+    expected += std::exp(static_cast<double>(values_desc[static_cast<size_t>(t - 2)]));
     const double rate = expected / (draft_seconds + cost.seconds(t));
     if (rate > best_rate) {
       best_rate = rate;
@@ -66,38 +63,26 @@ int64_t choose_by_gain(std::span<const float> values_desc, const VerifyCostModel
   return best_t;
 }
 
-}  // namespace
-
-int64_t choose_total_tokens(std::span<const float> values_desc, const VerifyCostModel& cost,
-                            double draft_seconds, int64_t max_tokens) {
-  return choose_by_gain(values_desc, cost, draft_seconds, max_tokens,
-                        [](float v) { return std::exp(static_cast<double>(v)); });
+int AcceptanceCalibration::bin_of(float logp) {
+  const double p = std::exp(static_cast<double>(logp));
+  return std::clamp(static_cast<int>(p * kBins), 0, kBins - 1);
 }
 
-int64_t choose_total_tokens(std::span<const float> values_desc, const VerifyCostModel& cost,
-                            double draft_seconds, int64_t max_tokens,
-                            const AcceptanceCalibration& calibration) {
-  return choose_by_gain(values_desc, cost, draft_seconds, max_tokens,
-                        [&](float v) { return calibration.estimate(v); });
-}
-
-int AcceptanceCalibration::bin_of(float value) {
-  const double p = std::exp(static_cast<double>(value));
-  const int b = static_cast<int>(p * kBins);
-  return std::clamp(b, 0, kBins - 1);
-}
-
-void AcceptanceCalibration::record(float value, bool accepted) {
-  const int b = bin_of(value);
+void AcceptanceCalibration::record(float logp, bool accepted) {
+  const int b = bin_of(logp);
   seen_[b] += 1;
   if (accepted) accepted_[b] += 1;
   ++total_;
 }
 
-double AcceptanceCalibration::estimate(float value) const {
-  const double p = std::min(1.0, std::exp(static_cast<double>(value)));
-  const int b = bin_of(value);
+double AcceptanceCalibration::estimate(float logp) const {
+  const double p = std::min(1.0, std::exp(static_cast<double>(logp)));
+  const int b = bin_of(logp);
   return (accepted_[b] + kPrior * p) / (seen_[b] + kPrior);
+}
+
+float AcceptanceCalibration::log_confidence(float logp) const {
+  return std::min(0.0f, static_cast<float>(std::log(estimate(logp))));
 }
 
 std::shared_ptr<const VerifyCostModel> measure_verify_cost(LlamaModel& target, int64_t ctx,

@@ -40,33 +40,33 @@ struct VerifyCostModel {
 int64_t choose_total_tokens(std::span<const float> values_desc, const VerifyCostModel& cost,
                             double draft_seconds, int64_t max_tokens);
 
-// How often nodes of a given value were accepted so far, learned while decoding: the chooser's
-// expected tokens are only as good as exp(value) is as a probability, and a head can be far off
-// (the bundled code head at T = 0: nodes at exp(value) 0.14 were accepted 36 % of the time). Bins
-// of exp(value) (kBins, equal width over [0, 1]); each bin starts as kPrior pseudo-observations of
-// exp(value) itself, so an unobserved bin trusts the head and a well-observed one trusts the
-// record. Deterministic (counts only), and it shapes trees only, never what is accepted.
+// How often a draft token of a given draft probability was accepted, given that its parent was,
+// learned while decoding. EAGLE-2 ranks nodes by the product of draft probabilities along their
+// path, which assumes the head is calibrated; a head can be far off (the bundled code head at
+// T = 0 is under-confident: its top-1 token is accepted far more often than its probability says,
+// so raw values cut the deep greedy path in favour of shallow siblings that are rarely right).
+// Bins of the draft probability (kBins, equal width over [0, 1]); each bin starts as kPrior
+// pseudo-observations of the probability itself and keeps that term, so an unobserved bin
+// trusts the head, a well-observed one the record, and order within a bin follows the head.
+// Deterministic (counts only); it shapes trees, never what is accepted.
 class AcceptanceCalibration {
  public:
   static constexpr int kBins = 20;
   static constexpr double kPrior = 20.0;
-  // A verified node with this value was (or was not) accepted (kept on the accepted path).
-  void record(float value, bool accepted);
-  // The acceptance estimate for a node of this value.
-  double estimate(float value) const;
+  // A verified node whose parent was accepted: its draft log-prob, and whether it was accepted.
+  void record(float logp, bool accepted);
+  // The acceptance estimate for a node of this draft log-prob, in [0, 1].
+  double estimate(float logp) const;
+  // log(estimate(logp)): the calibrated log-confidence a tree value sums.
+  float log_confidence(float logp) const;
   int64_t observations() const { return total_; }
 
  private:
-  static int bin_of(float value);
+  static int bin_of(float logp);
   double accepted_[kBins] = {};
   double seen_[kBins] = {};
   int64_t total_ = 0;
 };
-
-// As choose_total_tokens, with the calibration's estimate in place of exp(value).
-int64_t choose_total_tokens(std::span<const float> values_desc, const VerifyCostModel& cost,
-                            double draft_seconds, int64_t max_tokens,
-                            const AcceptanceCalibration& calibration);
 
 class LlamaModel;
 class ThreadPool;

@@ -101,28 +101,24 @@ TEST(ChooseTotalTokens, ExpensiveVerificationKeepsTheTreeSmall) {
   EXPECT_LT(t_lin, t_knee);
 }
 
-// An unobserved calibration trusts exp(value); observations pull a bin toward what happened, and
-// the chooser then sizes trees by the record: an under-confident head (nodes accepted far more
-// often than their values say) gets a larger tree than its raw values would.
-TEST(AcceptanceCalibration, LearnsFromOutcomesAndChangesTheChoice) {
+// An unobserved calibration trusts the draft probability; observations pull a bin toward what
+// happened (the head's own probability stays in as the prior, so order within a bin is kept).
+TEST(AcceptanceCalibration, LearnsFromOutcomes) {
   AcceptanceCalibration cal;
-  const float v = std::log(0.12f);  // bin [0.10, 0.15)
-  EXPECT_NEAR(cal.estimate(v), 0.12, 1e-6);
+  const float lp = std::log(0.12f);  // bin [0.10, 0.15)
+  EXPECT_NEAR(cal.estimate(lp), 0.12, 1e-6);
+  EXPECT_NEAR(cal.log_confidence(lp), lp, 1e-6);
   EXPECT_EQ(cal.observations(), 0);
-  for (int i = 0; i < 180; ++i) cal.record(v, i % 10 < 7);  // accepted 70 % of the time
+  for (int i = 0; i < 180; ++i) cal.record(lp, i % 10 < 7);  // accepted 70 % of the time
   EXPECT_EQ(cal.observations(), 180);
   // (126 accepted + 20 * 0.12 prior) / (180 + 20)
-  EXPECT_NEAR(cal.estimate(v), (126 + 20 * 0.12) / 200.0, 1e-6);
-  EXPECT_NEAR(cal.estimate(std::log(0.9f)), 0.9, 1e-6);  // other bins untouched
-  EXPECT_NEAR(cal.estimate(0.0f), 1.0, 1e-12);              // exp(0) = 1 lands in the top bin
-  cal.record(-std::numeric_limits<float>::infinity(), false);  // value -inf: the bottom bin
-
-  const VerifyCostModel knee(Points{{1, 1.0}, {8, 1.3}, {64, 10.0}});
-  const std::vector<float> desc(40, v);
-  const int64_t raw = choose_total_tokens(desc, knee, 0.5, 60);
-  const int64_t learned = choose_total_tokens(desc, knee, 0.5, 60, cal);
-  EXPECT_LE(raw, 8);  // at 0.12 per node, nothing past the knee pays for itself
-  EXPECT_GT(learned, 8);
+  EXPECT_NEAR(cal.estimate(lp), (126 + 20 * 0.12) / 200.0, 1e-6);
+  EXPECT_GT(cal.estimate(std::log(0.13f)), cal.estimate(lp));  // same bin, higher probability
+  EXPECT_NEAR(cal.estimate(std::log(0.9f)), 0.9, 1e-6);       // other bins untouched
+  EXPECT_NEAR(cal.estimate(0.0f), 1.0, 1e-12);                // probability 1: the top bin
+  EXPECT_EQ(cal.log_confidence(0.0f), 0.0f);                  // never above 0
+  for (int i = 0; i < 50; ++i) cal.record(-std::numeric_limits<float>::infinity(), false);
+  EXPECT_EQ(cal.estimate(-std::numeric_limits<float>::infinity()), 0.0);
 }
 
 TEST(ChooseTotalTokens, EdgeCases) {

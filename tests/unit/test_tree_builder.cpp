@@ -70,6 +70,38 @@ TEST(DynamicTree, HandWorkedTree) {
   EXPECT_EQ(oracle.fed_steps, (std::vector<std::vector<int32_t>>{{10, 11}, {12, 14}}));
 }
 
+// With a confidence map the values sum mapped log-probs, which changes what is expanded and kept;
+// each node still records its raw draft log-prob. Every node's children are drafted at 0.50 and
+// 0.41. Raw values keep a bushy tree (a, b, c); a map saying "the top-ranked child is nearly always
+// right, the second rarely" (an under-confident head at T = 0) keeps the greedy path a, c, g.
+TEST(DynamicTree, ConfidenceMapReranksAndKeepsRawLogProbs) {
+  const float top = -0.7f, second = -0.9f;
+  const Table t = {
+      {{}, {{10, top}, {11, second}}},
+      {{10}, {{12, top}, {13, second}}},
+      {{11}, {{14, top}, {15, second}}},
+      {{10, 12}, {{16, top}, {17, second}}},
+      {{10, 13}, {{18, top}, {19, second}}},
+  };
+  const DynamicTreeParams raw{2, 2, 4};
+  ScriptedOracle o1(t);
+  DraftTree bushy;
+  build_dynamic_tree(o1, 1, raw, 100, bushy);
+  EXPECT_EQ(bushy.tokens, (std::vector<int32_t>{1, 10, 11, 12}));
+  EXPECT_EQ(bushy.parents, (std::vector<int32_t>{-1, 0, 0, 1}));
+
+  DynamicTreeParams calibrated = raw;
+  calibrated.confidence = [](float lp) { return lp > -0.8f ? -0.05f : -3.0f; };
+  ScriptedOracle o2(t);
+  DraftTree chain;
+  build_dynamic_tree(o2, 1, calibrated, 100, chain);
+  EXPECT_EQ(chain.tokens, (std::vector<int32_t>{1, 10, 12, 16}));
+  EXPECT_EQ(chain.parents, (std::vector<int32_t>{-1, 0, 1, 2}));
+  EXPECT_NEAR(chain.values[3], -0.15f, 1e-6);
+  EXPECT_EQ(chain.logps, (std::vector<float>{0.0f, top, top, top}));
+  EXPECT_EQ(bushy.logps, (std::vector<float>{0.0f, top, second, top}));
+}
+
 TEST(DynamicTree, BudgetCapsTheTreeAndKeepsItConnected) {
   ScriptedOracle oracle(worked_table());
   DraftTree tree;

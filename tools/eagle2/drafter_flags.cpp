@@ -66,6 +66,9 @@ void add_drafter_flags(CLI::App& cmd, DrafterFlags& f) {
   cmd.add_option("--choices", f.choices,
                  "Static tree shape as JSON paths of sibling ranks, or a file holding them "
                  "(default: EAGLE-1's mc_sim_7b_63)");
+  cmd.add_flag("--calibrate", f.calibrate,
+               "Dynamic tree: rank nodes by the acceptance rate learned while decoding for each "
+               "draft probability, instead of the raw draft probabilities (reference EAGLE-2)");
   cmd.add_flag("--verbose", f.verbose, "Print each cycle's tree and accepted path");
 }
 
@@ -91,6 +94,8 @@ DrafterBundle make_drafter(const DrafterFlags& f, LlamaModel& target, int64_t ct
       fail("--total-tokens must be auto or an integer in [1, 4096] (got '", f.total_tokens, "')");
   }
   opt.chain_depth = f.depth;
+  opt.calibrate = f.calibrate;
+  if (f.calibrate && tree != "dynamic") fail("--calibrate applies to --tree dynamic only");
   if (tree == "dynamic") {
     opt.shape = EagleDrafterOptions::Shape::Dynamic;
     if (auto_budget) opt.cost = measure_verify_cost(target, ctx, f.verbose, pool);

@@ -23,6 +23,7 @@ struct DrafterFlags {
   int depth = 5;            // expansion forwards after level 1
   int top_k = 10;           // K
   std::string choices;      // static tree shape: JSON text or a file holding it
+  bool calibrate = false;   // dynamic: calibrated confidences (EagleDrafterOptions::calibrate)
   bool verbose = false;
 };
 
