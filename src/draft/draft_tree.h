@@ -16,6 +16,8 @@ struct DraftTree {
   std::vector<float> values;     // sum of draft log-probs along the root-to-node path (root 0);
                                  // a calibrated dynamic tree sums calibrated log-confidences
   std::vector<float> logps;      // the node's own draft log-prob given its parent (root 0)
+  std::vector<int32_t> ranks;    // its rank among the draft's top-k children of its parent
+                                 // (0 = most likely; -1 for the root and unknown ranks)
 
   int64_t size() const { return static_cast<int64_t>(tokens.size()); }
   void reset(int32_t root) {
@@ -23,16 +25,18 @@ struct DraftTree {
     parents.assign(1, -1);
     values.assign(1, 0.0f);
     logps.assign(1, 0.0f);
+    ranks.assign(1, -1);
   }
   // logp defaults to value - values[parent], which is what it is when values are raw sums.
   void add(int32_t token, int32_t parent, float value) {
-    add(token, parent, value, parent >= 0 ? value - values[static_cast<size_t>(parent)] : value);
+    add(token, parent, value, parent >= 0 ? value - values[static_cast<size_t>(parent)] : value, -1);
   }
-  void add(int32_t token, int32_t parent, float value, float logp) {
+  void add(int32_t token, int32_t parent, float value, float logp, int32_t rank) {
     tokens.push_back(token);
     parents.push_back(parent);
     values.push_back(value);
     logps.push_back(logp);
+    ranks.push_back(rank);
   }
   std::vector<int32_t> depths() const;
 };

@@ -16,6 +16,7 @@ namespace {
 struct Candidate {
   int32_t token;
   float logp;  // draft log-prob given the parent
+  int32_t rank;  // among the parent's top-k
   float value;
   int32_t parent;  // pool index, -1 = root
   int32_t depth;
@@ -49,9 +50,11 @@ void build_dynamic_tree(DraftOracle& oracle, int32_t root, const DynamicTreePara
   std::vector<int32_t> tok(static_cast<size_t>(K) * K);
   std::vector<float> lp(static_cast<size_t>(K) * K);
 
-  auto confidence = [&](float logp) { return params.confidence ? params.confidence(logp) : logp; };
+  auto confidence = [&](float logp, int rank) {
+    return params.confidence ? params.confidence(logp, rank) : logp;
+  };
   oracle.root_top_k(K, tok.data(), lp.data());
-  for (int c = 0; c < K; ++c) pool.push_back({tok[c], lp[c], confidence(lp[c]), -1, 1});
+  for (int c = 0; c < K; ++c) pool.push_back({tok[c], lp[c], c, confidence(lp[c], c), -1, 1});
   std::vector<int32_t> frontier(K);
   std::iota(frontier.begin(), frontier.end(), 0);
 
@@ -69,8 +72,8 @@ void build_dynamic_tree(DraftOracle& oracle, int32_t root, const DynamicTreePara
     for (size_t a = 0; a < frontier.size(); ++a) {
       const Candidate parent = pool[frontier[a]];
       for (int c = 0; c < K; ++c) {
-        const float v = parent.value + confidence(lp[a * K + c]);
-        pool.push_back({tok[a * K + c], lp[a * K + c], v, frontier[a], parent.depth + 1});
+        const float v = parent.value + confidence(lp[a * K + c], c);
+        pool.push_back({tok[a * K + c], lp[a * K + c], c, v, frontier[a], parent.depth + 1});
         block_values.push_back(v);
       }
     }
@@ -106,7 +109,7 @@ void build_dynamic_tree(DraftOracle& oracle, int32_t root, const DynamicTreePara
       if (parent < 0) fail("draft tree: kept node without its parent (internal error)");
     }
     node_of[p] = static_cast<int32_t>(tree.size());
-    tree.add(c.token, parent, c.value, c.logp);
+    tree.add(c.token, parent, c.value, c.logp, c.rank);
   }
 }
 
@@ -166,7 +169,8 @@ void build_static_tree(DraftOracle& oracle, int32_t root, const TreeChoices& cho
       const int rank = sorted[p].back();
       node_of[sorted[p]] = static_cast<int32_t>(tree.size());
       fed_of.push_back(-1);
-      tree.add(tok[row * k + rank], parent, tree.values[parent] + lp[row * k + rank], lp[row * k + rank]);
+      tree.add(tok[row * k + rank], parent, tree.values[parent] + lp[row * k + rank], lp[row * k + rank],
+               rank);
     }
     i = end;
   }

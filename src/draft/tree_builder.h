@@ -43,11 +43,12 @@ struct DynamicTreeParams {
   using ChooseTotal =
       std::function<int64_t(std::span<const float> values_desc, int64_t max_tokens)>;
   ChooseTotal choose_total = nullptr;
-  // Optional: the log-confidence a child's draft log-prob stands for (e.g. learned acceptance,
-  // speculative/tree_budget.h). Values then sum these instead of the raw log-probs, which changes
-  // which nodes are expanded and kept, never what is accepted. Must return <= 0. Unset: the
-  // reference EAGLE-2 (values = sums of draft log-probs).
-  std::function<float(float logp)> confidence = nullptr;
+  // Optional: the log-confidence of a child given its draft log-prob and its rank among its
+  // siblings (0 = the draft's top choice), e.g. learned acceptance (speculative/tree_budget.h).
+  // Values then sum these instead of the raw log-probs, which changes which nodes are expanded
+  // and kept, never what is accepted. Must return <= 0. Unset: the reference EAGLE-2 (values =
+  // sums of draft log-probs).
+  std::function<float(float logp, int rank)> confidence = nullptr;
 };
 
 // EAGLE-2 (EAGLE2.md section 3): level 1 = top-K root children; D expansions of the K best

@@ -115,7 +115,9 @@ void EagleDrafter::draft(int64_t max_tokens, DraftTree& tree) {
         };
       }
       if (opt_.calibrate)
-        params.confidence = [this](float logp) { return calibration_.log_confidence(logp); };
+        params.confidence = [this](float logp, int rank) {
+          return calibration_.log_confidence(logp, rank);
+        };
       build_dynamic_tree(*this, root_, params, max_tokens, tree);
       break;
     }
@@ -183,7 +185,8 @@ void EagleDrafter::accept(const DraftTree& tree, std::span<const int32_t> path,
     for (int32_t i : path) on_path[static_cast<size_t>(i)] = 1;
     for (int64_t i = 1; i < tree.size(); ++i)
       if (on_path[static_cast<size_t>(tree.parents[static_cast<size_t>(i)])])
-        calibration_.record(tree.logps[static_cast<size_t>(i)], on_path[static_cast<size_t>(i)] != 0);
+        calibration_.record(tree.logps[static_cast<size_t>(i)], tree.ranks[static_cast<size_t>(i)],
+                            on_path[static_cast<size_t>(i)] != 0);
   }
   for (size_t j = 0; j < path.size(); ++j) {
     pending_features_.insert(pending_features_.end(), features + j * d_, features + (j + 1) * d_);

@@ -63,26 +63,26 @@ int64_t choose_total_tokens(std::span<const float> values_desc, const VerifyCost
   return best_t;
 }
 
-int AcceptanceCalibration::bin_of(float logp) {
+int AcceptanceCalibration::bin_of(float logp, int rank) {
   const double p = std::exp(static_cast<double>(logp));
-  return std::clamp(static_cast<int>(p * kBins), 0, kBins - 1);
+  return (rank == 0 ? 0 : kBins) + std::clamp(static_cast<int>(p * kBins), 0, kBins - 1);
 }
 
-void AcceptanceCalibration::record(float logp, bool accepted) {
-  const int b = bin_of(logp);
+void AcceptanceCalibration::record(float logp, int rank, bool accepted) {
+  const int b = bin_of(logp, rank);
   seen_[b] += 1;
   if (accepted) accepted_[b] += 1;
   ++total_;
 }
 
-double AcceptanceCalibration::estimate(float logp) const {
+double AcceptanceCalibration::estimate(float logp, int rank) const {
   const double p = std::min(1.0, std::exp(static_cast<double>(logp)));
-  const int b = bin_of(logp);
+  const int b = bin_of(logp, rank);
   return (accepted_[b] + kPrior * p) / (seen_[b] + kPrior);
 }
 
-float AcceptanceCalibration::log_confidence(float logp) const {
-  return std::min(0.0f, static_cast<float>(std::log(estimate(logp))));
+float AcceptanceCalibration::log_confidence(float logp, int rank) const {
+  return std::min(0.0f, static_cast<float>(std::log(estimate(logp, rank))));
 }
 
 std::shared_ptr<const VerifyCostModel> measure_verify_cost(LlamaModel& target, int64_t ctx,

@@ -40,31 +40,33 @@ struct VerifyCostModel {
 int64_t choose_total_tokens(std::span<const float> values_desc, const VerifyCostModel& cost,
                             double draft_seconds, int64_t max_tokens);
 
-// How often a draft token of a given draft probability was accepted, given that its parent was,
-// learned while decoding. EAGLE-2 ranks nodes by the product of draft probabilities along their
-// path, which assumes the head is calibrated; a head can be far off (the bundled code head at
-// T = 0 is under-confident: its top-1 token is accepted far more often than its probability says,
-// so raw values cut the deep greedy path in favour of shallow siblings that are rarely right).
-// Bins of the draft probability (kBins, equal width over [0, 1]); each bin starts as kPrior
-// pseudo-observations of the probability itself and keeps that term, so an unobserved bin
-// trusts the head, a well-observed one the record, and order within a bin follows the head.
+// How often a draft token was accepted, given that its parent was, by its rank among its siblings
+// (the draft's top choice, or not) and its draft probability, learned while decoding. EAGLE-2 ranks
+// nodes by the product of draft probabilities along their path, which assumes the head is
+// calibrated; a head can be far off. The bundled code head at T = 0 is under-confident about its
+// top choice, which matches the target's argmax far more often than its probability says, so raw
+// values cut the deep greedy path in favour of shallow siblings that are rarely right. Bins:
+// {top choice, other} x kBins equal-width probability bins over [0, 1]; each starts as kPrior
+// pseudo-observations of the probability itself and keeps that term, so an unobserved bin trusts
+// the head, a well-observed one the record, and order within a bin follows the head.
 // Deterministic (counts only); it shapes trees, never what is accepted.
 class AcceptanceCalibration {
  public:
   static constexpr int kBins = 20;
   static constexpr double kPrior = 20.0;
-  // A verified node whose parent was accepted: its draft log-prob, and whether it was accepted.
-  void record(float logp, bool accepted);
-  // The acceptance estimate for a node of this draft log-prob, in [0, 1].
-  double estimate(float logp) const;
-  // log(estimate(logp)): the calibrated log-confidence a tree value sums.
-  float log_confidence(float logp) const;
+  // A verified node whose parent was accepted: its draft log-prob, its sibling rank (0 = the
+  // draft's top choice; < 0 = unknown, counted as not the top), and whether it was accepted.
+  void record(float logp, int rank, bool accepted);
+  // The acceptance estimate for such a node, in [0, 1].
+  double estimate(float logp, int rank) const;
+  // log(estimate): the calibrated log-confidence a tree value sums (<= 0).
+  float log_confidence(float logp, int rank) const;
   int64_t observations() const { return total_; }
 
  private:
-  static int bin_of(float logp);
-  double accepted_[kBins] = {};
-  double seen_[kBins] = {};
+  static int bin_of(float logp, int rank);
+  double accepted_[2 * kBins] = {};
+  double seen_[2 * kBins] = {};
   int64_t total_ = 0;
 };
 

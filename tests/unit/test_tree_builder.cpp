@@ -91,7 +91,7 @@ TEST(DynamicTree, ConfidenceMapReranksAndKeepsRawLogProbs) {
   EXPECT_EQ(bushy.parents, (std::vector<int32_t>{-1, 0, 0, 1}));
 
   DynamicTreeParams calibrated = raw;
-  calibrated.confidence = [](float lp) { return lp > -0.8f ? -0.05f : -3.0f; };
+  calibrated.confidence = [](float, int rank) { return rank == 0 ? -0.05f : -3.0f; };
   ScriptedOracle o2(t);
   DraftTree chain;
   build_dynamic_tree(o2, 1, calibrated, 100, chain);
@@ -100,6 +100,7 @@ TEST(DynamicTree, ConfidenceMapReranksAndKeepsRawLogProbs) {
   EXPECT_NEAR(chain.values[3], -0.15f, 1e-6);
   EXPECT_EQ(chain.logps, (std::vector<float>{0.0f, top, top, top}));
   EXPECT_EQ(bushy.logps, (std::vector<float>{0.0f, top, second, top}));
+  EXPECT_EQ(bushy.ranks, (std::vector<int32_t>{-1, 0, 1, 0}));
 }
 
 TEST(DynamicTree, BudgetCapsTheTreeAndKeepsItConnected) {
