@@ -156,10 +156,6 @@ void EagleHead::forward(const Rows& rows, KvCache& kv, float* out, ThreadPool& p
   grow(w.up, n * I);
   grow(w.cos, n * half);
   grow(w.sin, n * half);
-  int64_t max_visible = 0;
-  for (int64_t i = 0; i < n; ++i)
-    max_visible = std::max(max_visible, rows.visible_begin[i + 1] - rows.visible_begin[i]);
-  grow(w.scores, static_cast<size_t>(n * H * (n_ctx + max_visible)));
 
   // x = fc(concat(embed(token), hidden)): the embedding comes first, as in the reference.
   for (int64_t i = 0; i < n; ++i) {
@@ -187,21 +183,21 @@ void EagleHead::forward(const Rows& rows, KvCache& kv, float* out, ThreadPool& p
     std::memcpy(kv.value(0, slot), &w.v[i * kvd], kvd * sizeof(float));
   }
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  const int64_t group = H / KV, stride = n_ctx + max_visible;
-  const float* k_base = kv.key(0, 0);
-  const float* v_base = kv.value(0, 0);
-  pool.parallel_for(n * H, [&](int64_t task) {
-    const int64_t i = task / H, h = task % H;
-    AttentionKeys keys;
-    keys.k = k_base + (h / group) * hd;
-    keys.v = v_base + (h / group) * hd;
-    keys.stride = kvd;
-    keys.n_context = n_ctx;
-    keys.extra = rows.visible.data() + rows.visible_begin[i];
-    keys.n_extra = rows.visible_begin[i + 1] - rows.visible_begin[i];
-    attention_head(path, &w.q[i * qd + h * hd], keys, hd, scale, &w.scores[task * stride],
-                   &w.attn[i * qd + h * hd]);
-  });
+  AttentionBatch ab;
+  ab.q = w.q.data();
+  ab.k = kv.key(0, 0);
+  ab.v = kv.value(0, 0);
+  ab.stride = kvd;
+  ab.n_context = n_ctx;
+  ab.visible = rows.visible.data();
+  ab.visible_begin = rows.visible_begin.data();
+  ab.n_rows = n;
+  ab.n_heads = H;
+  ab.n_kv_heads = KV;
+  ab.head_dim = hd;
+  ab.scale = scale;
+  ab.out = w.attn.data();
+  attention_batch(path, ab, pool);
   matmul(w.attn.data(), n, wo_, w.proj.data(), pool);
   for (int64_t j = 0; j < n * d; ++j) w.x[j] += w.proj[j];
   for (int64_t i = 0; i < n; ++i)

@@ -74,7 +74,7 @@ class EagleHead {
   std::vector<float> fc_bias_, mlp_norm_, inv_freq_;
 
   struct Workspace {
-    std::vector<float> cat, x, q, k, v, attn, proj, xn, gate, up, scores, cos, sin;
+    std::vector<float> cat, x, q, k, v, attn, proj, xn, gate, up, cos, sin;
     std::vector<int32_t> visible;
     std::vector<int64_t> visible_begin;
   } ws_;

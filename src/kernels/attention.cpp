@@ -10,7 +10,9 @@
 // With no visible slot at all the output is zero.
 #include "kernels/attention.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "kernels/attention_internal.h"
 #include "kernels/matmul.h"
@@ -74,6 +76,66 @@ void attention_head(KernelPath path, const float* q, const AttentionKeys& keys, 
     case KernelPath::Avx512: break;
   }
   values_scalar(keys, scratch, inv_sum, head_dim, out);
+}
+
+void attention_batch(KernelPath path, const AttentionBatch& b, ThreadPool& pool) {
+  const int64_t group = b.n_heads / b.n_kv_heads, qd = b.n_heads * b.head_dim;
+  // Rows per task: enough queries per task to share the context reads, enough tasks to keep
+  // every thread busy.
+  const int64_t rows_per_task =
+      std::clamp<int64_t>(b.n_rows * b.n_kv_heads / (4 * static_cast<int64_t>(pool.size())), 1, 8);
+  const int64_t n_row_blocks = (b.n_rows + rows_per_task - 1) / rows_per_task;
+  int64_t max_extra = 0;
+  for (int64_t i = 0; i < b.n_rows; ++i)
+    max_extra = std::max(max_extra, b.visible_begin[i + 1] - b.visible_begin[i]);
+  const int64_t scores_per_query = b.n_context + max_extra;
+  pool.parallel_for(b.n_kv_heads * n_row_blocks, [&](int64_t task) {
+    const int64_t g = task / n_row_blocks, r0 = (task % n_row_blocks) * rows_per_task;
+    const int64_t r1 = std::min(b.n_rows, r0 + rows_per_task);
+    thread_local std::vector<float> scores, acc;
+    thread_local std::vector<detail::MultiQuery> queries;
+    const auto n_q = static_cast<size_t>((r1 - r0) * group);
+    if (scores.size() < n_q * static_cast<size_t>(scores_per_query))
+      scores.resize(n_q * static_cast<size_t>(scores_per_query));
+    queries.clear();
+    for (int64_t i = r0; i < r1; ++i)
+      for (int64_t h = g * group; h < (g + 1) * group; ++h) {
+        detail::MultiQuery mq;
+        mq.q = b.q + i * qd + h * b.head_dim;
+        mq.extra = b.visible + b.visible_begin[i];
+        mq.n_extra = b.visible_begin[i + 1] - b.visible_begin[i];
+        mq.scores = scores.data() + queries.size() * static_cast<size_t>(scores_per_query);
+        mq.out = b.out + i * qd + h * b.head_dim;
+        queries.push_back(mq);
+      }
+    const float* k = b.k + g * b.head_dim;
+    const float* v = b.v + g * b.head_dim;
+    if (path == KernelPath::Avx512) {
+      // A query that sees no slot at all gets zeros, as attention_head gives it.
+      thread_local std::vector<detail::MultiQuery> live;
+      live.clear();
+      for (const auto& mq : queries) {
+        if (b.n_context + mq.n_extra > 0) live.push_back(mq);
+        else std::fill(mq.out, mq.out + b.head_dim, 0.0f);
+      }
+      if (acc.size() < 256 * live.size()) acc.resize(256 * live.size());
+      if (!live.empty())
+        detail::attention_multi_avx512(k, v, b.stride, b.n_context, live.data(),
+                                       static_cast<int64_t>(live.size()), b.head_dim, b.scale,
+                                       acc.data());
+      return;
+    }
+    for (const auto& mq : queries) {
+      AttentionKeys keys;
+      keys.k = k;
+      keys.v = v;
+      keys.stride = b.stride;
+      keys.n_context = b.n_context;
+      keys.extra = mq.extra;
+      keys.n_extra = mq.n_extra;
+      attention_head(path, mq.q, keys, b.head_dim, b.scale, mq.scores, mq.out);
+    }
+  });
 }
 
 }  // namespace eagle2

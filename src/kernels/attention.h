@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "core/thread_pool.h"
 #include "kernels/cpu.h"
 
 namespace eagle2 {
@@ -24,5 +25,25 @@ struct AttentionKeys {
 // one the CPU supports (the caller checked it, e.g. it came from active_kernel_path()).
 void attention_head(KernelPath path, const float* q, const AttentionKeys& keys, int64_t head_dim,
                     float scale, float* scratch, float* out);
+
+// Every query head of a batch of rows over one layer's KV cache (grouped-query attention: head h
+// reads KV head h / (n_heads / n_kv_heads)). Row i sees the committed slots 0..n_context-1 and
+// then visible[visible_begin[i] .. visible_begin[i + 1]). Each output equals attention_head's for
+// that row and head, bit for bit; the AVX-512 path reads each block of context keys and values
+// once for all the rows and heads that share a KV head, instead of once per row and head (a
+// verify batch of 8 rows with 2 heads per KV head reads the context 16 times less).
+struct AttentionBatch {
+  const float* q = nullptr;  // [n_rows, n_heads * head_dim]
+  const float* k = nullptr;  // slot s, KV head g: k + s * stride + g * head_dim
+  const float* v = nullptr;
+  int64_t stride = 0;        // n_kv_heads * head_dim
+  int64_t n_context = 0;
+  const int32_t* visible = nullptr;
+  const int64_t* visible_begin = nullptr;  // n_rows + 1 offsets
+  int64_t n_rows = 0, n_heads = 0, n_kv_heads = 0, head_dim = 0;
+  float scale = 1.0f;
+  float* out = nullptr;      // [n_rows, n_heads * head_dim]
+};
+void attention_batch(KernelPath path, const AttentionBatch& batch, ThreadPool& pool);
 
 }  // namespace eagle2

@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "kernels/attention_internal.h"
 
@@ -170,6 +171,107 @@ void attention_values_avx512(const float* v, int64_t stride, int64_t n_context,
     for (int i = 0; i < nv; ++i) {
       const __m512 sum = _mm512_add_ps(_mm512_add_ps(acc[0][i], acc[1][i]), _mm512_add_ps(acc[2][i], acc[3][i]));
       _mm512_mask_storeu_ps(out + d0 + 16 * i, mask[i], _mm512_mul_ps(sum, inv));
+    }
+  }
+}
+
+void attention_multi_avx512(const float* k, const float* v, int64_t stride, int64_t n_context,
+                            const MultiQuery* queries, int64_t n_queries, int64_t head_dim,
+                            float scale, float* acc) {
+  const int64_t full = head_dim / 16 * 16;
+  const __mmask16 tail = first_lanes(head_dim - full);
+  const __m512 vscale = _mm512_set1_ps(scale);
+  // Scores: the context in blocks of 16 keys shared by all queries, then each query's extras.
+  for (int64_t j0 = 0; j0 < n_context; j0 += 16) {
+    const int64_t count = n_context - j0 < 16 ? n_context - j0 : 16;
+    const float* key[16];
+    for (int64_t i = 0; i < 16; ++i) key[i] = k + (j0 + (i < count ? i : 0)) * stride;
+    for (int64_t qi = 0; qi < n_queries; ++qi) {
+      const float* q = queries[qi].q;
+      __m512 a[16];
+      for (int i = 0; i < 16; ++i) a[i] = _mm512_setzero_ps();
+      int64_t d = 0;
+      for (; d < full; d += 16) {
+        const __m512 qv = _mm512_loadu_ps(q + d);
+        for (int i = 0; i < 16; ++i) a[i] = _mm512_fmadd_ps(qv, _mm512_loadu_ps(key[i] + d), a[i]);
+      }
+      if (d < head_dim) {
+        const __m512 qv = _mm512_maskz_loadu_ps(tail, q + d);
+        for (int i = 0; i < 16; ++i)
+          a[i] = _mm512_fmadd_ps(qv, _mm512_maskz_loadu_ps(tail, key[i] + d), a[i]);
+      }
+      _mm512_mask_storeu_ps(queries[qi].scores + j0, first_lanes(count),
+                            _mm512_mul_ps(hsum16(a), vscale));
+    }
+  }
+  std::vector<float> inv_sum(static_cast<size_t>(n_queries));
+  for (int64_t qi = 0; qi < n_queries; ++qi) {
+    const MultiQuery& mq = queries[qi];
+    attention_scores_avx512(mq.q, k, stride, 0, mq.extra, mq.n_extra, head_dim, scale,
+                            mq.scores + n_context);
+    inv_sum[static_cast<size_t>(qi)] = softmax_avx512(mq.scores, n_context + mq.n_extra);
+  }
+
+  // Values, 64 dims at a time: each query's 4 partial sums x 4 vectors live in `acc` between
+  // blocks of 16 shared context slots; partial r takes the slots j = r mod 4, as in
+  // attention_values_avx512 (blocks start at multiples of 16, so j mod 4 is the block offset's).
+  constexpr int kVecs = 4, kParts = 4;
+  for (int64_t d0 = 0; d0 < head_dim; d0 += 16 * kVecs) {
+    const int64_t width = head_dim - d0 < 16 * kVecs ? head_dim - d0 : 16 * kVecs;
+    const int nv = static_cast<int>((width + 15) / 16);
+    __mmask16 mask[kVecs];
+    for (int i = 0; i < kVecs; ++i)
+      mask[i] = i < nv - 1 ? static_cast<__mmask16>(0xffffu) : i == nv - 1 ? first_lanes(width - 16 * i) : 0;
+    for (int64_t qi = 0; qi < n_queries; ++qi)
+      for (int i = 0; i < kParts * kVecs; ++i) _mm512_storeu_ps(acc + (qi * 16 + i) * 16, _mm512_setzero_ps());
+    auto add_slot = [&](__m512* a, const float* vj, float pj) {
+      const __m512 pv = _mm512_set1_ps(pj);
+      for (int i = 0; i < kVecs; ++i) a[i] = _mm512_fmadd_ps(pv, _mm512_maskz_loadu_ps(mask[i], vj + d0 + 16 * i), a[i]);
+    };
+    for (int64_t j0 = 0; j0 < n_context; j0 += 16) {
+      const int64_t count = n_context - j0 < 16 ? n_context - j0 : 16;
+      for (int64_t qi = 0; qi < n_queries; ++qi) {
+        float* aq = acc + qi * 256;
+        __m512 a[kParts][kVecs];
+        for (int r = 0; r < kParts; ++r)
+          for (int i = 0; i < kVecs; ++i) a[r][i] = _mm512_loadu_ps(aq + (r * kVecs + i) * 16);
+        const float* p = queries[qi].scores + j0;
+        int64_t j = 0;
+        for (; j + kParts <= count; j += kParts) {
+          add_slot(a[0], v + (j0 + j) * stride, p[j]);
+          add_slot(a[1], v + (j0 + j + 1) * stride, p[j + 1]);
+          add_slot(a[2], v + (j0 + j + 2) * stride, p[j + 2]);
+          add_slot(a[3], v + (j0 + j + 3) * stride, p[j + 3]);
+        }
+        if (j < count) add_slot(a[0], v + (j0 + j) * stride, p[j]), ++j;
+        if (j < count) add_slot(a[1], v + (j0 + j) * stride, p[j]), ++j;
+        if (j < count) add_slot(a[2], v + (j0 + j) * stride, p[j]), ++j;
+        for (int r = 0; r < kParts; ++r)
+          for (int i = 0; i < kVecs; ++i) _mm512_storeu_ps(aq + (r * kVecs + i) * 16, a[r][i]);
+      }
+    }
+    for (int64_t qi = 0; qi < n_queries; ++qi) {
+      const MultiQuery& mq = queries[qi];
+      float* aq = acc + qi * 256;
+      __m512 a[kParts][kVecs];
+      for (int r = 0; r < kParts; ++r)
+        for (int i = 0; i < kVecs; ++i) a[r][i] = _mm512_loadu_ps(aq + (r * kVecs + i) * 16);
+      // The extras continue the slot sequence at j = n_context.
+      for (int64_t e = 0; e < mq.n_extra; ++e) {
+        const int64_t j = n_context + e;
+        const float* vj = v + static_cast<int64_t>(mq.extra[e]) * stride;
+        switch (j % kParts) {
+          case 0: add_slot(a[0], vj, mq.scores[j]); break;
+          case 1: add_slot(a[1], vj, mq.scores[j]); break;
+          case 2: add_slot(a[2], vj, mq.scores[j]); break;
+          default: add_slot(a[3], vj, mq.scores[j]); break;
+        }
+      }
+      const __m512 inv = _mm512_set1_ps(inv_sum[static_cast<size_t>(qi)]);
+      for (int i = 0; i < nv; ++i) {
+        const __m512 sum = _mm512_add_ps(_mm512_add_ps(a[0][i], a[1][i]), _mm512_add_ps(a[2][i], a[3][i]));
+        _mm512_mask_storeu_ps(mq.out + d0 + 16 * i, mask[i], _mm512_mul_ps(sum, inv));
+      }
     }
   }
 }

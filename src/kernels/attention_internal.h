@@ -32,4 +32,20 @@ void attention_scores_avx512(const float* q, const float* k, int64_t stride, int
 // fixed lane tree.
 float softmax_avx512(float* s, int64_t n);
 
+// Several queries over one KV head's shared committed context (0..n_context), each with its own
+// extra slots: what attention_head computes for each, bit for bit (every score is its own dot,
+// and each query's value sums keep their slot order), with every block of 16 context keys and
+// values read once for all queries instead of once per query. scores: n_context + n_extra floats
+// per query; acc: 256 * n_queries floats of scratch.
+struct MultiQuery {
+  const float* q;
+  const int32_t* extra;
+  int64_t n_extra;
+  float* scores;
+  float* out;
+};
+void attention_multi_avx512(const float* k, const float* v, int64_t stride, int64_t n_context,
+                            const MultiQuery* queries, int64_t n_queries, int64_t head_dim,
+                            float scale, float* acc);
+
 }  // namespace eagle2::detail

@@ -138,7 +138,6 @@ void LlamaModel::forward(const Batch& batch, KvCache& kv, std::span<const int32_
   grow(w.up, T * I);
   grow(w.cos, T * half);
   grow(w.sin, T * half);
-  grow(w.scores, static_cast<size_t>(T * H * (n_ctx + T)));
 
   // Per row: the batch rows it sees (ancestors and itself), flattened.
   w.visible.clear();
@@ -154,7 +153,6 @@ void LlamaModel::forward(const Batch& batch, KvCache& kv, std::span<const int32_
   for (int64_t i = 0; i < T; ++i) embed(batch.tokens[i], &w.x[i * d]);
 
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  const int64_t group = H / KV;
   for (size_t l = 0; l < layers_.size(); ++l) {
     const Layer& L = layers_[l];
     // Attention block.
@@ -170,20 +168,21 @@ void LlamaModel::forward(const Batch& batch, KvCache& kv, std::span<const int32_
       std::memcpy(kv.value(static_cast<int64_t>(l), n_ctx + i), &w.v[i * kvd],
                   kvd * sizeof(float));
     }
-    const float* k_base = kv.key(static_cast<int64_t>(l), 0);
-    const float* v_base = kv.value(static_cast<int64_t>(l), 0);
-    pool.parallel_for(T * H, [&](int64_t task) {
-      const int64_t i = task / H, h = task % H, kvh = h / group;
-      AttentionKeys keys;
-      keys.k = k_base + kvh * hd;
-      keys.v = v_base + kvh * hd;
-      keys.stride = kvd;
-      keys.n_context = n_ctx;
-      keys.extra = &w.visible[static_cast<size_t>(w.visible_begin[i])];
-      keys.n_extra = w.visible_begin[i + 1] - w.visible_begin[i];
-      attention_head(path, &w.q[i * qd + h * hd], keys, hd, scale,
-                     &w.scores[static_cast<size_t>(task * (n_ctx + T))], &w.attn[i * qd + h * hd]);
-    });
+    AttentionBatch ab;
+    ab.q = w.q.data();
+    ab.k = kv.key(static_cast<int64_t>(l), 0);
+    ab.v = kv.value(static_cast<int64_t>(l), 0);
+    ab.stride = kvd;
+    ab.n_context = n_ctx;
+    ab.visible = w.visible.data();
+    ab.visible_begin = w.visible_begin.data();
+    ab.n_rows = T;
+    ab.n_heads = H;
+    ab.n_kv_heads = KV;
+    ab.head_dim = hd;
+    ab.scale = scale;
+    ab.out = w.attn.data();
+    attention_batch(path, ab, pool);
     matmul(w.attn.data(), T, L.wo, w.proj.data(), pool);
     for (int64_t j = 0; j < T * d; ++j) w.x[j] += w.proj[j];
 

@@ -67,7 +67,7 @@ class LlamaModel {
 
   // Scratch, grown on demand and reused across calls (no allocation per token once warm).
   struct Workspace {
-    std::vector<float> x, xn, q, k, v, attn, proj, gate, up, scores, cos, sin, rows_hidden;
+    std::vector<float> x, xn, q, k, v, attn, proj, gate, up, cos, sin, rows_hidden;
     std::vector<int32_t> visible;  // flattened visible rows per batch row
     std::vector<int32_t> rows;     // one row's visible rows (scratch)
     std::vector<int64_t> visible_begin;

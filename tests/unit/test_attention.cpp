@@ -4,6 +4,7 @@
 #include "kernels/attention.h"
 #include "kernels/attention_internal.h"
 #include "kernels/matmul.h"
+#include "core/thread_pool.h"
 
 #include <gtest/gtest.h>
 
@@ -140,6 +141,69 @@ TEST(Attention, NoVisibleSlotGivesZeros) {
     if (!cpu_supports(p)) continue;
     const auto out = run(p, q.data(), c, {}, 0, 1.0f);
     for (float v : out) EXPECT_EQ(v, 0.0f);
+  }
+}
+
+// attention_batch (all rows and heads of a layer, sharing context reads on AVX-512) must give every
+// row and head exactly attention_head's bits: across paths, group sizes, head sizes (whole and
+// partial vectors, over 64 dims), empty and non-empty contexts, rows with no extras, thread counts.
+TEST(Attention, BatchEqualsOneHeadAtATimeBitForBit) {
+  std::mt19937 rng(17);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  ThreadPool pool(2);
+  for (KernelPath p : kAllPaths) {
+    if (!cpu_supports(p)) continue;
+    for (auto [H, KV] : {std::pair<int64_t, int64_t>{4, 4}, {8, 4}, {8, 2}})
+      for (int64_t hd : {7, 16, 64, 80})
+        for (int64_t n_ctx : {0, 5, 37})
+          for (int64_t T : {1, 3, 9}) {
+            const int64_t kvd = KV * hd, qd = H * hd, n_slots = n_ctx + T;
+            std::vector<float> k(static_cast<size_t>(n_slots * kvd)), v(k.size()),
+                q(static_cast<size_t>(T * qd));
+            for (auto& e : k) e = g(rng);
+            for (auto& e : v) e = g(rng);
+            for (auto& e : q) e = g(rng);
+            // Row i sees rows 0, 2, 4, .. < i and itself (a tree-like mask); with no context,
+            // row 0 of a T = 3 batch sees nothing at all (zeros).
+            std::vector<int32_t> visible;
+            std::vector<int64_t> begin(1, 0);
+            for (int64_t i = 0; i < T; ++i) {
+              for (int64_t r = 0; r < i; r += 2) visible.push_back(static_cast<int32_t>(n_ctx + r));
+              if (!(n_ctx == 0 && T == 3 && i == 0)) visible.push_back(static_cast<int32_t>(n_ctx + i));
+              begin.push_back(static_cast<int64_t>(visible.size()));
+            }
+            AttentionBatch b;
+            b.q = q.data();
+            b.k = k.data();
+            b.v = v.data();
+            b.stride = kvd;
+            b.n_context = n_ctx;
+            b.visible = visible.data();
+            b.visible_begin = begin.data();
+            b.n_rows = T;
+            b.n_heads = H;
+            b.n_kv_heads = KV;
+            b.head_dim = hd;
+            b.scale = 0.3f;
+            std::vector<float> out(static_cast<size_t>(T * qd), NAN);
+            b.out = out.data();
+            attention_batch(p, b, pool);
+            std::vector<float> scratch(static_cast<size_t>(n_slots + 1)), want(static_cast<size_t>(hd));
+            for (int64_t i = 0; i < T; ++i)
+              for (int64_t h = 0; h < H; ++h) {
+                AttentionKeys keys;
+                keys.k = k.data() + (h / (H / KV)) * hd;
+                keys.v = v.data() + (h / (H / KV)) * hd;
+                keys.stride = kvd;
+                keys.n_context = n_ctx;
+                keys.extra = visible.data() + begin[i];
+                keys.n_extra = begin[i + 1] - begin[i];
+                attention_head(p, &q[i * qd + h * hd], keys, hd, 0.3f, scratch.data(), want.data());
+                ASSERT_EQ(0, std::memcmp(want.data(), &out[i * qd + h * hd], hd * 4))
+                    << kernel_path_name(p) << " H=" << H << " KV=" << KV << " hd=" << hd
+                    << " n_ctx=" << n_ctx << " T=" << T << " row " << i << " head " << h;
+              }
+          }
   }
 }
 
