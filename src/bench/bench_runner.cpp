@@ -75,7 +75,7 @@ DrafterSpec parse_drafter_spec(const std::string& text) {
         d.dynamic.depth = to_int(parts[1], text);
         d.dynamic.top_k = to_int(parts[2], text);
       } else if (parts.size() != 1) {
-        fail("drafter '", text, "': expected dynamic:auto or dynamic:auto:DEPTH:TOP_K (then :cal optionally)");
+        fail("drafter '", text, "': expected dynamic:auto[:DEPTH:TOP_K][:cal]");
       }
     } else if (!none) {
       if (parts.size() != 3) fail("drafter '", text, "': expected dynamic:TOTAL_TOKENS:DEPTH:TOP_K[:cal]");

@@ -146,7 +146,7 @@ Command add_bench(CLI::App& app) {
   cmd->add_option("--max-new-tokens", f->max_new, "Tokens generated per prompt")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   cmd->add_option("--drafters", f->drafters,
-                  "Comma-separated: plain, none, lookup, chain[:D], static[:N|:JSON] (N: EAGLE-1 tree pruned to N tokens), dynamic[:T:D:K], dynamic:auto[:D:K] (tree size chosen each cycle from the measured verify cost)");
+                  "Comma-separated: plain, none, lookup, chain[:D], static[:N|:JSON] (N: EAGLE-1 tree pruned to N tokens), dynamic[:T:D:K], dynamic:auto[:D:K] (tree size chosen each cycle from the measured verify cost); :cal after a dynamic spec ranks nodes by calibrated confidences");
   cmd->add_option("--temps", f->temps, "Comma-separated temperatures");
   cmd->add_option("--reps", f->reps, "Repetitions")->check(CLI::Range(1, 1000));
   cmd->add_option("--seed", f->seed, "Sampling seed");
