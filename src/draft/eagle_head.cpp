@@ -233,11 +233,7 @@ void EagleHead::draft_logprobs(const float* h, int64_t n, float* out, ThreadPool
   // log_softmax in float32, like the reference's nn.LogSoftmax.
   for (int64_t i = 0; i < n; ++i) {
     float* row = out + i * V;
-    float mx = row[0];
-    for (int64_t v = 1; v < V; ++v) mx = std::max(mx, row[v]);
-    double sum = 0;
-    for (int64_t v = 0; v < V; ++v) sum += std::exp(static_cast<double>(row[v] - mx));
-    const float lse = mx + static_cast<float>(std::log(sum));
+    const float lse = log_sum_exp(row, V);
     for (int64_t v = 0; v < V; ++v) row[v] -= lse;
   }
 }

@@ -175,6 +175,21 @@ void attention_values_avx512(const float* v, int64_t stride, int64_t n_context,
   }
 }
 
+double sum_exp_avx512(const float* x, int64_t n, float mx) {
+  const __m512 m = _mm512_set1_ps(mx);
+  __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 live = first_lanes(n - j);
+    const __m512 p = _mm512_maskz_mov_ps(live, exp_nonpositive(_mm512_sub_ps(_mm512_maskz_loadu_ps(live, x + j), m)));
+    lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(p)));
+    hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(p), 1))));
+  }
+  const __m512d s8 = _mm512_add_pd(lo, hi);
+  const __m256d s4 = _mm256_add_pd(_mm512_castpd512_pd256(s8), _mm512_extractf64x4_pd(s8, 1));
+  const __m128d s2 = _mm_add_pd(_mm256_castpd256_pd128(s4), _mm256_extractf128_pd(s4, 1));
+  return _mm_cvtsd_f64(_mm_add_sd(s2, _mm_unpackhi_pd(s2, s2)));
+}
+
 void attention_multi_avx512(const float* k, const float* v, int64_t stride, int64_t n_context,
                             const MultiQuery* queries, int64_t n_queries, int64_t head_dim,
                             float scale, float* acc) {

@@ -32,6 +32,10 @@ void attention_scores_avx512(const float* q, const float* k, int64_t stride, int
 // fixed lane tree.
 float softmax_avx512(float* s, int64_t n);
 
+// sum_j exp(x_j - mx) over n values (all <= mx) with softmax_avx512's vector exp and 16 double
+// lanes, fixed by n alone.
+double sum_exp_avx512(const float* x, int64_t n, float mx);
+
 // Several queries over one KV head's shared committed context (0..n_context), each with its own
 // extra slots: what attention_head computes for each, bit for bit (every score is its own dot,
 // and each query's value sums keep their slot order), with every block of 16 context keys and

@@ -3,6 +3,9 @@
 // the batch.
 #include "kernels/ops.h"
 
+#include "kernels/attention_internal.h"
+#include "kernels/cpu.h"
+
 #include <cmath>
 
 namespace eagle2 {
@@ -65,6 +68,21 @@ void rope_tables(float* cos, float* sin, const int32_t* positions, int64_t T, co
       sin[t * half + j] = static_cast<float>(std::sin(static_cast<double>(angle)));
     }
   }
+}
+
+float log_sum_exp(const float* x, int64_t n) {
+  if (n <= 0) return -INFINITY;
+  float mx = x[0];
+  for (int64_t i = 1; i < n; ++i) mx = x[i] > mx ? x[i] : mx;
+  if (mx == -INFINITY || mx == INFINITY) return mx;
+  double sum;
+  if (active_kernel_path() == KernelPath::Avx512) {
+    sum = detail::sum_exp_avx512(x, n, mx);
+  } else {
+    sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) sum += std::exp(static_cast<double>(x[i] - mx));
+  }
+  return mx + static_cast<float>(std::log(sum));
 }
 
 }  // namespace eagle2

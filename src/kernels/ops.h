@@ -29,4 +29,10 @@ void rope_tables(float* cos, float* sin, const int32_t* positions, int64_t T, co
 // log-sum-exp of the input (-inf for n = 0), which the training losses need.
 double softmax_inplace(float* x, int64_t n);
 
+// log(sum_i exp(x_i)) of n values (-inf for n = 0), on the active kernel path: max-subtracted, in
+// double (scalar, AVX2) or with the AVX-512 softmax's vector exp and double lanes. Fixed by the
+// path and n: the same row always gives the same bits. For draft log-probabilities, where a
+// scalar exp per vocabulary entry cost more than the head's lm_head.
+float log_sum_exp(const float* x, int64_t n);
+
 }  // namespace eagle2
