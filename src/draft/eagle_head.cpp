@@ -227,9 +227,30 @@ void EagleHead::forward_causal(const float* features, std::span<const int32_t> t
   kv.keep_all();
 }
 
-void EagleHead::draft_logprobs(const float* h, int64_t n, float* out, ThreadPool& pool) {
+void EagleHead::restrict_vocab(std::vector<int32_t> ids) {
   const int64_t V = cfg_.vocab_size;
-  matmul(h, n, target_->lm_head(), out, pool);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0 || ids[i] >= V) fail("draft vocabulary: token id ", ids[i], " outside [0, ", V, ")");
+    if (i > 0 && ids[i] <= ids[i - 1]) fail("draft vocabulary: ids must be strictly increasing");
+  }
+  draft_ids_ = std::move(ids);
+  draft_rows_.clear();
+  if (draft_ids_.empty()) return;
+  const Matrix& full = target_->lm_head();
+  const size_t row_bytes = static_cast<size_t>(full.cols) * dtype_size(full.dtype);
+  draft_rows_.resize(draft_ids_.size() * row_bytes);
+  for (size_t i = 0; i < draft_ids_.size(); ++i)
+    std::memcpy(&draft_rows_[i * row_bytes], full.row(draft_ids_[i]), row_bytes);
+  draft_lm_head_ = Matrix{full.dtype, static_cast<int64_t>(draft_ids_.size()), full.cols, draft_rows_.data()};
+}
+
+int64_t EagleHead::draft_vocab_size() const {
+  return draft_ids_.empty() ? cfg_.vocab_size : static_cast<int64_t>(draft_ids_.size());
+}
+
+void EagleHead::draft_logprobs(const float* h, int64_t n, float* out, ThreadPool& pool) {
+  const int64_t V = draft_vocab_size();
+  matmul(h, n, draft_ids_.empty() ? target_->lm_head() : draft_lm_head_, out, pool);
   // log_softmax in float32, like the reference's nn.LogSoftmax.
   for (int64_t i = 0; i < n; ++i) {
     float* row = out + i * V;

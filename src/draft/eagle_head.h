@@ -57,7 +57,15 @@ class EagleHead {
   void forward_causal(const float* features, std::span<const int32_t> tokens, KvCache& kv,
                       float* out, ThreadPool& pool);
 
-  // Draft log-probabilities: log_softmax(target lm_head(h)) for n rows. out: [n, V].
+  // Restricts drafting to these token ids (ascending, each in [0, V)): the draft lm_head becomes
+  // those rows of the target's (draft_vocab.h). An empty list restores the full vocabulary.
+  void restrict_vocab(std::vector<int32_t> ids);
+  // Tokens the head can propose, and the token of draft index j (j itself when unrestricted).
+  int64_t draft_vocab_size() const;
+  int32_t draft_token(int64_t j) const { return draft_ids_.empty() ? static_cast<int32_t>(j) : draft_ids_[static_cast<size_t>(j)]; }
+
+  // Draft log-probabilities over the draft vocabulary: log_softmax(draft lm_head(h)) for n rows.
+  // out: [n, draft_vocab_size()]; entry j is token draft_token(j).
   void draft_logprobs(const float* h, int64_t n, float* out, ThreadPool& pool);
 
  private:
@@ -71,6 +79,9 @@ class EagleHead {
   std::unique_ptr<TorchCheckpoint> torch_store_;
   int64_t n_params_ = 0;
   Matrix fc_, wq_, wk_, wv_, wo_, w_gate_, w_up_, w_down_;
+  std::vector<int32_t> draft_ids_;           // empty: the full vocabulary
+  std::vector<unsigned char> draft_rows_;    // the kept rows of the target's lm_head
+  Matrix draft_lm_head_;
   std::vector<float> fc_bias_, mlp_norm_, inv_freq_;
 
   struct Workspace {

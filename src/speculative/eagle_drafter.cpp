@@ -51,9 +51,9 @@ EagleDrafter::EagleDrafter(EagleHead& head, ThreadPool& pool, EagleDrafterOption
       d_(head.config().hidden_size) {
   if (opt_.shape == EagleDrafterOptions::Shape::Static && opt_.choices.empty())
     opt_.choices = mc_sim_7b_63();
-  const int64_t V = head.config().vocab_size;
+  const int64_t V = head.draft_vocab_size();
   if (opt_.dynamic.top_k < 1 || opt_.dynamic.top_k > V)
-    fail("--top-k for drafting must be in [1, ", V, "] (got ", opt_.dynamic.top_k, ")");
+    fail("--draft-top-k must be in [1, ", V, "] (the draft vocabulary; got ", opt_.dynamic.top_k, ")");
   if (opt_.dynamic.depth < 0) fail("--depth must be >= 0 (got ", opt_.dynamic.depth, ")");
   if (opt_.dynamic.total_tokens < 1)
     fail("--total-tokens must be >= 1 (got ", opt_.dynamic.total_tokens, ")");
@@ -141,15 +141,16 @@ void EagleDrafter::draft(int64_t max_tokens, DraftTree& tree) {
 }
 
 void EagleDrafter::root_top_k(int k, int32_t* tokens, float* logp) {
-  const int64_t V = head_.config().vocab_size;
+  const int64_t V = head_.draft_vocab_size();
   logp_.resize(static_cast<size_t>(V));
   head_.draft_logprobs(last_out_.data(), 1, logp_.data(), pool_);
   top_k_of(logp_.data(), V, k, tokens, logp);
+  for (int j = 0; j < k; ++j) tokens[j] = head_.draft_token(tokens[j]);
 }
 
 void EagleDrafter::expand_top_k(const std::vector<FedNode>& nodes, size_t first, int k,
                                 int32_t* tokens, float* logp) {
-  const int64_t V = head_.config().vocab_size;
+  const int64_t V = head_.draft_vocab_size();
   const int64_t stable = kv_.size();
   const auto n_new = static_cast<int64_t>(nodes.size() - first);
   kv_.begin_batch(static_cast<int64_t>(nodes.size()));  // all of this cycle's fed nodes
@@ -174,7 +175,10 @@ void EagleDrafter::expand_top_k(const std::vector<FedNode>& nodes, size_t first,
   head_.forward(rows, kv_, &fed_out_[first * d_], pool_);
   logp_.resize(static_cast<size_t>(n_new * V));
   head_.draft_logprobs(&fed_out_[first * d_], n_new, logp_.data(), pool_);
-  for (int64_t i = 0; i < n_new; ++i) top_k_of(&logp_[i * V], V, k, tokens + i * k, logp + i * k);
+  for (int64_t i = 0; i < n_new; ++i) {
+    top_k_of(&logp_[i * V], V, k, tokens + i * k, logp + i * k);
+    for (int j = 0; j < k; ++j) tokens[i * k + j] = head_.draft_token(tokens[i * k + j]);
+  }
 }
 
 void EagleDrafter::accept(const DraftTree& tree, std::span<const int32_t> path,

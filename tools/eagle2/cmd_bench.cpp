@@ -9,6 +9,7 @@
 #include "bench/bench_charts.h"
 #include "bench/bench_runner.h"
 #include "commands.h"
+#include "drafter_flags.h"
 #include "core/error.h"
 #include "kernels/cpu.h"
 
@@ -29,6 +30,7 @@ struct BenchFlags {
   int reps = 1;
   uint64_t seed = 1;
   std::string json_out, csv_out, svg_dir;
+  int64_t draft_vocab = 0;
 };
 
 // Commas inside brackets belong to a static tree's JSON (static:[[0],[1],[0,0]]).
@@ -82,6 +84,10 @@ int run_bench_cmd(const BenchFlags& f) {
   auto tok = Tokenizer::load(tok_path);
   std::unique_ptr<EagleHead> head;
   if (!f.head_dir.empty()) head = EagleHead::load(f.head_dir, *model);
+  if (f.draft_vocab > 0) {
+    if (!head) fail("--draft-vocab needs an EAGLE head: pass --draft HEAD_DIR");
+    apply_draft_vocab(*head, f.head_dir, f.draft_vocab);
+  }
   opt.ctx = resolve_ctx(f.run, model->config().max_position_embeddings);
   ThreadPool pool(resolve_threads(f.run));
 
@@ -135,6 +141,10 @@ Command add_bench(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("bench", "Benchmark drafters side by side on prompt sets");
   add_run_flags(*cmd, f->run);
   cmd->add_option("--draft", f->head_dir, "EAGLE draft head folder");
+  cmd->add_option("--draft-vocab", f->draft_vocab,
+                  "EAGLE drafters draft only the N most frequent tokens (HEAD_DIR/draft_vocab.tsv); "
+                  "0 = the full vocabulary")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--prompts", f->prompt_files,
                   "Prompt files: JSONL (turns/prompt/question/text; .gz too) or text documents "
                   "separated by blank lines")

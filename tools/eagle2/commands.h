@@ -21,6 +21,7 @@ Command add_cost_curve(CLI::App& app);
 Command add_bench(CLI::App& app);
 Command add_train_lm(CLI::App& app);
 Command add_train_head(CLI::App& app);
+Command add_draft_vocab(CLI::App& app);
 
 // Flags shared by the commands that run a model.
 struct RunFlags {

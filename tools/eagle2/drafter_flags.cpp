@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "draft/draft_vocab.h"
 #include "model/cost_curve.h"
 #include "speculative/eagle_drafter.h"
 #include "speculative/lookup_drafter.h"
@@ -69,6 +70,10 @@ void add_drafter_flags(CLI::App& cmd, DrafterFlags& f) {
   cmd.add_flag("--calibrate", f.calibrate,
                "Dynamic tree: rank nodes by the acceptance rate learned while decoding for each "
                "draft probability, instead of the raw draft probabilities (reference EAGLE-2)");
+  cmd.add_option("--draft-vocab", f.draft_vocab,
+                 "Draft only the N most frequent tokens (HEAD_DIR/draft_vocab.tsv, written by "
+                 "eagle2 draft-vocab): a smaller draft lm_head; 0 = the full vocabulary")
+      ->check(CLI::NonNegativeNumber);
   cmd.add_flag("--verbose", f.verbose, "Print each cycle's tree and accepted path");
 }
 
@@ -83,6 +88,7 @@ DrafterBundle make_drafter(const DrafterFlags& f, LlamaModel& target, int64_t ct
   }
   if (f.head_dir.empty()) fail("--tree ", tree, " needs an EAGLE head: pass --draft HEAD_DIR");
   b.head = EagleHead::load(f.head_dir, target);
+  apply_draft_vocab(*b.head, f.head_dir, f.draft_vocab);
   EagleDrafterOptions opt;
   opt.context = ctx;
   const bool auto_budget = f.total_tokens == "auto";
@@ -116,6 +122,11 @@ DrafterBundle make_drafter(const DrafterFlags& f, LlamaModel& target, int64_t ct
   }
   b.drafter = std::make_unique<EagleDrafter>(*b.head, pool, opt);
   return b;
+}
+
+void apply_draft_vocab(EagleHead& head, const std::string& head_dir, int64_t n) {
+  if (n <= 0) return;
+  head.restrict_vocab(draft_vocab_subset(head_dir + "/draft_vocab.tsv", head.config().vocab_size, n));
 }
 
 void print_cycle(FILE* out, const CycleTrace& c, const Tokenizer* tok) {

@@ -24,6 +24,7 @@ struct DrafterFlags {
   int top_k = 10;           // K
   std::string choices;      // static tree shape: JSON text or a file holding it
   bool calibrate = false;   // dynamic: calibrated confidences (EagleDrafterOptions::calibrate)
+  int64_t draft_vocab = 0;  // > 0: draft only the N most frequent tokens (HEAD/draft_vocab.tsv)
   bool verbose = false;
 };
 
@@ -42,6 +43,10 @@ DrafterBundle make_drafter(const DrafterFlags& flags, LlamaModel& target, int64_
                            ThreadPool& pool);
 
 void print_cycle(FILE* out, const CycleTrace& cycle, const Tokenizer* tok);
+
+// --draft-vocab N: restricts the head to the N most frequent tokens of HEAD_DIR/draft_vocab.tsv
+// (nothing for N = 0).
+void apply_draft_vocab(EagleHead& head, const std::string& head_dir, int64_t n);
 void print_speculative_stats(FILE* out, const std::string& drafter, const SpeculativeStats& st);
 
 }  // namespace eagle2::cli

@@ -15,7 +15,7 @@ int main(int argc, char** argv) {
   const std::vector<Command> commands = {add_demo(app), add_generate(app), add_info(app),
                                          add_make_random(app),
                                          add_cost_curve(app), add_bench(app), add_train_lm(app),
-                                         add_train_head(app)};
+                                         add_train_head(app), add_draft_vocab(app)};
 
   try {
     app.parse(argc, argv);
