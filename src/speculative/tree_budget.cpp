@@ -69,16 +69,21 @@ int AcceptanceCalibration::bin_of(float logp, int rank) {
 }
 
 void AcceptanceCalibration::record(float logp, int rank, bool accepted) {
-  const int b = bin_of(logp, rank);
+  const int b = bin_of(logp, rank), r = rank == 0 ? 0 : 1;
   seen_[b] += 1;
-  if (accepted) accepted_[b] += 1;
+  rank_seen_[r] += 1;
+  if (accepted) {
+    accepted_[b] += 1;
+    rank_accepted_[r] += 1;
+  }
   ++total_;
 }
 
 double AcceptanceCalibration::estimate(float logp, int rank) const {
   const double p = std::min(1.0, std::exp(static_cast<double>(logp)));
-  const int b = bin_of(logp, rank);
-  return (accepted_[b] + kPrior * p) / (seen_[b] + kPrior);
+  const int b = bin_of(logp, rank), r = rank == 0 ? 0 : 1;
+  const double prior = (rank_accepted_[r] + kPrior * p) / (rank_seen_[r] + kPrior);
+  return (accepted_[b] + kPrior * prior) / (seen_[b] + kPrior);
 }
 
 float AcceptanceCalibration::log_confidence(float logp, int rank) const {

@@ -46,10 +46,14 @@ int64_t choose_total_tokens(std::span<const float> values_desc, const VerifyCost
 // calibrated; a head can be far off. The bundled code head at T = 0 is under-confident about its
 // top choice, which matches the target's argmax far more often than its probability says, so raw
 // values cut the deep greedy path in favour of shallow siblings that are rarely right. Bins:
-// {top choice, other} x kBins equal-width probability bins over [0, 1]; each starts as kPrior
-// pseudo-observations of the probability itself and keeps that term, so an unobserved bin trusts
-// the head, a well-observed one the record, and order within a bin follows the head.
-// Deterministic (counts only); it shapes trees, never what is accepted.
+// {top choice, other} x kBins equal-width probability bins over [0, 1]. A bin's estimate is its
+// record plus kPrior pseudo-observations of a prior, and the prior is the record of all bins of
+// the same rank plus kPrior pseudo-observations of the probability itself. So a bin nothing has
+// been learned about follows what its rank does elsewhere (a tree that only ever verified top
+// choices of probability 0.7, all accepted, still dares a top choice of 0.05: without that, a
+// pessimistic bin is never verified and never corrected), a well-observed bin follows its own
+// record, and order within a bin follows the head. Deterministic (counts only); it shapes trees,
+// never what is accepted.
 class AcceptanceCalibration {
  public:
   static constexpr int kBins = 20;
@@ -67,6 +71,8 @@ class AcceptanceCalibration {
   static int bin_of(float logp, int rank);
   double accepted_[2 * kBins] = {};
   double seen_[2 * kBins] = {};
+  double rank_accepted_[2] = {};  // per rank class, over all bins
+  double rank_seen_[2] = {};
   int64_t total_ = 0;
 };
 

@@ -102,8 +102,9 @@ TEST(ChooseTotalTokens, ExpensiveVerificationKeepsTheTreeSmall) {
 }
 
 // An unobserved calibration trusts the draft probability; observations pull a bin toward what
-// happened (the head's own probability stays in as the prior, so order within a bin is kept), and
-// the draft's top choice is learned apart from its siblings.
+// happened, unobserved bins of the same rank toward what that rank does elsewhere (the head's own
+// probability stays in, so order within a bin is kept), and the draft's top choice is learned
+// apart from its siblings.
 TEST(AcceptanceCalibration, LearnsFromOutcomes) {
   AcceptanceCalibration cal;
   const float lp = std::log(0.12f);  // bin [0.10, 0.15)
@@ -112,14 +113,15 @@ TEST(AcceptanceCalibration, LearnsFromOutcomes) {
   EXPECT_EQ(cal.observations(), 0);
   for (int i = 0; i < 180; ++i) cal.record(lp, 0, i % 10 < 7);  // top choices: 70 % accepted
   EXPECT_EQ(cal.observations(), 180);
-  // (126 accepted + 20 * 0.12 prior) / (180 + 20)
-  EXPECT_NEAR(cal.estimate(lp, 0), (126 + 20 * 0.12) / 200.0, 1e-6);
-  EXPECT_NEAR(cal.estimate(lp, 1), 0.12, 1e-6);                     // siblings: not yet seen
-  EXPECT_NEAR(cal.estimate(lp, -1), 0.12, 1e-6);                    // unknown rank: a sibling
+  auto prior = [](double p) { return (126 + 20 * p) / 200.0; };  // the rank's record + p
+  EXPECT_NEAR(cal.estimate(lp, 0), (126 + 20 * prior(0.12)) / 200.0, 1e-6);
+  EXPECT_NEAR(cal.estimate(std::log(0.9f), 0), prior(0.9), 1e-6);   // unobserved bin: the rank's
+  EXPECT_NEAR(cal.estimate(std::log(0.02f), 0), prior(0.02), 1e-6);  // rate, not the head's 0.02
+  EXPECT_NEAR(cal.estimate(lp, 1), 0.12, 1e-6);                      // siblings: nothing learned
+  EXPECT_NEAR(cal.estimate(lp, -1), 0.12, 1e-6);                     // unknown rank: a sibling
   EXPECT_GT(cal.estimate(std::log(0.13f), 0), cal.estimate(lp, 0));  // same bin, more likely
-  EXPECT_NEAR(cal.estimate(std::log(0.9f), 0), 0.9, 1e-6);          // other bins untouched
-  EXPECT_NEAR(cal.estimate(0.0f, 0), 1.0, 1e-12);                   // probability 1: top bin
-  EXPECT_EQ(cal.log_confidence(0.0f, 0), 0.0f);                     // never above 0
+  EXPECT_LE(cal.estimate(0.0f, 0), 1.0);
+  EXPECT_LE(cal.log_confidence(0.0f, 0), 0.0f);                      // never above 0
   for (int i = 0; i < 50; ++i) cal.record(-std::numeric_limits<float>::infinity(), 1, false);
   EXPECT_EQ(cal.estimate(-std::numeric_limits<float>::infinity(), 1), 0.0);
 }
