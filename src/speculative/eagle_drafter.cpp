@@ -101,6 +101,15 @@ void EagleDrafter::catch_up() {
 }
 
 void EagleDrafter::draft(int64_t max_tokens, DraftTree& tree) {
+  // Auto budget, paused: speculation has been slower than plain decoding, so this cycle verifies
+  // the root alone (plain decoding through the loop). The head catches up on the skipped tokens
+  // at the next real draft.
+  skipped_ = opt_.cost && skip_left_ > 0;
+  if (skipped_) {
+    --skip_left_;
+    tree.reset(root_);
+    return;
+  }
   const auto t0 = std::chrono::steady_clock::now();
   kv_.drop_pending();  // the previous cycle's tree entries
   catch_up();
@@ -111,7 +120,13 @@ void EagleDrafter::draft(int64_t max_tokens, DraftTree& tree) {
       if (opt_.cost) {
         const double draft_s = draft_seconds_estimate();
         params.choose_total = [this, draft_s](std::span<const float> values, int64_t max_t) {
-          return choose_total_tokens(values, *opt_.cost, draft_s, max_t);
+          int64_t t = choose_total_tokens(values, *opt_.cost, draft_s, max_t);
+          // While the calibration has seen little, verify a few nodes regardless: estimates of
+          // nodes that are never verified are never corrected.
+          if (opt_.calibrate && calibration_.observations() < kExploreObservations)
+            t = std::max(t, std::min<int64_t>({kExploreTokens, max_t,
+                                               static_cast<int64_t>(values.size()) + 1}));
+          return t;
         };
       }
       if (opt_.calibrate)
@@ -191,6 +206,27 @@ void EagleDrafter::accept(const DraftTree& tree, std::span<const int32_t> path,
       if (on_path[static_cast<size_t>(tree.parents[static_cast<size_t>(i)])])
         calibration_.record(tree.logps[static_cast<size_t>(i)], tree.ranks[static_cast<size_t>(i)],
                             on_path[static_cast<size_t>(i)] != 0);
+  }
+  if (opt_.cost && !skipped_) {
+    // Is speculating paying off? Tokens per cycle over the cycle's modelled time (drafting plus
+    // verifying the tree) against plain decoding's 1 token per cost(1). Below it, pause.
+    constexpr double kWeight = 0.25;
+    const double tokens = static_cast<double>(path.size());
+    const double seconds = draft_seconds_estimate() + opt_.cost->seconds(tree.size());
+    const double rate = tokens / seconds;
+    rate_ema_ = rate_ema_ < 0 ? rate : (1 - kWeight) * rate_ema_ + kWeight * rate;
+    ++judged_cycles_;
+    if (judged_cycles_ >= kJudgeAfter) {
+      if (rate_ema_ < 1.0 / opt_.cost->seconds(1)) {
+        // Each failed try doubles the pause, so that a head that does not help costs little.
+        skip_left_ = pause_cycles_;
+        pause_cycles_ = std::min(pause_cycles_ * 2, kMaxPauseCycles);
+        rate_ema_ = -1;  // judged afresh on the next real cycles
+        judged_cycles_ = 0;
+      } else {
+        pause_cycles_ = kPauseCycles;
+      }
+    }
   }
   for (size_t j = 0; j < path.size(); ++j) {
     pending_features_.insert(pending_features_.end(), features + j * d_, features + (j + 1) * d_);

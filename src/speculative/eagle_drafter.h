@@ -19,7 +19,8 @@ struct EagleDrafterOptions {
   int chain_depth = 5;         // Chain: depth + 1 draft tokens
   int64_t context = 2048;      // head KV capacity (the target's context)
   // Dynamic: when set, each cycle's verify budget is chosen by choose_total_tokens from this
-  // curve and the drafter's own measured draft time (dynamic.total_tokens is then unused).
+  // curve and the drafter's own measured draft time (dynamic.total_tokens is then unused), and
+  // drafting pauses while it does not pay (see kPauseCycles).
   std::shared_ptr<const VerifyCostModel> cost = {};
   // Dynamic: rank nodes by calibrated confidences learned while decoding (AcceptanceCalibration)
   // instead of the raw draft probabilities of the reference EAGLE-2.
@@ -63,6 +64,20 @@ class EagleDrafter : public Drafter, private DraftOracle {
   std::vector<float> logp_;             // scratch [rows, V]
   std::vector<float> scratch_out_;
   double draft_seconds_ema_ = -1;  // < 0: nothing measured yet
+  // Auto budget: when the modelled rate of speculative cycles (moving average of tokens per
+  // second, judged after kJudgeAfter cycles, so that the calibration can learn first) falls below
+  // plain decoding's, the next cycles draft nothing (kPauseCycles, doubling after each failed try
+  // up to kMaxPauseCycles); then it tries again. This keeps an unhelpful head (a hard prompt, a
+  // high temperature) from making decoding much slower than plain.
+  static constexpr int kJudgeAfter = 4, kPauseCycles = 16, kMaxPauseCycles = 256;
+  // Auto budget with calibration: until it has kExploreObservations verified nodes, trees have at
+  // least kExploreTokens tokens, whatever the (uncorrected) estimates say.
+  static constexpr int64_t kExploreObservations = 48, kExploreTokens = 4;
+  double rate_ema_ = -1;
+  int judged_cycles_ = 0;
+  int pause_cycles_ = kPauseCycles;
+  int skip_left_ = 0;
+  bool skipped_ = false;  // the current cycle drafted nothing
   AcceptanceCalibration calibration_;
   bool prompt_catch_up_ = false;   // the next draft() catches up on a whole prompt
 };

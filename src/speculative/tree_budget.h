@@ -57,7 +57,7 @@ int64_t choose_total_tokens(std::span<const float> values_desc, const VerifyCost
 class AcceptanceCalibration {
  public:
   static constexpr int kBins = 20;
-  static constexpr double kPrior = 20.0;
+  static constexpr double kPrior = 5.0;
   // A verified node whose parent was accepted: its draft log-prob, its sibling rank (0 = the
   // draft's top choice; < 0 = unknown, counted as not the top), and whether it was accepted.
   void record(float logp, int rank, bool accepted);

@@ -113,8 +113,8 @@ TEST(AcceptanceCalibration, LearnsFromOutcomes) {
   EXPECT_EQ(cal.observations(), 0);
   for (int i = 0; i < 180; ++i) cal.record(lp, 0, i % 10 < 7);  // top choices: 70 % accepted
   EXPECT_EQ(cal.observations(), 180);
-  auto prior = [](double p) { return (126 + 20 * p) / 200.0; };  // the rank's record + p
-  EXPECT_NEAR(cal.estimate(lp, 0), (126 + 20 * prior(0.12)) / 200.0, 1e-6);
+  auto prior = [](double p) { return (126 + 5 * p) / 185.0; };  // the rank's record + p
+  EXPECT_NEAR(cal.estimate(lp, 0), (126 + 5 * prior(0.12)) / 185.0, 1e-6);
   EXPECT_NEAR(cal.estimate(std::log(0.9f), 0), prior(0.9), 1e-6);   // unobserved bin: the rank's
   EXPECT_NEAR(cal.estimate(std::log(0.02f), 0), prior(0.02), 1e-6);  // rate, not the head's 0.02
   EXPECT_NEAR(cal.estimate(lp, 1), 0.12, 1e-6);                      // siblings: nothing learned
