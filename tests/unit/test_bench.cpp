@@ -199,7 +199,9 @@ TEST(Bench, RunBenchOnStoriesRecordsCalibration) {
     for (size_t a = 0; a < r.accept_histogram.size(); ++a)
       accepted += r.accept_histogram[a] * static_cast<int64_t>(a);
     EXPECT_EQ(r.calibration.total_accepted(), accepted) << r.drafter;
-    EXPECT_GE(r.calibration.total_nodes(), r.cycles) << r.drafter;
+    // Fixed budgets draft every cycle; the auto budget may pause drafting (root-only cycles)
+    // while speculation does not pay on this tiny model.
+    if (r.drafter != "dynamic:auto") EXPECT_GE(r.calibration.total_nodes(), r.cycles) << r.drafter;
     if (r.drafter == "chain:3") {
       EXPECT_EQ(r.calibration.total_nodes(), 4 * r.cycles);
     }
