@@ -44,6 +44,16 @@ class EagleDrafter : public Drafter, private DraftOracle {
   // What has been learned of this head's acceptance (Dynamic with calibrate).
   const AcceptanceCalibration& calibration() const { return calibration_; }
 
+  // Auto budget: when the modelled rate of speculative cycles (moving average of tokens per
+  // second, judged after kJudgeAfter cycles, so that the calibration can learn first) falls below
+  // plain decoding's, the next cycles draft nothing (kPauseCycles, doubling after each failed try
+  // up to kMaxPauseCycles); then it tries again. This keeps an unhelpful head (a hard prompt, a
+  // high temperature) from making decoding much slower than plain.
+  static constexpr int kJudgeAfter = 4, kPauseCycles = 16, kMaxPauseCycles = 256;
+  // Auto budget with calibration: until it has kExploreObservations verified nodes, trees have at
+  // least kExploreTokens tokens, whatever the (uncorrected) estimates say.
+  static constexpr int64_t kExploreObservations = 48, kExploreTokens = 4;
+
  private:
   void root_top_k(int k, int32_t* tokens, float* logp) override;
   void expand_top_k(const std::vector<FedNode>& nodes, size_t first, int k, int32_t* tokens,
@@ -64,15 +74,6 @@ class EagleDrafter : public Drafter, private DraftOracle {
   std::vector<float> logp_;             // scratch [rows, V]
   std::vector<float> scratch_out_;
   double draft_seconds_ema_ = -1;  // < 0: nothing measured yet
-  // Auto budget: when the modelled rate of speculative cycles (moving average of tokens per
-  // second, judged after kJudgeAfter cycles, so that the calibration can learn first) falls below
-  // plain decoding's, the next cycles draft nothing (kPauseCycles, doubling after each failed try
-  // up to kMaxPauseCycles); then it tries again. This keeps an unhelpful head (a hard prompt, a
-  // high temperature) from making decoding much slower than plain.
-  static constexpr int kJudgeAfter = 4, kPauseCycles = 16, kMaxPauseCycles = 256;
-  // Auto budget with calibration: until it has kExploreObservations verified nodes, trees have at
-  // least kExploreTokens tokens, whatever the (uncorrected) estimates say.
-  static constexpr int64_t kExploreObservations = 48, kExploreTokens = 4;
   double rate_ema_ = -1;
   int judged_cycles_ = 0;
   int pause_cycles_ = kPauseCycles;

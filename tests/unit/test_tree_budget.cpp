@@ -329,5 +329,57 @@ TEST(DynamicTreeBudget, GreedyOutputEqualsPlainWithAutoBudgets) {
   }
 }
 
+// With calibration the auto budget first explores (trees of kExploreTokens while little is
+// known), then judges after kJudgeAfter cycles whether speculating pays: under a cost no draft can
+// pay for, it pauses (root-only cycles, kPauseCycles of them), and greedy output stays exact.
+TEST(DynamicTreeBudget, CalibratedAutoBudgetExploresThenPausesWhenSpeculationCannotPay) {
+  const int64_t ctx = 512;
+  LlamaConfig cfg = test::tiny_config();
+  auto target = test::load_random_model("budget-pause", cfg, DType::F32, 32, 0.3f);
+  auto head = EagleHead::load(test::write_random_head("budget-pause", *target), *target);
+  ThreadPool pool(2);
+  GenerationOptions opt;
+  opt.max_new_tokens = 48;
+  const std::vector<int32_t> prompt = {5, 9, 2, 7};
+  KvCache kv = target->make_cache(ctx);
+  std::vector<int32_t> plain;
+  generate_plain(*target, kv, prompt, opt, pool, [&](int32_t t) {
+    plain.push_back(t);
+    return true;
+  });
+  for (const bool steep : {true, false}) {
+    SCOPED_TRACE(steep ? "steep" : "flat");
+    EagleDrafterOptions o;
+    o.dynamic = {2, 3, 60};
+    o.context = ctx;
+    o.calibrate = true;
+    o.cost = std::make_shared<const VerifyCostModel>(steep ? Points{{1, 1.0}, {2, 1e6}}
+                                                           : Points{{1, 1.0}, {64, 1.0}});
+    EagleDrafter drafter(*head, pool, o);
+    KvCache kv2 = target->make_cache(ctx);
+    std::vector<int32_t> spec;
+    std::vector<int64_t> sizes;
+    SpeculativeHooks hooks;
+    hooks.trace = [&](const CycleTrace& t) { sizes.push_back(t.tree.size()); };
+    speculative_generate(*target, kv2, drafter, prompt, opt, pool, [&](int32_t t) {
+      spec.push_back(t);
+      return true;
+    }, hooks);
+    ASSERT_EQ(spec, plain);
+    ASSERT_GE(sizes.size(), 4u);
+    // Nothing learned yet: at least the exploration size, exactly that when no node pays.
+    EXPECT_GE(sizes[0], EagleDrafter::kExploreTokens);
+    if (steep) {
+      EXPECT_EQ(sizes[0], EagleDrafter::kExploreTokens);
+      // Judged after kJudgeAfter drafting cycles, then a pause of kPauseCycles root-only ones.
+      const size_t judged = EagleDrafter::kJudgeAfter;
+      for (size_t i = judged; i < std::min(sizes.size(), judged + EagleDrafter::kPauseCycles); ++i)
+        EXPECT_EQ(sizes[i], 1) << "cycle " << i;
+    } else {
+      for (size_t i = 0; i + 1 < sizes.size(); ++i) EXPECT_GT(sizes[i], 1) << "cycle " << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace eagle2
