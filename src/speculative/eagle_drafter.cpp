@@ -52,8 +52,17 @@ EagleDrafter::EagleDrafter(EagleHead& head, ThreadPool& pool, EagleDrafterOption
   if (opt_.shape == EagleDrafterOptions::Shape::Static && opt_.choices.empty())
     opt_.choices = mc_sim_7b_63();
   const int64_t V = head.draft_vocab_size();
-  if (opt_.dynamic.top_k < 1 || opt_.dynamic.top_k > V)
+  if (opt_.dynamic.top_k < 1 ||
+      (opt_.shape == EagleDrafterOptions::Shape::Dynamic && opt_.dynamic.top_k > V))
     fail("--draft-top-k must be in [1, ", V, "] (the draft vocabulary; got ", opt_.dynamic.top_k, ")");
+  if (opt_.shape == EagleDrafterOptions::Shape::Static) {
+    int widest = 0;  // a static tree asks for the top (largest sibling rank + 1)
+    for (const auto& path : opt_.choices)
+      for (int r : path) widest = std::max(widest, r + 1);
+    if (widest > V)
+      fail("static tree: sibling rank ", widest - 1, " needs ", widest,
+           " draft candidates, the draft vocabulary has ", V);
+  }
   if (opt_.dynamic.depth < 0) fail("--depth must be >= 0 (got ", opt_.dynamic.depth, ")");
   if (opt_.dynamic.total_tokens < 1)
     fail("--total-tokens must be >= 1 (got ", opt_.dynamic.total_tokens, ")");

@@ -1,6 +1,8 @@
 // The eagle2 command line, run as a user would: exit codes, one-line errors, streamed text.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <array>
 #include <cstdio>
 #include <sys/wait.h>
@@ -85,6 +87,37 @@ TEST(Cli, MakeRandomThenGenerateWithIds) {
   r = run_cli("generate -m " + dir + "/m --ids 1,x");
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.out, "error: --ids: 'x' is not a token id\n");
+}
+
+// draft-vocab counts a corpus into a head's draft_vocab.tsv; generate --draft-vocab then drafts
+// from the most frequent tokens, with the same greedy text as plain decoding.
+TEST(Cli, DraftVocabThenGenerateWithAReducedDraftVocabulary) {
+  EAGLE2_SHARED_FILE(head, "data/models/stories260K-eagle-head/config.json");
+  const std::string shared = test::shared_dir() + "/data/";
+  const std::string dir = test::temp_dir("cli-draft-vocab");
+  const std::string head_dir = dir + "/head";
+  std::filesystem::create_directories(head_dir);
+  for (const char* f : {"config.json", "pytorch_model.bin", "model.safetensors"})
+    if (std::filesystem::exists(shared + "models/stories260K-eagle-head/" + f))
+      std::filesystem::copy_file(shared + "models/stories260K-eagle-head/" + f, head_dir + "/" + f);
+  CliRun r = run_cli("draft-vocab -m " + stories_dir() + " --draft " + head_dir + " --corpus " +
+                     shared + "corpora/tinystories_valid_head.txt");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("wrote " + head_dir + "/draft_vocab.tsv"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("most frequent cover"), std::string::npos) << r.out;
+
+  const std::string gen = "generate -m " + stories_dir() + " -p 'Once upon a time' -n 20 -t 2";
+  const CliRun plain = run_cli(gen);
+  r = run_cli(gen + " --draft " + head_dir + " --tree chain --depth 3 --draft-vocab 64");
+  ASSERT_EQ(r.code, 0) << r.out;
+  ASSERT_EQ(plain.code, 0) << plain.out;
+  EXPECT_EQ(r.out.substr(0, r.out.find("[stats]")), plain.out.substr(0, plain.out.find("[stats]")));
+  r = run_cli(gen + " --draft " + shared + "models/stories260K-eagle-head --draft-vocab 64");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("stories260K-eagle-head/draft_vocab.tsv: cannot open (write it with: eagle2 "
+                       "draft-vocab)"),
+            std::string::npos)
+      << r.out;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "bench/bench_runner.h"
 #include "bench/prompt_set.h"
 #include "commands.h"
+#include "drafter_flags.h"
 #include "core/error.h"
 #include "kernels/cpu.h"
 #include "model/llama_model.h"
@@ -63,10 +64,16 @@ struct DemoFlags {
   RunFlags run;
   std::string head_dir;
   std::string prompts;  // a prompt set file instead of the built-in prompts
-  // A small dynamic tree (10 tokens, depth 4, K 2): on the bundled 25.7 M-parameter model a target
-  // forward of k tokens stops being memory-bound early (16 tokens cost 3.4x one token on 2 cores),
-  // so the paper's 60-token trees verify far more than they gain (0.5x measured; models/README.md).
-  std::string tree = "dynamic:10:4:2";
+  // The winner of the budget sweep on this machine kind (README "Results"): a tree sized each
+  // cycle from the measured verify cost (auto), ranked by calibrated confidences (cal), up to 9
+  // levels of the head's top choice (K = 1). On the bundled 25.7 M-parameter model a forward of
+  // k tokens leaves the memory-bound regime early (8 tokens cost about 2x one token on 2 cores),
+  // so wide trees verify more than they gain, and the head's top choice is right ~93 % of the time
+  // at T = 0, so a deep chain-shaped tree is what pays.
+  std::string tree = "dynamic:auto:8:1:cal";
+  // Draft from the 1024 most frequent tokens (HEAD/draft_vocab.tsv, 91 % of the training text):
+  // a 4x smaller draft lm_head at no measured cost in tau. -1: 1024 if the file exists, else 0.
+  int64_t draft_vocab = -1;
   int64_t n = 128;
 };
 
@@ -93,6 +100,9 @@ int run_demo(const DemoFlags& f) {
 
   std::unique_ptr<LlamaModel> model = LlamaModel::load(model_dir);
   std::unique_ptr<EagleHead> head = EagleHead::load(head_dir, *model);
+  const int64_t draft_vocab =
+      f.draft_vocab >= 0 ? f.draft_vocab : fs::exists(head_dir + "/draft_vocab.tsv") ? 1024 : 0;
+  apply_draft_vocab(*head, head_dir, draft_vocab);
   auto tok = Tokenizer::load(tok_path);
   PromptSet set{"demo", f.prompts.empty() ? builtin_prompts() : load_prompt_set(f.prompts, {})};
   const DrafterSpec eagle = parse_drafter_spec(f.tree);
@@ -110,9 +120,11 @@ int run_demo(const DemoFlags& f) {
   std::printf("eagle2 demo: %s (%lld layers, hidden %lld) with the EAGLE-2 head %s\n",
               model_dir.c_str(), static_cast<long long>(model->config().num_layers),
               static_cast<long long>(model->config().hidden_size), head_dir.c_str());
-  std::printf("greedy decoding of %lld tokens per prompt, %d threads, %s kernels, drafter %s\n\n",
+  std::printf("greedy decoding of %lld tokens per prompt, %d threads, %s kernels, drafter %s",
               static_cast<long long>(f.n), pool.size(), kernel_path_name(active_kernel_path()),
               eagle.label.c_str());
+  if (draft_vocab > 0) std::printf(", draft vocabulary %lld", static_cast<long long>(draft_vocab));
+  std::printf("\n\n");
   std::fflush(stdout);
 
   // A short untimed run first, so that page faults of the freshly mapped weights and the first
@@ -173,7 +185,12 @@ Command add_demo(CLI::App& app) {
                   "Prompt set (JSONL/text, as bench) instead of the built-in Python prompts")
       ->check(CLI::ExistingFile);
   cmd->add_option("--tree", f->tree,
-                  "Drafter as bench spells it: dynamic[:T:D:K], static, chain[:D], lookup");
+                  "Drafter as bench spells it: dynamic[:T:D:K][:cal], dynamic:auto[:D:K][:cal], "
+                  "static, chain[:D], lookup");
+  cmd->add_option("--draft-vocab", f->draft_vocab,
+                  "Draft only the N most frequent tokens (HEAD/draft_vocab.tsv); 0 = all (default: "
+                  "1024 when the head has a draft_vocab.tsv)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("-n,--n-predict", f->n, "Tokens per completion")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
   return {cmd, [f] { return run_demo(*f); }};
