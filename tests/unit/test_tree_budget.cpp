@@ -376,7 +376,9 @@ TEST(DynamicTreeBudget, CalibratedAutoBudgetExploresThenPausesWhenSpeculationCan
       for (size_t i = judged; i < std::min(sizes.size(), judged + EagleDrafter::kPauseCycles); ++i)
         EXPECT_EQ(sizes[i], 1) << "cycle " << i;
     } else {
-      for (size_t i = 0; i + 1 < sizes.size(); ++i) EXPECT_GT(sizes[i], 1) << "cycle " << i;
+      // Free verification: nothing to pause for before the first judgement (later ones depend
+      // on how often this random head happens to be right, so they are not asserted).
+      for (size_t i = 0; i < EagleDrafter::kJudgeAfter; ++i) EXPECT_GT(sizes[i], 1) << "cycle " << i;
     }
   }
 }
