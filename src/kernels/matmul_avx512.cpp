@@ -110,7 +110,7 @@ inline void tile(const float* x, int64_t ldx, const char* w, int64_t K, float* y
 // needs and cost up to 40% for 2-16 rows on a 4096x11008 bf16 matrix.
 template <int R>
 constexpr int tile_cols() {
-  return R <= 3 ? 8 : 6;
+  return R <= 3 ? 8 : R <= 4 ? 6 : 2;
 }
 
 template <DType DT, int R, int C>
@@ -209,6 +209,20 @@ void matmul_range_avx512_bf16dot(const uint16_t* xb, int64_t ldx, const void* w,
                                  int64_t n1) {
   const auto* wb = static_cast<const uint16_t*>(w);
   int64_t m = m0;
+  // 5 to 8 rows (a small verify tree): one pass over W with all rows (two columns per tile, as
+  // registers allow), so the weights stream from memory once while the products are computed;
+  // in 4-row groups the second group would wait on a second pass. More rows: 4-row groups, the
+  // denser tile, with W from L2 after the first.
+  const int64_t rows = m1 - m0;
+  if (rows >= 5 && rows <= 8) {
+    switch (rows) {
+      case 5: row_group_bf16dot<5>(xb + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1); break;
+      case 6: row_group_bf16dot<6>(xb + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1); break;
+      case 7: row_group_bf16dot<7>(xb + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1); break;
+      default: row_group_bf16dot<8>(xb + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1); break;
+    }
+    return;
+  }
   for (; m + 4 <= m1; m += 4) row_group_bf16dot<4>(xb + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
   switch (m1 - m) {
     case 3: row_group_bf16dot<3>(xb + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1); break;
