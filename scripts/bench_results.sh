@@ -5,7 +5,8 @@
 # greedy (T = 0) and temperature 1, every drafter interleaved per prompt, and a tree-budget sweep
 # (chain, EAGLE-1's static tree pruned to the same sizes, EAGLE-2's dynamic tree, the auto budget).
 # Writes OUT/code and OUT/stories: bench.txt (the printed table), bench.json, bench.csv and the SVG
-# charts. About 15 minutes on 2 cores.
+# charts. About 10 minutes on 2 cores. The code model's EAGLE drafters all draft from the head's
+# 1024 most frequent tokens (--draft-vocab 1024, as the demo does).
 #
 # Usage: scripts/bench_results.sh [OUT_DIR (default docs/bench)]
 #   CODE_CORPUS  where scripts/make_code_corpus.sh writes (or has written) the code corpus
@@ -21,10 +22,10 @@ bin=build/bin/eagle2
 [ -f "$corpus/heldout_prompts.jsonl" ] || bash scripts/make_code_corpus.sh "$corpus"
 mkdir -p "$out/code" "$out/stories"
 
-# Sizes 4, 8 and 16 for each family (chain:D verifies D + 2 tokens), plus the full static tree,
-# the paper's dynamic tree and the auto budget.
+# Sizes 4, 8 and 16 for each family (chain:D verifies D + 2 tokens): the chain, EAGLE-1's static
+# tree pruned to the size, EAGLE-2's dynamic tree as the paper ranks it and with calibrated
+# confidences (:cal); then the full static tree, the paper's dynamic tree and the auto budgets.
 sweep="chain:2,chain:6,chain:14,static:4,static:8,static:16,static"
-
 run() {  # name, then bench arguments
   local name=$1
   shift
@@ -37,7 +38,8 @@ run() {  # name, then bench arguments
 if [ -f "$shared/data/prompts/HumanEval.jsonl.gz" ]; then
   run code -m models/code-lm --draft models/code-lm-eagle --ctx 1024 --max-new-tokens 128 \
     --prompts "$corpus/heldout_prompts.jsonl" "$shared/data/prompts/HumanEval.jsonl.gz" --limit 12 \
-    --drafters "plain,lookup,$sweep,dynamic:4:6:2,dynamic:8:6:2,dynamic:16:6:2,dynamic:60:5:10,dynamic:auto:6:2"
+    --draft-vocab 1024 \
+    --drafters "plain,lookup,$sweep,dynamic:4:6:2,dynamic:8:6:2,dynamic:16:6:2,dynamic:4:6:2:cal,dynamic:8:6:2:cal,dynamic:16:6:2:cal,dynamic:60:5:10,dynamic:auto:8:1:cal,dynamic:auto:8:2:cal"
 else
   echo "skipped the code model: $shared/data/prompts/HumanEval.jsonl.gz not found" >&2
 fi
@@ -46,7 +48,7 @@ models=$shared/data/models
 if [ -d "$models/stories260K-hf" ] && [ -d "$models/stories260K-eagle-head" ]; then
   run stories -m "$models/stories260K-hf" --draft "$models/stories260K-eagle-head" --max-new-tokens 128 \
     --prompts "$shared/data/corpora/tinystories_valid_head.txt" --from-end --limit 40 --opening-words 16 \
-    --drafters "plain,lookup,$sweep,dynamic:4:3:4,dynamic:8:4:4,dynamic:16:4:4,dynamic:60:5:10,dynamic:auto:4:4"
+    --drafters "plain,lookup,$sweep,dynamic:4:3:4,dynamic:8:4:4,dynamic:16:4:4,dynamic:4:3:4:cal,dynamic:8:4:4:cal,dynamic:16:4:4:cal,dynamic:60:5:10,dynamic:auto:4:4:cal"
 else
   echo "skipped stories260K: $models/stories260K-hf or its head not found" >&2
 fi
