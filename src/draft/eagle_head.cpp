@@ -183,21 +183,12 @@ void EagleHead::forward(const Rows& rows, KvCache& kv, float* out, ThreadPool& p
     std::memcpy(kv.value(0, slot), &w.v[i * kvd], kvd * sizeof(float));
   }
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  AttentionBatch ab;
-  ab.q = w.q.data();
-  ab.k = kv.key(0, 0);
-  ab.v = kv.value(0, 0);
-  ab.stride = kvd;
-  ab.n_context = n_ctx;
-  ab.visible = rows.visible.data();
-  ab.visible_begin = rows.visible_begin.data();
-  ab.n_rows = n;
-  ab.n_heads = H;
-  ab.n_kv_heads = KV;
-  ab.head_dim = hd;
-  ab.scale = scale;
-  ab.out = w.attn.data();
-  attention_batch(path, ab, pool);
+  attention_batch(path,
+                  {.q = w.q.data(), .k = kv.key(0, 0), .v = kv.value(0, 0), .stride = kvd,
+                   .n_context = n_ctx, .visible = rows.visible.data(),
+                   .visible_begin = rows.visible_begin.data(), .n_rows = n, .n_heads = H,
+                   .n_kv_heads = KV, .head_dim = hd, .scale = scale, .out = w.attn.data()},
+                  pool);
   matmul(w.attn.data(), n, wo_, w.proj.data(), pool);
   for (int64_t j = 0; j < n * d; ++j) w.x[j] += w.proj[j];
   for (int64_t i = 0; i < n; ++i)

@@ -1,62 +1,21 @@
 // AVX-512 attention pieces for attention_head (see attention_internal.h for the orders): scores
 // 16 keys at a time, the softmax in vectors, and the weighted sum of values. No inline functions
-// from shared headers here.
+// from shared headers here but avx512_sums.h (AVX-512 files only, a private copy each).
 //
 // Why scores go 16 keys at a time: one key's dot over a 64-dim head is 4 FMAs, and the horizontal
 // sum after it costs as much again; summing 16 accumulators together in one transposed tree costs
 // a single pass, and the tree pairs the lanes exactly as the one-vector sum does, so every score
 // keeps its bits.
-// GCC 12 reports its own _mm512_undefined_*() placeholders inside the intrinsics as uninitialized
-// (GCC PR105593); the diagnostic is silenced for the header's lines only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
-
 #include <cmath>
 #include <cstdint>
 #include <vector>
 
 #include "kernels/attention_internal.h"
+#include "kernels/avx512_sums.h"  // also <immintrin.h>, with GCC 12's false warnings silenced
 
 namespace eagle2::detail {
 
 namespace {
-
-// Lanes l and l + 8, then l and l + 4, l and l + 2, l and l + 1 (l counted within what is left):
-// the pairwise tree of matmul's one-vector hsum().
-inline float hsum(__m512 v) {
-  const __m256 lo8 = _mm512_castps512_ps256(v);
-  const __m256 hi8 = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
-  const __m256 s8 = _mm256_add_ps(lo8, hi8);
-  const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
-  const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
-  const __m128 s1 = _mm_add_ss(s2, _mm_movehdup_ps(s2));
-  return _mm_cvtss_f32(s1);
-}
-
-// Lane j of the result is hsum(a[j]), bit for bit: the same additions as hsum(), with the 16
-// vectors carried through the levels side by side (tested against hsum() in test_attention).
-inline __m512 hsum16(const __m512* a) {
-  __m512 c[8];  // c[p]: level-1 sums (8 floats) of a[2p] then a[2p + 1]
-  for (int p = 0; p < 8; ++p)
-    c[p] = _mm512_add_ps(_mm512_shuffle_f32x4(a[2 * p], a[2 * p + 1], _MM_SHUFFLE(1, 0, 1, 0)),
-                         _mm512_shuffle_f32x4(a[2 * p], a[2 * p + 1], _MM_SHUFFLE(3, 2, 3, 2)));
-  __m512 d[4];  // d[r]: level-2 sums (4 floats) of a[4r .. 4r + 3], one per 128-bit lane
-  for (int r = 0; r < 4; ++r)
-    d[r] = _mm512_add_ps(_mm512_shuffle_f32x4(c[2 * r], c[2 * r + 1], _MM_SHUFFLE(2, 0, 2, 0)),
-                         _mm512_shuffle_f32x4(c[2 * r], c[2 * r + 1], _MM_SHUFFLE(3, 1, 3, 1)));
-  __m512 e[2];  // e[t], 128-bit lane L: level-3 pairs of a[8t + L], then of a[8t + 4 + L]
-  for (int t = 0; t < 2; ++t)
-    e[t] = _mm512_add_ps(_mm512_shuffle_ps(d[2 * t], d[2 * t + 1], _MM_SHUFFLE(1, 0, 1, 0)),
-                         _mm512_shuffle_ps(d[2 * t], d[2 * t + 1], _MM_SHUFFLE(3, 2, 3, 2)));
-  // f, 128-bit lane L: the totals of a[L], a[4 + L], a[8 + L], a[12 + L].
-  const __m512 f = _mm512_add_ps(_mm512_shuffle_ps(e[0], e[1], _MM_SHUFFLE(2, 0, 2, 0)),
-                                 _mm512_shuffle_ps(e[0], e[1], _MM_SHUFFLE(3, 1, 3, 1)));
-  const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  return _mm512_permutexvar_ps(order, f);
-}
 
 // exp(x) for x <= 0 (softmax arguments): x = n ln2 + r with |r| <= ln2 / 2, a degree-7 Taylor
 // polynomial in r (truncation below 1e-8 relative), then scaling by 2^n. Exact at 0. Below
@@ -82,14 +41,51 @@ inline __mmask16 first_lanes(int64_t count) {  // count in 0..16
   return count >= 16 ? static_cast<__mmask16>(0xffffu) : static_cast<__mmask16>((1u << count) - 1u);
 }
 
+// scale * dot(q, key[i]) for 16 keys, each in dot_f32's order: one accumulator, one FMA per 16
+// dims, the masked tail (`tail` = the head_dim % 16 lanes), then hsum (via hsum16).
+inline __m512 scores16(const float* q, const float* const* key, int64_t head_dim, __mmask16 tail,
+                       __m512 scale) {
+  const int64_t full = head_dim / 16 * 16;
+  __m512 acc[16];
+  for (int i = 0; i < 16; ++i) acc[i] = _mm512_setzero_ps();
+  int64_t d = 0;
+  for (; d < full; d += 16) {
+    const __m512 qv = _mm512_loadu_ps(q + d);
+    for (int i = 0; i < 16; ++i) acc[i] = _mm512_fmadd_ps(qv, _mm512_loadu_ps(key[i] + d), acc[i]);
+  }
+  if (d < head_dim) {
+    const __m512 qv = _mm512_maskz_loadu_ps(tail, q + d);
+    for (int i = 0; i < 16; ++i)
+      acc[i] = _mm512_fmadd_ps(qv, _mm512_maskz_loadu_ps(tail, key[i] + d), acc[i]);
+  }
+  return _mm512_mul_ps(hsum16(acc), scale);
+}
+
+// The lanes of the (up to) 4 vectors covering `width` (1..64) dims: full vectors, the partial
+// last one, then none.
+inline void width_masks(int64_t width, __mmask16 (&mask)[4]) {
+  for (int i = 0; i < 4; ++i)
+    mask[i] = width >= 16 * (i + 1) ? static_cast<__mmask16>(0xffffu)
+              : width > 16 * i      ? first_lanes(width - 16 * i)
+                                    : static_cast<__mmask16>(0);
+}
+
+// Adds exp(x_j - m) for the `live` lanes to the double lanes lo (0-7) and hi (8-15); returns the
+// 16 exponentials (0 in dead lanes).
+inline __m512 add_exp(__m512 x, __m512 m, __mmask16 live, __m512d& lo, __m512d& hi) {
+  const __m512 p = _mm512_maskz_mov_ps(live, exp_nonpositive(_mm512_sub_ps(x, m)));
+  lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(p)));
+  hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(p), 1))));
+  return p;
+}
+
 }  // namespace
 
 void attention_scores_avx512(const float* q, const float* k, int64_t stride, int64_t n_context,
                              const int32_t* extra, int64_t n_extra, int64_t head_dim, float scale,
                              float* s) {
   const int64_t n = n_context + n_extra;
-  const int64_t full = head_dim / 16 * 16;
-  const __mmask16 tail = first_lanes(head_dim - full);
+  const __mmask16 tail = first_lanes(head_dim % 16);
   const __m512 vscale = _mm512_set1_ps(scale);
   for (int64_t j0 = 0; j0 < n; j0 += 16) {
     const int64_t count = n - j0 < 16 ? n - j0 : 16;
@@ -98,19 +94,7 @@ void attention_scores_avx512(const float* q, const float* k, int64_t stride, int
       const int64_t j = j0 + (i < count ? i : 0);
       key[i] = k + (j < n_context ? j : extra[j - n_context]) * stride;
     }
-    __m512 acc[16];
-    for (int i = 0; i < 16; ++i) acc[i] = _mm512_setzero_ps();
-    int64_t d = 0;
-    for (; d < full; d += 16) {
-      const __m512 qv = _mm512_loadu_ps(q + d);
-      for (int i = 0; i < 16; ++i) acc[i] = _mm512_fmadd_ps(qv, _mm512_loadu_ps(key[i] + d), acc[i]);
-    }
-    if (d < head_dim) {
-      const __m512 qv = _mm512_maskz_loadu_ps(tail, q + d);
-      for (int i = 0; i < 16; ++i)
-        acc[i] = _mm512_fmadd_ps(qv, _mm512_maskz_loadu_ps(tail, key[i] + d), acc[i]);
-    }
-    _mm512_mask_storeu_ps(s + j0, first_lanes(count), _mm512_mul_ps(hsum16(acc), vscale));
+    _mm512_mask_storeu_ps(s + j0, first_lanes(count), scores16(q, key, head_dim, tail, vscale));
   }
 }
 
@@ -122,17 +106,9 @@ float softmax_avx512(float* s, int64_t n) {
   __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
   for (int64_t j = 0; j < n; j += 16) {
     const __mmask16 live = first_lanes(n - j);
-    const __m512 p = _mm512_maskz_mov_ps(live, exp_nonpositive(_mm512_sub_ps(_mm512_maskz_loadu_ps(live, s + j), m)));
-    _mm512_mask_storeu_ps(s + j, live, p);
-    lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(p)));
-    hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(p), 1))));
+    _mm512_mask_storeu_ps(s + j, live, add_exp(_mm512_maskz_loadu_ps(live, s + j), m, live, lo, hi));
   }
-  // Lanes 0-7 with 8-15, then the fixed halving tree of the 8 doubles.
-  const __m512d s8 = _mm512_add_pd(lo, hi);
-  const __m256d s4 = _mm256_add_pd(_mm512_castpd512_pd256(s8), _mm512_extractf64x4_pd(s8, 1));
-  const __m128d s2 = _mm_add_pd(_mm256_castpd256_pd128(s4), _mm256_extractf128_pd(s4, 1));
-  const double sum = _mm_cvtsd_f64(_mm_add_sd(s2, _mm_unpackhi_pd(s2, s2)));
-  return static_cast<float>(1.0 / sum);
+  return static_cast<float>(1.0 / hsum_pd(lo, hi));
 }
 
 void attention_values_avx512(const float* v, int64_t stride, int64_t n_context,
@@ -146,8 +122,7 @@ void attention_values_avx512(const float* v, int64_t stride, int64_t n_context,
     const int64_t width = head_dim - d0 < 16 * kVecs ? head_dim - d0 : 16 * kVecs;
     const int nv = static_cast<int>((width + 15) / 16);
     __mmask16 mask[kVecs];
-    for (int i = 0; i < kVecs; ++i)
-      mask[i] = i < nv - 1 ? static_cast<__mmask16>(0xffffu) : i == nv - 1 ? first_lanes(width - 16 * i) : 0;
+    width_masks(width, mask);
     __m512 acc[kParts][kVecs];
     for (int r = 0; r < kParts; ++r)
       for (int i = 0; i < kVecs; ++i) acc[r][i] = _mm512_setzero_ps();
@@ -180,44 +155,24 @@ double sum_exp_avx512(const float* x, int64_t n, float mx) {
   __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
   for (int64_t j = 0; j < n; j += 16) {
     const __mmask16 live = first_lanes(n - j);
-    const __m512 p = _mm512_maskz_mov_ps(live, exp_nonpositive(_mm512_sub_ps(_mm512_maskz_loadu_ps(live, x + j), m)));
-    lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(p)));
-    hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(p), 1))));
+    add_exp(_mm512_maskz_loadu_ps(live, x + j), m, live, lo, hi);
   }
-  const __m512d s8 = _mm512_add_pd(lo, hi);
-  const __m256d s4 = _mm256_add_pd(_mm512_castpd512_pd256(s8), _mm512_extractf64x4_pd(s8, 1));
-  const __m128d s2 = _mm_add_pd(_mm256_castpd256_pd128(s4), _mm256_extractf128_pd(s4, 1));
-  return _mm_cvtsd_f64(_mm_add_sd(s2, _mm_unpackhi_pd(s2, s2)));
+  return hsum_pd(lo, hi);
 }
 
 void attention_multi_avx512(const float* k, const float* v, int64_t stride, int64_t n_context,
                             const MultiQuery* queries, int64_t n_queries, int64_t head_dim,
                             float scale, float* acc) {
-  const int64_t full = head_dim / 16 * 16;
-  const __mmask16 tail = first_lanes(head_dim - full);
+  const __mmask16 tail = first_lanes(head_dim % 16);
   const __m512 vscale = _mm512_set1_ps(scale);
   // Scores: the context in blocks of 16 keys shared by all queries, then each query's extras.
   for (int64_t j0 = 0; j0 < n_context; j0 += 16) {
     const int64_t count = n_context - j0 < 16 ? n_context - j0 : 16;
     const float* key[16];
     for (int64_t i = 0; i < 16; ++i) key[i] = k + (j0 + (i < count ? i : 0)) * stride;
-    for (int64_t qi = 0; qi < n_queries; ++qi) {
-      const float* q = queries[qi].q;
-      __m512 a[16];
-      for (int i = 0; i < 16; ++i) a[i] = _mm512_setzero_ps();
-      int64_t d = 0;
-      for (; d < full; d += 16) {
-        const __m512 qv = _mm512_loadu_ps(q + d);
-        for (int i = 0; i < 16; ++i) a[i] = _mm512_fmadd_ps(qv, _mm512_loadu_ps(key[i] + d), a[i]);
-      }
-      if (d < head_dim) {
-        const __m512 qv = _mm512_maskz_loadu_ps(tail, q + d);
-        for (int i = 0; i < 16; ++i)
-          a[i] = _mm512_fmadd_ps(qv, _mm512_maskz_loadu_ps(tail, key[i] + d), a[i]);
-      }
+    for (int64_t qi = 0; qi < n_queries; ++qi)
       _mm512_mask_storeu_ps(queries[qi].scores + j0, first_lanes(count),
-                            _mm512_mul_ps(hsum16(a), vscale));
-    }
+                            scores16(queries[qi].q, key, head_dim, tail, vscale));
   }
   std::vector<float> inv_sum(static_cast<size_t>(n_queries));
   for (int64_t qi = 0; qi < n_queries; ++qi) {
@@ -235,8 +190,7 @@ void attention_multi_avx512(const float* k, const float* v, int64_t stride, int6
     const int64_t width = head_dim - d0 < 16 * kVecs ? head_dim - d0 : 16 * kVecs;
     const int nv = static_cast<int>((width + 15) / 16);
     __mmask16 mask[kVecs];
-    for (int i = 0; i < kVecs; ++i)
-      mask[i] = i < nv - 1 ? static_cast<__mmask16>(0xffffu) : i == nv - 1 ? first_lanes(width - 16 * i) : 0;
+    width_masks(width, mask);
     for (int64_t qi = 0; qi < n_queries; ++qi)
       for (int i = 0; i < kParts * kVecs; ++i) _mm512_storeu_ps(acc + (qi * 16 + i) * 16, _mm512_setzero_ps());
     auto add_slot = [&](__m512* a, const float* vj, float pj) {

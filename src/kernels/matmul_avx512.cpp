@@ -13,17 +13,11 @@
 // in f32. Its order for one (m, n): one accumulator, one vdpbf16ps per 32 consecutive k (the tail
 // zero-filled), then hsum(): again fixed by K alone.
 //
-// Nothing here may call an inline function from a shared header (see matmul_internal.h).
-// GCC 12 reports its own _mm512_undefined_*() placeholders inside the intrinsics as uninitialized
-// (GCC PR105593); the diagnostic is silenced for the header's lines only.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
-
+// Nothing here may call an inline function from a shared header (see matmul_internal.h), except
+// avx512_sums.h, which only AVX-512 files include and which gives each of them its own copy.
 #include <cstdint>
 
+#include "kernels/avx512_sums.h"  // also <immintrin.h>, with GCC 12's false warnings silenced"
 #include "kernels/matmul_internal.h"
 
 namespace eagle2::detail {
@@ -55,18 +49,6 @@ inline __m512 load_w_masked(const char* row, int64_t k, __mmask16 mask) {
   } else {
     return widen<DT>(_mm256_maskz_loadu_epi16(mask, reinterpret_cast<const uint16_t*>(row) + k));
   }
-}
-
-// Fixed pairwise tree: halves, quarters, ..., so the result never depends on the compiler's choice
-// of a reduction sequence.
-inline float hsum(__m512 v) {
-  const __m256 lo8 = _mm512_castps512_ps256(v);
-  const __m256 hi8 = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
-  const __m256 s8 = _mm256_add_ps(lo8, hi8);
-  const __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(s8), _mm256_extractf128_ps(s8, 1));
-  const __m128 s2 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
-  const __m128 s1 = _mm_add_ss(s2, _mm_movehdup_ps(s2));
-  return _mm_cvtss_f32(s1);
 }
 
 constexpr int dsize(DType dt) { return dt == DType::F32 ? 4 : 2; }

@@ -168,21 +168,13 @@ void LlamaModel::forward(const Batch& batch, KvCache& kv, std::span<const int32_
       std::memcpy(kv.value(static_cast<int64_t>(l), n_ctx + i), &w.v[i * kvd],
                   kvd * sizeof(float));
     }
-    AttentionBatch ab;
-    ab.q = w.q.data();
-    ab.k = kv.key(static_cast<int64_t>(l), 0);
-    ab.v = kv.value(static_cast<int64_t>(l), 0);
-    ab.stride = kvd;
-    ab.n_context = n_ctx;
-    ab.visible = w.visible.data();
-    ab.visible_begin = w.visible_begin.data();
-    ab.n_rows = T;
-    ab.n_heads = H;
-    ab.n_kv_heads = KV;
-    ab.head_dim = hd;
-    ab.scale = scale;
-    ab.out = w.attn.data();
-    attention_batch(path, ab, pool);
+    attention_batch(path,
+                    {.q = w.q.data(), .k = kv.key(static_cast<int64_t>(l), 0),
+                     .v = kv.value(static_cast<int64_t>(l), 0), .stride = kvd, .n_context = n_ctx,
+                     .visible = w.visible.data(), .visible_begin = w.visible_begin.data(),
+                     .n_rows = T, .n_heads = H, .n_kv_heads = KV, .head_dim = hd, .scale = scale,
+                     .out = w.attn.data()},
+                    pool);
     matmul(w.attn.data(), T, L.wo, w.proj.data(), pool);
     for (int64_t j = 0; j < T * d; ++j) w.x[j] += w.proj[j];
 
