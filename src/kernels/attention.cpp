@@ -111,17 +111,16 @@ void attention_batch(KernelPath path, const AttentionBatch& b, ThreadPool& pool)
     const float* k = b.k + g * b.head_dim;
     const float* v = b.v + g * b.head_dim;
     if (path == KernelPath::Avx512) {
-      // A query that sees no slot at all gets zeros, as attention_head gives it.
-      thread_local std::vector<detail::MultiQuery> live;
-      live.clear();
-      for (const auto& mq : queries) {
-        if (b.n_context + mq.n_extra > 0) live.push_back(mq);
-        else std::fill(mq.out, mq.out + b.head_dim, 0.0f);
-      }
-      if (acc.size() < 256 * live.size()) acc.resize(256 * live.size());
-      if (!live.empty())
-        detail::attention_multi_avx512(k, v, b.stride, b.n_context, live.data(),
-                                       static_cast<int64_t>(live.size()), b.head_dim, b.scale,
+      // A query that sees no slot at all gets zeros, as attention_head gives it, and leaves.
+      std::erase_if(queries, [&](const detail::MultiQuery& mq) {
+        if (b.n_context + mq.n_extra > 0) return false;
+        std::fill(mq.out, mq.out + b.head_dim, 0.0f);
+        return true;
+      });
+      if (acc.size() < 256 * queries.size()) acc.resize(256 * queries.size());
+      if (!queries.empty())
+        detail::attention_multi_avx512(k, v, b.stride, b.n_context, queries.data(),
+                                       static_cast<int64_t>(queries.size()), b.head_dim, b.scale,
                                        acc.data());
       return;
     }

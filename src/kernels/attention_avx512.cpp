@@ -174,7 +174,9 @@ void attention_multi_avx512(const float* k, const float* v, int64_t stride, int6
       _mm512_mask_storeu_ps(queries[qi].scores + j0, first_lanes(count),
                             scores16(queries[qi].q, key, head_dim, tail, vscale));
   }
-  std::vector<float> inv_sum(static_cast<size_t>(n_queries));
+  // Per thread and reused: this runs for every KV head of every layer of every forward.
+  thread_local std::vector<float> inv_sum;
+  inv_sum.resize(static_cast<size_t>(n_queries));
   for (int64_t qi = 0; qi < n_queries; ++qi) {
     const MultiQuery& mq = queries[qi];
     attention_scores_avx512(mq.q, k, stride, 0, mq.extra, mq.n_extra, head_dim, scale,

@@ -17,7 +17,7 @@
 // avx512_sums.h, which only AVX-512 files include and which gives each of them its own copy.
 #include <cstdint>
 
-#include "kernels/avx512_sums.h"  // also <immintrin.h>, with GCC 12's false warnings silenced"
+#include "kernels/avx512_sums.h"  // also <immintrin.h>, with GCC 12's false warnings silenced
 #include "kernels/matmul_internal.h"
 
 namespace eagle2::detail {

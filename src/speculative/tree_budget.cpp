@@ -76,7 +76,6 @@ void AcceptanceCalibration::record(float logp, int rank, bool accepted) {
     accepted_[b] += 1;
     rank_accepted_[r] += 1;
   }
-  ++total_;
 }
 
 double AcceptanceCalibration::estimate(float logp, int rank) const {

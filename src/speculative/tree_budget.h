@@ -65,7 +65,7 @@ class AcceptanceCalibration {
   double estimate(float logp, int rank) const;
   // log(estimate): the calibrated log-confidence a tree value sums (<= 0).
   float log_confidence(float logp, int rank) const;
-  int64_t observations() const { return total_; }
+  int64_t observations() const { return static_cast<int64_t>(rank_seen_[0] + rank_seen_[1]); }
 
  private:
   static int bin_of(float logp, int rank);
@@ -73,7 +73,6 @@ class AcceptanceCalibration {
   double seen_[2 * kBins] = {};
   double rank_accepted_[2] = {};  // per rank class, over all bins
   double rank_seen_[2] = {};
-  int64_t total_ = 0;
 };
 
 class LlamaModel;

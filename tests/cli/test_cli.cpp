@@ -105,6 +105,9 @@ TEST(Cli, DraftVocabThenGenerateWithAReducedDraftVocabulary) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("wrote " + head_dir + "/draft_vocab.tsv"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("most frequent cover"), std::string::npos) << r.out;
+  r = run_cli("draft-vocab -m " + stories_dir() + " --corpus " + shared + "corpora/tinystories_valid_head.txt");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out, "error: draft-vocab: pass --draft HEAD_DIR (writes HEAD_DIR/draft_vocab.tsv) or -o FILE\n");
 
   const std::string gen = "generate -m " + stories_dir() + " -p 'Once upon a time' -n 20 -t 2";
   const CliRun plain = run_cli(gen);

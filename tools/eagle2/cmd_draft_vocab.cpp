@@ -23,11 +23,11 @@ struct DraftVocabFlags {
 };
 
 int run_draft_vocab(const DraftVocabFlags& f) {
+  if (f.out.empty() && f.head_dir.empty())
+    fail("draft-vocab: pass --draft HEAD_DIR (writes HEAD_DIR/draft_vocab.tsv) or -o FILE");
+  const std::string out = f.out.empty() ? f.head_dir + "/draft_vocab.tsv" : f.out;
   const LlamaConfig cfg = LlamaConfig::load(f.model_dir + "/config.json");
   auto tok = Tokenizer::load(f.model_dir + "/tokenizer.model");
-  const std::string out = f.out.empty() ? f.head_dir + "/draft_vocab.tsv" : f.out;
-  if (out.empty() || (f.out.empty() && f.head_dir.empty()))
-    fail("draft-vocab: pass --draft HEAD_DIR (writes HEAD_DIR/draft_vocab.tsv) or -o FILE");
   std::vector<int64_t> counts(static_cast<size_t>(cfg.vocab_size), 0);
   int64_t total = 0;
   const std::vector<std::string> files = train::expand_text_paths(f.corpus);

@@ -69,7 +69,8 @@ void add_drafter_flags(CLI::App& cmd, DrafterFlags& f) {
                  "(default: EAGLE-1's mc_sim_7b_63)");
   cmd.add_flag("--calibrate", f.calibrate,
                "Dynamic tree: rank nodes by the acceptance rate learned while decoding for each "
-               "draft probability, instead of the raw draft probabilities (reference EAGLE-2)");
+               "draft probability and sibling rank, instead of the raw draft probabilities "
+               "(reference EAGLE-2)");
   cmd.add_option("--draft-vocab", f.draft_vocab,
                  "Draft only the N most frequent tokens (HEAD_DIR/draft_vocab.tsv, written by "
                  "eagle2 draft-vocab): a smaller draft lm_head; 0 = the full vocabulary")
