@@ -10,6 +10,7 @@
 #include "speculative/eagle_drafter.h"
 #include "speculative/lookup_drafter.h"
 #include "speculative/speculative_decoder.h"
+#include "support/decoding.h"
 #include "support/random_models.h"
 #include "support/scripted_drafter.h"
 #include "support/shared_data.h"
@@ -83,23 +84,14 @@ void check_equality(LlamaModel& target, EagleHead& head, const std::vector<std::
   GenerationOptions opt;
   opt.max_new_tokens = max_new;
   for (size_t p = 0; p < prompts.size(); ++p) {
-    KvCache kv = target.make_cache(ctx);
-    std::vector<int32_t> plain;
-    generate_plain(target, kv, prompts[p], opt, pool, [&](int32_t t) {
-      plain.push_back(t);
-      return true;
-    });
+    const std::vector<int32_t> plain = test::plain_tokens(target, prompts[p], opt, ctx, pool);
     std::vector<int32_t> truth = prompts[p];
     truth.insert(truth.end(), plain.begin(), plain.end());
     for (const DrafterCase& c : cases) {
       auto drafter = c.make(truth);
-      KvCache kv2 = target.make_cache(ctx);
-      std::vector<int32_t> spec;
-      const SpeculativeStats st = speculative_generate(target, kv2, *drafter, prompts[p], opt, pool,
-                                                       [&](int32_t t) {
-                                                         spec.push_back(t);
-                                                         return true;
-                                                       });
+      SpeculativeStats st;
+      const std::vector<int32_t> spec =
+          test::speculative_tokens(target, *drafter, prompts[p], opt, ctx, pool, {}, &st);
       ASSERT_EQ(spec, plain) << "drafter " << c.name << ", prompt " << p << " ("
                              << prompts[p].size() << " tokens)";
       cov.add(c.name, st);

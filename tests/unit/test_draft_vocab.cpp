@@ -14,6 +14,7 @@
 #include "speculative/eagle_drafter.h"
 #include "speculative/generation.h"
 #include "speculative/speculative_decoder.h"
+#include "support/decoding.h"
 #include "support/errors.h"
 #include "support/random_models.h"
 #include "support/shared_data.h"
@@ -111,12 +112,7 @@ TEST_F(DraftVocabHead, GreedyOutputStaysExactAndDraftsStayInside) {
   GenerationOptions opt;
   opt.max_new_tokens = 40;
   const std::vector<int32_t> prompt = {3, 14, 15, 92, 65};
-  KvCache kv = target_->make_cache(256);
-  std::vector<int32_t> plain;
-  generate_plain(*target_, kv, prompt, opt, pool_, [&](int32_t t) {
-    plain.push_back(t);
-    return true;
-  });
+  const std::vector<int32_t> plain = test::plain_tokens(*target_, prompt, opt, 256, pool_);
   for (const auto shape : {EagleDrafterOptions::Shape::Dynamic, EagleDrafterOptions::Shape::Chain}) {
     EagleDrafterOptions o;
     o.shape = shape;
@@ -124,8 +120,6 @@ TEST_F(DraftVocabHead, GreedyOutputStaysExactAndDraftsStayInside) {
     o.chain_depth = 3;
     o.context = 256;
     EagleDrafter drafter(*head_, pool_, o);
-    KvCache kv2 = target_->make_cache(256);
-    std::vector<int32_t> spec;
     int64_t drafted = 0;
     SpeculativeHooks hooks;
     hooks.trace = [&](const CycleTrace& c) {
@@ -134,11 +128,7 @@ TEST_F(DraftVocabHead, GreedyOutputStaysExactAndDraftsStayInside) {
         ++drafted;
       }
     };
-    speculative_generate(*target_, kv2, drafter, prompt, opt, pool_, [&](int32_t t) {
-      spec.push_back(t);
-      return true;
-    }, hooks);
-    EXPECT_EQ(spec, plain);
+    EXPECT_EQ(test::speculative_tokens(*target_, drafter, prompt, opt, 256, pool_, hooks), plain);
     EXPECT_GT(drafted, 0);
   }
   EagleDrafterOptions too_wide;

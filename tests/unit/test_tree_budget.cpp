@@ -16,6 +16,7 @@
 #include "speculative/generation.h"
 #include "speculative/speculative_decoder.h"
 #include "speculative/tree_budget.h"
+#include "support/decoding.h"
 #include "support/random_models.h"
 #include "support/shared_data.h"
 
@@ -291,12 +292,7 @@ TEST(DynamicTreeBudget, GreedyOutputEqualsPlainWithAutoBudgets) {
   for (int p = 0; p < test::scaled(4); ++p) {
     std::vector<int32_t> prompt(1 + rng() % 20);
     for (auto& t : prompt) t = static_cast<int32_t>(rng() % cfg.vocab_size);
-    KvCache kv = target->make_cache(ctx);
-    std::vector<int32_t> plain;
-    generate_plain(*target, kv, prompt, opt, pool, [&](int32_t t) {
-      plain.push_back(t);
-      return true;
-    });
+    const std::vector<int32_t> plain = test::plain_tokens(*target, prompt, opt, ctx, pool);
     for (const Case& c : cases) {
       SCOPED_TRACE(testing::Message() << c.name << ", prompt " << p);
       EagleDrafterOptions o;
@@ -304,19 +300,10 @@ TEST(DynamicTreeBudget, GreedyOutputEqualsPlainWithAutoBudgets) {
       o.context = ctx;
       o.cost = c.cost;
       EagleDrafter drafter(*head, pool, o);
-      KvCache kv2 = target->make_cache(ctx);
-      std::vector<int32_t> spec;
       std::vector<int64_t> sizes;
       SpeculativeHooks hooks;
       hooks.trace = [&](const CycleTrace& t) { sizes.push_back(t.tree.size()); };
-      speculative_generate(
-          *target, kv2, drafter, prompt, opt, pool,
-          [&](int32_t t) {
-            spec.push_back(t);
-            return true;
-          },
-          hooks);
-      ASSERT_EQ(spec, plain);
+      ASSERT_EQ(test::speculative_tokens(*target, drafter, prompt, opt, ctx, pool, hooks), plain);
       ASSERT_FALSE(sizes.empty());
       EXPECT_GE(drafter.draft_seconds_estimate(), 0.0);
       const int64_t largest = *std::max_element(sizes.begin(), sizes.end());
@@ -341,12 +328,7 @@ TEST(DynamicTreeBudget, CalibratedAutoBudgetExploresThenPausesWhenSpeculationCan
   GenerationOptions opt;
   opt.max_new_tokens = 48;
   const std::vector<int32_t> prompt = {5, 9, 2, 7};
-  KvCache kv = target->make_cache(ctx);
-  std::vector<int32_t> plain;
-  generate_plain(*target, kv, prompt, opt, pool, [&](int32_t t) {
-    plain.push_back(t);
-    return true;
-  });
+  const std::vector<int32_t> plain = test::plain_tokens(*target, prompt, opt, ctx, pool);
   for (const bool steep : {true, false}) {
     SCOPED_TRACE(steep ? "steep" : "flat");
     EagleDrafterOptions o;
@@ -356,16 +338,10 @@ TEST(DynamicTreeBudget, CalibratedAutoBudgetExploresThenPausesWhenSpeculationCan
     o.cost = std::make_shared<const VerifyCostModel>(steep ? Points{{1, 1.0}, {2, 1e6}}
                                                            : Points{{1, 1.0}, {64, 1.0}});
     EagleDrafter drafter(*head, pool, o);
-    KvCache kv2 = target->make_cache(ctx);
-    std::vector<int32_t> spec;
     std::vector<int64_t> sizes;
     SpeculativeHooks hooks;
     hooks.trace = [&](const CycleTrace& t) { sizes.push_back(t.tree.size()); };
-    speculative_generate(*target, kv2, drafter, prompt, opt, pool, [&](int32_t t) {
-      spec.push_back(t);
-      return true;
-    }, hooks);
-    ASSERT_EQ(spec, plain);
+    ASSERT_EQ(test::speculative_tokens(*target, drafter, prompt, opt, ctx, pool, hooks), plain);
     ASSERT_GE(sizes.size(), 4u);
     // Nothing learned yet: at least the exploration size, exactly that when no node pays.
     EXPECT_GE(sizes[0], EagleDrafter::kExploreTokens);
