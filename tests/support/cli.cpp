@@ -1,13 +1,22 @@
 #include "support/cli.h"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <array>
 #include <cstdio>
-#include <sys/wait.h>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
 
 namespace eagle2::test {
 
-CliRun run_cli(const std::string& args) {
-  const std::string cmd = std::string(EAGLE2_CLI_PATH) + " " + args + " 2>&1";
+namespace {
+
+// Runs a shell command line under `timeout` and collects its stdout.
+CliRun run_shell(const std::string& command_line, int timeout_seconds) {
+  // timeout(1) sends TERM after the limit and KILL 5 s later; it exits 124 (or 137) then.
+  const std::string cmd = "timeout -k 5 " + std::to_string(timeout_seconds) + " " + command_line;
   CliRun r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) {
@@ -19,7 +28,42 @@ CliRun run_cli(const std::string& args) {
   while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
   const int status = pclose(p);
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.timed_out = r.code == 124 || r.code == 137;
+  // timeout(1) reports a child killed by a signal as 128 + signal; keep -1 for "did not exit".
+  if (r.code > 128 && !r.timed_out) r.code = -1;
   return r;
+}
+
+}  // namespace
+
+CliRun run_cli(const std::string& args, int timeout_seconds) {
+  return run_shell(std::string(EAGLE2_CLI_PATH) + " " + args + " 2>&1", timeout_seconds);
+}
+
+CliRun run_cli_split(const std::string& args, int timeout_seconds) {
+  char path[] = "/tmp/eagle2-cli-stderr-XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd < 0) {
+    CliRun r;
+    r.out = "mkstemp failed";
+    return r;
+  }
+  close(fd);
+  CliRun r = run_shell(std::string(EAGLE2_CLI_PATH) + " " + args + " 2>" + path, timeout_seconds);
+  std::ifstream in(path, std::ios::binary);
+  r.err.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  std::remove(path);
+  return r;
+}
+
+bool is_one_clean_error(const CliRun& run, std::string* why) {
+  std::string reason;
+  if (run.timed_out) reason = "timed out (a hang)";
+  else if (run.code != 1) reason = "exit code " + std::to_string(run.code) + ", expected 1";
+  else if (run.err.rfind("error: ", 0) != 0) reason = "stderr does not start with 'error: '";
+  else if (run.err.find('\n') + 1 != run.err.size()) reason = "stderr is not exactly one line";
+  if (why) *why = reason + "\nstderr: " + run.err;
+  return reason.empty();
 }
 
 }  // namespace eagle2::test

@@ -1,4 +1,6 @@
 // Runs the eagle2 executable as a user would (through the shell), for the command-line tests.
+// Every run is bounded by a generous timeout so that a hang fails the test instead of stalling the
+// suite (a hang detector, not a speed claim).
 #pragma once
 
 #include <string>
@@ -6,11 +8,22 @@
 namespace eagle2::test {
 
 struct CliRun {
-  int code = -1;    // the exit code; -1 if the process did not exit normally
-  std::string out;  // stdout and stderr together
+  int code = -1;           // the exit code; -1 if the process did not exit normally
+  std::string out;         // stdout and stderr together (run_cli), or stdout alone (run_cli_split)
+  std::string err;         // stderr alone (run_cli_split only)
+  bool timed_out = false;  // killed after the timeout
 };
 
+constexpr int kCliTimeoutSeconds = 120;
+
 // `EAGLE2_CLI_PATH args 2>&1`; args are shell words (quote them yourself).
-CliRun run_cli(const std::string& args);
+CliRun run_cli(const std::string& args, int timeout_seconds = kCliTimeoutSeconds);
+
+// As run_cli, with stdout in `out` and stderr in `err`.
+CliRun run_cli_split(const std::string& args, int timeout_seconds = kCliTimeoutSeconds);
+
+// True when `run` ended as the hostile-input contract asks: exit code 1 and exactly one stderr
+// line, which starts with "error: " (for run_cli_split runs). Explains itself on failure.
+bool is_one_clean_error(const CliRun& run, std::string* why);
 
 }  // namespace eagle2::test
