@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 
 namespace eagle2 {
 
@@ -33,15 +33,15 @@ std::string prompt_of(const nlohmann::json& j, const std::string& where) {
 }  // namespace
 
 std::string read_maybe_gzip(const std::string& path) {
-  if (!std::filesystem::is_regular_file(path)) fail(path, ": prompt file not found");
-  if (!ends_with(path, ".gz")) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-  }
-  gzFile f = gzopen(path.c_str(), "rb");
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) fail(path, ": prompt file not found");
+  if (!ends_with(path, ".gz")) return read_regular_file(path, read_limit::kPromptSet, "a prompt file");
+  // zlib reads from the descriptor the shared check opened (gzopen would block on a FIFO), and the
+  // limit applies to what it inflates, which a small file can make unbounded.
+  RegularFile file(path);
+  gzFile f = gzdopen(file.fd(), "rb");
   if (!f) fail(path, ": cannot open");
+  file.release();  // gzclose closes it now
   std::string out;
   char buf[1 << 16];
   for (;;) {
@@ -53,6 +53,11 @@ std::string read_maybe_gzip(const std::string& path) {
       fail(path, ": corrupt gzip data (", msg, ")");
     }
     if (n == 0) break;
+    if (out.size() + static_cast<size_t>(n) > read_limit::kPromptSet) {
+      gzclose(f);
+      fail_too_large(path, out.size() + static_cast<size_t>(n), read_limit::kPromptSet,
+                     "a prompt file (after gunzip)");
+    }
     out.append(buf, static_cast<size_t>(n));
   }
   // gzread stops quietly at a truncated stream; gzclose reports it.

@@ -1,8 +1,6 @@
 #include "core/mapped_file.h"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,18 +9,11 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 
 namespace eagle2 {
 
 namespace {
-
-// Closes the descriptor on every path out of the constructor; the mapping stays valid without it.
-struct FdGuard {
-  int fd;
-  ~FdGuard() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 constexpr size_t kHugePage = size_t{2} << 20;
 
@@ -67,16 +58,11 @@ Residency weight_residency() {
 
 MappedFile::MappedFile(const std::string& path, Residency residency)
     : path_(path), residency_(residency) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail(path, ": cannot open: ", std::strerror(errno));
-  FdGuard guard{fd};
-
-  struct stat st;
-  if (::fstat(fd, &st) != 0) fail(path, ": cannot stat: ", std::strerror(errno));
-  // Mapping a directory or a FIFO "works" or blocks in surprising ways; refuse it with a clear line.
-  if (!S_ISREG(st.st_mode)) fail(path, ": not a regular file");
-  if (st.st_size < 0) fail(path, ": cannot stat: negative size");
-  size_ = static_cast<size_t>(st.st_size);
+  // Refuses FIFOs, devices and directories without blocking (see regular_file.h); the descriptor
+  // closes at the end of the constructor, the mapping or copy stays valid without it.
+  const RegularFile file(path);
+  const int fd = file.fd();
+  size_ = static_cast<size_t>(file.size());
   // mmap of length 0 is EINVAL; an empty file is valid and simply has no bytes.
   if (size_ == 0) return;
 

@@ -26,7 +26,8 @@ Residency weight_residency();
 
 class MappedFile {
  public:
-  // Throws Error naming the path on failure (missing, not a regular file, short read).
+  // Throws Error naming the path on failure (missing, not a regular file, short read). FIFOs and
+  // devices are refused without blocking (see core/regular_file.h).
   explicit MappedFile(const std::string& path, Residency residency = Residency::kMapInPlace);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;

@@ -1,11 +1,13 @@
 #include "draft/draft_vocab.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <numeric>
 #include <sstream>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 
 namespace eagle2 {
 
@@ -30,8 +32,11 @@ void write_draft_vocab(const std::string& path, const std::vector<int64_t>& coun
 }
 
 std::vector<int32_t> read_draft_vocab(const std::string& path, int64_t vocab_size) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, ": cannot open (write it with: eagle2 draft-vocab)");
+  // The hint is for the common case, a head without the file; anything else that is there but
+  // cannot be read (a FIFO, a device, too large) gets the shared reader's own line.
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) fail(path, ": cannot open (write it with: eagle2 draft-vocab)");
+  std::istringstream in(read_regular_file(path, read_limit::kDraftVocab, "a draft_vocab.tsv"));
   std::string line;
   if (!std::getline(in, line) || line != kHeader)
     fail(path, ":1: expected the header 'token_id<TAB>count'");

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 
 namespace eagle2 {
 
@@ -20,6 +21,9 @@ using nlohmann::json;
 
 namespace {
 
+// The header limit of the safetensors format (the reference implementation's MAX_HEADER_SIZE).
+constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+
 uint64_t read_u64_le(const unsigned char* p) {
   uint64_t v = 0;
   for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
@@ -27,10 +31,23 @@ uint64_t read_u64_le(const unsigned char* p) {
 }
 
 // Parses JSON text; a syntax error becomes one line naming the file and the byte where it broke
-// (nlohmann's own wording varies between versions, so it is not passed on).
+// (nlohmann's own wording varies between versions, so it is not passed on). Two equal keys in one
+// object are refused: nlohmann would silently keep the last, the safetensors format forbids them,
+// and a tensor or weight_map entry listed twice is two answers to one name.
 json parse_json(const char* begin, const char* end, const std::string& where, const char* what) {
+  std::vector<std::set<std::string>> keys_of_open_objects;
+  const json::parser_callback_t refuse_duplicate_keys = [&](int, json::parse_event_t event,
+                                                            json& parsed) {
+    if (event == json::parse_event_t::object_start) keys_of_open_objects.emplace_back();
+    if (event == json::parse_event_t::object_end) keys_of_open_objects.pop_back();
+    if (event == json::parse_event_t::key &&
+        !keys_of_open_objects.back().insert(parsed.get<std::string>()).second) {
+      fail(where, ": ", what, " has two entries named '", parsed.get<std::string>(), "'");
+    }
+    return true;
+  };
   try {
-    return json::parse(begin, end);
+    return json::parse(begin, end, refuse_duplicate_keys);
   } catch (const json::parse_error& e) {
     fail(where, ": ", what, " is not valid JSON (parse error at byte ", e.byte, ")");
   } catch (const json::exception& e) {
@@ -145,6 +162,12 @@ SafetensorsFile::SafetensorsFile(const std::string& path)
   }
   const uint64_t header_len = read_u64_le(file_->data());
   if (header_len > size - 8) fail(path, ": header length ", header_len, " exceeds file size ", size);
+  // The format caps the header (the reference reader refuses more): a larger one is not a
+  // safetensors file, and its parsed form would cost many times its size in memory.
+  if (header_len > kMaxHeaderBytes) {
+    fail(path, ": header length ", header_len, " exceeds the format's limit of ", kMaxHeaderBytes,
+         " bytes");
+  }
 
   const char* hbegin = reinterpret_cast<const char*>(file_->data()) + 8;
   const json header = parse_json(hbegin, hbegin + header_len, path, "header");
@@ -157,6 +180,9 @@ SafetensorsFile::SafetensorsFile(const std::string& path)
     for (const auto& [name, entry] : header.items()) {
       if (name == "__metadata__") {
         if (!entry.is_object()) fail(path, ": header \"__metadata__\" is not an object");
+        for (const auto& [key, value] : entry.items()) {
+          if (value.is_string()) metadata_.emplace(key, value.get<std::string>());
+        }
         continue;
       }
       Range r{};
@@ -183,9 +209,28 @@ SafetensorsFile::SafetensorsFile(const std::string& path)
            b.begin, ", ", b.end, ") overlap");
     }
   }
+  // Nothing in the format aligns the data section (an unpadded header shifts every tensor), so
+  // the shared rule applies: aligned tensors stay in place, the others are copied once. The
+  // ranges do not overlap, so all copies together are at most the file's size.
+  for (auto& [name, view] : tensors_) {
+    view.data = copies_.aligned(static_cast<const unsigned char*>(view.data), view.nbytes(),
+                                view.dtype);
+  }
 }
 
 namespace {
+
+// Whether a shard path from an index names a file inside the model folder: relative, non-empty,
+// without a '..' component. Judged on the text alone, never by resolving symlinks: a Hugging Face
+// cache links every shard to ../../blobs/<hash>, which is fine, while the index is what may lie.
+bool stays_inside_folder(const std::string& shard) {
+  const fs::path p(shard);
+  if (shard.empty() || p.has_root_path()) return false;
+  for (const fs::path& part : p) {
+    if (part == "..") return false;
+  }
+  return true;
+}
 
 void merge_file(std::map<std::string, TensorView>& into, const SafetensorsFile& file) {
   for (const auto& [name, view] : file.tensors()) {
@@ -227,16 +272,20 @@ TensorStore TensorStore::open_dir(const std::string& dir) {
   // Sharded: every tensor the index names must be in the shard it names; shards are opened once.
   std::map<std::string, std::string> weight_map;
   {
-    MappedFile index_file(index_path);
-    const char* b = reinterpret_cast<const char*>(index_file.data());
-    const json index = parse_json(b, b + index_file.size(), index_path, "index");
+    const std::string text = read_regular_file(index_path, read_limit::kJson, "a JSON index");
+    const json index = parse_json(text.data(), text.data() + text.size(), index_path, "index");
     if (!index.is_object()) fail(index_path, ": not a JSON object");
     auto wm = index.find("weight_map");
     if (wm == index.end() || !wm->is_object()) fail(index_path, ": missing \"weight_map\" object");
     if (wm->empty()) fail(index_path, ": \"weight_map\" is empty");
     for (const auto& [name, shard] : wm->items()) {
       if (!shard.is_string()) fail(index_path, ": weight_map entry '", name, "' is not a string");
-      weight_map.emplace(name, shard.get<std::string>());
+      const std::string& file = shard.get_ref<const std::string&>();
+      if (!stays_inside_folder(file)) {
+        fail(index_path, ": weight_map entry '", name, "' names shard '", file,
+             "' outside the model folder (absolute paths and '..' are refused)");
+      }
+      weight_map.emplace(name, file);
     }
   }
 

@@ -1,5 +1,6 @@
 // Reader and writer of the safetensors format, single file or sharded through
-// model.safetensors.index.json. Tensors are memory-mapped and used in place.
+// model.safetensors.index.json. Tensors are memory-mapped and used in place when aligned for
+// their dtype, else copied once into aligned memory the file object owns.
 //
 // File layout: u64 little-endian header length N, N bytes of JSON
 //   {"__metadata__": {...}, "<name>": {"dtype": "F32", "shape": [..], "data_offsets": [b, e]}, ...}
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/aligned_copies.h"
 #include "core/mapped_file.h"
 #include "core/tensor.h"
 
@@ -24,10 +26,14 @@ class SafetensorsFile {
   explicit SafetensorsFile(const std::string& path);
   const std::string& path() const { return file_->path(); }
   const std::map<std::string, TensorView>& tensors() const { return tensors_; }
+  // The string entries of "__metadata__" (the format allows only strings; others are ignored).
+  const std::map<std::string, std::string>& metadata() const { return metadata_; }
 
  private:
   std::unique_ptr<MappedFile> file_;
+  AlignedCopies copies_;  // tensors whose data the file does not align, copied aligned
   std::map<std::string, TensorView> tensors_;
+  std::map<std::string, std::string> metadata_;
 };
 
 // All tensors of a model folder: model.safetensors, or the shards listed by

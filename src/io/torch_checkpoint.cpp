@@ -855,8 +855,8 @@ TorchCheckpoint::TorchCheckpoint(const std::string& path)
   }
 
   // Copies are the only allocation a small hostile file could inflate (a stride-0 view of one
-  // element can claim any size); honest views never need more than the storages they view.
-  uint64_t copied = 0;
+  // element can claim any size); honest views never need more than the storages they view, so
+  // all copies together are bounded by the file's size.
   for (size_t k = 0; k + 1 < root.items.size(); k += 2) {
     const Obj& key = up.obj(root.items[k]);
     const Obj& value = up.obj(root.items[k + 1]);
@@ -909,41 +909,36 @@ TorchCheckpoint::TorchCheckpoint(const std::string& path)
         expect *= t.shape[d];
       }
       const unsigned char* first_byte = s.data + t.offset * el;
-      const bool aligned =
-          reinterpret_cast<uintptr_t>(first_byte) % static_cast<uintptr_t>(el) == 0;
-      if (contiguous && aligned) {
-        view.data = first_byte;
-      } else {
-        const uint64_t bytes = static_cast<uint64_t>(numel) * static_cast<uint64_t>(el);
-        if (bytes > size - copied) {
+      const uint64_t bytes = static_cast<uint64_t>(numel) * static_cast<uint64_t>(el);
+      if (!contiguous || !is_aligned_for(first_byte, s.dtype)) {
+        if (bytes > size - copies_.copied_bytes()) {
           fail(path, ": tensor '", name, "' ", where(), " needs a copy of ", bytes,
                " bytes, more than the whole file holds; refusing");
         }
-        copied += bytes;
-        auto buf = std::make_unique_for_overwrite<unsigned char[]>(bytes);
-        if (contiguous) {
-          std::memcpy(buf.get(), first_byte, bytes);
-        } else {
-          // Walk the view in row-major order with an odometer over its indices.
-          const size_t nd = t.shape.size();
-          std::vector<int64_t> idx(nd, 0);
-          int64_t src = t.offset;
-          for (int64_t i = 0; i < numel; ++i) {
-            std::memcpy(buf.get() + i * el, s.data + src * el, static_cast<size_t>(el));
-            // Never step past the last index: for a size-1 dimension any stride is legal, and
-            // src + stride could overflow.
-            for (size_t d = nd; d-- > 0;) {
-              if (++idx[d] < t.shape[d]) {
-                src += t.stride[d];
-                break;
-              }
-              src -= t.stride[d] * (t.shape[d] - 1);
-              idx[d] = 0;
+      }
+      if (contiguous) {
+        // The shared rule: in place when aligned, else one owned aligned copy.
+        view.data = copies_.aligned(first_byte, bytes, s.dtype);
+      } else {
+        unsigned char* buf = copies_.allocate(bytes);
+        // Walk the view in row-major order with an odometer over its indices.
+        const size_t nd = t.shape.size();
+        std::vector<int64_t> idx(nd, 0);
+        int64_t src = t.offset;
+        for (int64_t i = 0; i < numel; ++i) {
+          std::memcpy(buf + i * el, s.data + src * el, static_cast<size_t>(el));
+          // Never step past the last index: for a size-1 dimension any stride is legal, and
+          // src + stride could overflow.
+          for (size_t d = nd; d-- > 0;) {
+            if (++idx[d] < t.shape[d]) {
+              src += t.stride[d];
+              break;
             }
+            src -= t.stride[d] * (t.shape[d] - 1);
+            idx[d] = 0;
           }
         }
-        view.data = buf.get();
-        buffers_.push_back(std::move(buf));
+        view.data = buf;
       }
     }
     if (!tensors_.emplace(key.s, std::move(view)).second) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/aligned_copies.h"
 #include "core/mapped_file.h"
 #include "core/tensor.h"
 
@@ -31,7 +32,7 @@ class TorchCheckpoint {
  private:
   std::string path_;
   std::unique_ptr<MappedFile> file_;
-  std::vector<std::unique_ptr<unsigned char[]>> buffers_;
+  AlignedCopies copies_;  // the misaligned or strided tensors, copied aligned and contiguous
   std::map<std::string, TensorView> tensors_;
 };
 

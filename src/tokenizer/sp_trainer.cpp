@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "train/train_rng.h"
 
 namespace eagle2 {
@@ -33,8 +34,7 @@ class LineIterator : public sentencepiece::SentenceIterator {
 std::vector<std::string> read_lines(const std::vector<std::string>& paths) {
   std::vector<std::string> lines;
   for (const std::string& path : paths) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) fail(path, ": cannot open corpus file");
+    std::istringstream in(read_regular_file(path, read_limit::kCorpusFile, "a corpus file"));
     std::string line;
     while (std::getline(in, line)) {
       if (!line.empty() && line.back() == '\r') line.pop_back();

@@ -3,12 +3,11 @@
 #include <sentencepiece_processor.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 
 namespace eagle2 {
 
@@ -81,20 +80,10 @@ size_t complete_utf8_prefix(std::string_view s) {
 }
 
 std::unique_ptr<Tokenizer> Tokenizer::load(const std::string& path) {
-  // Read the file ourselves: SentencePiece's own messages for a missing file are vaguer than
-  // errno, and a directory "opens" fine with fopen.
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) fail("tokenizer: cannot open ", path, ": is a directory");
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (!f) fail("tokenizer: cannot open ", path, ": ", std::strerror(errno));
-  std::string bytes;
-  char buf[1 << 16];
-  size_t got;
-  while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.append(buf, got);
-  const bool read_error = std::ferror(f) != 0;
-  const int read_errno = errno;
-  std::fclose(f);
-  if (read_error) fail("tokenizer: cannot read ", path, ": ", std::strerror(read_errno));
+  // Read the file ourselves, through the shared reader: SentencePiece's own loader would block on
+  // a FIFO and read /dev/zero without end, and its messages for a missing file are vaguer than
+  // errno. The size is checked before anything is allocated.
+  const std::string bytes = read_regular_file(path, read_limit::kTokenizerModel, "a tokenizer.model");
   if (bytes.empty()) fail("tokenizer: ", path, " is not a SentencePiece model (empty file)");
 
   std::unique_ptr<Tokenizer> tok(new Tokenizer());

@@ -1,7 +1,6 @@
 #include "train/checkpoint.h"
 
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -17,25 +16,6 @@ constexpr const char* kFormat = "eagle2-train-checkpoint";
 
 std::string m_name(const std::string& p) { return "adamw.m." + p; }
 std::string v_name(const std::string& p) { return "adamw.v." + p; }
-
-// SafetensorsFile validates and maps the tensors but does not expose __metadata__, so the header
-// is read again here for it (its structure was already checked by SafetensorsFile).
-std::map<std::string, std::string> read_metadata(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  unsigned char len_bytes[8];
-  if (!in.read(reinterpret_cast<char*>(len_bytes), 8)) fail(path, ": cannot read the header length");
-  uint64_t len = 0;
-  for (int i = 7; i >= 0; --i) len = (len << 8) | len_bytes[i];
-  std::string header(static_cast<size_t>(len), '\0');
-  if (!in.read(header.data(), static_cast<std::streamsize>(len))) fail(path, ": truncated header");
-  std::map<std::string, std::string> out;
-  const auto j = nlohmann::json::parse(header, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) fail(path, ": header is not a JSON object");
-  if (auto it = j.find("__metadata__"); it != j.end() && it->is_object())
-    for (const auto& [k, v] : it->items())
-      if (v.is_string()) out[k] = v.get<std::string>();
-  return out;
-}
 
 const std::string& require(const std::map<std::string, std::string>& meta, const std::string& path,
                            const std::string& key) {
@@ -90,7 +70,9 @@ void save_checkpoint(const std::string& path, const AdamW& opt, const TrainState
   std::map<std::string, std::string> meta;
   for (const auto& [k, v] : state.extra) meta["extra." + k] = v;
   meta["format"] = kFormat;
-  meta["version"] = "1";
+  // A std::string, not the literal: GCC 12 warns falsely on assigning a one-character literal
+  // here (-Wrestrict, GCC bug 105329).
+  meta["version"] = std::string("1");
   meta["step"] = std::to_string(state.step);
   meta["adamw_step"] = std::to_string(opt.step_count());
   meta["rng_state"] = std::to_string(state.rng_state);
@@ -104,7 +86,7 @@ void save_checkpoint(const std::string& path, const AdamW& opt, const TrainState
 
 TrainState load_checkpoint(const std::string& path, AdamW& opt) {
   const SafetensorsFile f(path);
-  const auto meta = read_metadata(path);
+  const auto& meta = f.metadata();
   if (require(meta, path, "format") != kFormat)
     fail(path, ": not a training checkpoint (format '", meta.at("format"), "')");
   if (require(meta, path, "version") != "1")

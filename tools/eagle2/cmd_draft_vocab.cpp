@@ -1,13 +1,12 @@
 // eagle2 draft-vocab: count the target tokenizer's tokens over a text corpus and write the head's
 // draft_vocab.tsv (most frequent first), from which --draft-vocab N keeps the N most frequent.
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "commands.h"
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "draft/draft_vocab.h"
 #include "model/llama_config.h"
 #include "tokenizer/tokenizer.h"
@@ -32,11 +31,8 @@ int run_draft_vocab(const DraftVocabFlags& f) {
   int64_t total = 0;
   const std::vector<std::string> files = train::expand_text_paths(f.corpus);
   for (const std::string& path : files) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) fail(path, ": cannot open");
-    std::ostringstream text;
-    text << in.rdbuf();
-    for (int32_t id : tok->encode(text.str(), /*add_bos=*/false)) {
+    const std::string text = read_regular_file(path, read_limit::kCorpusFile, "a corpus file");
+    for (int32_t id : tok->encode(text, /*add_bos=*/false)) {
       if (id < 0 || id >= cfg.vocab_size)
         fail(path, ": the tokenizer produced id ", id, " outside the model's vocabulary of ", cfg.vocab_size);
       ++counts[static_cast<size_t>(id)];
