@@ -4,14 +4,16 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "kernels/attention.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
+#include "model/checkpoint_checks.h"
 
 namespace eagle2 {
 
@@ -22,6 +24,23 @@ void grow(std::vector<T>& v, size_t n) {
   if (v.size() < n) v.resize(n);
 }
 
+// One NaN or inf weight makes every draft log-prob NaN, which would reach tree ranking and the
+// acceptance calibration; a head is one layer, so scanning it at load costs little.
+void require_finite(const TensorView& t, const std::string& where, const std::string& name) {
+  constexpr size_t kChunk = 1 << 14;
+  const auto n = static_cast<size_t>(t.numel());
+  std::vector<float> buf(std::min(kChunk, n));
+  const auto* bytes = static_cast<const unsigned char*>(t.data);
+  for (size_t at = 0; at < n; at += kChunk) {
+    const size_t len = std::min(kChunk, n - at);
+    convert_to_f32(t.dtype, bytes + at * dtype_size(t.dtype), buf.data(), len);
+    for (size_t i = 0; i < len; ++i)
+      if (!std::isfinite(buf[i]))
+        fail(where, ": tensor '", name, "' has a non-finite value (", buf[i], ") at element ",
+             at + i);
+  }
+}
+
 const TensorView& need(const std::map<std::string, TensorView>& t, const std::string& where,
                        const std::string& name, const std::vector<int64_t>& shape) {
   auto it = t.find(name);
@@ -29,6 +48,7 @@ const TensorView& need(const std::map<std::string, TensorView>& t, const std::st
   if (it->second.shape != shape)
     fail(where, ": tensor '", name, "' has shape ", shape_string(it->second.shape), ", expected ",
          shape_string(shape));
+  require_finite(it->second, where, name);  // every tensor the head binds is used
   return it->second;
 }
 
@@ -41,11 +61,7 @@ std::vector<float> to_f32(const TensorView& t) {
 }
 
 std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, ": cannot open");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return read_regular_file(path, read_limit::kJson, "a JSON config");
 }
 
 }  // namespace
@@ -108,23 +124,43 @@ void EagleHead::bind(const std::map<std::string, TensorView>& t, const std::stri
   const LlamaConfig& c = cfg_;
   const int64_t d = c.hidden_size, hd = c.head_dim, I = c.intermediate_size;
   const int64_t qd = c.num_heads * hd, kvd = c.num_kv_heads * hd;
+  for (const char* bad : {"layers.0.self_attn.q_proj.bias", "layers.0.input_layernorm.weight"})
+    if (t.count(bad)) fail(where, ": unexpected tensor '", bad, "' for an EAGLE-1/2 head");
+  std::set<std::string> used;  // every tensor bound, for the leftover check at the end
+  auto take = [&](const std::string& name, const std::vector<int64_t>& shape) -> const TensorView& {
+    used.insert(name);
+    return need(t, where, name, shape);
+  };
   if (auto it = t.find("embed_tokens.weight"); it != t.end()) {
+    // The head's copy of the target's embedding: unused (the target's own is read), but it must
+    // belong to this target.
+    used.insert(it->first);
     if (it->second.shape != target.embedding().shape)
       fail(where, ": tensor 'embed_tokens.weight' has shape ", shape_string(it->second.shape),
            ", but the target's embedding is ", shape_string(target.embedding().shape));
   }
-  fc_ = as_matrix(need(t, where, "fc.weight", {d, 2 * d}));
-  if (t.count("fc.bias")) fc_bias_ = to_f32(need(t, where, "fc.bias", {d}));
-  wq_ = as_matrix(need(t, where, "layers.0.self_attn.q_proj.weight", {qd, d}));
-  wk_ = as_matrix(need(t, where, "layers.0.self_attn.k_proj.weight", {kvd, d}));
-  wv_ = as_matrix(need(t, where, "layers.0.self_attn.v_proj.weight", {kvd, d}));
-  wo_ = as_matrix(need(t, where, "layers.0.self_attn.o_proj.weight", {d, qd}));
-  w_gate_ = as_matrix(need(t, where, "layers.0.mlp.gate_proj.weight", {I, d}));
-  w_up_ = as_matrix(need(t, where, "layers.0.mlp.up_proj.weight", {I, d}));
-  w_down_ = as_matrix(need(t, where, "layers.0.mlp.down_proj.weight", {d, I}));
-  mlp_norm_ = to_f32(need(t, where, "layers.0.post_attention_layernorm.weight", {d}));
-  for (const char* bad : {"layers.0.self_attn.q_proj.bias", "layers.0.input_layernorm.weight"})
-    if (t.count(bad)) fail(where, ": unexpected tensor '", bad, "' for an EAGLE-1/2 head");
+  fc_ = as_matrix(take("fc.weight", {d, 2 * d}));
+  if (t.count("fc.bias")) fc_bias_ = to_f32(take("fc.bias", {d}));
+  const TensorView& q = take("layers.0.self_attn.q_proj.weight", {qd, d});
+  const TensorView& k = take("layers.0.self_attn.k_proj.weight", {kvd, d});
+  const TensorView& v = take("layers.0.self_attn.v_proj.weight", {kvd, d});
+  const TensorView& gate = take("layers.0.mlp.gate_proj.weight", {I, d});
+  const TensorView& up = take("layers.0.mlp.up_proj.weight", {I, d});
+  // forward() runs q/k/v and gate/up as fused matmuls, which need one dtype per group.
+  require_one_dtype({&q, &k, &v});
+  require_one_dtype({&gate, &up});
+  wq_ = as_matrix(q);
+  wk_ = as_matrix(k);
+  wv_ = as_matrix(v);
+  wo_ = as_matrix(take("layers.0.self_attn.o_proj.weight", {d, qd}));
+  w_gate_ = as_matrix(gate);
+  w_up_ = as_matrix(up);
+  w_down_ = as_matrix(take("layers.0.mlp.down_proj.weight", {d, I}));
+  mlp_norm_ = to_f32(take("layers.0.post_attention_layernorm.weight", {d}));
+  // A leftover tensor means the checkpoint is not the head config.json describes (another
+  // architecture, or more layers than the one an EAGLE-1/2 head has).
+  if (const TensorView* extra = first_unused_tensor(t, used))
+    fail(where, ": unexpected tensor '", extra->name, "' for an EAGLE-1/2 head");
   n_params_ = 0;
   for (const auto& [name, tv] : t)
     if (name != "embed_tokens.weight") n_params_ += tv.numel();

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "core/mapped_file.h"
+#include "core/regular_file.h"
 
 namespace eagle2 {
 
@@ -87,8 +87,21 @@ struct Reader {
   }
 };
 
-void require_positive(const std::string& where, const char* key, int64_t v) {
+// Every integer size goes through here: positive, and at most its limit from config_limits.
+void require_size(const std::string& where, const char* key, int64_t v, int64_t limit) {
   if (v <= 0) fail(where, ": \"", key, "\" must be positive, got ", v);
+  if (v > limit) fail(where, ": \"", key, "\" is ", v, ", more than the supported maximum ", limit);
+}
+
+// a * b must not exceed `limit`; the multiplication itself is checked, so that no pair of values,
+// however large, can wrap around to a plausible product.
+void require_product(const std::string& where, const char* a_key, int64_t a, const char* b_key,
+                     int64_t b, int64_t limit, const char* what) {
+  int64_t product = 0;
+  if (__builtin_mul_overflow(a, b, &product) || product > limit) {
+    fail(where, ": ", a_key, " (", a, ") * ", b_key, " (", b, ") is more than ", limit,
+         ", the supported maximum ", what);
+  }
 }
 
 void require_positive(const std::string& where, const char* key, double v) {
@@ -143,7 +156,8 @@ void parse_rope_scaling(const Reader& r, LlamaConfig& c) {
       fail(where, ": rope_scaling type 'llama3' needs \"original_max_position_embeddings\"");
     }
     c.rope_original_max_position = sub.integer_value(*omp, "original_max_position_embeddings");
-    require_positive(where, "original_max_position_embeddings", c.rope_original_max_position);
+    require_size(where, "original_max_position_embeddings", c.rope_original_max_position,
+                 config_limits::kMaxPositions);
     // The smoothing divides by (high - low); Hugging Face refuses the same configs.
     if (!(c.rope_low_freq_factor < c.rope_high_freq_factor)) {
       fail(where, ": rope_scaling llama3 needs low_freq_factor (", c.rope_low_freq_factor,
@@ -200,21 +214,22 @@ LlamaConfig LlamaConfig::parse(const std::string& json_text, const std::string& 
     c.num_layers = r.required_int("num_hidden_layers");
     c.num_heads = r.required_int("num_attention_heads");
     c.vocab_size = r.required_int("vocab_size");
-    require_positive(where, "hidden_size", c.hidden_size);
-    require_positive(where, "intermediate_size", c.intermediate_size);
-    require_positive(where, "num_hidden_layers", c.num_layers);
-    require_positive(where, "num_attention_heads", c.num_heads);
-    require_positive(where, "vocab_size", c.vocab_size);
+    using namespace config_limits;
+    require_size(where, "hidden_size", c.hidden_size, kMaxWidth);
+    require_size(where, "intermediate_size", c.intermediate_size, kMaxWidth);
+    require_size(where, "num_hidden_layers", c.num_layers, kMaxLayers);
+    require_size(where, "num_attention_heads", c.num_heads, kMaxHeads);
+    require_size(where, "vocab_size", c.vocab_size, kMaxVocab);
 
     c.num_kv_heads = r.optional_int("num_key_value_heads", c.num_heads);
-    require_positive(where, "num_key_value_heads", c.num_kv_heads);
+    require_size(where, "num_key_value_heads", c.num_kv_heads, kMaxHeads);
     if (c.num_heads % c.num_kv_heads != 0) {
       fail(where, ": num_attention_heads (", c.num_heads,
            ") is not a multiple of num_key_value_heads (", c.num_kv_heads, ")");
     }
     if (r.find("head_dim")) {
       c.head_dim = r.required_int("head_dim");
-      require_positive(where, "head_dim", c.head_dim);
+      require_size(where, "head_dim", c.head_dim, kMaxWidth);
     } else {
       if (c.hidden_size % c.num_heads != 0) {
         fail(where, ": hidden_size (", c.hidden_size, ") is not divisible by num_attention_heads (",
@@ -224,9 +239,17 @@ LlamaConfig LlamaConfig::parse(const std::string& json_text, const std::string& 
     }
     // RoPE rotates pairs of dimensions.
     if (c.head_dim % 2 != 0) fail(where, ": head_dim (", c.head_dim, ") must be even for RoPE");
+    // The products the weights and buffers are sized by. The key/value width needs no check of its
+    // own: num_key_value_heads divides num_attention_heads, so it is at most the query width.
+    require_product(where, "num_attention_heads", c.num_heads, "head_dim", c.head_dim, kMaxWidth,
+                    "projection width");
+    require_product(where, "num_hidden_layers", c.num_layers, "num_key_value_heads * head_dim",
+                    c.num_kv_heads * c.head_dim, kMaxKvWidth, "key/value width of all layers");
+    require_product(where, "vocab_size", c.vocab_size, "hidden_size", c.hidden_size,
+                    kMaxMatrixElements, "embedding size");
 
     c.max_position_embeddings = r.optional_int("max_position_embeddings", 2048);
-    require_positive(where, "max_position_embeddings", c.max_position_embeddings);
+    require_size(where, "max_position_embeddings", c.max_position_embeddings, kMaxPositions);
 
     const double eps = r.optional_number("rms_norm_eps", 1e-6);
     require_positive(where, "rms_norm_eps", eps);
@@ -264,7 +287,7 @@ LlamaConfig LlamaConfig::parse(const std::string& json_text, const std::string& 
 
     if (const json* sw = r.find("sliding_window")) {
       c.sliding_window = r.integer_value(*sw, "sliding_window");
-      require_positive(where, "sliding_window", *c.sliding_window);
+      require_size(where, "sliding_window", *c.sliding_window, config_limits::kMaxPositions);
     }
   } catch (const json::exception& e) {
     // Defensive: accesses are type-checked first, but nothing from a hostile file may escape as
@@ -275,8 +298,7 @@ LlamaConfig LlamaConfig::parse(const std::string& json_text, const std::string& 
 }
 
 LlamaConfig LlamaConfig::load(const std::string& path) {
-  MappedFile file(path);
-  return parse(std::string(reinterpret_cast<const char*>(file.data()), file.size()), path);
+  return parse(read_regular_file(path, read_limit::kJson, "a JSON config"), path);
 }
 
 std::string LlamaConfig::to_json() const {

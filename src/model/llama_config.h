@@ -11,6 +11,31 @@ namespace eagle2 {
 
 enum class RopeScaling { None, Linear, Llama3 };
 
+// Upper bounds on the sizes a config.json may give; LlamaConfig::parse refuses anything larger.
+// Each sits far above every published LLaMA-family model, and together they keep every size
+// product the engine forms (weight matrices, per-token buffers, KV caches of up to kMaxPositions
+// tokens) well inside int64 and size_t, so a hostile config is an Error, never wrapped arithmetic.
+namespace config_limits {
+// hidden_size, intermediate_size, head_dim, and the query width num_heads * head_dim
+// (largest published: intermediate 53248 in Llama-3.1-405B).
+inline constexpr int64_t kMaxWidth = int64_t{1} << 20;
+// num_attention_heads and num_key_value_heads (largest published: 128).
+inline constexpr int64_t kMaxHeads = int64_t{1} << 16;
+// num_hidden_layers (largest published: 126).
+inline constexpr int64_t kMaxLayers = int64_t{1} << 16;
+// vocab_size: token ids are int32.
+inline constexpr int64_t kMaxVocab = 2147483647;
+// max_position_embeddings, sliding_window, rope original_max_position_embeddings: positions are
+// int32 in a batch and --ctx stops at 2^30.
+inline constexpr int64_t kMaxPositions = int64_t{1} << 30;
+// num_hidden_layers * num_key_value_heads * head_dim, the floats one token adds to the K (and to
+// the V) cache: times kMaxPositions it stays below 2^60 floats.
+inline constexpr int64_t kMaxKvWidth = int64_t{1} << 30;
+// vocab_size * hidden_size, the largest matrix (embedding, lm_head): its byte size and any row
+// offset stay far below 2^63 (largest published: about 2^32).
+inline constexpr int64_t kMaxMatrixElements = int64_t{1} << 48;
+}  // namespace config_limits
+
 struct LlamaConfig {
   std::string architecture;  // "LlamaForCausalLM" or "MistralForCausalLM"
   int64_t hidden_size = 0;
@@ -35,8 +60,8 @@ struct LlamaConfig {
   std::optional<int64_t> sliding_window;   // Mistral; null/absent = none
 
   // Parses config.json text; `where` names the file in error messages. Missing required fields,
-  // wrong types, unsupported architectures or rope_scaling types, non-positive sizes and
-  // inconsistent head counts are Errors: "<where>: ...".
+  // wrong types, unsupported architectures or rope_scaling types, non-positive sizes, sizes or
+  // size products beyond config_limits and inconsistent head counts are Errors: "<where>: ...".
   static LlamaConfig parse(const std::string& json_text, const std::string& where);
   static LlamaConfig load(const std::string& path);  // reads the file, then parse()
 

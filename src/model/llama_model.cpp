@@ -1,6 +1,7 @@
 #include "model/llama_model.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include "kernels/attention.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
+#include "model/checkpoint_checks.h"
 
 namespace eagle2 {
 
@@ -23,6 +25,18 @@ std::vector<float> to_f32(const TensorView& t) {
   std::vector<float> out(static_cast<size_t>(t.numel()));
   convert_to_f32(t.dtype, t.data, out.data(), out.size());
   return out;
+}
+
+// N for a tensor named "model.layers.N.<...>", else -1.
+int64_t layer_index(const std::string& name) {
+  const std::string prefix = "model.layers.";
+  if (name.rfind(prefix, 0) != 0) return -1;
+  int64_t index = -1;
+  const char* begin = name.data() + prefix.size();
+  const char* end = name.data() + name.size();
+  const auto [rest, ec] = std::from_chars(begin, end, index);
+  if (ec != std::errc() || rest == begin || rest == end || *rest != '.') return -1;
+  return index;
 }
 
 template <class T>
@@ -42,27 +56,57 @@ std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& dir) {
   const int64_t d = c.hidden_size, hd = c.head_dim, I = c.intermediate_size, V = c.vocab_size;
   const int64_t qd = c.num_heads * hd, kvd = c.num_kv_heads * hd;
   const TensorStore& s = m->store_;
+  std::set<std::string> used;  // every tensor bound, for the leftover check at the end
+  auto take = [&](const std::string& name, const std::vector<int64_t>& shape) -> const TensorView& {
+    used.insert(name);
+    return s.get(name, shape);
+  };
+  auto layer_prefix = [](int64_t i) { return "model.layers." + std::to_string(i) + "."; };
 
-  m->embed_ = s.get("model.embed_tokens.weight", {V, d});
+  // The last layer must exist before anything is sized by num_hidden_layers: a config claiming
+  // far more layers than the checkpoint holds is refused here, not after allocating for them.
+  const std::string last_layer = layer_prefix(c.num_layers - 1) + "input_layernorm.weight";
+  if (!s.has(last_layer))
+    fail(s.where(), ": tensor '", last_layer, "' not found (config.json has num_hidden_layers ",
+         c.num_layers, ")");
+
+  m->embed_ = take("model.embed_tokens.weight", {V, d});
   m->layers_.resize(static_cast<size_t>(c.num_layers));
   for (int64_t i = 0; i < c.num_layers; ++i) {
-    const std::string p = "model.layers." + std::to_string(i) + ".";
+    const std::string p = layer_prefix(i);
     Layer& L = m->layers_[static_cast<size_t>(i)];
-    L.attn_norm = to_f32(s.get(p + "input_layernorm.weight", {d}));
-    L.mlp_norm = to_f32(s.get(p + "post_attention_layernorm.weight", {d}));
-    L.wq = as_matrix(s.get(p + "self_attn.q_proj.weight", {qd, d}));
-    L.wk = as_matrix(s.get(p + "self_attn.k_proj.weight", {kvd, d}));
-    L.wv = as_matrix(s.get(p + "self_attn.v_proj.weight", {kvd, d}));
-    L.wo = as_matrix(s.get(p + "self_attn.o_proj.weight", {d, qd}));
-    L.w_gate = as_matrix(s.get(p + "mlp.gate_proj.weight", {I, d}));
-    L.w_up = as_matrix(s.get(p + "mlp.up_proj.weight", {I, d}));
-    L.w_down = as_matrix(s.get(p + "mlp.down_proj.weight", {d, I}));
+    L.attn_norm = to_f32(take(p + "input_layernorm.weight", {d}));
+    L.mlp_norm = to_f32(take(p + "post_attention_layernorm.weight", {d}));
+    const TensorView& q = take(p + "self_attn.q_proj.weight", {qd, d});
+    const TensorView& k = take(p + "self_attn.k_proj.weight", {kvd, d});
+    const TensorView& v = take(p + "self_attn.v_proj.weight", {kvd, d});
+    const TensorView& gate = take(p + "mlp.gate_proj.weight", {I, d});
+    const TensorView& up = take(p + "mlp.up_proj.weight", {I, d});
+    // forward() runs q/k/v and gate/up as fused matmuls, which need one dtype per group.
+    require_one_dtype({&q, &k, &v});
+    require_one_dtype({&gate, &up});
+    L.wq = as_matrix(q);
+    L.wk = as_matrix(k);
+    L.wv = as_matrix(v);
+    L.wo = as_matrix(take(p + "self_attn.o_proj.weight", {d, qd}));
+    L.w_gate = as_matrix(gate);
+    L.w_up = as_matrix(up);
+    L.w_down = as_matrix(take(p + "mlp.down_proj.weight", {d, I}));
   }
-  m->final_norm_ = to_f32(s.get("model.norm.weight", {d}));
+  m->final_norm_ = to_f32(take("model.norm.weight", {d}));
   if (c.tie_word_embeddings && !s.has("lm_head.weight")) {
     m->lm_head_ = as_matrix(m->embed_);
   } else {
-    m->lm_head_ = as_matrix(s.get("lm_head.weight", {V, d}));
+    m->lm_head_ = as_matrix(take("lm_head.weight", {V, d}));
+  }
+  if (const TensorView* extra = first_unused_tensor(s.tensors(), used)) {
+    // A layer past the configured count is the common case (config.json and checkpoint disagree
+    // on the depth): say so rather than just "unexpected".
+    if (layer_index(extra->name) >= c.num_layers)
+      fail(extra->file, ": tensor '", extra->name,
+           "' is past the last layer: config.json has num_hidden_layers ", c.num_layers);
+    fail(extra->file, ": unexpected tensor '", extra->name,
+         "': not a weight of the model config.json describes");
   }
   m->inv_freq_ = c.rope_inv_freq();
   return m;

@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "model/batch.h"
 #include "model/kv_cache.h"
+#include "support/errors.h"
 
 namespace eagle2 {
 namespace {
@@ -48,6 +49,18 @@ TEST(KvCache, OverflowAndBadKeepAreErrors) {
   kv.truncate(1);
   EXPECT_EQ(kv.size(), 1);
   EXPECT_THROW(kv.truncate(2), Error);
+}
+
+// Sizes come from a config and --ctx: their product is checked, and a cache larger than the
+// machine's memory is one clear error instead of an allocation the OOM killer ends.
+TEST(KvCache, ImpossibleSizesAreErrorsNotAllocations) {
+  EXPECT_EQ(test::error_of([] { KvCache(int64_t{1} << 40, int64_t{1} << 20, int64_t{1} << 10); }),
+            "KV cache: 1099511627776 layers x 1024 tokens x 1048576 key/value width does not fit "
+            "in memory; use a smaller --ctx");
+  const std::string big = test::error_of([] { KvCache(1024, 1 << 20, 1 << 20); });
+  EXPECT_NE(big.find("MiB, more than this machine's"), std::string::npos) << big;
+  EXPECT_EQ(test::error_of([] { KvCache(0, 8, 8); }),
+            "KV cache: layers (0) and key/value width (8) must be positive");
 }
 
 TEST(Batch, TreeDepthsPositionsAndVisibility) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -260,6 +261,76 @@ TEST(LlamaConfig, Errors) {
             "cfg.json: \"sliding_window\" must be positive, got 0");
   EXPECT_EQ(config_error([](json& j) { j["sliding_window"] = "4096"; }),
             "cfg.json: \"sliding_window\" must be an integer, got a string");
+}
+
+// Every size is bounded and every size product is computed with overflow checks
+// (config_limits): huge values are refused by the parser, never wrapped into plausible widths.
+TEST(LlamaConfig, SizesAndProductsAreBounded) {
+  using namespace config_limits;
+  auto too_big = [](const std::string& key, int64_t v, int64_t limit) {
+    return "cfg.json: \"" + key + "\" is " + std::to_string(v) + ", more than the supported maximum " +
+           std::to_string(limit);
+  };
+  // The reproducer: 2^62+8 heads of 2^61+4 kv heads, head_dim 8, used to wrap to real
+  // widths and write out of bounds in the first forward.
+  EXPECT_EQ(config_error([](json& j) {
+              j["num_attention_heads"] = (int64_t{1} << 62) + 8;
+              j["num_key_value_heads"] = (int64_t{1} << 61) + 4;
+              j["head_dim"] = 8;
+            }),
+            too_big("num_attention_heads", (int64_t{1} << 62) + 8, kMaxHeads));
+  const std::vector<std::pair<std::string, int64_t>> limits = {
+      {"hidden_size", kMaxWidth},          {"intermediate_size", kMaxWidth},
+      {"num_hidden_layers", kMaxLayers},   {"num_attention_heads", kMaxHeads},
+      {"num_key_value_heads", kMaxHeads},  {"vocab_size", kMaxVocab},
+      {"head_dim", kMaxWidth},             {"max_position_embeddings", kMaxPositions},
+      {"sliding_window", kMaxPositions}};
+  for (const auto& [key, limit] : limits) {
+    SCOPED_TRACE(key);
+    // Just past the limit, past every limit (5e9), and the largest int64.
+    for (const int64_t v : {limit + 1, int64_t{5000000000}, std::numeric_limits<int64_t>::max()}) {
+      EXPECT_EQ(config_error([&](json& j) { j[key] = v; }), too_big(key, v, limit));
+    }
+  }
+  EXPECT_EQ(config_error([](json& j) {
+              j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
+                                   {"high_freq_factor", 4.0},
+                                   {"original_max_position_embeddings", kMaxPositions + 1}};
+            }),
+            too_big("original_max_position_embeddings", kMaxPositions + 1, kMaxPositions));
+
+  // Products of values each within its own limit.
+  EXPECT_EQ(config_error([](json& j) {
+              j["num_attention_heads"] = kMaxHeads;
+              j["num_key_value_heads"] = kMaxHeads;
+              j["head_dim"] = 32;
+            }),
+            "cfg.json: num_attention_heads (65536) * head_dim (32) is more than 1048576, the "
+            "supported maximum projection width");
+  EXPECT_EQ(config_error([](json& j) {
+              j["num_hidden_layers"] = kMaxLayers;
+              j["head_dim"] = 8192;  // 4 kv heads: 32768 key/value floats per layer
+            }),
+            "cfg.json: num_hidden_layers (65536) * num_key_value_heads * head_dim (32768) is more "
+            "than 1073741824, the supported maximum key/value width of all layers");
+  EXPECT_EQ(config_error([](json& j) {
+              j["vocab_size"] = kMaxVocab;
+              j["hidden_size"] = 1 << 18;
+            }),
+            "cfg.json: vocab_size (2147483647) * hidden_size (262144) is more than "
+            "281474976710656, the supported maximum embedding size");
+
+  // Values at the limits are accepted.
+  json j = base_config();
+  j["vocab_size"] = kMaxVocab;
+  j["max_position_embeddings"] = kMaxPositions;
+  j["sliding_window"] = kMaxPositions;
+  j["num_hidden_layers"] = kMaxLayers;
+  EXPECT_EQ(LlamaConfig::parse(j.dump(), "cfg.json").vocab_size, kMaxVocab);
+  j = base_config();
+  j["hidden_size"] = kMaxWidth;  // 8 heads of 131072
+  j["intermediate_size"] = kMaxWidth;
+  EXPECT_EQ(LlamaConfig::parse(j.dump(), "cfg.json").head_dim, kMaxWidth / 8);
 }
 
 TEST(LlamaConfig, RopeInvFreq) {

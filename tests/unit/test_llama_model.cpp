@@ -1,7 +1,13 @@
-// LlamaModel: loading checks and context limits.
+// LlamaModel: loading checks and context limits; the checkpoint checks it shares with the EAGLE
+// head's loader (checkpoint_checks.h) are tested here for both.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <functional>
+
 #include "core/error.h"
+#include "draft/eagle_head.h"
+#include "io/safetensors.h"
 #include "model/llama_model.h"
 #include "model/random_model.h"
 #include "support/random_models.h"
@@ -45,6 +51,148 @@ TEST(LlamaModel, MissingAndMisshapenTensorsAreClearErrors) {
                   "[96, 64], expected [100, 64]");
   EXPECT_EQ(error_of([] { LlamaModel::load("/no/such/model"); }),
             "/no/such/model: model directory not found");
+}
+
+// Every tensor of a checkpoint file, for rewriting it (data pointers into `store`'s mapping).
+std::vector<TensorToWrite> tensors_of(const TensorStore& store) {
+  std::vector<TensorToWrite> out;
+  for (const auto& [name, t] : store.tensors()) out.push_back({name, t.dtype, t.shape, t.data});
+  return out;
+}
+
+// A copy of model folder `from` under a new name, its tensors passed through `edit` first.
+std::string edited_model(const std::string& from, const std::string& name,
+                         const std::function<void(std::vector<TensorToWrite>&)>& edit) {
+  const std::string dir = test::temp_dir(name);
+  std::filesystem::copy_file(from + "/config.json", dir + "/config.json");
+  const TensorStore store = TensorStore::open_dir(from);
+  std::vector<TensorToWrite> tensors = tensors_of(store);
+  edit(tensors);
+  write_safetensors(dir + "/model.safetensors", tensors);
+  return dir;
+}
+
+TensorToWrite& find_tensor(std::vector<TensorToWrite>& tensors, const std::string& name) {
+  for (TensorToWrite& t : tensors)
+    if (t.name == name) return t;
+  throw std::runtime_error("test setup: no tensor " + name);
+}
+
+void write_config(const std::string& dir, const LlamaConfig& c) {
+  test::write_file(dir + "/config.json", c.to_json());
+}
+
+// num_hidden_layers far beyond the checkpoint is refused by naming the last layer's tensor,
+// before anything is allocated per layer (it used to allocate for every claimed layer first).
+TEST(LlamaModel, MoreLayersThanTheCheckpointFailsBeforeAllocating) {
+  const std::string dir = test::temp_dir("too-many-layers");
+  LlamaConfig c = test::tiny_config();
+  write_random_model(dir, c, DType::F32, 1);
+  c.num_layers = config_limits::kMaxLayers;
+  write_config(dir, c);
+  EXPECT_EQ(error_of([&] { LlamaModel::load(dir); }),
+            dir + ": tensor 'model.layers.65535.input_layernorm.weight' not found (config.json has "
+                  "num_hidden_layers 65536)");
+}
+
+// Fewer layers than the checkpoint: the tensors of the extra layers are not silently ignored.
+TEST(LlamaModel, TensorsTheModelDoesNotUseAreErrors) {
+  const std::string dir = test::temp_dir("too-few-layers");
+  LlamaConfig c = test::tiny_config();
+  write_random_model(dir, c, DType::F32, 1);
+  c.num_layers = 1;
+  write_config(dir, c);
+  EXPECT_EQ(error_of([&] { LlamaModel::load(dir); }),
+            dir + "/model.safetensors: tensor 'model.layers.1.input_layernorm.weight' is past the "
+                  "last layer: config.json has num_hidden_layers 1");
+
+  const std::string good = test::temp_dir("extras-base");
+  write_random_model(good, test::tiny_config(), DType::F32, 1);
+  const std::vector<float> small(16, 0.5f);
+  for (const std::string name : {"model.layers.0.self_attn.q_proj.bias", "model.extra.weight"}) {
+    SCOPED_TRACE(name);
+    const std::string bad = edited_model(good, "extra-tensor", [&](std::vector<TensorToWrite>& t) {
+      t.push_back({name, DType::F32, {16}, small.data()});
+    });
+    EXPECT_EQ(error_of([&] { LlamaModel::load(bad); }),
+              bad + "/model.safetensors: unexpected tensor '" + name +
+                  "': not a weight of the model config.json describes");
+  }
+}
+
+// Older Hugging Face checkpoints store RoPE's inverse frequencies per layer; they are redundant
+// with config.json and accepted, in a model and in a head alike.
+TEST(LlamaModel, PersistedRopeBuffersAreAccepted) {
+  const std::string good = test::temp_dir("rope-buffer-base");
+  write_random_model(good, test::tiny_config(), DType::F32, 1);
+  const std::vector<float> inv_freq(4, 0.5f);  // head_dim 8
+  const std::string dir = edited_model(good, "rope-buffer", [&](std::vector<TensorToWrite>& t) {
+    for (int layer = 0; layer < 2; ++layer)
+      t.push_back({"model.layers." + std::to_string(layer) + ".self_attn.rotary_emb.inv_freq",
+                   DType::F32, {4}, inv_freq.data()});
+  });
+  auto model = LlamaModel::load(dir);
+  EXPECT_EQ(model->config().num_layers, 2);
+
+  const std::string head = test::write_random_head("rope-buffer", *model);
+  const std::string head_copy = edited_model(head, "rope-buffer-head", [&](std::vector<TensorToWrite>& t) {
+    t.push_back({"layers.0.self_attn.rotary_emb.inv_freq", DType::F32, {4}, inv_freq.data()});
+  });
+  EXPECT_TRUE(EagleHead::load(head_copy, *model)->has_fc_bias());
+}
+
+// The fused q/k/v and gate/up matmuls need one dtype per group: a mixed checkpoint is refused at
+// load, naming both tensors, instead of failing in the first forward with an internal message.
+TEST(LlamaModel, MixedDtypesInAFusedProjectionAreALoadError) {
+  const LlamaConfig c = test::tiny_config();
+  const std::string bf16 = test::temp_dir("mixed-bf16"), f16 = test::temp_dir("mixed-f16");
+  write_random_model(bf16, c, DType::BF16, 1);
+  write_random_model(f16, c, DType::F16, 1);
+  const TensorStore f16_store = TensorStore::open_dir(f16);
+  for (const std::string name : {"model.layers.1.self_attn.v_proj.weight", "model.layers.0.mlp.up_proj.weight"}) {
+    SCOPED_TRACE(name);
+    const std::string dir = edited_model(bf16, "mixed", [&](std::vector<TensorToWrite>& t) {
+      find_tensor(t, name) = {name, DType::F16, f16_store.get(name).shape, f16_store.get(name).data};
+    });
+    const std::string first = name.find("v_proj") != std::string::npos
+                                  ? "model.layers.1.self_attn.q_proj.weight"
+                                  : "model.layers.0.mlp.gate_proj.weight";
+    EXPECT_EQ(error_of([&] { LlamaModel::load(dir); }),
+              dir + "/model.safetensors: tensor '" + name + "' has dtype F16, but '" + first +
+                  "' has BF16 (the projections computed together from one input must share a dtype)");
+  }
+  // o_proj and down_proj run alone: another dtype there is fine.
+  const std::string dir = edited_model(bf16, "mixed-ok", [&](std::vector<TensorToWrite>& t) {
+    const std::string name = "model.layers.0.self_attn.o_proj.weight";
+    find_tensor(t, name) = {name, DType::F16, f16_store.get(name).shape, f16_store.get(name).data};
+  });
+  EXPECT_EQ(LlamaModel::load(dir)->weight_dtypes(), (std::vector<std::string>{"BF16", "F16"}));
+}
+
+// The head's loader applies the same checks to its tensors.
+TEST(LlamaModel, EagleHeadRefusesUnusedTensorsAndMixedDtypes) {
+  auto model = test::load_random_model("head-checks", test::tiny_config());
+  const std::string head = test::write_random_head("head-checks", *model);
+  const std::vector<float> small(64, 0.5f);
+  const std::string extra = edited_model(head, "head-extra", [&](std::vector<TensorToWrite>& t) {
+    t.push_back({"layers.1.post_attention_layernorm.weight", DType::F32, {64}, small.data()});
+  });
+  EXPECT_EQ(error_of([&] { EagleHead::load(extra, *model); }),
+            extra + "/model.safetensors: unexpected tensor 'layers.1.post_attention_layernorm.weight' "
+                    "for an EAGLE-1/2 head");
+
+  std::vector<uint16_t> as_f16;
+  const std::string mixed = edited_model(head, "head-mixed", [&](std::vector<TensorToWrite>& t) {
+    TensorToWrite& k = find_tensor(t, "layers.0.self_attn.k_proj.weight");
+    const auto* f = static_cast<const float*>(k.data);
+    for (int64_t i = 0; i < k.shape[0] * k.shape[1]; ++i) as_f16.push_back(f32_to_f16(f[i]));
+    k.dtype = DType::F16;
+    k.data = as_f16.data();
+  });
+  EXPECT_EQ(error_of([&] { EagleHead::load(mixed, *model); }),
+            mixed + "/model.safetensors: tensor 'layers.0.self_attn.k_proj.weight' has dtype F16, "
+                    "but 'layers.0.self_attn.q_proj.weight' has F32 (the projections computed "
+                    "together from one input must share a dtype)");
 }
 
 TEST(LlamaModel, ForwardRejectsBadBatches) {
