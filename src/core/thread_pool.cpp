@@ -23,6 +23,8 @@
 //    the calling thread instead of deadlocking. One pool serves one calling thread at a time.
 #include "core/thread_pool.h"
 
+#include "core/error.h"
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -142,12 +144,30 @@ struct ThreadPool::State {
   }
 };
 
-ThreadPool::ThreadPool(int n_threads) : state_(new State), n_threads_(n_threads < 1 ? 1 : n_threads) {
-  state_->workers.reserve(static_cast<size_t>(n_threads_ - 1));
-  for (int i = 1; i < n_threads_; ++i) state_->workers.emplace_back([s = state_] { s->worker_loop(); });
+ThreadPool::ThreadPool(int n_threads)
+    : ThreadPool(n_threads,
+                 [](std::function<void()> body) { return std::thread(std::move(body)); }) {}
+
+ThreadPool::ThreadPool(int n_threads, const Spawner& spawn)
+    : state_(new State), n_threads_(n_threads < 1 ? 1 : n_threads) {
+  // A thread the system refuses (std::system_error, e.g. EAGAIN under a process limit) must not
+  // escape with workers running and a leaked state: that would terminate the process.
+  try {
+    state_->workers.reserve(static_cast<size_t>(n_threads_ - 1));
+    for (int i = 1; i < n_threads_; ++i) {
+      std::thread t = spawn([s = state_] { s->worker_loop(); });
+      if (!t.joinable()) fail("the thread spawner returned no thread");
+      state_->workers.push_back(std::move(t));
+    }
+  } catch (const std::exception& e) {
+    stop_workers();
+    fail("cannot start ", n_threads_, " threads: ", e.what());
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop_workers(); }
+
+void ThreadPool::stop_workers() noexcept {
   {
     std::lock_guard<std::mutex> lock(state_->mutex);
     state_->stop.store(true, std::memory_order_release);
@@ -157,6 +177,7 @@ ThreadPool::~ThreadPool() {
   state_->wake.notify_all();
   for (auto& t : state_->workers) t.join();
   delete state_;
+  state_ = nullptr;
 }
 
 void ThreadPool::parallel_for(int64_t n_tasks, const std::function<void(int64_t task)>& fn) {

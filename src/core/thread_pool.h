@@ -4,13 +4,20 @@
 
 #include <cstdint>
 #include <functional>
+#include <thread>
 
 namespace eagle2 {
 
 class ThreadPool {
  public:
+  // Starts one worker thread running `body`; std::thread by default. Tests inject one that fails.
+  using Spawner = std::function<std::thread(std::function<void()> body)>;
+
   // n_threads counts the calling thread, which takes part in the work: 1 means no workers.
+  // Error "cannot start N threads: ..." if the system refuses a thread (the workers already
+  // started are stopped and joined first).
   explicit ThreadPool(int n_threads);
+  ThreadPool(int n_threads, const Spawner& spawn);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -27,6 +34,8 @@ class ThreadPool {
 
  private:
   struct State;
+  void stop_workers() noexcept;
+
   State* state_;
   int n_threads_;
 };

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 namespace eagle2 {
@@ -40,5 +41,12 @@ struct DraftTree {
   }
   std::vector<int32_t> depths() const;
 };
+
+// The one structural rule every tree obeys before it is verified: tokens and parents have the same
+// non-zero length, parents[0] == -1, 0 <= parents[i] < i for every later node (a single root:
+// verification walks children from node 0 and indexes by parent), and every token is in
+// [0, vocab). Error "<source>: <what is wrong>" otherwise, e.g. source = "drafter 'x' returned an
+// invalid tree". A tree from a drafter is untrusted input to the verifier; this is O(size).
+void validate_draft_tree(const DraftTree& tree, int64_t vocab, std::string_view source);
 
 }  // namespace eagle2

@@ -52,32 +52,45 @@ bool Distribution::remove_and_renormalize(int32_t token) {
   return true;
 }
 
-int32_t argmax(const float* logits, int64_t n) {
-  if (n <= 0) fail("argmax: empty logits");
-  int64_t best = 0;
+void check_logits(const float* logits, int64_t n) {
+  if (n <= 0) fail("the model produced an empty row of logits");
+  bool any_finite = false;
   for (int64_t i = 0; i < n; ++i) {
-    if (std::isnan(logits[i])) fail("logits contain NaN at token ", i);
-    if (logits[i] > logits[best]) best = i;  // strict: the first of equal maxima wins
+    const float l = logits[i];
+    if (std::isnan(l))
+      fail("the model produced a NaN logit (token ", i,
+           "): its weights or activations are not finite");
+    if (l == INFINITY)
+      fail("the model produced a +inf logit (token ", i,
+           "): its weights or activations are not finite");
+    any_finite = any_finite || l != -INFINITY;
   }
+  if (!any_finite)
+    fail("the model produced no finite logit (all ", n, " are -inf): no token can be chosen");
+}
+
+int32_t argmax(const float* logits, int64_t n) {
+  check_logits(logits, n);
+  int64_t best = 0;
+  for (int64_t i = 1; i < n; ++i)
+    if (logits[i] > logits[best]) best = i;  // strict: the first of equal maxima wins
   return static_cast<int32_t>(best);
 }
 
 Distribution process_logits(const float* logits, int64_t n, const SamplingParams& params) {
   params.validate();
   if (params.greedy()) fail("process_logits: temperature must be > 0 (greedy decoding uses argmax)");
-  if (n <= 0) fail("process_logits: empty logits");
+  check_logits(logits, n);
 
   const double inv_t = 1.0 / static_cast<double>(params.temperature);
   std::vector<double> z(n);
   double zmax = -INFINITY;
   for (int64_t i = 0; i < n; ++i) {
-    const float l = logits[i];
-    if (std::isnan(l)) fail("logits contain NaN at token ", i);
-    if (l == INFINITY) fail("logits contain +inf at token ", i);
-    z[i] = static_cast<double>(l) * inv_t;
+    z[i] = static_cast<double>(logits[i]) * inv_t;
     zmax = std::max(zmax, z[i]);
   }
-  if (zmax == -INFINITY) fail("all logits are -inf: no token can be sampled");
+  // zmax is finite: check_logits found a finite logit, and a float scaled by 1 / (a positive
+  // float) stays far inside double's range.
 
   // Strict total order: higher score first, then lower id.
   auto before = [&z](int32_t a, int32_t b) { return z[a] > z[b] || (z[a] == z[b] && a < b); };

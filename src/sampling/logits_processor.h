@@ -30,10 +30,17 @@ struct Distribution {
   bool remove_and_renormalize(int32_t token);
 };
 
-// argmax with ties broken towards the lowest index (as torch.argmax).
+// The one check of a row of logits before a token is picked from it, shared by greedy and
+// sampling so that both fail alike: Error on an empty row, a NaN or +inf logit (the model's
+// weights or activations are not finite) or a row with no finite logit (all -inf: nothing can be
+// picked). -inf entries beside finite ones are masked tokens and fine.
+void check_logits(const float* logits, int64_t n);
+
+// argmax with ties broken towards the lowest index (as torch.argmax); check_logits first.
 int32_t argmax(const float* logits, int64_t n);
 
-// temperature -> top-k -> top-p -> normalized probabilities. Requires !params.greedy().
+// temperature -> top-k -> top-p -> normalized probabilities. Requires !params.greedy();
+// check_logits first.
 // Top-p keeps the smallest set of most likely tokens whose mass reaches top_p (at least one).
 // Ties at the top-k cut are broken towards lower token ids, deterministically.
 Distribution process_logits(const float* logits, int64_t n, const SamplingParams& params);

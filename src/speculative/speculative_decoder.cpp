@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <string>
 
 #include "core/error.h"
 
@@ -11,6 +12,34 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// A drafter's tree is untrusted input to the target forward and the verifier: a malformed one is
+// a bug of that drafter, reported by name instead of indexing out of bounds.
+void check_drafted_tree(const DraftTree& tree, int64_t vocab, int32_t root, int64_t room,
+                        const std::string& drafter) {
+  const std::string source = "drafter '" + drafter + "' returned an invalid tree";
+  validate_draft_tree(tree, vocab, source);
+  if (tree.tokens[0] != root)
+    fail(source, ": its root is token ", tree.tokens[0], ", expected the current root ", root);
+  if (tree.size() > room)
+    fail(source, ": it has ", tree.size(), " nodes, the context has room for ", room);
+}
+
+// A verdict (possibly from a hook) must be a root-to-node path of the tree with a bonus token in
+// the vocabulary before it edits the KV cache and emits tokens.
+void check_verdict(const Verdict& v, const DraftTree& tree, int64_t vocab) {
+  if (v.path.empty() || v.path[0] != 0)
+    fail("verification returned a path that does not start at the root");
+  for (size_t j = 1; j < v.path.size(); ++j) {
+    const int32_t node = v.path[j];
+    if (node <= 0 || node >= tree.size() ||
+        tree.parents[static_cast<size_t>(node)] != v.path[j - 1])
+      fail("verification returned an invalid path: node ", node, " at step ", j,
+           " is not a child of node ", v.path[j - 1]);
+  }
+  if (v.bonus < 0 || v.bonus >= vocab)
+    fail("verification returned bonus token ", v.bonus, " outside the vocabulary [0, ", vocab, ")");
 }
 }  // namespace
 
@@ -27,6 +56,12 @@ SpeculativeStats speculative_generate(LlamaModel& model, KvCache& kv, Drafter& d
                                       const GenerationOptions& options, ThreadPool& pool,
                                       const TokenCallback& on_token, const SpeculativeHooks& hooks) {
   options.sampling.validate();
+  // The drafter is told only about `prompt` (begin()), so a target cache that already holds
+  // context would put the head at other positions than the target: drafting would silently
+  // degrade. Callers reset the cache (kv.truncate(0)) between generations.
+  if (kv.size() != 0)
+    fail("speculative decoding needs an empty KV cache (it holds ", kv.size(),
+         " tokens; truncate it to 0 first)");
   SpeculativeStats st;
   st.prompt_tokens = static_cast<int64_t>(prompt.size());
   const LlamaConfig& cfg = model.config();
@@ -74,8 +109,7 @@ SpeculativeStats speculative_generate(LlamaModel& model, KvCache& kv, Drafter& d
     auto td = Clock::now();
     drafter.draft(room, tree);
     st.draft_seconds += since(td);
-    if (tree.tokens.empty() || tree.tokens[0] != root || tree.size() > room)
-      fail("drafter '", drafter.name(), "' returned an invalid tree");
+    check_drafted_tree(tree, V, root, room, drafter.name());
 
     auto tv = Clock::now();
     rows.resize(static_cast<size_t>(tree.size()));
@@ -87,6 +121,7 @@ SpeculativeStats speculative_generate(LlamaModel& model, KvCache& kv, Drafter& d
             : hooks.verify_sampling
                 ? hooks.verify_sampling(tree, out.logits.data(), V, options.sampling, rng)
                 : verify_sampling(tree, out.logits.data(), V, options.sampling, rng);
+    check_verdict(verdict, tree, V);
     kv.keep(verdict.path);
     st.verify_seconds += since(tv);
 

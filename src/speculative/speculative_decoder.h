@@ -40,6 +40,7 @@ struct SpeculativeHooks {
   SamplingVerifier verify_sampling;   // default: eagle2::verify_sampling (tests plug in broken ones)
 };
 
+// kv must be empty (Error otherwise): the drafter learns only `prompt` as context.
 SpeculativeStats speculative_generate(LlamaModel& model, KvCache& kv, Drafter& drafter,
                                       const std::vector<int32_t>& prompt,
                                       const GenerationOptions& options, ThreadPool& pool,

@@ -64,8 +64,12 @@ int64_t choose_total_tokens(std::span<const float> values_desc, const VerifyCost
 }
 
 int AcceptanceCalibration::bin_of(float logp, int rank) {
-  const double p = std::exp(static_cast<double>(logp));
-  return (rank == 0 ? 0 : kBins) + std::clamp(static_cast<int>(p * kBins), 0, kBins - 1);
+  // Clamped in double before the int conversion, which is undefined for NaN and out-of-range
+  // values: a NaN log-prob lands in the lowest bin, +inf in the highest.
+  double x = std::exp(static_cast<double>(logp)) * kBins;
+  if (!(x >= 0)) x = 0;
+  x = std::min(x, static_cast<double>(kBins - 1));
+  return (rank == 0 ? 0 : kBins) + static_cast<int>(x);
 }
 
 void AcceptanceCalibration::record(float logp, int rank, bool accepted) {

@@ -12,6 +12,7 @@ std::vector<std::vector<int32_t>> children_of(const DraftTree& tree) {
 }
 
 Verdict verify_greedy(const DraftTree& tree, const float* logits, int64_t vocab) {
+  validate_draft_tree(tree, vocab, "verify: draft tree");
   const auto children = children_of(tree);
   Verdict v;
   int32_t node = 0;
@@ -35,6 +36,7 @@ Verdict verify_greedy(const DraftTree& tree, const float* logits, int64_t vocab)
 
 Verdict verify_sampling(const DraftTree& tree, const float* logits, int64_t vocab,
                         const SamplingParams& params, Rng& rng) {
+  validate_draft_tree(tree, vocab, "verify: draft tree");
   const auto children = children_of(tree);
   Verdict v;
   int32_t node = 0;

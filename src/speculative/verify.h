@@ -16,6 +16,8 @@ struct Verdict {
   int64_t accepted() const { return static_cast<int64_t>(path.size()) - 1; }
 };
 
+// Both verifiers first check the tree with validate_draft_tree (Error on a malformed tree).
+
 // Temperature 0: from the root, move to the child equal to argmax(logits(node)) while there is
 // one; the bonus is the argmax at the last accepted node. logits: [tree.size(), vocab].
 Verdict verify_greedy(const DraftTree& tree, const float* logits, int64_t vocab);
@@ -28,7 +30,8 @@ Verdict verify_greedy(const DraftTree& tree, const float* logits, int64_t vocab)
 Verdict verify_sampling(const DraftTree& tree, const float* logits, int64_t vocab,
                         const SamplingParams& params, Rng& rng);
 
-// Children of every node in increasing index order (= draft-rank order).
+// Children of every node in increasing index order (= draft-rank order). The tree must be valid
+// (validate_draft_tree): parents index the result.
 std::vector<std::vector<int32_t>> children_of(const DraftTree& tree);
 
 }  // namespace eagle2

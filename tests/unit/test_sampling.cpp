@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "core/error.h"
@@ -181,9 +182,11 @@ TEST(ProcessLogits, MaskedTokensAndBadLogits) {
   expect_dist(process({-kInf, 0, 1, -kInf}, params(0.3f, 0, 0.5f)), {0, 0, 1, 0});
 
   EXPECT_EQ(error_of([] { process({-kInf, -kInf}, params(1)); }),
-            "all logits are -inf: no token can be sampled");
-  EXPECT_EQ(error_of([] { process({0, 1, NAN}, params(1)); }), "logits contain NaN at token 2");
-  EXPECT_EQ(error_of([] { process({0, kInf}, params(1)); }), "logits contain +inf at token 1");
+            "the model produced no finite logit (all 2 are -inf): no token can be chosen");
+  EXPECT_EQ(error_of([] { process({0, 1, NAN}, params(1)); }),
+            "the model produced a NaN logit (token 2): its weights or activations are not finite");
+  EXPECT_EQ(error_of([] { process({0, kInf}, params(1)); }),
+            "the model produced a +inf logit (token 1): its weights or activations are not finite");
   EXPECT_EQ(error_of([] { process({0, 1}, params(0)); }),
             "process_logits: temperature must be > 0 (greedy decoding uses argmax)");
   EXPECT_EQ(error_of([] { process({0, 1}, params(1, -1)); }), "--top-k must be >= 0 (got -1)");
@@ -195,13 +198,31 @@ TEST(ProcessLogits, MaskedTokensAndBadLogits) {
 TEST(Argmax, TiesGoToLowestIndex) {
   const std::vector<float> l = {1, 3, 3, 2};
   EXPECT_EQ(argmax(l.data(), 4), 1);
-  const std::vector<float> masked = {-kInf, -kInf, -kInf};
-  EXPECT_EQ(argmax(masked.data(), 3), 0);
-  const std::vector<float> bad = {1, NAN};
-  EXPECT_EQ(error_of([&] { argmax(bad.data(), 2); }), "logits contain NaN at token 1");
+  const std::vector<float> partly_masked = {-kInf, -2, -kInf, -1};
+  EXPECT_EQ(argmax(partly_masked.data(), 4), 3);
 
   Rng rng(0);
   EXPECT_EQ(sample_token(l.data(), 4, params(0), rng), 1);
+}
+
+// Greedy and sampling pick tokens through the same check, so a row nothing can be picked from
+// (all -inf) or a non-finite model (NaN, +inf) is the same clear Error on both paths; greedy used
+// to return token 0 for an all -inf row.
+TEST(SampleToken, GreedyAndSamplingRefuseUnusableLogitsAlike) {
+  const std::vector<std::vector<float>> unusable = {
+      {-kInf, -kInf, -kInf}, {1, NAN, 0}, {NAN, NAN, NAN}, {0, kInf, 1}};
+  for (const auto& row : unusable) {
+    Rng rng(0);
+    const std::string greedy = error_of([&] { sample_token(row.data(), 3, params(0), rng); });
+    const std::string sampled = error_of([&] { sample_token(row.data(), 3, params(0.7f), rng); });
+    EXPECT_EQ(greedy, sampled);
+    EXPECT_EQ(greedy.rfind("the model produced ", 0), 0u) << greedy;
+  }
+  const std::vector<float> all_masked = {-kInf, -kInf, -kInf};
+  EXPECT_EQ(error_of([&] { argmax(all_masked.data(), 3); }),
+            "the model produced no finite logit (all 3 are -inf): no token can be chosen");
+  EXPECT_EQ(error_of([&] { check_logits(all_masked.data(), 0); }),
+            "the model produced an empty row of logits");
 }
 
 TEST(Distribution, RemoveAndRenormalize) {

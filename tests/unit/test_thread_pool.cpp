@@ -6,9 +6,14 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <stdexcept>
+#include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
+
+#include "support/errors.h"
 
 namespace eagle2 {
 namespace {
@@ -94,6 +99,36 @@ TEST(ThreadPool, NestedCallRunsInline) {
   std::atomic<int> inner{0};
   pool.parallel_for(4, [&](int64_t) { pool.parallel_for(3, [&](int64_t) { inner.fetch_add(1); }); });
   EXPECT_EQ(inner.load(), 12);
+}
+
+// The system refusing a thread (as std::thread does under a process limit) is an Error naming the
+// thread count, after the workers already started are joined: no std::terminate, no leak (ASan),
+// and no worker left running (the counter stays put once the constructor has failed).
+TEST(ThreadPool, RefusedThreadIsAnErrorAndStartedWorkersAreJoined) {
+  std::atomic<int> started{0}, finished{0};
+  const ThreadPool::Spawner refuse_third = [&](std::function<void()> body) {
+    if (started.load() == 2)
+      throw std::system_error(std::make_error_code(std::errc::resource_unavailable_try_again),
+                              "thread creation");
+    started.fetch_add(1);
+    return std::thread([&finished, body = std::move(body)] {
+      body();
+      finished.fetch_add(1);
+    });
+  };
+  const std::string message = test::error_of([&] { ThreadPool pool(4, refuse_third); });
+  EXPECT_EQ(message.rfind("cannot start 4 threads: thread creation: ", 0), 0u) << message;
+  EXPECT_EQ(started.load(), 2);
+  EXPECT_EQ(finished.load(), 2);  // both workers returned and were joined before the Error
+
+  // A spawner that hands back no thread is refused the same way.
+  const std::string empty = test::error_of(
+      [] { ThreadPool pool(2, [](std::function<void()>) { return std::thread(); }); });
+  EXPECT_EQ(empty, "cannot start 2 threads: the thread spawner returned no thread");
+
+  // The injected spawner is what the pool runs on when it works.
+  ThreadPool pool(3, [](std::function<void()> body) { return std::thread(std::move(body)); });
+  expect_each_task_once(pool, 1000);
 }
 
 TEST(ThreadPool, DefaultThreadCountIsPositive) {

@@ -1,0 +1,174 @@
+// Trees and verdicts entering verification are untrusted: a drafter's malformed tree (a second
+// root, a parent after its child, a token outside the vocabulary, a wrong root, too many nodes)
+// is an Error naming the drafter, never an out-of-bounds write; so is a verifier's malformed
+// path, and a target KV cache that is not empty when speculative decoding starts.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "draft/draft_tree.h"
+#include "speculative/speculative_decoder.h"
+#include "speculative/verify.h"
+#include "support/decoding.h"
+#include "support/errors.h"
+#include "support/random_models.h"
+#include "support/scripted_drafter.h"
+
+namespace eagle2 {
+namespace {
+
+using test::error_of;
+
+DraftTree tree_of(std::vector<int32_t> tokens, std::vector<int32_t> parents) {
+  DraftTree t;
+  t.tokens = std::move(tokens);
+  t.parents = std::move(parents);
+  return t;
+}
+
+TEST(ValidateDraftTree, OneRuleForEveryMalformedTree) {
+  const std::string src = "test tree";
+  EXPECT_NO_THROW(validate_draft_tree(tree_of({4, 5, 6, 7}, {-1, 0, 0, 1}), 10, src));
+  EXPECT_NO_THROW(validate_draft_tree(tree_of({4}, {-1}), 10, src));
+  EXPECT_EQ(error_of([&] { validate_draft_tree(tree_of({}, {}), 10, src); }),
+            "test tree: the tree is empty (it needs at least the root)");
+  EXPECT_EQ(error_of([&] { validate_draft_tree(tree_of({4, 5}, {-1}), 10, src); }),
+            "test tree: 2 tokens but 1 parents");
+  EXPECT_EQ(error_of([&] { validate_draft_tree(tree_of({4, 5}, {0, 0}), 10, src); }),
+            "test tree: the root (node 0) has parent 0, expected -1");
+  EXPECT_EQ(error_of([&] { validate_draft_tree(tree_of({4, 5, 6}, {-1, 0, -1}), 10, src); }),
+            "test tree: node 2 has parent -1 (every node after the root needs a parent in [0, 2))");
+  EXPECT_EQ(error_of([&] { validate_draft_tree(tree_of({4, 5, 6}, {-1, 2, 0}), 10, src); }),
+            "test tree: node 1 has parent 2 (every node after the root needs a parent in [0, 1))");
+  EXPECT_EQ(error_of([&] { validate_draft_tree(tree_of({4, 5, 6}, {-1, 0, 2}), 10, src); }),
+            "test tree: node 2 has parent 2 (every node after the root needs a parent in [0, 2))");
+  EXPECT_EQ(error_of([&] { validate_draft_tree(tree_of({4, 10}, {-1, 0}), 10, src); }),
+            "test tree: node 1 has token id 10 outside the vocabulary [0, 10)");
+  EXPECT_EQ(error_of([&] { validate_draft_tree(tree_of({-1, 3}, {-1, 0}), 10, src); }),
+            "test tree: node 0 has token id -1 outside the vocabulary [0, 10)");
+}
+
+TEST(ValidateDraftTree, VerifiersRefuseASecondRoot) {
+  // Before, children_of indexed children[-1] for the second root: a write out of bounds.
+  const DraftTree bad = tree_of({1, 2, 3}, {-1, 0, -1});
+  const std::vector<float> logits(3 * 4, 0.0f);
+  const std::string want =
+      "verify: draft tree: node 2 has parent -1 (every node after the root needs a parent in "
+      "[0, 2))";
+  EXPECT_EQ(error_of([&] { verify_greedy(bad, logits.data(), 4); }), want);
+  Rng rng(1);
+  SamplingParams p;
+  p.temperature = 1.0f;
+  EXPECT_EQ(error_of([&] { verify_sampling(bad, logits.data(), 4, p, rng); }), want);
+}
+
+class DecoderInputs : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    model_ = test::load_random_model("tree-validation", test::tiny_config()).release();
+  }
+  static void TearDownTestSuite() {
+    delete model_;
+    model_ = nullptr;
+  }
+  // The Error of a speculative run whose drafter adds `script`'s nodes to each tree.
+  std::string error_with(const test::ScriptedDrafter::Script& script, float temperature) {
+    test::ScriptedDrafter drafter(script);
+    GenerationOptions opt;
+    opt.max_new_tokens = 8;
+    opt.stop_at_eos = false;
+    opt.sampling.temperature = temperature;
+    return error_of([&] { test::speculative_tokens(*model_, drafter, {1, 7, 9}, opt, 32, pool_); });
+  }
+  static LlamaModel* model_;
+  ThreadPool pool_{1};
+};
+LlamaModel* DecoderInputs::model_ = nullptr;
+
+TEST_F(DecoderInputs, MalformedDrafterTreesAreAnErrorNamingTheDrafter) {
+  const std::string prefix = "drafter 'scripted' returned an invalid tree: ";
+  struct Case {
+    test::ScriptedDrafter::Script script;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {[](const auto&, int64_t, DraftTree& t) {
+         t.add(3, 0, -1.0f);
+         t.add(4, -1, -1.0f);  // a second root
+       },
+       "node 2 has parent -1 (every node after the root needs a parent in [0, 2))"},
+      {[](const auto&, int64_t, DraftTree& t) {
+         t.add(3, 0, -1.0f);
+         t.parents[1] = 5;  // a parent after its child (and past the end)
+       },
+       "node 1 has parent 5 (every node after the root needs a parent in [0, 1))"},
+      {[](const auto&, int64_t, DraftTree& t) { t.add(96, 0, -1.0f); },
+       "node 1 has token id 96 outside the vocabulary [0, 96)"},
+      {[](const auto&, int64_t, DraftTree& t) { t.parents.push_back(0); },
+       "1 tokens but 2 parents"},
+      {[](const auto&, int64_t, DraftTree& t) { t.tokens[0] = (t.tokens[0] + 1) % 96; },
+       "its root is token "},
+      {[](const auto&, int64_t max_tokens, DraftTree& t) {
+         for (int64_t i = 0; i < max_tokens; ++i) t.add(3, 0, -1.0f);
+       },
+       "it has 30 nodes, the context has room for 29"},
+  };
+  for (float temperature : {0.0f, 1.0f}) {
+    for (const Case& c : cases) {
+      const std::string message = error_with(c.script, temperature);
+      EXPECT_EQ(message.rfind(prefix + c.want, 0), 0u) << message;
+    }
+  }
+}
+
+TEST_F(DecoderInputs, MalformedVerdictFromAVerifierIsAnError) {
+  test::ScriptedDrafter drafter([](const auto&, int64_t, DraftTree& t) {
+    t.add(3, 0, -1.0f);
+    t.add(4, 0, -1.0f);
+  });
+  GenerationOptions opt;
+  opt.max_new_tokens = 8;
+  opt.stop_at_eos = false;
+  opt.sampling.temperature = 1.0f;
+  auto with_verdict = [&](Verdict v) {
+    SpeculativeHooks hooks;
+    hooks.verify_sampling = [v](const DraftTree&, const float*, int64_t, const SamplingParams&,
+                                Rng&) { return v; };
+    return error_of(
+        [&] { test::speculative_tokens(*model_, drafter, {1, 7, 9}, opt, 32, pool_, hooks); });
+  };
+  EXPECT_EQ(with_verdict(Verdict{{0, 1, 2}, 5}),
+            "verification returned an invalid path: node 2 at step 2 is not a child of node 1");
+  EXPECT_EQ(with_verdict(Verdict{{0, 7}, 5}),
+            "verification returned an invalid path: node 7 at step 1 is not a child of node 0");
+  EXPECT_EQ(with_verdict(Verdict{{}, 5}),
+            "verification returned a path that does not start at the root");
+  EXPECT_EQ(with_verdict(Verdict{{0, 2}, 96}),
+            "verification returned bonus token 96 outside the vocabulary [0, 96)");
+}
+
+// The drafter only learns the prompt (begin()), so a target cache that already holds context
+// would put the head at other positions than the target: drafting silently degraded. Refused.
+TEST_F(DecoderInputs, NonEmptyTargetCacheIsRefused) {
+  KvCache kv = model_->make_cache(32);
+  ForwardResult out;
+  prefill(*model_, kv, {1, 4, 6}, 64, out, pool_);
+  NoDrafter none;
+  GenerationOptions opt;
+  opt.max_new_tokens = 4;
+  EXPECT_EQ(error_of([&] {
+              speculative_generate(*model_, kv, none, {1, 7, 9}, opt, pool_,
+                                   [](int32_t) { return true; });
+            }),
+            "speculative decoding needs an empty KV cache (it holds 3 tokens; truncate it to 0 "
+            "first)");
+  kv.truncate(0);
+  EXPECT_NO_THROW(speculative_generate(*model_, kv, none, {1, 7, 9}, opt, pool_,
+                                       [](int32_t) { return true; }));
+}
+
+}  // namespace
+}  // namespace eagle2
