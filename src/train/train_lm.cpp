@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "train/loss_curve.h"
 #include "tokenizer/tokenizer.h"
 
@@ -74,13 +75,10 @@ class Section {
   std::string name_, where_;
 };
 
+// Reads the training config, corpus files and the loss log; they share the corpus limit, the
+// largest of them (the others are small by nature, and a wrong one is still bounded).
 std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, ": cannot open");
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (in.bad()) fail(path, ": read error");
-  return s.str();
+  return read_regular_file(path, read_limit::kCorpusFile, "a text file");
 }
 
 }  // namespace
@@ -222,10 +220,20 @@ TrainLmResult run_train_lm(const TrainLmConfig& cfg, const TrainLmOptions& opt,
   fs::create_directories(dir, ec);
   if (ec) fail(opt.out_dir, ": cannot create the output folder: ", ec.message());
 
+  const std::string log_path = (dir / "train_log.tsv").string();
   // 1. Tokenizer (a resumed run must see exactly the tokens the first run saw).
+  std::vector<TrainLogRow> logged;  // the loss curve so far, when resuming
   if (opt.resume) {
     if (!fs::exists(tok_path)) fail(tok_path, ": missing, cannot resume");
     if (!fs::exists(ckpt_path)) fail(ckpt_path, ": missing, cannot resume");
+    // Checked before any work, so that a damaged log fails at once with its line and field.
+    if (fs::exists(log_path)) {
+      std::string text = read_text(log_path);
+      // Rows end with '\n' once complete; a run killed while writing one leaves a partial last
+      // row, of a step after its last checkpoint (which would be dropped below anyway).
+      text.erase(text.find_last_of('\n') + 1);
+      logged = parse_train_log(text, log_path);
+    }
     say(ev, "tokenizer: reusing " + tok_path);
   } else {
     say(ev, "tokenizer: training SentencePiece BPE, vocab " +
@@ -267,19 +275,11 @@ TrainLmResult run_train_lm(const TrainLmConfig& cfg, const TrainLmOptions& opt,
   // The loss curve, one row per step: rewritten on a fresh run; on a resume, rows past the
   // checkpoint (steps run after it by a run that then died) are dropped, so the file always
   // describes the run the weights come from.
-  const std::string log_path = (dir / "train_log.tsv").string();
   {
-    std::vector<std::string> kept;
-    if (opt.resume) {
-      std::ifstream in(log_path);
-      for (std::string line; std::getline(in, line);) {
-        if (line.empty() || line[0] == 's') continue;  // the header
-        if (std::stoll(line.substr(0, line.find('\t'))) <= trainer.steps_done()) kept.push_back(line);
-      }
-    }
     std::ofstream out(log_path, std::ios::trunc);
     out << "step\ttokens\tloss\tlr\theld_out_loss\n";
-    for (const std::string& line : kept) out << line << '\n';
+    for (const TrainLogRow& row : logged)
+      if (row.step <= trainer.steps_done()) out << row.text << '\n';
     if (!out) fail(log_path, ": cannot write");
   }
   std::ofstream log(log_path, std::ios::app);

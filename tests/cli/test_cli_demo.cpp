@@ -45,15 +45,19 @@ TEST(CliDemo, OtherDraftersAndPromptFiles) {
 TEST(CliDemo, ErrorsAreOneClearLine) {
   EAGLE2_SHARED_FILE(head, "data/models/stories260K-eagle-head/config.json");
   const std::string shared = test::shared_dir() + "/data/models/";
-  auto r = run_cli("demo -m " + shared + "stories260K-hf --draft " + shared +
-                   "stories260K-eagle-head --tree plain");
-  EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.out.find("error: --tree plain: the demo compares plain decoding with a drafter"),
-            std::string::npos)
-      << r.out;
-  r = run_cli("demo -m " + shared + "stories260K-hf --draft /nonexistent/head");
-  EXPECT_EQ(r.code, 1);
-  EXPECT_NE(r.out.find("error: /nonexistent/head"), std::string::npos) << r.out;
+  std::string why;
+  auto r = test::run_cli_split("demo -m " + shared + "stories260K-hf --draft " + shared +
+                               "stories260K-eagle-head --tree plain");
+  EXPECT_TRUE(test::is_one_clean_error(r, &why)) << why;
+  EXPECT_EQ(r.err, "error: --tree plain: the demo compares plain decoding with a drafter\n");
+  EXPECT_EQ(r.out, "");  // nothing is printed before the setup succeeded
+  r = test::run_cli_split("demo -m " + shared + "stories260K-hf --draft /nonexistent/head");
+  EXPECT_TRUE(test::is_one_clean_error(r, &why)) << why;
+  EXPECT_EQ(r.err.rfind("error: /nonexistent/head", 0), 0u) << r.err;
+  EXPECT_EQ(r.out, "");
+  r = test::run_cli_split("demo -m " + shared + "stories260K-hf --draft " + shared +
+                          "stories260K-eagle-head --tree 'static:[[0],[1'");
+  EXPECT_TRUE(test::is_one_clean_error(r, &why)) << why;
   // Run from a folder without models/ and an executable outside a checkout's build folder the
   // bundled files cannot be found: the error says what to do.
   const std::string empty = test::temp_dir("cli_demo_empty");

@@ -2,10 +2,13 @@
 // relative to one token) and how close plain decoding runs to the memory-bandwidth bound.
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "commands.h"
 #include "core/error.h"
+#include "core/parse_number.h"
+#include "flag_checks.h"
 #include "kernels/bandwidth.h"
 #include "kernels/cpu.h"
 #include "model/cost_curve.h"
@@ -28,14 +31,9 @@ std::vector<int64_t> parse_ks(const std::string& text) {
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
-    try {
-      size_t used = 0;
-      const long long v = std::stoll(item, &used);
-      if (used != item.size() || v < 1 || v > 4096) throw std::invalid_argument(item);
-      ks.push_back(v);
-    } catch (const std::exception&) {
-      fail("--ks: '", item, "' is not a batch size in [1, 4096]");
-    }
+    const std::optional<int64_t> k = parse_number<int64_t>(item);
+    if (!k || *k < 1 || *k > 4096) fail("--ks: '", item, "' is not a batch size in [1, 4096]");
+    ks.push_back(*k);
   }
   if (ks.empty()) fail("--ks: no batch sizes given");
   return ks;
@@ -88,8 +86,8 @@ Command add_cost_curve(CLI::App& app) {
   add_run_flags(*cmd, f->run);
   cmd->add_option("--ks", f->ks, "Batch sizes, comma-separated");
   cmd->add_option("--context", f->context, "Committed context the batches sit on")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
-  cmd->add_option("--reps", f->reps, "Repetitions per batch size (median)")->check(CLI::Range(1, 1000));
+      ->check(integer_in(0, int64_t{1} << 20));
+  cmd->add_option("--reps", f->reps, "Repetitions per batch size (median)")->check(integer_in(1, 1000));
   cmd->add_flag("--chain", f->chain, "Shape batches as a chain instead of a tree");
   return {cmd, [f] { return run_cost_curve(*f); }};
 }

@@ -1,11 +1,15 @@
 // eagle2 generate: stream a completion of a prompt, then one stats line.
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "commands.h"
 #include "core/error.h"
+#include "core/parse_number.h"
+#include "flag_checks.h"
 #include "kernels/cpu.h"
 #include "model/llama_model.h"
 #include "speculative/generation.h"
@@ -28,6 +32,7 @@ struct GenerateFlags {
   uint64_t seed = 0;
   bool ignore_eos = false;
   DrafterFlags draft;
+  bool prompt_given = false, ids_given = false;  // -p "" is an empty prompt, not a missing one
 };
 
 std::vector<int32_t> parse_ids(const std::string& text) {
@@ -35,14 +40,9 @@ std::vector<int32_t> parse_ids(const std::string& text) {
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
-    try {
-      size_t used = 0;
-      const long v = std::stol(item, &used);
-      if (used != item.size() || v < 0 || v > INT32_MAX) throw std::invalid_argument(item);
-      ids.push_back(static_cast<int32_t>(v));
-    } catch (const std::exception&) {
-      fail("--ids: '", item, "' is not a token id");
-    }
+    const std::optional<int32_t> id = parse_number<int32_t>(item);
+    if (!id || *id < 0) fail("--ids: '", item, "' is not a token id");
+    ids.push_back(*id);
   }
   if (ids.empty()) fail("--ids: no token ids given");
   return ids;
@@ -51,7 +51,8 @@ std::vector<int32_t> parse_ids(const std::string& text) {
 int run_generate(const GenerateFlags& f) {
   SamplingParams sampling{f.temp, f.top_k, f.top_p, f.seed};
   sampling.validate();
-  if (f.prompt.empty() == f.ids.empty()) fail("give exactly one of -p/--prompt and --ids");
+  if (f.prompt_given == f.ids_given) fail("give exactly one of -p/--prompt and --ids");
+  if (f.prompt_given && f.prompt.empty()) fail("-p/--prompt: the prompt is empty");
 
   std::unique_ptr<LlamaModel> model = LlamaModel::load(f.run.model_dir);
   const LlamaConfig& cfg = model->config();
@@ -60,7 +61,7 @@ int run_generate(const GenerateFlags& f) {
   if (std::filesystem::exists(tok_path)) tok = Tokenizer::load(tok_path);
 
   std::vector<int32_t> prompt;
-  if (!f.ids.empty()) {
+  if (f.ids_given) {
     prompt = parse_ids(f.ids);
   } else {
     if (!tok) fail(f.run.model_dir, ": no tokenizer.model; pass token ids with --ids");
@@ -77,6 +78,9 @@ int run_generate(const GenerateFlags& f) {
   opt.max_new_tokens = f.n;
   opt.sampling = sampling;
   opt.stop_at_eos = !f.ignore_eos;
+
+  // Loaded before anything is printed: a bad head is one error line, not a prompt and an error.
+  DrafterBundle drafter = make_drafter(f.draft, *model, ctx, pool);
 
   std::unique_ptr<StreamingDecoder> stream;
   if (tok) {
@@ -98,7 +102,6 @@ int run_generate(const GenerateFlags& f) {
     std::fflush(stdout);
   };
 
-  DrafterBundle drafter = make_drafter(f.draft, *model, ctx, pool);
   if (!drafter) {
     const GenerationStats st = generate_plain(*model, kv, prompt, opt, pool, on_token);
     finish_text();
@@ -130,16 +133,26 @@ Command add_generate(CLI::App& app) {
   auto f = std::make_shared<GenerateFlags>();
   CLI::App* cmd = app.add_subcommand("generate", "Complete a prompt, streaming the text");
   add_run_flags(*cmd, f->run);
-  cmd->add_option("-p,--prompt", f->prompt, "Prompt text (UTF-8)");
-  cmd->add_option("--ids", f->ids, "Prompt as comma-separated token ids (instead of -p)");
-  cmd->add_option("-n,--n-predict", f->n, "Tokens to generate")->check(CLI::Range(int64_t{0}, int64_t{1} << 30));
-  cmd->add_option("--temp", f->temp, "Temperature (0 = greedy)");
-  cmd->add_option("--top-p", f->top_p, "Nucleus sampling mass in (0, 1]");
-  cmd->add_option("--top-k", f->top_k, "Keep the k most likely tokens (0 = off)");
-  cmd->add_option("--seed", f->seed, "Random seed for sampling");
+  CLI::Option* prompt = cmd->add_option("-p,--prompt", f->prompt, "Prompt text (UTF-8)");
+  CLI::Option* ids =
+      cmd->add_option("--ids", f->ids, "Prompt as comma-separated token ids (instead of -p)");
+  cmd->add_option("-n,--n-predict", f->n, "Tokens to generate")
+      ->check(integer_in(0, int64_t{1} << 30));
+  // The sampling ranges are SamplingParams::validate's (one rule, exit 1); here only the type.
+  cmd->add_option("--temp", f->temp, "Temperature (0 = greedy)")
+      ->check(finite_number());
+  cmd->add_option("--top-p", f->top_p, "Nucleus sampling mass in (0, 1]")
+      ->check(finite_number());
+  cmd->add_option("--top-k", f->top_k, "Keep the k most likely tokens (0 = off)")
+      ->check(integer_in(INT32_MIN, INT32_MAX));
+  cmd->add_option("--seed", f->seed, "Random seed for sampling")->check(seed_value());
   cmd->add_flag("--ignore-eos", f->ignore_eos, "Do not stop at the end-of-sequence token");
   add_drafter_flags(*cmd, f->draft);
-  return {cmd, [f] { return run_generate(*f); }};
+  return {cmd, [f, prompt, ids] {
+            f->prompt_given = prompt->count() > 0;
+            f->ids_given = ids->count() > 0;
+            return run_generate(*f);
+          }};
 }
 
 }  // namespace eagle2::cli

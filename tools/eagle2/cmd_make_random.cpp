@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "core/error.h"
+#include "flag_checks.h"
 #include "model/llama_config.h"
 #include "model/random_model.h"
 
@@ -85,14 +86,21 @@ Command add_make_random(CLI::App& app) {
   cmd->add_option("-o,--out", f->out, "Output folder")->required();
   cmd->add_option("--preset", f->preset, "tiny, small, llama-1b or llama-7b");
   cmd->add_option("--dtype", f->dtype, "f32, f16 or bf16");
-  cmd->add_option("--seed", f->seed, "Random seed");
-  cmd->add_option("--hidden", f->hidden, "Override hidden_size")->check(CLI::PositiveNumber);
-  cmd->add_option("--intermediate", f->intermediate, "Override intermediate_size")->check(CLI::PositiveNumber);
-  cmd->add_option("--layers", f->layers, "Override num_hidden_layers")->check(CLI::PositiveNumber);
-  cmd->add_option("--heads", f->heads, "Override num_attention_heads")->check(CLI::PositiveNumber);
-  cmd->add_option("--kv-heads", f->kv_heads, "Override num_key_value_heads")->check(CLI::PositiveNumber);
-  cmd->add_option("--vocab", f->vocab, "Override vocab_size")->check(CLI::PositiveNumber);
-  cmd->add_option("--max-positions", f->max_positions, "Override max_position_embeddings")->check(CLI::PositiveNumber);
+  cmd->add_option("--seed", f->seed, "Random seed")->check(seed_value());
+  cmd->add_option("--hidden", f->hidden, "Override hidden_size")
+      ->check(integer_in(1, 1 << 16));
+  cmd->add_option("--intermediate", f->intermediate, "Override intermediate_size")
+      ->check(integer_in(1, 1 << 18));
+  cmd->add_option("--layers", f->layers, "Override num_hidden_layers")
+      ->check(integer_in(1, 1024));
+  cmd->add_option("--heads", f->heads, "Override num_attention_heads")
+      ->check(integer_in(1, 1024));
+  cmd->add_option("--kv-heads", f->kv_heads, "Override num_key_value_heads")
+      ->check(integer_in(1, 1024));
+  cmd->add_option("--vocab", f->vocab, "Override vocab_size")
+      ->check(integer_in(1, 1 << 22));
+  cmd->add_option("--max-positions", f->max_positions, "Override max_position_embeddings")
+      ->check(integer_in(1, 1 << 24));
   cmd->add_flag("--tie", f->tie, "Tie lm_head to the embedding");
   return {cmd, [f] { return run_make_random(*f); }};
 }

@@ -13,6 +13,7 @@
 #include "bench/prompt_set.h"
 #include "commands.h"
 #include "core/error.h"
+#include "flag_checks.h"
 #include "draft/eagle_head.h"
 #include "model/llama_model.h"
 #include "tokenizer/tokenizer.h"
@@ -227,36 +228,45 @@ Command add_train_head(CLI::App& app) {
   cmd->add_option("--eval-prompts", f->eval_prompt_files,
                   "Held-out prompt sets (default: the last 10% of the training prompts)");
   cmd->add_option("--eval-last", f->eval_last,
-                  "Use the last N documents of the --eval-prompts files (0 = all)");
-  cmd->add_option("--eval-count", f->eval_count, "Held-out prompts taken from the training files");
-  cmd->add_option("--limit", f->limit, "Use the first N prompts/documents (0 = all)");
+                  "Use the last N documents of the --eval-prompts files (0 = all)")
+      ->check(integer_in(0, INT32_MAX));
+  cmd->add_option("--eval-count", f->eval_count, "Held-out prompts taken from the training files")
+      ->check(integer_in(0, INT32_MAX));
+  cmd->add_option("--limit", f->limit, "Use the first N prompts/documents (0 = all)")
+      ->check(integer_in(0, INT32_MAX));
   cmd->add_option("--opening-words", f->opening_words,
-                  "Text prompt files: the first N words of each document (0 = whole)");
+                  "Text prompt files: the first N words of each document (0 = whole)")
+      ->check(integer_in(0, INT32_MAX));
   cmd->add_option("--max-new-tokens", f->max_new, "Continuation length per prompt")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+      ->check(integer_in(1, int64_t{1} << 20));
   cmd->add_option("--sampled", f->sampled,
                   "Temperature-1 continuations per prompt (besides the greedy one)")
-      ->check(CLI::Range(0, 64));
+      ->check(integer_in(0, 64));
   cmd->add_flag("--no-greedy", f->no_greedy, "No greedy continuation");
   cmd->add_option("--steps", f->train.steps, "Optimizer steps")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
-  cmd->add_option("--lr", f->train.lr, "Peak learning rate")->check(CLI::PositiveNumber);
-  cmd->add_option("--warmup", f->train.warmup, "Warmup steps");
+      ->check(integer_in(1, int64_t{1} << 30));
+  cmd->add_option("--lr", f->train.lr, "Peak learning rate")
+      ->check(number_in(0, 1e3, /*min_exclusive=*/true));
+  cmd->add_option("--warmup", f->train.warmup, "Warmup steps")
+      ->check(integer_in(0, int64_t{1} << 30));
   cmd->add_option("--batch", f->train.batch, "Sequences (windows) per step")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+      ->check(integer_in(1, int64_t{1} << 20));
   cmd->add_option("--seq-len", f->train.seq_len, "Head positions per window")
-      ->check(CLI::Range(int64_t{2}, int64_t{1} << 20));
+      ->check(integer_in(2, int64_t{1} << 20));
   cmd->add_option("--noise", f->train.noise, "Uniform feature noise half-width")
-      ->check(CLI::NonNegativeNumber);
+      ->check(number_in(0, 1e6));
   cmd->add_flag("--fc-identity", f->fc_identity,
                 "Start fc's feature half at the identity (default: nn.Linear's random init)");
   cmd->add_flag("--noise-relative", f->train.noise_relative,
                 "Scale --noise by the RMS of the features");
-  cmd->add_option("--weight-decay", f->train.weight_decay, "AdamW weight decay");
-  cmd->add_option("--clip", f->train.clip_norm, "Gradient norm clip (0 = off)");
-  cmd->add_option("--seed", f->train.seed, "Seed (sampling, init, noise, shuffling)");
+  cmd->add_option("--weight-decay", f->train.weight_decay, "AdamW weight decay")
+      ->check(number_in(0, 1e6));
+  cmd->add_option("--clip", f->train.clip_norm, "Gradient norm clip (0 = off)")
+      ->check(number_in(0, 1e30));
+  cmd->add_option("--seed", f->train.seed, "Seed (sampling, init, noise, shuffling)")
+      ->check(seed_value());
   cmd->add_option("--tau-tokens", f->tau_tokens, "New tokens per held-out prompt for tau")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+      ->check(integer_in(1, int64_t{1} << 20));
   cmd->add_flag("--no-tau", f->no_tau, "Skip the tau measurement");
   cmd->add_option("--dtype", f->dtype, "Exported head tensors: f32 or bf16 (half the bytes per draft step)")
       ->check(CLI::IsMember({"f32", "bf16"}));

@@ -4,12 +4,14 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "commands.h"
+#include "flag_checks.h"
 #include "core/thread_pool.h"
 #include "train/train_lm.h"
 
@@ -63,11 +65,14 @@ class ProgressBar {
     open_ = tty_;
     std::fflush(stderr);
   }
-  // Ends the in-place line before a full line is printed.
+  // A report line (tokenizer, data, model, held-out loss) goes to stdout, as train-head's do:
+  // stderr then holds only the bar, and a run that fails while loading prints nothing there but
+  // its one error line. The in-place bar is ended first so that the two do not share a line.
   void line(const std::string& text) {
     if (open_) std::fputc('\n', stderr);
     open_ = false;
-    std::fprintf(stderr, "%s\n", text.c_str());
+    std::printf("%s\n", text.c_str());
+    std::fflush(stdout);
   }
   void finish() {
     if (open_) std::fputc('\n', stderr);
@@ -89,7 +94,7 @@ int run_train_lm_command(const TrainLmFlags& f) {
   opt.resume = f.resume;
   opt.stop_after = f.stop_after;
 
-  ThreadPool pool(f.threads > 0 ? f.threads : default_thread_count());
+  ThreadPool pool(resolve_threads(f.threads));
   ProgressBar bar;
   train::TrainLmEvents ev;
   ev.message = [&](const std::string& s) { bar.line(s); };
@@ -128,11 +133,10 @@ Command add_train_lm(CLI::App& app) {
                   "Held-out text files or folders (default: the corpus's last held_out_fraction)")
       ->check(CLI::ExistingPath);
   cmd->add_flag("--resume", f->resume, "Continue from OUT/checkpoint.safetensors");
-  cmd->add_option("-t,--threads", f->threads, "Threads (default: physical cores)")
-      ->check(CLI::Range(1, 1024));
+  add_threads_flag(*cmd, f->threads);
   cmd->add_option("--stop-after", f->stop_after,
                   "Stop (checkpointed) after this many steps in total, to --resume later")
-      ->check(CLI::PositiveNumber);
+      ->check(integer_in(1, INT64_MAX));
   return {cmd, [f] { return run_train_lm_command(*f); }};
 }
 

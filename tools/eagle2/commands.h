@@ -30,6 +30,10 @@ struct RunFlags {
   int64_t ctx = 0;     // 0 = min(2048, max_position_embeddings)
 };
 void add_run_flags(CLI::App& cmd, RunFlags& flags);
+// -t/--threads, bounded by the CPUs this process may use (flag_checks.h).
+void add_threads_flag(CLI::App& cmd, int& threads);
+// The thread count to run with: the flag's, else the default, never more than the CPUs.
+int resolve_threads(int requested);
 int resolve_threads(const RunFlags& flags);
 int64_t resolve_ctx(const RunFlags& flags, int64_t max_positions);
 

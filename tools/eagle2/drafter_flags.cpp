@@ -1,11 +1,14 @@
 #include "drafter_flags.h"
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <cstdint>
+#include <optional>
 
 #include "core/error.h"
+#include "core/parse_number.h"
+#include "core/regular_file.h"
 #include "draft/draft_vocab.h"
+#include "draft/tree_builder.h"
+#include "flag_checks.h"
 #include "model/cost_curve.h"
 #include "speculative/eagle_drafter.h"
 #include "speculative/lookup_drafter.h"
@@ -17,13 +20,22 @@ namespace {
 
 // 0 when the text is not a budget in [1, 4096].
 int parse_total_tokens(const std::string& text) {
-  try {
-    size_t used = 0;
-    const long long v = std::stoll(text, &used);
-    return used == text.size() && v >= 1 && v <= 4096 ? static_cast<int>(v) : 0;
-  } catch (const std::exception&) {
-    return 0;
-  }
+  const std::optional<int> v = parse_number<int>(text);
+  return v && *v >= 1 && *v <= 4096 ? *v : 0;
+}
+
+// --choices takes JSON or a file holding it. The first non-space character decides, so that
+// neither is mistaken for the other: '[' is inline JSON (never tried as a path, which failed
+// with "File name too long" past 255 bytes), anything else is a path (whose absence is reported
+// as such, not as bad JSON).
+TreeChoices read_tree_choices(const std::string& value) {
+  const size_t first = value.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && value[first] == '[')
+    return parse_tree_choices(value, "--choices");
+  if (first == std::string::npos)
+    fail("--choices: empty (give JSON such as [[0], [1], [0, 0]] or a file)");
+  const std::string text = read_regular_file(value, read_limit::kJson, "tree choices");
+  return parse_tree_choices(text, "--choices " + value);
 }
 
 // The library's measurement, printed with --verbose.
@@ -61,12 +73,13 @@ void add_drafter_flags(CLI::App& cmd, DrafterFlags& f) {
           "auto|INT in [1 - 4096]"));
   cmd.add_option("--depth", f.depth,
                  "Expansion steps after the first level (a chain drafts depth + 1 tokens)")
-      ->check(CLI::Range(0, 64));
+      ->check(integer_in(0, 64));
   cmd.add_option("--draft-top-k", f.top_k, "Dynamic tree: children per expanded node (K)")
-      ->check(CLI::Range(1, 1024));
+      ->check(integer_in(1, 1024));
   cmd.add_option("--choices", f.choices,
                  "Static tree shape as JSON paths of sibling ranks, or a file holding them "
-                 "(default: EAGLE-1's mc_sim_7b_63)");
+                 "(default: EAGLE-1's mc_sim_7b_63)")
+      ->each([&f](const std::string&) { f.choices_given = true; });
   cmd.add_flag("--calibrate", f.calibrate,
                "Dynamic tree: rank nodes by the acceptance rate learned while decoding for each "
                "draft probability and sibling rank, instead of the raw draft probabilities "
@@ -74,7 +87,7 @@ void add_drafter_flags(CLI::App& cmd, DrafterFlags& f) {
   cmd.add_option("--draft-vocab", f.draft_vocab,
                  "Draft only the N most frequent tokens (HEAD_DIR/draft_vocab.tsv, written by "
                  "eagle2 draft-vocab): a smaller draft lm_head; 0 = the full vocabulary")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_in(0, INT32_MAX));
   cmd.add_flag("--verbose", f.verbose, "Print each cycle's tree and accepted path");
 }
 
@@ -110,16 +123,7 @@ DrafterBundle make_drafter(const DrafterFlags& f, LlamaModel& target, int64_t ct
     opt.shape = EagleDrafterOptions::Shape::Chain;
   } else {
     opt.shape = EagleDrafterOptions::Shape::Static;
-    if (!f.choices.empty()) {
-      std::string text = f.choices;
-      if (std::filesystem::is_regular_file(f.choices)) {
-        std::ifstream in(f.choices);
-        std::ostringstream s;
-        s << in.rdbuf();
-        text = s.str();
-      }
-      opt.choices = parse_tree_choices(text, "--choices");
-    }
+    if (f.choices_given) opt.choices = read_tree_choices(f.choices);
   }
   b.drafter = std::make_unique<EagleDrafter>(*b.head, pool, opt);
   return b;

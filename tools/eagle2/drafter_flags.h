@@ -23,6 +23,7 @@ struct DrafterFlags {
   int depth = 5;            // expansion forwards after level 1
   int top_k = 10;           // K
   std::string choices;      // static tree shape: JSON text or a file holding it
+  bool choices_given = false;  // --choices '' is an error, not the default tree
   bool calibrate = false;   // dynamic: calibrated confidences (EagleDrafterOptions::calibrate)
   int64_t draft_vocab = 0;  // > 0: draft only the N most frequent tokens (HEAD/draft_vocab.tsv)
   bool verbose = false;

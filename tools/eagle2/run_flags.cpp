@@ -3,22 +3,30 @@
 #include "commands.h"
 #include "core/error.h"
 #include "core/thread_pool.h"
+#include "flag_checks.h"
 
 namespace eagle2::cli {
+
+void add_threads_flag(CLI::App& cmd, int& threads) {
+  cmd.add_option("-t,--threads", threads, "Threads (default: physical cores)")
+      ->check(thread_count());
+}
 
 void add_run_flags(CLI::App& cmd, RunFlags& flags) {
   cmd.add_option("-m,--model", flags.model_dir, "Model folder (config.json + safetensors)")
       ->required();
-  cmd.add_option("-t,--threads", flags.threads, "Threads (default: physical cores)")
-      ->check(CLI::Range(1, 1024));
+  add_threads_flag(cmd, flags.threads);
   cmd.add_option("--ctx", flags.ctx,
                  "Context size in tokens (default: min(2048, max_position_embeddings))")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+      ->check(integer_in(1, int64_t{1} << 30));
 }
 
-int resolve_threads(const RunFlags& flags) {
-  return flags.threads > 0 ? flags.threads : default_thread_count();
+int resolve_threads(int requested) {
+  // The default counts the machine's physical cores; a container may grant fewer CPUs.
+  return requested > 0 ? requested : std::min(default_thread_count(), available_cpus());
 }
+
+int resolve_threads(const RunFlags& flags) { return resolve_threads(flags.threads); }
 
 int64_t resolve_ctx(const RunFlags& flags, int64_t max_positions) {
   return flags.ctx > 0 ? flags.ctx : std::min<int64_t>(2048, max_positions);
