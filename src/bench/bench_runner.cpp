@@ -110,16 +110,61 @@ std::unique_ptr<Drafter> make_drafter(const DrafterSpec& spec, EagleHead* head, 
   return std::make_unique<EagleDrafter>(*head, pool, o);
 }
 
+namespace {
+
+// One generation of `ids` with `drafter` (null: plain decoding) on a fresh cache, its tokens and
+// timings recorded in r.
+void generate_once(LlamaModel& model, KvCache& kv, Drafter* drafter,
+                   const std::vector<int32_t>& ids, const GenerationOptions& opt, ThreadPool& pool,
+                   RunRecord& r) {
+  kv.truncate(0);
+  auto on_token = [&](int32_t t) {
+    r.tokens.push_back(t);
+    return true;
+  };
+  if (!drafter) {
+    const GenerationStats st = generate_plain(model, kv, ids, opt, pool, on_token);
+    r.new_tokens = st.new_tokens;
+    r.cycles = st.target_forwards;
+    r.decode_seconds = st.decode_seconds;
+    r.accept_histogram = {st.target_forwards};
+    return;
+  }
+  SpeculativeHooks hooks;
+  hooks.trace = [&r](const CycleTrace& c) { r.calibration.add(c.tree, c.verdict); };
+  const SpeculativeStats st = speculative_generate(model, kv, *drafter, ids, opt, pool, on_token,
+                                                   hooks);
+  r.new_tokens = st.new_tokens;
+  r.cycles = st.cycles;
+  r.decode_seconds = st.decode_seconds;
+  r.draft_seconds = st.draft_seconds;
+  r.verify_seconds = st.verify_seconds;
+  r.accept_histogram = st.accept_histogram;
+}
+
+std::vector<int32_t> encode_prompt(const Tokenizer& tok, const Prompt& prompt, int64_t ctx) {
+  std::vector<int32_t> ids = tok.encode(prompt.text, true);
+  if (static_cast<int64_t>(ids.size()) + 8 > ctx)
+    fail(prompt.id, ": the prompt has ", ids.size(), " tokens, too many for --ctx ", ctx);
+  return ids;
+}
+
+}  // namespace
+
 std::vector<RunRecord> run_bench(LlamaModel& model, EagleHead* head, const Tokenizer& tok,
                                  const std::vector<PromptSet>& sets,
                                  const std::vector<DrafterSpec>& specs, const BenchOptions& options,
                                  ThreadPool& pool, const ProgressCallback& progress) {
+  if (options.warmup_prompts < 0) fail("bench: warm-up prompt count must be >= 0");
   std::vector<RunRecord> records;
   int64_t total = 0, done = 0;
   for (const auto& s : sets)
     total += static_cast<int64_t>(s.prompts.size() * specs.size() * options.temperatures.size()) *
              options.repetitions;
-  // Drafters are made once and reused (EagleDrafter::begin resets its state).
+  // Drafters are made once and reused; drafters that learn (calibration, pause state, timing
+  // averages) keep that across prompts, so each is reset before every (temperature, repetition)
+  // pass and then warmed on the same unmeasured prompts. A drafter's figures then depend neither
+  // on the temperature measured before nor on the order of the passes.
   std::vector<std::unique_ptr<Drafter>> drafters;
   // One cost curve for every auto drafter, measured before any run.
   std::shared_ptr<const VerifyCostModel> cost;
@@ -127,15 +172,29 @@ std::vector<RunRecord> run_bench(LlamaModel& model, EagleHead* head, const Token
     if (spec.auto_budget && !cost) cost = measure_verify_cost(model, options.ctx, pool);
   for (const auto& spec : specs)
     drafters.push_back(make_drafter(spec, head, pool, options.ctx, cost));
+  // The warm-up prompts: the first prompts of the sets, in order (they are measured again later).
+  std::vector<std::vector<int32_t>> warmup;
+  for (const auto& set : sets)
+    for (const auto& prompt : set.prompts)
+      if (static_cast<int64_t>(warmup.size()) < options.warmup_prompts)
+        warmup.push_back(encode_prompt(tok, prompt, options.ctx));
   KvCache kv = model.make_cache(options.ctx);
   for (const float temp : options.temperatures) {
     for (int rep = 0; rep < options.repetitions; ++rep) {
+      for (size_t d = 0; d < specs.size(); ++d) {
+        if (drafters[d]) drafters[d]->reset();
+        for (size_t w = 0; w < warmup.size(); ++w) {
+          GenerationOptions opt;
+          opt.max_new_tokens = options.max_new_tokens;
+          opt.sampling.temperature = temp;
+          opt.sampling.seed = options.seed + 104729 + w;
+          RunRecord unmeasured;
+          generate_once(model, kv, drafters[d].get(), warmup[w], opt, pool, unmeasured);
+        }
+      }
       for (const auto& set : sets) {
         for (size_t p = 0; p < set.prompts.size(); ++p) {
-          const std::vector<int32_t> ids = tok.encode(set.prompts[p].text, true);
-          if (static_cast<int64_t>(ids.size()) + 8 > options.ctx)
-            fail(set.prompts[p].id, ": the prompt has ", ids.size(), " tokens, too many for --ctx ",
-                 options.ctx);
+          const std::vector<int32_t> ids = encode_prompt(tok, set.prompts[p], options.ctx);
           // Interleaved: every drafter on this prompt before the next prompt, so that slow drift
           // of the machine (thermal, other load) hits all drafters alike.
           for (size_t d = 0; d < specs.size(); ++d) {
@@ -149,29 +208,7 @@ std::vector<RunRecord> run_bench(LlamaModel& model, EagleHead* head, const Token
             r.drafter = specs[d].label;
             r.temperature = temp;
             r.rep = rep;
-            kv.truncate(0);
-            auto on_token = [&](int32_t t) {
-              r.tokens.push_back(t);
-              return true;
-            };
-            if (!drafters[d]) {
-              const GenerationStats st = generate_plain(model, kv, ids, opt, pool, on_token);
-              r.new_tokens = st.new_tokens;
-              r.cycles = st.target_forwards;
-              r.decode_seconds = st.decode_seconds;
-              r.accept_histogram = {st.target_forwards};
-            } else {
-              SpeculativeHooks hooks;
-              hooks.trace = [&r](const CycleTrace& c) { r.calibration.add(c.tree, c.verdict); };
-              const SpeculativeStats st =
-                  speculative_generate(model, kv, *drafters[d], ids, opt, pool, on_token, hooks);
-              r.new_tokens = st.new_tokens;
-              r.cycles = st.cycles;
-              r.decode_seconds = st.decode_seconds;
-              r.draft_seconds = st.draft_seconds;
-              r.verify_seconds = st.verify_seconds;
-              r.accept_histogram = st.accept_histogram;
-            }
+            generate_once(model, kv, drafters[d].get(), ids, opt, pool, r);
             records.push_back(std::move(r));
             if (progress) progress(++done, total);
           }

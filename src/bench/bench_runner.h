@@ -51,6 +51,10 @@ struct BenchOptions {
   std::vector<float> temperatures = {0.0f, 1.0f};
   uint64_t seed = 1;
   int64_t ctx = 2048;
+  // Unmeasured generations each drafter runs, after its reset, before every (temperature,
+  // repetition) pass: the first this many prompts, so that learning drafters (calibration, auto
+  // budget) are measured warm and in the same state whatever ran before them.
+  int warmup_prompts = 2;
 };
 
 struct RunRecord {

@@ -30,6 +30,11 @@ class Drafter {
   // target's final-norm state of each path node ([path.size(), hidden]); `bonus` is the next root.
   virtual void accept(const DraftTree& tree, std::span<const int32_t> path, const float* features,
                       int32_t bonus) = 0;
+
+  // Forgets what was learned across generations (acceptance calibration, pause state, timing
+  // averages), so that the next begin() starts as a freshly made drafter. begin() alone keeps
+  // that knowledge on purpose: it carries over from one prompt to the next, as in a server.
+  virtual void reset() {}
 };
 
 // Plain decoding through the speculative loop: the tree is the root alone.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 
 #include "core/error.h"
@@ -9,10 +10,19 @@
 namespace eagle2 {
 
 void top_k_of(const float* logp, int64_t n, int k, int32_t* tokens, float* values) {
-  k = static_cast<int>(std::min<int64_t>(k, n));
+  // Callers read k entries, so k is never lowered silently: the constructor refuses a top-k wider
+  // than the draft vocabulary, and this catches a vocabulary restricted after construction.
+  if (k < 1 || k > n)
+    fail("draft head: asked for the top ", k, " of ", n, " draft tokens (--draft-top-k and tree "
+         "widths must be in [1, ", n, "], the draft vocabulary)");
   int count = 0;
   for (int64_t v = 0; v < n; ++v) {
     const float x = logp[v];
+    // Only non-finite head outputs give a non-finite log_softmax; a NaN would also break the
+    // orderings of tree building and the calibration's bins.
+    if (!std::isfinite(x))
+      fail("draft head: draft log-prob of draft token ", v, " is ", x,
+           " (the head's output is not finite)");
     if (count == k && !(x > values[count - 1])) continue;
     // Insert after every kept value >= x, so equal values keep the lower id first.
     int pos = count < k ? count : k - 1;
@@ -87,6 +97,16 @@ void EagleDrafter::begin(std::span<const int32_t> context, const float* features
   pending_tokens_.push_back(root);
   root_ = root;
   prompt_catch_up_ = true;
+}
+
+void EagleDrafter::reset() {
+  draft_seconds_ema_ = -1;
+  rate_ema_ = -1;
+  judged_cycles_ = 0;
+  pause_cycles_ = kPauseCycles;
+  skip_left_ = 0;
+  skipped_ = false;
+  calibration_ = AcceptanceCalibration();
 }
 
 double EagleDrafter::draft_seconds_estimate() const {

@@ -35,6 +35,7 @@ class EagleDrafter : public Drafter, private DraftOracle {
   void draft(int64_t max_tokens, DraftTree& tree) override;
   void accept(const DraftTree& tree, std::span<const int32_t> path, const float* features,
               int32_t bonus) override;
+  void reset() override;
 
   // Head position and fed-node bookkeeping of the last draft (for --verbose and tests).
   int64_t stable_length() const { return kv_.size(); }
@@ -83,7 +84,8 @@ class EagleDrafter : public Drafter, private DraftOracle {
   bool prompt_catch_up_ = false;   // the next draft() catches up on a whole prompt
 };
 
-// Top-k of a row of log-probs: descending, ties towards the lower token id.
+// Top-k of a row of log-probs: descending, ties towards the lower token id. Writes exactly k
+// entries; Error unless 1 <= k <= n and every log-prob is finite.
 void top_k_of(const float* logp, int64_t n, int k, int32_t* tokens, float* values);
 
 }  // namespace eagle2

@@ -11,6 +11,8 @@
 #include "core/thread_pool.h"
 #include "draft/eagle_head.h"
 #include "model/llama_model.h"
+#include "speculative/eagle_drafter.h"
+#include "speculative/speculative_decoder.h"
 #include "tokenizer/tokenizer.h"
 #include "support/errors.h"
 #include "support/shared_data.h"
@@ -214,6 +216,59 @@ TEST(Bench, RunBenchOnStoriesRecordsCalibration) {
     if (s.drafter != "plain") {
       EXPECT_GT(s.calibration.total_nodes(), 0) << s.drafter;
     }
+}
+
+// A learning drafter (calibrated confidences) must be measured the same whatever ran before it:
+// the T = 1 pass after a T = 0 pass equals a T = 1 pass alone, token for token and cycle for
+// cycle. Before drafters were reset, the calibration learned at T = 0 reshaped the T = 1 trees.
+TEST(Bench, PassesDoNotInheritDrafterState) {
+  EAGLE2_SHARED_FILE(cfg, "data/models/stories260K-eagle-head/config.json");
+  const std::string models = test::shared_dir() + "/data/models/";
+  auto model = LlamaModel::load(models + "stories260K-hf");
+  auto head = EagleHead::load(models + "stories260K-eagle-head", *model);
+  auto tok = Tokenizer::load(models + "stories260K-hf/tokenizer.model");
+  PromptSet set{"s", {{"s:0", "Once upon a time"}, {"s:1", "The little dog"},
+                      {"s:2", "Tom and his mom went"}}};
+  BenchOptions opt;
+  opt.max_new_tokens = 48;
+  opt.ctx = 256;
+  opt.warmup_prompts = 1;
+  ThreadPool pool(1);
+  const std::vector<DrafterSpec> specs = {parse_drafter_spec("dynamic:8:4:4:cal")};
+  opt.temperatures = {0.0f, 1.0f};
+  const auto both = run_bench(*model, head.get(), *tok, {set}, specs, opt, pool);
+  opt.temperatures = {1.0f};
+  const auto alone = run_bench(*model, head.get(), *tok, {set}, specs, opt, pool);
+  ASSERT_EQ(both.size(), 6u);
+  ASSERT_EQ(alone.size(), 3u);
+  for (size_t i = 0; i < alone.size(); ++i) {
+    const RunRecord& after = both[3 + i];
+    ASSERT_EQ(after.temperature, 1.0f);
+    EXPECT_EQ(after.tokens, alone[i].tokens) << alone[i].prompt_id;
+    EXPECT_EQ(after.accept_histogram, alone[i].accept_histogram) << alone[i].prompt_id;
+    EXPECT_EQ(after.calibration.total_nodes(), alone[i].calibration.total_nodes());
+  }
+}
+
+TEST(Bench, ResetForgetsWhatTheDrafterLearned) {
+  EAGLE2_SHARED_FILE(cfg, "data/models/stories260K-eagle-head/config.json");
+  const std::string models = test::shared_dir() + "/data/models/";
+  auto model = LlamaModel::load(models + "stories260K-hf");
+  auto head = EagleHead::load(models + "stories260K-eagle-head", *model);
+  auto tok = Tokenizer::load(models + "stories260K-hf/tokenizer.model");
+  ThreadPool pool(1);
+  const auto drafter = make_drafter(parse_drafter_spec("dynamic:8:4:4:cal"), head.get(), pool, 256);
+  auto& eagle = dynamic_cast<EagleDrafter&>(*drafter);
+  KvCache kv = model->make_cache(256);
+  GenerationOptions g;
+  g.max_new_tokens = 32;
+  speculative_generate(*model, kv, eagle, tok->encode("Once upon a time", true), g, pool,
+                       [](int32_t) { return true; });
+  EXPECT_GT(eagle.calibration().observations(), 0);
+  EXPECT_GT(eagle.draft_seconds_estimate(), 0.0);
+  eagle.reset();
+  EXPECT_EQ(eagle.calibration().observations(), 0);
+  EXPECT_EQ(eagle.draft_seconds_estimate(), 0.0);  // no cost model: nothing measured yet
 }
 
 TEST(Bench, DrafterSpecs) {

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "bench/bench_charts.h"
@@ -11,6 +12,8 @@
 #include "commands.h"
 #include "drafter_flags.h"
 #include "core/error.h"
+#include "core/parse_number.h"
+#include "flag_checks.h"
 #include "kernels/cpu.h"
 
 namespace eagle2::cli {
@@ -28,6 +31,7 @@ struct BenchFlags {
   std::string drafters = "plain,lookup,chain,static,dynamic";
   std::string temps = "0,1";
   int reps = 1;
+  int warmup = 2;
   uint64_t seed = 1;
   std::string json_out, csv_out, svg_dir;
   int64_t draft_vocab = 0;
@@ -60,17 +64,17 @@ int run_bench_cmd(const BenchFlags& f) {
   for (const auto& s : split(f.drafters)) specs.push_back(parse_drafter_spec(s));
   BenchOptions opt;
   opt.repetitions = f.reps;
+  opt.warmup_prompts = f.warmup;
   opt.max_new_tokens = f.max_new;
   opt.seed = f.seed;
   opt.temperatures.clear();
   for (const auto& t : split(f.temps)) {
-    try {
-      opt.temperatures.push_back(std::stof(t));
-    } catch (const std::exception&) {
-      fail("--temps: '", t, "' is not a number");
-    }
-    if (!(opt.temperatures.back() >= 0)) fail("--temps: temperatures must be >= 0");
+    const std::optional<float> temp = parse_number<float>(t);
+    if (!temp) fail("--temps: '", t, "' is not a number");
+    if (!(*temp >= 0)) fail("--temps: temperatures must be >= 0");
+    opt.temperatures.push_back(*temp);
   }
+  if (opt.temperatures.empty()) fail("--temps: no temperatures given");
   PromptSetOptions po{f.limit, f.opening_words, f.from_end};
   std::vector<PromptSet> sets;
   for (const auto& path : f.prompt_files) {
@@ -106,9 +110,11 @@ int run_bench_cmd(const BenchFlags& f) {
                                    if (done == total) std::fprintf(stderr, "\n");
                                  });
   const auto summary = summarize(records);
-  std::printf("model %s, head %s, %d threads, kernels %s, %lld new tokens per prompt, %d rep(s)\n",
+  std::printf("model %s, head %s, %d threads, kernels %s, %lld new tokens per prompt, %d rep(s), "
+              "%d warm-up prompt(s) per drafter and pass\n",
               f.run.model_dir.c_str(), f.head_dir.empty() ? "none" : f.head_dir.c_str(), pool.size(),
-              kernel_path_name(active_kernel_path()), static_cast<long long>(f.max_new), f.reps);
+              kernel_path_name(active_kernel_path()), static_cast<long long>(f.max_new), f.reps,
+              f.warmup);
   std::printf("%-24s %-18s %5s %9s %8s %7s %7s %7s %9s\n", "prompt set", "drafter", "temp",
               "tokens/s", "speedup", "tau", "draft%", "verify%", "distinct4");
   for (const Summary& s : summary)
@@ -144,22 +150,28 @@ Command add_bench(CLI::App& app) {
   cmd->add_option("--draft-vocab", f->draft_vocab,
                   "EAGLE drafters draft only the N most frequent tokens (HEAD_DIR/draft_vocab.tsv); "
                   "0 = the full vocabulary")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_in(0, INT32_MAX));
   cmd->add_option("--prompts", f->prompt_files,
                   "Prompt files: JSONL (turns/prompt/question/text; .gz too) or text documents "
                   "separated by blank lines")
       ->required();
-  cmd->add_option("--limit", f->limit, "Prompts per file (0 = all)");
+  cmd->add_option("--limit", f->limit, "Prompts per file (0 = all)")
+      ->check(integer_in(0, INT32_MAX));
   cmd->add_option("--opening-words", f->opening_words,
-                  "Text files: use the first N words of each document as the prompt");
+                  "Text files: use the first N words of each document as the prompt")
+      ->check(integer_in(0, INT32_MAX));
   cmd->add_flag("--from-end", f->from_end, "Take the last prompts of each file (held-out data)");
   cmd->add_option("--max-new-tokens", f->max_new, "Tokens generated per prompt")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+      ->check(integer_in(1, int64_t{1} << 20));
   cmd->add_option("--drafters", f->drafters,
                   "Comma-separated: plain, none, lookup, chain[:D], static[:N|:JSON] (N: EAGLE-1 tree pruned to N tokens), dynamic[:T:D:K], dynamic:auto[:D:K] (tree size chosen each cycle from the measured verify cost); :cal after a dynamic spec ranks nodes by calibrated confidences");
   cmd->add_option("--temps", f->temps, "Comma-separated temperatures");
-  cmd->add_option("--reps", f->reps, "Repetitions")->check(CLI::Range(1, 1000));
-  cmd->add_option("--seed", f->seed, "Sampling seed");
+  cmd->add_option("--reps", f->reps, "Repetitions")->check(integer_in(1, 1000));
+  cmd->add_option("--warmup", f->warmup,
+                  "Unmeasured warm-up generations (the first prompts) each drafter runs after a "
+                  "reset, before each temperature and repetition")
+      ->check(integer_in(0, 1000));
+  cmd->add_option("--seed", f->seed, "Sampling seed")->check(seed_value());
   cmd->add_option("--json", f->json_out, "Write all results as JSON");
   cmd->add_option("--csv", f->csv_out, "Write the summary table as CSV");
   cmd->add_option("--svg-dir", f->svg_dir,

@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "drafter_flags.h"
 #include "core/error.h"
+#include "flag_checks.h"
 #include "kernels/cpu.h"
 #include "model/llama_model.h"
 #include "tokenizer/tokenizer.h"
@@ -115,6 +116,9 @@ int run_demo(const DemoFlags& f) {
   BenchOptions opt;
   opt.max_new_tokens = f.n;
   opt.temperatures = {0.0f};
+  // One untimed generation per side first (bench's warm-up): page faults of the freshly loaded
+  // weights and the first allocations land on neither side, and a learning drafter starts warm.
+  opt.warmup_prompts = 1;
   opt.ctx = resolve_ctx(run, model->config().max_position_embeddings);
 
   std::printf("eagle2 demo: %s (%lld layers, hidden %lld) with the EAGLE-2 head %s\n",
@@ -126,15 +130,6 @@ int run_demo(const DemoFlags& f) {
   if (draft_vocab > 0) std::printf(", draft vocabulary %lld", static_cast<long long>(draft_vocab));
   std::printf("\n\n");
   std::fflush(stdout);
-
-  // A short untimed run first, so that page faults of the freshly mapped weights and the first
-  // allocations land on neither side of the comparison.
-  {
-    BenchOptions warm = opt;
-    warm.max_new_tokens = 8;
-    PromptSet first{"warm-up", {set.prompts.front()}};
-    run_bench(*model, head.get(), *tok, {first}, {parse_drafter_spec("plain"), eagle}, warm, pool);
-  }
 
   const std::vector<RunRecord> records =
       run_bench(*model, head.get(), *tok, {set}, {parse_drafter_spec("plain"), eagle}, opt, pool);
@@ -176,10 +171,9 @@ Command add_demo(CLI::App& app) {
       "demo", "Complete Python prompts with plain decoding and EAGLE-2 on the bundled model; "
               "print the completions, tau and the speedup");
   cmd->add_option("-m,--model", f->run.model_dir, "Model folder (default: models/code-lm)");
-  cmd->add_option("-t,--threads", f->run.threads, "Threads (default: physical cores)")
-      ->check(CLI::Range(1, 1024));
+  add_threads_flag(*cmd, f->run.threads);
   cmd->add_option("--ctx", f->run.ctx, "Context length (default: min(2048, the model's))")
-      ->check(CLI::Range(int64_t{16}, int64_t{1} << 20));
+      ->check(integer_in(16, int64_t{1} << 20));
   cmd->add_option("--draft", f->head_dir, "EAGLE head folder (default: models/code-lm-eagle)");
   cmd->add_option("--prompts", f->prompts,
                   "Prompt set (JSONL/text, as bench) instead of the built-in Python prompts")
@@ -190,9 +184,9 @@ Command add_demo(CLI::App& app) {
   cmd->add_option("--draft-vocab", f->draft_vocab,
                   "Draft only the N most frequent tokens (HEAD/draft_vocab.tsv); 0 = all (default: "
                   "1024 when the head has a draft_vocab.tsv)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(integer_in(0, INT32_MAX));
   cmd->add_option("-n,--n-predict", f->n, "Tokens per completion")
-      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+      ->check(integer_in(1, int64_t{1} << 20));
   return {cmd, [f] { return run_demo(*f); }};
 }
 
