@@ -5,12 +5,17 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "core/error.h"
+#include "core/thread_pool.h"
+#include "draft/eagle_head.h"
 #include "model/llama_config.h"
 #include "model/random_model.h"
 #include "support/cli.h"
+#include "support/decoding.h"
 #include "support/random_models.h"
 #include "support/shared_data.h"
 
@@ -185,6 +190,56 @@ TEST_F(HostileConfigs, NamedCasesGiveTheirMessages) {
     const std::string prefix = c.message[0] == ':' ? model_->scratch : model_->scratch + "/";
     EXPECT_EQ(run.err, "error: " + prefix + c.message + "\n");
   }
+}
+
+// Byte mutations of the files a model folder and a head folder hold (config.json and the
+// safetensors header region), loaded and run in process: each mutant loads and decodes, or throws
+// eagle2::Error. Anything else (another exception, a crash, a sanitizer report) fails the test
+// binary. Bounded: a fixed count of seeded mutants.
+TEST_F(HostileConfigs, ByteMutationsLoadOrFailCleanly) {
+  const int mutants = test::scaled(200);
+  std::mt19937_64 rng(99);
+  ThreadPool pool(1);
+  const std::vector<int32_t> prompt = {1, 2, 3};
+  GenerationOptions opt;
+  opt.max_new_tokens = 3;
+  int loaded = 0, refused = 0;
+  for (const Folder* folder : {model_, head_}) {
+    const std::string config = test::read_file(folder->dir + "/config.json");
+    const std::string weights = test::read_file(folder->dir + "/model.safetensors");
+    // The header: the 8-byte length and the JSON after it (mutating tensor data only changes
+    // values, which the non-finite checks cover separately).
+    uint64_t header_len = 0;
+    for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | static_cast<unsigned char>(weights[i]);
+    const size_t header_end = std::min<size_t>(weights.size(), 8 + header_len);
+    for (int m = 0; m < mutants; ++m) {
+      std::string c = config, w = weights;
+      std::string& target = m % 2 == 0 ? c : w;
+      const size_t span = m % 2 == 0 ? c.size() : header_end;
+      const int edits = 1 + static_cast<int>(rng() % 4);
+      for (int e = 0; e < edits; ++e)
+        target[rng() % span] = static_cast<char>(rng() % 2 ? rng() % 256 : "0123456789-.e[]{}\",:"[rng() % 19]);
+      test::write_file(folder->scratch + "/config.json", c);
+      test::write_file(folder->scratch + "/model.safetensors", w);
+      try {
+        if (folder == model_) {
+          auto model = LlamaModel::load(model_->scratch);
+          test::plain_tokens(*model, prompt, opt, 16, pool);
+        } else {
+          auto target_model = LlamaModel::load(model_->dir);
+          auto head = EagleHead::load(head_->scratch, *target_model);
+        }
+        ++loaded;
+      } catch (const Error&) {
+        ++refused;
+      }
+    }
+    // Restore the scratch folder for the other tests.
+    test::write_file(folder->scratch + "/config.json", config);
+    test::write_file(folder->scratch + "/model.safetensors", weights);
+  }
+  EXPECT_GT(refused, 0);  // the mutations did reach the parsers
+  EXPECT_EQ(loaded + refused, 2 * mutants);
 }
 
 }  // namespace

@@ -28,6 +28,14 @@ std::string write(const std::string& name, const std::string& text) {
   return path;
 }
 
+// stories260K with its EAGLE head and tokenizer from ../shared (callers check it is there).
+struct Stories {
+  std::string models = test::shared_dir() + "/data/models/";
+  std::unique_ptr<LlamaModel> model = LlamaModel::load(models + "stories260K-hf");
+  std::unique_ptr<EagleHead> head = EagleHead::load(models + "stories260K-eagle-head", *model);
+  std::unique_ptr<Tokenizer> tok = Tokenizer::load(models + "stories260K-hf/tokenizer.model");
+};
+
 TEST(PromptSet, JsonlShapes) {
   const std::string path = write("mixed.jsonl",
                                  "{\"turns\": [\"first turn\", \"second\"]}\n"
@@ -178,10 +186,10 @@ TEST(Bench, CalibrationBinsEveryDraftedNode) {
 // with the accepted-length histograms.
 TEST(Bench, RunBenchOnStoriesRecordsCalibration) {
   EAGLE2_SHARED_FILE(cfg, "data/models/stories260K-eagle-head/config.json");
-  const std::string models = test::shared_dir() + "/data/models/";
-  auto model = LlamaModel::load(models + "stories260K-hf");
-  auto head = EagleHead::load(models + "stories260K-eagle-head", *model);
-  auto tok = Tokenizer::load(models + "stories260K-hf/tokenizer.model");
+  Stories stories;
+  auto& model = stories.model;
+  auto& head = stories.head;
+  auto& tok = stories.tok;
   PromptSet set{"s", {{"s:0", "Once upon a time"}, {"s:1", "The little dog"}}};
   BenchOptions opt;
   opt.max_new_tokens = 40;
@@ -223,10 +231,10 @@ TEST(Bench, RunBenchOnStoriesRecordsCalibration) {
 // cycle. Before drafters were reset, the calibration learned at T = 0 reshaped the T = 1 trees.
 TEST(Bench, PassesDoNotInheritDrafterState) {
   EAGLE2_SHARED_FILE(cfg, "data/models/stories260K-eagle-head/config.json");
-  const std::string models = test::shared_dir() + "/data/models/";
-  auto model = LlamaModel::load(models + "stories260K-hf");
-  auto head = EagleHead::load(models + "stories260K-eagle-head", *model);
-  auto tok = Tokenizer::load(models + "stories260K-hf/tokenizer.model");
+  Stories stories;
+  auto& model = stories.model;
+  auto& head = stories.head;
+  auto& tok = stories.tok;
   PromptSet set{"s", {{"s:0", "Once upon a time"}, {"s:1", "The little dog"},
                       {"s:2", "Tom and his mom went"}}};
   BenchOptions opt;
@@ -252,10 +260,10 @@ TEST(Bench, PassesDoNotInheritDrafterState) {
 
 TEST(Bench, ResetForgetsWhatTheDrafterLearned) {
   EAGLE2_SHARED_FILE(cfg, "data/models/stories260K-eagle-head/config.json");
-  const std::string models = test::shared_dir() + "/data/models/";
-  auto model = LlamaModel::load(models + "stories260K-hf");
-  auto head = EagleHead::load(models + "stories260K-eagle-head", *model);
-  auto tok = Tokenizer::load(models + "stories260K-hf/tokenizer.model");
+  Stories stories;
+  auto& model = stories.model;
+  auto& head = stories.head;
+  auto& tok = stories.tok;
   ThreadPool pool(1);
   const auto drafter = make_drafter(parse_drafter_spec("dynamic:8:4:4:cal"), head.get(), pool, 256);
   auto& eagle = dynamic_cast<EagleDrafter&>(*drafter);
