@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A projection of EAGLE-2's speed for real model sizes on this CPU (labelled a projection: no
 # trained 1B/7B model or head is involved). It combines
-#   - τ measured on the bundled pair (bench.csv from scripts/bench_results.sh), per drafter and
+#   - τ measured on the bundled pair (bench.run1.csv from scripts/bench_results.sh), per drafter and
 #     temperature, averaged over the prompt sets;
 #   - the verify cost curve t(k) of random-weight bf16 models with the shapes of a 1.1B (TinyLlama)
 #     and a 6.7B (LLaMA-7B) model, measured here with `eagle2 cost-curve`;
@@ -15,11 +15,11 @@
 # the catch-up, tree building, KV compaction, sampling), so it reads high, and the 1B/7B figures
 # are upper bounds in the same proportion.
 #
-# Usage: scripts/projection.sh [BENCH_CSV (default docs/bench/code/bench.csv)] [WORK_DIR]
+# Usage: scripts/projection.sh [BENCH_CSV (default docs/bench/code/bench.run1.csv)] [WORK_DIR]
 # Writes about 16 GB of random models to WORK_DIR (default /tmp/eagle2-projection); 10 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bench_csv=${1:-docs/bench/code/bench.csv}
+bench_csv=${1:-docs/bench/code/bench.run1.csv}
 work=${2:-/tmp/eagle2-projection}
 bin=build/bin/eagle2
 [ -f "$bench_csv" ] || { echo "error: $bench_csv not found (run scripts/bench_results.sh)" >&2; exit 1; }
