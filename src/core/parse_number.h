@@ -34,15 +34,19 @@ std::optional<T> parse_number(std::string_view text, std::string* problem = null
   const char* what = std::is_floating_point_v<T> ? "a number"
                      : std::is_signed_v<T>       ? "an integer"
                                                  : "a non-negative integer";
+  // Built by appending: GCC 12 warns falsely (-Wrestrict, its bug 105329) on "'" + string + "...".
   std::string why;
+  auto quoted = [&](const char* rest, const char* tail = "") {
+    why.append("'").append(text).append(rest).append(tail);
+  };
   if (text.empty()) {
-    why = std::string("'' is not ") + what;
+    quoted("' is not ", what);
   } else if (r.ec == std::errc::result_out_of_range) {
-    why = "'" + std::string(text) + "' is out of range";
+    quoted("' is out of range");
   } else if (r.ec != std::errc() || r.ptr != end) {
-    why = "'" + std::string(text) + "' is not " + what;
+    quoted("' is not ", what);
   } else if constexpr (std::is_floating_point_v<T>) {
-    if (!std::isfinite(value)) why = "'" + std::string(text) + "' is not a finite number";
+    if (!std::isfinite(value)) quoted("' is not a finite number");
   }
   if (!why.empty()) {
     if (problem) *problem = why;
