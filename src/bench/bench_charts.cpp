@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <optional>
 
-#include "bench/svg_chart.h"
 #include "core/error.h"
+#include "report/svg_chart.h"
 
 namespace eagle2 {
 

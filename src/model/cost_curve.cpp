@@ -17,7 +17,8 @@ std::vector<CostPoint> measure_cost_curve(LlamaModel& model, const CostCurveOpti
   KvCache kv = model.make_cache(options.context + k_max);
   ForwardResult out;
 
-  // A deterministic pseudo-random context.
+  // A deterministic pseudo-random context (a 64-bit LCG; the golden-ratio word is only its seed,
+  // this is not SplitMix64, and the ids need not match any other stream).
   std::vector<int32_t> ids(static_cast<size_t>(std::max<int64_t>(options.context, k_max)));
   uint64_t state = 0x9e3779b97f4a7c15ull;
   for (auto& id : ids) {

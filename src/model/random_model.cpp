@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "core/splitmix64.h"
 
 namespace eagle2 {
 
@@ -15,16 +16,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-uint64_t mix64(uint64_t z) {  // the splitmix64 finalizer
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
 uint64_t name_key(uint64_t seed, std::string_view name) {
   uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
   for (unsigned char c : name) h = (h ^ c) * 0x100000001b3ull;
-  return mix64(h ^ mix64(seed + 0x9e3779b97f4a7c15ull));
+  return splitmix64_mix(h ^ splitmix64_at(seed, 1));
 }
 
 // Element i of a tensor is a function of (key, i) alone: a counter-based stream, so generation
@@ -35,7 +30,7 @@ void fill_normal(uint64_t key, size_t n, float mean, float stddev, Store store) 
   const float scale = stddev * std::sqrt(3.0f) / 65536.0f;
   auto range = [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
-      const uint64_t r = mix64(key + (i + 1) * 0x9e3779b97f4a7c15ull);
+      const uint64_t r = splitmix64_at(key, i + 1);
       const int32_t s = static_cast<int32_t>((r & 0xffff) + ((r >> 16) & 0xffff) +
                                              ((r >> 32) & 0xffff) + (r >> 48)) -
                         131070;

@@ -1,24 +1,19 @@
 #include "sampling/rng.h"
 
+#include "core/splitmix64.h"
+
 namespace eagle2 {
 
 namespace {
-
-// splitmix64 spreads any seed (0 included) into a well-mixed, never all-zero xoshiro state.
-uint64_t splitmix64(uint64_t& x) {
-  uint64_t z = (x += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
 
 uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
 }  // namespace
 
 Rng::Rng(uint64_t seed) {
+  // splitmix64 spreads any seed (0 included) into a well-mixed, never all-zero xoshiro state.
   uint64_t x = seed;
-  for (auto& s : s_) s = splitmix64(x);
+  for (auto& s : s_) s = splitmix64_next(x);
 }
 
 uint64_t Rng::next_u64() {

@@ -11,7 +11,7 @@
 
 #include "core/error.h"
 #include "core/regular_file.h"
-#include "train/train_rng.h"
+#include "core/splitmix64.h"
 
 namespace eagle2 {
 
@@ -50,7 +50,7 @@ void sample_lines(std::vector<std::string>& lines, int64_t keep, uint64_t seed) 
   if (keep <= 0 || static_cast<int64_t>(lines.size()) <= keep) return;
   std::vector<size_t> idx(lines.size());
   for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-  train::TrainRng rng(seed);
+  SplitMix64 rng(seed);
   for (int64_t i = 0; i < keep; ++i) {
     const size_t j = static_cast<size_t>(i) + rng.next_u64() % (idx.size() - static_cast<size_t>(i));
     std::swap(idx[static_cast<size_t>(i)], idx[j]);

@@ -5,9 +5,9 @@
 #include <vector>
 #include <sstream>
 
-#include "bench/svg_chart.h"
 #include "core/error.h"
 #include "core/parse_number.h"
+#include "report/svg_chart.h"
 
 namespace eagle2::train {
 

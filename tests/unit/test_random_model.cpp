@@ -140,6 +140,25 @@ TEST(RandomModel, DeterministicAndTied) {
   EXPECT_NE(as_f32(untied.get("lm_head.weight")), as_f32(untied.get("model.embed_tokens.weight")));
 }
 
+TEST(RandomModel, PinnedValues) {
+  // Values are a file format (tests and benchmarks regenerate models from a seed): pinned to an
+  // independent re-implementation (Python, float32 rounding per operation) of SplitMix64 over
+  // (seed, FNV-1a of the name, element index) and the sum of four 16-bit uniforms.
+  const std::string dir = test::temp_dir("random_pinned");
+  write_random_model(dir, small_config(false), DType::F32, 5);
+  const TensorStore s = TensorStore::open_dir(dir);
+  auto first_bits = [&](const std::string& name) {
+    const TensorView& v = s.get(name);
+    std::vector<uint32_t> bits(4);
+    std::memcpy(bits.data(), v.data, sizeof(uint32_t) * bits.size());
+    return bits;
+  };
+  EXPECT_EQ(first_bits("model.layers.0.self_attn.q_proj.weight"),
+            (std::vector<uint32_t>{0x3cb74393, 0x3c594b60, 0x3cc0bac9, 0xbc3b25e9}));
+  EXPECT_EQ(first_bits("model.norm.weight"),
+            (std::vector<uint32_t>{0x3f5bf34a, 0x3f59fd57, 0x3f8f6bb1, 0x3f669561}));
+}
+
 TEST(RandomModel, RefusesInvalidConfig) {
   const std::string dir = test::temp_dir("random_bad") + "/m";
   LlamaConfig c = small_config(false);

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "bench/bench_charts.h"
-#include "bench/svg_chart.h"
+#include "report/svg_chart.h"
 
 namespace eagle2 {
 namespace {

@@ -1,6 +1,9 @@
-// A tiny dependency-free SVG writer for the benchmark's charts: grouped bar charts and line
-// charts. Output is byte-for-byte deterministic (fixed-point numbers, no locale, no timestamps) so
-// charts can be diffed and checked into reports.
+// A tiny dependency-free SVG writer for reports: grouped bar charts and line charts, drawn by the
+// benchmark (bench/bench_charts.h) and by training (train/loss_curve.h). It sits in report/, on
+// the lowest layer beside core (it needs only the standard library), rather than in bench/ or
+// core/: train and bench are peers and may not include each other, and core holds what inference
+// needs, which a chart writer is not. Output is byte-for-byte deterministic (fixed-point numbers,
+// no locale, no timestamps) so charts can be diffed and checked into reports.
 #pragma once
 
 #include <string>
