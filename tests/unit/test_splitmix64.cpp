@@ -5,17 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cstdint>
-#include <cstring>
 
 namespace eagle2 {
 namespace {
-
-uint32_t bits_of(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  return b;
-}
 
 TEST(SplitMix64, ReferenceOutputs) {
   SplitMix64 a(1234567);
@@ -45,14 +39,14 @@ TEST(SplitMix64, StateStepAndCounterAccessAgree) {
 
 TEST(SplitMix64, UniformIsPinnedAndResumable) {
   SplitMix64 s(5);
-  EXPECT_EQ(bits_of(s.uniform()), 0x3ec60676u);  // 0x63033b0ca389c35a >> 40, times 2^-24
+  EXPECT_EQ(std::bit_cast<uint32_t>(s.uniform()), 0x3ec60676u);  // 0x63033b0ca389c35a >> 40, times 2^-24
   const uint64_t saved = s.state();
   const float second = s.uniform();
-  EXPECT_EQ(bits_of(second), 0x3f409731u);
-  EXPECT_EQ(bits_of(s.uniform()), 0x3e6e4b4cu);
+  EXPECT_EQ(std::bit_cast<uint32_t>(second), 0x3f409731u);
+  EXPECT_EQ(std::bit_cast<uint32_t>(s.uniform()), 0x3e6e4b4cu);
   SplitMix64 resumed;
   resumed.set_state(saved);
-  EXPECT_EQ(bits_of(resumed.uniform()), bits_of(second));
+  EXPECT_EQ(std::bit_cast<uint32_t>(resumed.uniform()), std::bit_cast<uint32_t>(second));
   SplitMix64 r(9);
   for (int i = 0; i < 1000; ++i) {
     const float u = r.uniform(-0.5f, 0.25f);
