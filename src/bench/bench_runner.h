@@ -17,33 +17,11 @@
 #include "draft/tree_builder.h"
 #include "model/llama_model.h"
 #include "speculative/drafter.h"
+#include "speculative/drafter_spec.h"
 #include "speculative/tree_budget.h"
 #include "tokenizer/tokenizer.h"
 
 namespace eagle2 {
-
-// "plain", "none" (plain decoding through the speculative loop), "lookup", "chain:D",
-// "static" (mc_sim_7b_63), "static:N" (its first N - 1 paths: N tokens) or "static:JSON",
-// "dynamic" or "dynamic:T:D:K" (total_tokens, depth, top_k), "dynamic:auto" or "dynamic:auto:D:K";
-// a dynamic spec ending in ":cal" ranks nodes by calibrated confidences (EagleDrafterOptions::
-// calibrate). Error for anything else.
-struct DrafterSpec {
-  std::string label;
-  std::string kind;
-  DynamicTreeParams dynamic;
-  // "dynamic:auto[:D:K]": each cycle's tree size chosen from the target's verify cost curve
-  // (tree_budget.h), at most kAutoMaxTokens.
-  bool auto_budget = false;
-  static constexpr int kAutoMaxTokens = 64;
-  int chain_depth = 5;
-  bool calibrate = false;  // dynamic ...:cal
-  TreeChoices choices;
-};
-DrafterSpec parse_drafter_spec(const std::string& text);
-// `cost`: the verify cost model for auto budgets (required by an auto spec, else unused).
-std::unique_ptr<Drafter> make_drafter(const DrafterSpec& spec, EagleHead* head, ThreadPool& pool,
-                                      int64_t ctx,
-                                      std::shared_ptr<const VerifyCostModel> cost = nullptr);
 
 struct BenchOptions {
   int repetitions = 1;

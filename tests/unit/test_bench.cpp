@@ -279,49 +279,5 @@ TEST(Bench, ResetForgetsWhatTheDrafterLearned) {
   EXPECT_EQ(eagle.draft_seconds_estimate(), 0.0);  // no cost model: nothing measured yet
 }
 
-TEST(Bench, DrafterSpecs) {
-  EXPECT_EQ(parse_drafter_spec("dynamic:16:3:4").dynamic.total_tokens, 16);
-  EXPECT_EQ(parse_drafter_spec("dynamic:16:3:4").dynamic.depth, 3);
-  EXPECT_EQ(parse_drafter_spec("dynamic:16:3:4").dynamic.top_k, 4);
-  EXPECT_FALSE(parse_drafter_spec("dynamic:16:3:4").auto_budget);
-  const DrafterSpec a = parse_drafter_spec("dynamic:auto");
-  EXPECT_TRUE(a.auto_budget);
-  EXPECT_EQ(a.dynamic.total_tokens, DrafterSpec::kAutoMaxTokens);
-  EXPECT_EQ(a.dynamic.depth, 5);
-  const DrafterSpec a2 = parse_drafter_spec("dynamic:auto:4:8");
-  EXPECT_TRUE(a2.auto_budget);
-  EXPECT_EQ(a2.dynamic.depth, 4);
-  EXPECT_EQ(a2.dynamic.top_k, 8);
-  EXPECT_EQ(error_of([] { parse_drafter_spec("dynamic:auto:4"); }),
-            "drafter 'dynamic:auto:4': expected dynamic:auto[:DEPTH:TOP_K][:cal]");
-  EXPECT_EQ(parse_drafter_spec("chain:7").chain_depth, 7);
-  EXPECT_EQ(parse_drafter_spec("static").choices.size(), 25u);
-  EXPECT_EQ(error_of([] { parse_drafter_spec("magic"); }),
-            "unknown drafter 'magic' (plain, none, lookup, chain[:D], static[:N|:JSON], "
-            "dynamic[:T:D:K][:cal], dynamic:auto[:D:K][:cal])");
-  // static:N prunes EAGLE-1's tree to its first N - 1 paths, prefixes intact.
-  const DrafterSpec s8 = parse_drafter_spec("static:8");
-  ASSERT_EQ(s8.choices.size(), 7u);
-  EXPECT_EQ(s8.choices.back(), (std::vector<int>{0, 2}));
-  EXPECT_EQ(parse_drafter_spec("static:26").choices.size(), 25u);
-  EXPECT_EQ(error_of([] { parse_drafter_spec("static:27"); }),
-            "drafter 'static:27': a pruned static tree has 2 to 26 tokens");
-  EXPECT_EQ(parse_drafter_spec("static:[[0],[0,0]]").choices.size(), 2u);
-  EXPECT_EQ(error_of([] { parse_drafter_spec("dynamic:1:2"); }),
-            "drafter 'dynamic:1:2': expected dynamic:TOTAL_TOKENS:DEPTH:TOP_K[:cal]");
-  // :cal switches calibration on for any dynamic form.
-  EXPECT_FALSE(parse_drafter_spec("dynamic:8:6:2").calibrate);
-  const DrafterSpec c = parse_drafter_spec("dynamic:8:6:2:cal");
-  EXPECT_TRUE(c.calibrate);
-  EXPECT_EQ(c.dynamic.total_tokens, 8);
-  EXPECT_TRUE(parse_drafter_spec("dynamic:cal").calibrate);
-  EXPECT_EQ(parse_drafter_spec("dynamic:cal").dynamic.total_tokens, 60);
-  const DrafterSpec ac = parse_drafter_spec("dynamic:auto:6:2:cal");
-  EXPECT_TRUE(ac.calibrate && ac.auto_budget);
-  EXPECT_EQ(ac.dynamic.depth, 6);
-  EXPECT_EQ(error_of([] { parse_drafter_spec("chain:x"); }),
-            "drafter 'chain:x': 'x' is not a non-negative integer");
-}
-
 }  // namespace
 }  // namespace eagle2

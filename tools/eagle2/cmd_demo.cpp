@@ -180,7 +180,7 @@ Command add_demo(CLI::App& app) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--tree", f->tree,
                   "Drafter as bench spells it: dynamic[:T:D:K][:cal], dynamic:auto[:D:K][:cal], "
-                  "static, chain[:D], lookup");
+                  "static[:N|:JSON], chain[:D], lookup[:D]");
   cmd->add_option("--draft-vocab", f->draft_vocab,
                   "Draft only the N most frequent tokens (HEAD/draft_vocab.tsv); 0 = all (default: "
                   "1024 when the head has a draft_vocab.tsv)")

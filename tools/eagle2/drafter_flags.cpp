@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 
 #include "core/error.h"
 #include "core/parse_number.h"
@@ -10,8 +11,6 @@
 #include "draft/tree_builder.h"
 #include "flag_checks.h"
 #include "model/cost_curve.h"
-#include "speculative/eagle_drafter.h"
-#include "speculative/lookup_drafter.h"
 #include "speculative/tree_budget.h"
 
 namespace eagle2::cli {
@@ -58,6 +57,21 @@ std::shared_ptr<const VerifyCostModel> measure_verify_cost(LlamaModel& target, i
 
 void add_drafter_flags(CLI::App& cmd, DrafterFlags& f) {
   cmd.add_option("--draft", f.head_dir, "EAGLE draft head folder (config.json + weights)");
+  cmd.add_option("--spec", f.spec,
+                 "Drafter as bench and demo spell it: plain, none, lookup[:D], chain[:D], "
+                 "static[:N|:JSON], dynamic[:T:D:K][:cal], dynamic:auto[:D:K][:cal] (instead of "
+                 "--tree and its flags)")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            try {
+              parse_drafter_spec(v);
+            } catch (const Error& e) {
+              return e.what();
+            }
+            return {};
+          },
+          "SPEC"))
+      ->each([&f](const std::string&) { f.spec_given = true; });
   cmd.add_option("--tree", f.tree,
                  "Drafter: dynamic (EAGLE-2), static (EAGLE-1 tree), chain, lookup (prompt "
                  "lookup, no model) or none (plain decoding); default dynamic with --draft")
@@ -70,12 +84,16 @@ void add_drafter_flags(CLI::App& cmd, DrafterFlags& f) {
             if (v == "auto" || parse_total_tokens(v) > 0) return {};
             return "must be auto or an integer in [1, 4096] (got '" + v + "')";
           },
-          "auto|INT in [1 - 4096]"));
+          "auto|INT in [1 - 4096]"))
+      ->each([&f](const std::string&) { f.total_tokens_given = true; });
   cmd.add_option("--depth", f.depth,
-                 "Expansion steps after the first level (a chain drafts depth + 1 tokens)")
-      ->check(integer_in(0, 64));
+                 "Draft levels after the first (a chain or a lookup drafts depth + 1 tokens; "
+                 "lookup's default is 6)")
+      ->check(integer_in(0, 64))
+      ->each([&f](const std::string&) { f.depth_given = true; });
   cmd.add_option("--draft-top-k", f.top_k, "Dynamic tree: children per expanded node (K)")
-      ->check(integer_in(1, 1024));
+      ->check(integer_in(1, 1024))
+      ->each([&f](const std::string&) { f.top_k_given = true; });
   cmd.add_option("--choices", f.choices,
                  "Static tree shape as JSON paths of sibling ranks, or a file holding them "
                  "(default: EAGLE-1's mc_sim_7b_63)")
@@ -89,43 +107,71 @@ void add_drafter_flags(CLI::App& cmd, DrafterFlags& f) {
                  "eagle2 draft-vocab): a smaller draft lm_head; 0 = the full vocabulary")
       ->check(integer_in(0, INT32_MAX));
   cmd.add_flag("--verbose", f.verbose, "Print each cycle's tree and accepted path");
+  // After parsing, so that the order of the flags does not matter; a ParseError here is a flag
+  // error (exit 2).
+  cmd.parse_complete_callback([&f] {
+    if (!f.spec_given) return;
+    std::string given;
+    const std::pair<const char*, bool> shorthands[] = {{"--tree", !f.tree.empty()},
+                                                       {"--total-tokens", f.total_tokens_given},
+                                                       {"--depth", f.depth_given},
+                                                       {"--draft-top-k", f.top_k_given},
+                                                       {"--choices", f.choices_given},
+                                                       {"--calibrate", f.calibrate}};
+    for (const auto& [name, on] : shorthands)
+      if (on) given += (given.empty() ? "" : ", ") + std::string(name);
+    if (!given.empty())
+      throw CLI::ValidationError("--spec", "cannot be combined with " + given +
+                                               " (the spec says it all)");
+  });
+}
+
+DrafterSpec drafter_spec_from_flags(const DrafterFlags& f) {
+  if (f.spec_given) return parse_drafter_spec(f.spec);
+  const std::string tree = f.tree.empty() ? (f.head_dir.empty() ? "none" : "dynamic") : f.tree;
+  if (f.calibrate && tree != "dynamic") fail("--calibrate applies to --tree dynamic only");
+  DrafterSpec spec;
+  if (tree == "none") {
+    spec = parse_drafter_spec("plain");
+  } else if (tree == "lookup") {
+    spec = parse_drafter_spec("lookup");
+    if (f.depth_given) spec.lookup_depth = f.depth;
+  } else if (tree == "chain") {
+    spec = parse_drafter_spec("chain");
+    spec.chain_depth = f.depth;
+  } else if (tree == "static") {
+    spec = parse_drafter_spec("static");
+    if (f.choices_given) spec.choices = read_tree_choices(f.choices);
+  } else {
+    spec = parse_drafter_spec(f.total_tokens == "auto" ? "dynamic:auto" : "dynamic");
+    if (!spec.auto_budget) {
+      spec.dynamic.total_tokens = parse_total_tokens(f.total_tokens);
+      if (spec.dynamic.total_tokens < 1)
+        fail("--total-tokens must be auto or an integer in [1, 4096] (got '", f.total_tokens,
+             "')");
+    }
+    spec.dynamic.depth = f.depth;
+    spec.dynamic.top_k = f.top_k;
+    spec.calibrate = f.calibrate;
+  }
+  spec.label = spec.to_string();
+  return spec;
 }
 
 DrafterBundle make_drafter(const DrafterFlags& f, LlamaModel& target, int64_t ctx,
                            ThreadPool& pool) {
+  const DrafterSpec spec = drafter_spec_from_flags(f);
   DrafterBundle b;
-  std::string tree = f.tree.empty() ? (f.head_dir.empty() ? "none" : "dynamic") : f.tree;
-  if (tree == "none") return b;
-  if (tree == "lookup") {
-    b.drafter = std::make_unique<LookupDrafter>(3, 1, f.depth + 2);
-    return b;
+  if (spec.needs_head()) {
+    if (f.head_dir.empty())
+      fail(f.spec_given ? "--spec " + f.spec : "--tree " + spec.kind,
+           " needs an EAGLE head: pass --draft HEAD_DIR");
+    b.head = EagleHead::load(f.head_dir, target);
+    apply_draft_vocab(*b.head, f.head_dir, f.draft_vocab);
   }
-  if (f.head_dir.empty()) fail("--tree ", tree, " needs an EAGLE head: pass --draft HEAD_DIR");
-  b.head = EagleHead::load(f.head_dir, target);
-  apply_draft_vocab(*b.head, f.head_dir, f.draft_vocab);
-  EagleDrafterOptions opt;
-  opt.context = ctx;
-  const bool auto_budget = f.total_tokens == "auto";
-  opt.dynamic.top_k = f.top_k;
-  opt.dynamic.depth = f.depth;
-  if (!auto_budget) {
-    opt.dynamic.total_tokens = parse_total_tokens(f.total_tokens);
-    if (opt.dynamic.total_tokens < 1)
-      fail("--total-tokens must be auto or an integer in [1, 4096] (got '", f.total_tokens, "')");
-  }
-  opt.chain_depth = f.depth;
-  opt.calibrate = f.calibrate;
-  if (f.calibrate && tree != "dynamic") fail("--calibrate applies to --tree dynamic only");
-  if (tree == "dynamic") {
-    opt.shape = EagleDrafterOptions::Shape::Dynamic;
-    if (auto_budget) opt.cost = measure_verify_cost(target, ctx, f.verbose, pool);
-  } else if (tree == "chain") {
-    opt.shape = EagleDrafterOptions::Shape::Chain;
-  } else {
-    opt.shape = EagleDrafterOptions::Shape::Static;
-    if (f.choices_given) opt.choices = read_tree_choices(f.choices);
-  }
-  b.drafter = std::make_unique<EagleDrafter>(*b.head, pool, opt);
+  std::shared_ptr<const VerifyCostModel> cost;
+  if (spec.auto_budget) cost = measure_verify_cost(target, ctx, f.verbose, pool);
+  b.drafter = eagle2::make_drafter(spec, b.head.get(), pool, ctx, cost);
   return b;
 }
 

@@ -9,13 +9,18 @@
 
 #include "draft/eagle_head.h"
 #include "speculative/drafter.h"
+#include "speculative/drafter_spec.h"
 #include "speculative/speculative_decoder.h"
 #include "tokenizer/tokenizer.h"
 
 namespace eagle2::cli {
 
+// The shorthand flags (--tree, --total-tokens, --depth, --draft-top-k, --choices, --calibrate)
+// build the same DrafterSpec as --spec; the two ways cannot be mixed.
 struct DrafterFlags {
   std::string head_dir;     // --draft
+  std::string spec;         // --spec: a drafter spec as bench and demo spell it
+  bool spec_given = false;
   std::string tree;         // dynamic|static|chain|lookup|none (default: dynamic with --draft)
   // EAGLE2.md: verify batch size, root included; "auto": chosen each cycle from the target's
   // cost curve, measured at start-up.
@@ -25,11 +30,20 @@ struct DrafterFlags {
   std::string choices;      // static tree shape: JSON text or a file holding it
   bool choices_given = false;  // --choices '' is an error, not the default tree
   bool calibrate = false;   // dynamic: calibrated confidences (EagleDrafterOptions::calibrate)
+  // Which shorthands were given: --depth matters for lookup only when given (its default depth
+  // differs from the EAGLE drafters', DrafterSpec::kLookupDefaultDepth), and any of them next to
+  // --spec is a flag error.
+  bool depth_given = false, top_k_given = false, total_tokens_given = false;
   int64_t draft_vocab = 0;  // > 0: draft only the N most frequent tokens (HEAD/draft_vocab.tsv)
   bool verbose = false;
 };
 
 void add_drafter_flags(CLI::App& cmd, DrafterFlags& flags);
+
+// The spec the flags ask for: --spec as given, else the shorthands' ("plain" without --draft and
+// --tree: generate's --tree none has always meant plain decoding, not the speculative loop).
+// Reads a --choices file.
+DrafterSpec drafter_spec_from_flags(const DrafterFlags& flags);
 
 // The drafter the flags ask for (nullptr for plain decoding). Owns the head it loads.
 struct DrafterBundle {

@@ -1,0 +1,166 @@
+#include "speculative/drafter_spec.h"
+
+#include <algorithm>
+#include <sstream>
+#include <vector>
+
+#include "core/error.h"
+#include "speculative/eagle_drafter.h"
+#include "speculative/lookup_drafter.h"
+
+namespace eagle2 {
+
+namespace {
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  std::string item;
+  while (std::getline(in, item, sep)) out.push_back(item);
+  return out;
+}
+
+int to_int(const std::string& s, const std::string& spec) {
+  try {
+    size_t used = 0;
+    const int v = std::stoi(s, &used);
+    if (used == s.size() && v >= 0) return v;
+  } catch (const std::exception&) {
+  }
+  fail("drafter '", spec, "': '", s, "' is not a non-negative integer");
+}
+
+// Compact JSON, no spaces (a spec is one shell word): "[[0],[1],[0,0]]".
+std::string choices_json(const TreeChoices& choices) {
+  std::string out = "[";
+  for (size_t i = 0; i < choices.size(); ++i) {
+    out += i ? ",[" : "[";
+    for (size_t j = 0; j < choices[i].size(); ++j) {
+      // Appended piece by piece: a concatenation here trips GCC 12's false -Wrestrict.
+      if (j) out += ',';
+      out += std::to_string(choices[i][j]);
+    }
+    out += "]";
+  }
+  return out + "]";
+}
+
+void parse_dynamic(const std::string& text, std::vector<std::string> parts, DrafterSpec& d) {
+  if (!parts.empty() && parts.back() == "cal") {
+    d.calibrate = true;
+    parts.pop_back();
+  }
+  const bool none = parts.empty() || (parts.size() == 1 && parts[0].empty());
+  if (none) return;
+  if (parts[0] == "auto") {
+    d.auto_budget = true;
+    d.dynamic.total_tokens = DrafterSpec::kAutoMaxTokens;
+    if (parts.size() == 3) {
+      d.dynamic.depth = to_int(parts[1], text);
+      d.dynamic.top_k = to_int(parts[2], text);
+    } else if (parts.size() != 1) {
+      fail("drafter '", text, "': expected dynamic:auto[:DEPTH:TOP_K][:cal]");
+    }
+    return;
+  }
+  if (parts.size() != 3)
+    fail("drafter '", text, "': expected dynamic:TOTAL_TOKENS:DEPTH:TOP_K[:cal]");
+  // Named, not positional: DynamicTreeParams lists top_k, depth, total_tokens, the reverse of
+  // the spec's T:D:K.
+  d.dynamic.total_tokens = to_int(parts[0], text);
+  d.dynamic.depth = to_int(parts[1], text);
+  d.dynamic.top_k = to_int(parts[2], text);
+}
+
+}  // namespace
+
+DrafterSpec parse_drafter_spec(const std::string& text) {
+  DrafterSpec d;
+  d.label = text;
+  const auto colon = text.find(':');
+  d.kind = text.substr(0, colon);
+  const std::string rest = colon == std::string::npos ? "" : text.substr(colon + 1);
+  if (d.kind == "plain" || d.kind == "none") {
+    if (!rest.empty()) fail("drafter '", text, "' takes no parameters");
+  } else if (d.kind == "lookup") {
+    if (!rest.empty()) d.lookup_depth = to_int(rest, text);
+  } else if (d.kind == "chain") {
+    if (!rest.empty()) d.chain_depth = to_int(rest, text);
+  } else if (d.kind == "static") {
+    if (rest.empty()) {
+      d.choices = mc_sim_7b_63();
+    } else if (rest.find_first_not_of("0123456789") == std::string::npos) {
+      // static:N: EAGLE-1's tree pruned to N tokens (root included), keeping its first paths (they
+      // are listed shallow first, so every kept path keeps its prefix).
+      const int n = to_int(rest, text);
+      const auto& full = mc_sim_7b_63();
+      if (n < 2 || n > static_cast<int>(full.size()) + 1)
+        fail("drafter '", text, "': a pruned static tree has 2 to ", full.size() + 1, " tokens");
+      d.choices.assign(full.begin(), full.begin() + (n - 1));
+    } else {
+      d.choices = parse_tree_choices(rest, "drafter '" + text + "'");
+    }
+  } else if (d.kind == "dynamic") {
+    parse_dynamic(text, split(rest, ':'), d);
+  } else {
+    fail("unknown drafter '", text,
+         "' (plain, none, lookup[:D], chain[:D], static[:N|:JSON], dynamic[:T:D:K][:cal], "
+         "dynamic:auto[:D:K][:cal])");
+  }
+  return d;
+}
+
+std::string DrafterSpec::to_string() const {
+  if (kind == "lookup") return "lookup:" + std::to_string(lookup_depth);
+  if (kind == "chain") return "chain:" + std::to_string(chain_depth);
+  if (kind == "static") {
+    const TreeChoices& full = mc_sim_7b_63();
+    if (choices == full) return "static";
+    if (!choices.empty() && choices.size() < full.size() &&
+        std::equal(choices.begin(), choices.end(), full.begin()))
+      return "static:" + std::to_string(choices.size() + 1);
+    return "static:" + choices_json(choices);
+  }
+  if (kind == "dynamic") {
+    const std::string dk = std::to_string(dynamic.depth) + ":" + std::to_string(dynamic.top_k);
+    return (auto_budget ? "dynamic:auto:" + dk
+                        : "dynamic:" + std::to_string(dynamic.total_tokens) + ":" + dk) +
+           (calibrate ? ":cal" : "");
+  }
+  return kind;  // plain, none
+}
+
+bool DrafterSpec::operator==(const DrafterSpec& o) const {
+  // DynamicTreeParams' hooks (choose_total, confidence) are set by the drafter, never by a spec.
+  return kind == o.kind && dynamic.top_k == o.dynamic.top_k && dynamic.depth == o.dynamic.depth &&
+         dynamic.total_tokens == o.dynamic.total_tokens && auto_budget == o.auto_budget &&
+         chain_depth == o.chain_depth && lookup_depth == o.lookup_depth &&
+         calibrate == o.calibrate && choices == o.choices;
+}
+
+std::unique_ptr<Drafter> make_drafter(const DrafterSpec& spec, EagleHead* head, ThreadPool& pool,
+                                      int64_t ctx, std::shared_ptr<const VerifyCostModel> cost) {
+  if (spec.kind == "none") return std::make_unique<NoDrafter>();
+  // D levels after the first = D + 1 draft tokens, as for a chain.
+  if (spec.kind == "lookup")
+    return std::make_unique<LookupDrafter>(3, 1, spec.lookup_depth + 1);
+  if (spec.kind == "plain") return nullptr;
+  if (!spec.needs_head()) fail("unknown drafter '", spec.label, "'");
+  if (!head) fail("drafter '", spec.label, "' needs an EAGLE head: pass --draft HEAD_DIR");
+  EagleDrafterOptions o;
+  o.context = ctx;
+  o.dynamic = spec.dynamic;
+  if (spec.auto_budget) {
+    if (!cost) fail("drafter '", spec.label, "': an auto budget needs the verify cost curve");
+    o.cost = std::move(cost);
+  }
+  o.calibrate = spec.calibrate;
+  o.chain_depth = spec.chain_depth;
+  o.choices = spec.choices;
+  o.shape = spec.kind == "chain"    ? EagleDrafterOptions::Shape::Chain
+            : spec.kind == "static" ? EagleDrafterOptions::Shape::Static
+                                    : EagleDrafterOptions::Shape::Dynamic;
+  return std::make_unique<EagleDrafter>(*head, pool, o);
+}
+
+}  // namespace eagle2

@@ -1,0 +1,61 @@
+// One drafter spec: the text that names a drafter and its parameters, parsed once and used by
+// generate (--spec, and its shorthand flags), bench (--drafters), demo (--tree) and the server.
+// The grammar is "KIND[:PARAM...]", so that later drafters (sps, medusa, hydra, lookahead,
+// ablations) add a kind without touching the others.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "draft/eagle_head.h"
+#include "draft/tree_builder.h"
+#include "speculative/drafter.h"
+#include "speculative/tree_budget.h"
+
+namespace eagle2 {
+
+class ThreadPool;
+
+// "plain" (plain decoding, no speculative loop), "none" (plain decoding through the speculative
+// loop), "lookup[:D]" (prompt lookup), "chain[:D]", "static" (mc_sim_7b_63), "static:N" (its first
+// N - 1 paths: N tokens) or "static:JSON", "dynamic" or "dynamic:T:D:K" (total_tokens, depth,
+// top_k), "dynamic:auto" or "dynamic:auto:D:K"; a dynamic spec ending in ":cal" ranks nodes by
+// calibrated confidences (EagleDrafterOptions::calibrate). Error for anything else.
+// D is always the number of draft levels after the first: a chain or a lookup drafts D + 1 tokens,
+// a dynamic tree has D + 1 levels.
+struct DrafterSpec {
+  std::string label;  // as the user wrote it (bench's drafter column); not part of equality
+  std::string kind;
+  DynamicTreeParams dynamic;
+  // "dynamic:auto[:D:K]": each cycle's tree size chosen from the target's verify cost curve
+  // (tree_budget.h), at most kAutoMaxTokens.
+  bool auto_budget = false;
+  static constexpr int kAutoMaxTokens = 64;
+  int chain_depth = 5;
+  // Lookup's default is 6 (7 draft tokens), not the EAGLE drafters' 5: it is what bench and
+  // generate both drafted before the spec was unified, so their lookup figures stay comparable
+  // with earlier runs; a lookup draft costs no model forward, only verify width.
+  static constexpr int kLookupDefaultDepth = 6;
+  int lookup_depth = kLookupDefaultDepth;
+  bool calibrate = false;  // dynamic ...:cal
+  TreeChoices choices;
+
+  // The canonical spec string: parse_drafter_spec(s.to_string()) == s. Defaults are written out
+  // ("dynamic" -> "dynamic:60:5:10"), static trees as static, static:N or static:JSON.
+  std::string to_string() const;
+  // The drafter the spec describes, label aside.
+  bool operator==(const DrafterSpec& other) const;
+  // Whether make_drafter needs an EAGLE head for it.
+  bool needs_head() const { return kind == "chain" || kind == "static" || kind == "dynamic"; }
+};
+
+DrafterSpec parse_drafter_spec(const std::string& text);
+
+// The drafter of a spec (nullptr for "plain"). `head` is required by chain, static and dynamic;
+// `cost`: the verify cost model for auto budgets (required by an auto spec, else unused).
+std::unique_ptr<Drafter> make_drafter(const DrafterSpec& spec, EagleHead* head, ThreadPool& pool,
+                                      int64_t ctx,
+                                      std::shared_ptr<const VerifyCostModel> cost = nullptr);
+
+}  // namespace eagle2

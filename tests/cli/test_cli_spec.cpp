@@ -1,0 +1,70 @@
+// generate --spec SPEC (the spec strings of bench --drafters and demo --tree) against the
+// shorthand flags that build the same spec: the same drafter, so byte-equal greedy output and the
+// same drafter name and tau on the [stats] line.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "support/cli.h"
+
+namespace eagle2 {
+namespace {
+
+using test::CliRun;
+using test::run_cli_split;
+
+const std::string kModel = std::string(EAGLE2_SOURCE_DIR) + "/models/code-lm";
+const std::string kHead = std::string(EAGLE2_SOURCE_DIR) + "/models/code-lm-eagle";
+
+// "[stats] drafter NAME | tau T over N cycles": what the drafter did, without the timings.
+std::string drafter_and_tau(const std::string& err) {
+  const size_t at = err.find("[stats] drafter ");
+  if (at == std::string::npos) return "(no [stats] drafter line) " + err;
+  return err.substr(at, err.find(" | prompt", at) - at);
+}
+
+TEST(CliSpec, SpecAndShorthandFlagsGenerateTheSame) {
+  const std::string gen =
+      "generate -m " + kModel + " --draft " + kHead + " -p 'def add(a, b):' -n 16 -t 1 ";
+  for (const auto& [shorthand, spec] : std::vector<std::pair<std::string, std::string>>{
+           {"", "dynamic:60:5:10"},
+           {"--tree dynamic --total-tokens 12 --depth 3 --draft-top-k 4 --calibrate",
+            "dynamic:12:3:4:cal"},
+           {"--tree chain --depth 3", "chain:3"},
+           {"--tree static --choices '[[0],[1],[0,0]]'", "static:[[0],[1],[0,0]]"},
+           {"--tree lookup", "lookup"},
+           {"--tree lookup --depth 2", "lookup:2"},
+           {"--tree none", "plain"},
+       }) {
+    const CliRun a = run_cli_split(gen + shorthand);
+    const CliRun b = run_cli_split(gen + "--spec '" + spec + "'");
+    ASSERT_EQ(a.code, 0) << shorthand << ": " << a.err;
+    ASSERT_EQ(b.code, 0) << spec << ": " << b.err;
+    EXPECT_EQ(a.out, b.out) << shorthand << " vs " << spec;
+    if (spec != "plain") {
+      EXPECT_EQ(drafter_and_tau(a.err), drafter_and_tau(b.err)) << spec;
+    }
+  }
+}
+
+TEST(CliSpec, SpecWithAShorthandFlagExitsTwo) {
+  const CliRun r = run_cli_split("generate -m " + kModel + " --draft " + kHead +
+                                 " -p hi -n 2 --spec chain:3 --depth 3");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "error: --spec: cannot be combined with --depth (the spec says it all)\n");
+  EXPECT_EQ(r.out, "");
+  const CliRun bad = run_cli_split("generate -m " + kModel + " -p hi -n 2 --spec magic");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err.rfind("error: --spec: unknown drafter 'magic'", 0), 0u) << bad.err;
+}
+
+TEST(CliSpec, EagleSpecsNeedAHead) {
+  const CliRun r = run_cli_split("generate -m " + kModel + " -p hi -n 2 --spec chain:3");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, "error: --spec chain:3 needs an EAGLE head: pass --draft HEAD_DIR\n");
+}
+
+}  // namespace
+}  // namespace eagle2
