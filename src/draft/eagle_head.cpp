@@ -52,7 +52,6 @@ const TensorView& need(const std::map<std::string, TensorView>& t, const std::st
   return it->second;
 }
 
-Matrix as_matrix(const TensorView& t) { return Matrix{t.dtype, t.shape[0], t.shape[1], t.data}; }
 
 std::vector<float> to_f32(const TensorView& t) {
   std::vector<float> out(static_cast<size_t>(t.numel()));
@@ -141,21 +140,7 @@ void EagleHead::bind(const std::map<std::string, TensorView>& t, const std::stri
   }
   fc_ = as_matrix(take("fc.weight", {d, 2 * d}));
   if (t.count("fc.bias")) fc_bias_ = to_f32(take("fc.bias", {d}));
-  const TensorView& q = take("layers.0.self_attn.q_proj.weight", {qd, d});
-  const TensorView& k = take("layers.0.self_attn.k_proj.weight", {kvd, d});
-  const TensorView& v = take("layers.0.self_attn.v_proj.weight", {kvd, d});
-  const TensorView& gate = take("layers.0.mlp.gate_proj.weight", {I, d});
-  const TensorView& up = take("layers.0.mlp.up_proj.weight", {I, d});
-  // forward() runs q/k/v and gate/up as fused matmuls, which need one dtype per group.
-  require_one_dtype({&q, &k, &v});
-  require_one_dtype({&gate, &up});
-  wq_ = as_matrix(q);
-  wk_ = as_matrix(k);
-  wv_ = as_matrix(v);
-  wo_ = as_matrix(take("layers.0.self_attn.o_proj.weight", {d, qd}));
-  w_gate_ = as_matrix(gate);
-  w_up_ = as_matrix(up);
-  w_down_ = as_matrix(take("layers.0.mlp.down_proj.weight", {d, I}));
+  proj_ = bind_decoder_projections(take, "layers.0.", d, qd, kvd, I);
   mlp_norm_ = to_f32(take("layers.0.post_attention_layernorm.weight", {d}));
   // A leftover tensor means the checkpoint is not the head config.json describes (another
   // architecture, or more layers than the one an EAGLE-1/2 head has).
@@ -207,7 +192,7 @@ void EagleHead::forward(const Rows& rows, KvCache& kv, float* out, ThreadPool& p
 
   rope_tables(w.cos.data(), w.sin.data(), rows.positions.data(), n, inv_freq_.data(), half);
   // Attention reads x directly: the head's layer has no input norm.
-  matmul_multi(w.x.data(), n, {{&wq_, w.q.data()}, {&wk_, w.k.data()}, {&wv_, w.v.data()}}, pool);
+  matmul_multi(w.x.data(), n, {{&proj_.wq, w.q.data()}, {&proj_.wk, w.k.data()}, {&proj_.wv, w.v.data()}}, pool);
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t h = 0; h < H; ++h)
       rope_rotate_half(&w.q[i * qd + h * hd], &w.cos[i * half], &w.sin[i * half], hd);
@@ -225,13 +210,13 @@ void EagleHead::forward(const Rows& rows, KvCache& kv, float* out, ThreadPool& p
                    .visible_begin = rows.visible_begin.data(), .n_rows = n, .n_heads = H,
                    .n_kv_heads = KV, .head_dim = hd, .scale = scale, .out = w.attn.data()},
                   pool);
-  matmul(w.attn.data(), n, wo_, w.proj.data(), pool);
+  matmul(w.attn.data(), n, proj_.wo, w.proj.data(), pool);
   for (int64_t j = 0; j < n * d; ++j) w.x[j] += w.proj[j];
   for (int64_t i = 0; i < n; ++i)
     rmsnorm(&w.x[i * d], mlp_norm_.data(), c.rms_norm_eps, &w.xn[i * d], d);
-  matmul_multi(w.xn.data(), n, {{&w_gate_, w.gate.data()}, {&w_up_, w.up.data()}}, pool);
+  matmul_multi(w.xn.data(), n, {{&proj_.w_gate, w.gate.data()}, {&proj_.w_up, w.up.data()}}, pool);
   swiglu_inplace(w.gate.data(), w.up.data(), n * I);
-  matmul(w.gate.data(), n, w_down_, w.proj.data(), pool);
+  matmul(w.gate.data(), n, proj_.w_down, w.proj.data(), pool);
   for (int64_t j = 0; j < n * d; ++j) out[j] = w.x[j] + w.proj[j];
 }
 

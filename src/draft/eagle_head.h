@@ -78,7 +78,8 @@ class EagleHead {
   std::unique_ptr<TensorStore> st_store_;
   std::unique_ptr<TorchCheckpoint> torch_store_;
   int64_t n_params_ = 0;
-  Matrix fc_, wq_, wk_, wv_, wo_, w_gate_, w_up_, w_down_;
+  Matrix fc_;
+  DecoderProjections proj_;  // the head's one decoder layer
   std::vector<int32_t> draft_ids_;           // empty: the full vocabulary
   std::vector<unsigned char> draft_rows_;    // the kept rows of the target's lm_head
   Matrix draft_lm_head_;

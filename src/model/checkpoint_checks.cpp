@@ -39,4 +39,25 @@ void require_one_dtype(const std::vector<const TensorView*>& group) {
   }
 }
 
+Matrix as_matrix(const TensorView& t) { return Matrix{t.dtype, t.shape[0], t.shape[1], t.data}; }
+
+DecoderProjections bind_decoder_projections(const TensorLookup& take, const std::string& prefix,
+                                            int64_t d, int64_t qd, int64_t kvd, int64_t I) {
+  const TensorView& q = take(prefix + "self_attn.q_proj.weight", {qd, d});
+  const TensorView& k = take(prefix + "self_attn.k_proj.weight", {kvd, d});
+  const TensorView& v = take(prefix + "self_attn.v_proj.weight", {kvd, d});
+  const TensorView& gate = take(prefix + "mlp.gate_proj.weight", {I, d});
+  const TensorView& up = take(prefix + "mlp.up_proj.weight", {I, d});
+  // The forwards run q/k/v and gate/up as fused matmuls, which need one dtype per group.
+  require_one_dtype({&q, &k, &v});
+  require_one_dtype({&gate, &up});
+  return DecoderProjections{.wq = as_matrix(q),
+                            .wk = as_matrix(k),
+                            .wv = as_matrix(v),
+                            .wo = as_matrix(take(prefix + "self_attn.o_proj.weight", {d, qd})),
+                            .w_gate = as_matrix(gate),
+                            .w_up = as_matrix(up),
+                            .w_down = as_matrix(take(prefix + "mlp.down_proj.weight", {d, I}))};
+}
+
 }  // namespace eagle2

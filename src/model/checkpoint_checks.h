@@ -1,7 +1,10 @@
-// Checks on a checkpoint's tensors shared by the loaders of target models (llama_model.cpp) and
-// EAGLE draft heads (eagle_head.cpp), so that both refuse the same things with the same words.
+// Binding and checking a checkpoint's tensors, shared by the loaders of target models
+// (llama_model.cpp) and EAGLE draft heads (eagle_head.cpp), so that both bind a decoder layer the
+// same way and refuse the same things with the same words.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -25,5 +28,23 @@ const TensorView* first_unused_tensor(const std::map<std::string, TensorView>& t
 // runs them in one dispatch: an Error "<file>: tensor 'b' has dtype F16, but 'a' has BF16 ..."
 // naming the first that differs from the first tensor.
 void require_one_dtype(const std::vector<const TensorView*>& group);
+
+// A stored [rows, cols] tensor used in place as a weight matrix.
+Matrix as_matrix(const TensorView& t);
+
+// The seven projections of one LLaMA decoder layer.
+struct DecoderProjections {
+  Matrix wq, wk, wv, wo, w_gate, w_up, w_down;
+};
+
+// Finds a tensor by name and checks its shape (each loader has its own lookup and bookkeeping).
+using TensorLookup =
+    std::function<const TensorView&(const std::string& name, const std::vector<int64_t>& shape)>;
+
+// The projections under `prefix` ("model.layers.3." for a target, "layers.0." for a head), for a
+// layer of width d, q width qd, key/value width kvd and MLP width I; q/k/v and gate/up are checked
+// for one dtype each (require_one_dtype).
+DecoderProjections bind_decoder_projections(const TensorLookup& take, const std::string& prefix,
+                                            int64_t d, int64_t qd, int64_t kvd, int64_t I);
 
 }  // namespace eagle2

@@ -17,10 +17,6 @@ namespace eagle2 {
 
 namespace {
 
-Matrix as_matrix(const TensorView& t) {
-  return Matrix{t.dtype, t.shape[0], t.shape[1], t.data};
-}
-
 std::vector<float> to_f32(const TensorView& t) {
   std::vector<float> out(static_cast<size_t>(t.numel()));
   convert_to_f32(t.dtype, t.data, out.data(), out.size());
@@ -77,21 +73,7 @@ std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& dir) {
     Layer& L = m->layers_[static_cast<size_t>(i)];
     L.attn_norm = to_f32(take(p + "input_layernorm.weight", {d}));
     L.mlp_norm = to_f32(take(p + "post_attention_layernorm.weight", {d}));
-    const TensorView& q = take(p + "self_attn.q_proj.weight", {qd, d});
-    const TensorView& k = take(p + "self_attn.k_proj.weight", {kvd, d});
-    const TensorView& v = take(p + "self_attn.v_proj.weight", {kvd, d});
-    const TensorView& gate = take(p + "mlp.gate_proj.weight", {I, d});
-    const TensorView& up = take(p + "mlp.up_proj.weight", {I, d});
-    // forward() runs q/k/v and gate/up as fused matmuls, which need one dtype per group.
-    require_one_dtype({&q, &k, &v});
-    require_one_dtype({&gate, &up});
-    L.wq = as_matrix(q);
-    L.wk = as_matrix(k);
-    L.wv = as_matrix(v);
-    L.wo = as_matrix(take(p + "self_attn.o_proj.weight", {d, qd}));
-    L.w_gate = as_matrix(gate);
-    L.w_up = as_matrix(up);
-    L.w_down = as_matrix(take(p + "mlp.down_proj.weight", {d, I}));
+    static_cast<DecoderProjections&>(L) = bind_decoder_projections(take, p, d, qd, kvd, I);
   }
   m->final_norm_ = to_f32(take("model.norm.weight", {d}));
   if (c.tie_word_embeddings && !s.has("lm_head.weight")) {

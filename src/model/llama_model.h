@@ -12,6 +12,7 @@
 #include "core/tensor.h"
 #include "core/thread_pool.h"
 #include "io/safetensors.h"
+#include "model/checkpoint_checks.h"
 #include "model/batch.h"
 #include "model/kv_cache.h"
 #include "model/llama_config.h"
@@ -50,9 +51,8 @@ class LlamaModel {
   void embed(int32_t token, float* out) const;
 
  private:
-  struct Layer {
+  struct Layer : DecoderProjections {
     std::vector<float> attn_norm, mlp_norm;
-    Matrix wq, wk, wv, wo, w_gate, w_up, w_down;
   };
   LlamaModel() = default;
 
