@@ -19,8 +19,8 @@ namespace {
 using test::CliRun;
 using test::run_cli_split;
 
-const std::string kModel = std::string(EAGLE2_SOURCE_DIR) + "/models/code-lm";
-const std::string kHead = std::string(EAGLE2_SOURCE_DIR) + "/models/code-lm-eagle";
+const std::string& kModel = test::kBundledModel;
+const std::string& kHead = test::kBundledHead;
 
 // Counted as the CLI counts them (its affinity mask), independently of its code.
 int cpus_available() {

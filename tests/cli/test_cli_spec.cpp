@@ -15,8 +15,8 @@ namespace {
 using test::CliRun;
 using test::run_cli_split;
 
-const std::string kModel = std::string(EAGLE2_SOURCE_DIR) + "/models/code-lm";
-const std::string kHead = std::string(EAGLE2_SOURCE_DIR) + "/models/code-lm-eagle";
+const std::string& kModel = test::kBundledModel;
+const std::string& kHead = test::kBundledHead;
 
 // "[stats] drafter NAME | tau T over N cycles": what the drafter did, without the timings.
 std::string drafter_and_tau(const std::string& err) {

@@ -16,6 +16,10 @@ struct CliRun {
 
 constexpr int kCliTimeoutSeconds = 120;
 
+// The bundled model and head (models/, see models/README.md): every checkout has them.
+inline const std::string kBundledModel = std::string(EAGLE2_SOURCE_DIR) + "/models/code-lm";
+inline const std::string kBundledHead = std::string(EAGLE2_SOURCE_DIR) + "/models/code-lm-eagle";
+
 // `EAGLE2_CLI_PATH args 2>&1`; args are shell words (quote them yourself).
 CliRun run_cli(const std::string& args, int timeout_seconds = kCliTimeoutSeconds);
 
