@@ -10,7 +10,6 @@
 
 #include "core/error.h"
 #include "core/regular_file.h"
-#include "kernels/attention.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
 #include "model/checkpoint_checks.h"
@@ -18,11 +17,6 @@
 namespace eagle2 {
 
 namespace {
-
-template <class T>
-void grow(std::vector<T>& v, size_t n) {
-  if (v.size() < n) v.resize(n);
-}
 
 // One NaN or inf weight makes every draft log-prob NaN, which would reach tree ranking and the
 // acceptance calibration; a head is one layer, so scanning it at load costs little.
@@ -50,13 +44,6 @@ const TensorView& need(const std::map<std::string, TensorView>& t, const std::st
          shape_string(shape));
   require_finite(it->second, where, name);  // every tensor the head binds is used
   return it->second;
-}
-
-
-std::vector<float> to_f32(const TensorView& t) {
-  std::vector<float> out(static_cast<size_t>(t.numel()));
-  convert_to_f32(t.dtype, t.data, out.data(), out.size());
-  return out;
 }
 
 std::string read_text(const std::string& path) {
@@ -149,7 +136,8 @@ void EagleHead::bind(const std::map<std::string, TensorView>& t, const std::stri
   n_params_ = 0;
   for (const auto& [name, tv] : t)
     if (name != "embed_tokens.weight") n_params_ += tv.numel();
-  inv_freq_ = c.rope_inv_freq();
+  layer_ = {.proj = &proj_, .input_norm = nullptr, .post_attention_norm = mlp_norm_.data()};
+  stack_.emplace(c);
 }
 
 KvCache EagleHead::make_cache(int64_t capacity) const {
@@ -160,23 +148,10 @@ void EagleHead::forward(const Rows& rows, KvCache& kv, float* out, ThreadPool& p
   const LlamaConfig& c = cfg_;
   const auto n = static_cast<int64_t>(rows.tokens.size());
   if (n == 0) return;
-  const int64_t d = c.hidden_size, hd = c.head_dim, I = c.intermediate_size;
-  const int64_t H = c.num_heads, KV = c.num_kv_heads, qd = H * hd, kvd = KV * hd, half = hd / 2;
-  const int64_t n_ctx = kv.size();
-  const KernelPath path = active_kernel_path();
+  const int64_t d = c.hidden_size;
   Workspace& w = ws_;
-  grow(w.cat, n * 2 * d);
-  grow(w.x, n * d);
-  grow(w.q, n * qd);
-  grow(w.k, n * kvd);
-  grow(w.v, n * kvd);
-  grow(w.attn, n * qd);
-  grow(w.proj, n * d);
-  grow(w.xn, n * d);
-  grow(w.gate, n * I);
-  grow(w.up, n * I);
-  grow(w.cos, n * half);
-  grow(w.sin, n * half);
+  grow_to(w.cat, static_cast<size_t>(n * 2 * d));
+  grow_to(w.x, static_cast<size_t>(n * d));
 
   // x = fc(concat(embed(token), hidden)): the embedding comes first, as in the reference.
   for (int64_t i = 0; i < n; ++i) {
@@ -190,34 +165,14 @@ void EagleHead::forward(const Rows& rows, KvCache& kv, float* out, ThreadPool& p
     for (int64_t i = 0; i < n; ++i)
       for (int64_t j = 0; j < d; ++j) w.x[i * d + j] += fc_bias_[j];
 
-  rope_tables(w.cos.data(), w.sin.data(), rows.positions.data(), n, inv_freq_.data(), half);
-  // Attention reads x directly: the head's layer has no input norm.
-  matmul_multi(w.x.data(), n, {{&proj_.wq, w.q.data()}, {&proj_.wk, w.k.data()}, {&proj_.wv, w.v.data()}}, pool);
-  for (int64_t i = 0; i < n; ++i) {
-    for (int64_t h = 0; h < H; ++h)
-      rope_rotate_half(&w.q[i * qd + h * hd], &w.cos[i * half], &w.sin[i * half], hd);
-    for (int64_t h = 0; h < KV; ++h)
-      rope_rotate_half(&w.k[i * kvd + h * hd], &w.cos[i * half], &w.sin[i * half], hd);
-    const int32_t slot = rows.slots[i];
-    if (slot < n_ctx || slot >= kv.capacity()) fail("draft head: KV slot ", slot, " out of range");
-    std::memcpy(kv.key(0, slot), &w.k[i * kvd], kvd * sizeof(float));
-    std::memcpy(kv.value(0, slot), &w.v[i * kvd], kvd * sizeof(float));
-  }
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  attention_batch(path,
-                  {.q = w.q.data(), .k = kv.key(0, 0), .v = kv.value(0, 0), .stride = kvd,
-                   .n_context = n_ctx, .visible = rows.visible.data(),
-                   .visible_begin = rows.visible_begin.data(), .n_rows = n, .n_heads = H,
-                   .n_kv_heads = KV, .head_dim = hd, .scale = scale, .out = w.attn.data()},
-                  pool);
-  matmul(w.attn.data(), n, proj_.wo, w.proj.data(), pool);
-  for (int64_t j = 0; j < n * d; ++j) w.x[j] += w.proj[j];
-  for (int64_t i = 0; i < n; ++i)
-    rmsnorm(&w.x[i * d], mlp_norm_.data(), c.rms_norm_eps, &w.xn[i * d], d);
-  matmul_multi(w.xn.data(), n, {{&proj_.w_gate, w.gate.data()}, {&proj_.w_up, w.up.data()}}, pool);
-  swiglu_inplace(w.gate.data(), w.up.data(), n * I);
-  matmul(w.gate.data(), n, proj_.w_down, w.proj.data(), pool);
-  for (int64_t j = 0; j < n * d; ++j) out[j] = w.x[j] + w.proj[j];
+  // Then the target's decoder layer without its input norm; the result is the predicted feature
+  // (no final norm).
+  KvCache* const caches[] = {&kv};
+  const DecoderRows decoder_rows{.n = n, .caches = caches, .positions = rows.positions.data(),
+                                 .slots = rows.slots.data(), .visible = rows.visible.data(),
+                                 .visible_begin = rows.visible_begin.data()};
+  stack_->forward(std::span(&layer_, 1), decoder_rows, w.x.data(), pool);
+  std::memcpy(out, w.x.data(), static_cast<size_t>(n * d) * sizeof(float));
 }
 
 void EagleHead::forward_causal(const float* features, std::span<const int32_t> tokens, KvCache& kv,

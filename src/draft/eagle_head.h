@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "core/thread_pool.h"
 #include "io/safetensors.h"
 #include "io/torch_checkpoint.h"
+#include "model/decoder_stack.h"
 #include "model/kv_cache.h"
 #include "model/llama_config.h"
 #include "model/llama_model.h"
@@ -70,6 +72,8 @@ class EagleHead {
 
  private:
   EagleHead() = default;
+  EagleHead(const EagleHead&) = delete;  // layer_ points into proj_ and mlp_norm_
+  EagleHead& operator=(const EagleHead&) = delete;
   void bind(const std::map<std::string, TensorView>& tensors, const std::string& where,
             const LlamaModel& target);
 
@@ -83,12 +87,12 @@ class EagleHead {
   std::vector<int32_t> draft_ids_;           // empty: the full vocabulary
   std::vector<unsigned char> draft_rows_;    // the kept rows of the target's lm_head
   Matrix draft_lm_head_;
-  std::vector<float> fc_bias_, mlp_norm_, inv_freq_;
+  std::vector<float> fc_bias_, mlp_norm_;
+  DecoderLayerWeights layer_;  // views of proj_ and mlp_norm_ (no input norm)
+  std::optional<DecoderStack> stack_;
 
   struct Workspace {
-    std::vector<float> cat, x, q, k, v, attn, proj, xn, gate, up, cos, sin;
-    std::vector<int32_t> visible;
-    std::vector<int64_t> visible_begin;
+    std::vector<float> cat, x;
   } ws_;
 };
 

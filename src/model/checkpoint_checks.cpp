@@ -39,6 +39,12 @@ void require_one_dtype(const std::vector<const TensorView*>& group) {
   }
 }
 
+std::vector<float> to_f32(const TensorView& t) {
+  std::vector<float> out(static_cast<size_t>(t.numel()));
+  convert_to_f32(t.dtype, t.data, out.data(), out.size());
+  return out;
+}
+
 Matrix as_matrix(const TensorView& t) { return Matrix{t.dtype, t.shape[0], t.shape[1], t.data}; }
 
 DecoderProjections bind_decoder_projections(const TensorLookup& take, const std::string& prefix,

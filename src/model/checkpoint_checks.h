@@ -32,6 +32,9 @@ void require_one_dtype(const std::vector<const TensorView*>& group);
 // A stored [rows, cols] tensor used in place as a weight matrix.
 Matrix as_matrix(const TensorView& t);
 
+// A stored tensor converted to floats (norm weights and biases, which are small).
+std::vector<float> to_f32(const TensorView& t);
+
 // The seven projections of one LLaMA decoder layer.
 struct DecoderProjections {
   Matrix wq, wk, wv, wo, w_gate, w_up, w_down;

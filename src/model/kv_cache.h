@@ -18,6 +18,7 @@ class KvCache {
   int64_t size() const { return size_; }      // committed slots
   int64_t pending() const { return pending_; }  // rows of the last batch not yet kept or dropped
   int64_t kv_dim() const { return kv_dim_; }
+  int64_t n_layers() const { return n_layers_; }
 
   float* key(int64_t layer, int64_t slot) { return &k_[index(layer, slot)]; }
   float* value(int64_t layer, int64_t slot) { return &v_[index(layer, slot)]; }

@@ -8,7 +8,6 @@
 #include <set>
 
 #include "core/error.h"
-#include "kernels/attention.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
 #include "model/checkpoint_checks.h"
@@ -16,12 +15,6 @@
 namespace eagle2 {
 
 namespace {
-
-std::vector<float> to_f32(const TensorView& t) {
-  std::vector<float> out(static_cast<size_t>(t.numel()));
-  convert_to_f32(t.dtype, t.data, out.data(), out.size());
-  return out;
-}
 
 // N for a tensor named "model.layers.N.<...>", else -1.
 int64_t layer_index(const std::string& name) {
@@ -33,11 +26,6 @@ int64_t layer_index(const std::string& name) {
   const auto [rest, ec] = std::from_chars(begin, end, index);
   if (ec != std::errc() || rest == begin || rest == end || *rest != '.') return -1;
   return index;
-}
-
-template <class T>
-void grow(std::vector<T>& v, size_t n) {
-  if (v.size() < n) v.resize(n);
 }
 
 }  // namespace
@@ -90,7 +78,10 @@ std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& dir) {
     fail(extra->file, ": unexpected tensor '", extra->name,
          "': not a weight of the model config.json describes");
   }
-  m->inv_freq_ = c.rope_inv_freq();
+  for (const Layer& L : m->layers_)
+    m->layer_weights_.push_back({.proj = &L, .input_norm = L.attn_norm.data(),
+                                 .post_attention_norm = L.mlp_norm.data()});
+  m->stack_.emplace(c);
   return m;
 }
 
@@ -134,9 +125,7 @@ void LlamaModel::forward(const Batch& batch, KvCache& kv, std::span<const int32_
                          ForwardResult& out, ThreadPool& pool) {
   const LlamaConfig& c = cfg_;
   const int64_t T = batch.size();
-  const int64_t d = c.hidden_size, hd = c.head_dim, I = c.intermediate_size, V = c.vocab_size;
-  const int64_t H = c.num_heads, KV = c.num_kv_heads;
-  const int64_t qd = H * hd, kvd = KV * hd, half = hd / 2;
+  const int64_t d = c.hidden_size, V = c.vocab_size;
   batch.validate(V);
   for (int32_t r : logit_rows)
     if (r < 0 || r >= T) fail("forward: logit row ", r, " outside the batch of ", T);
@@ -150,75 +139,33 @@ void LlamaModel::forward(const Batch& batch, KvCache& kv, std::span<const int32_
       fail("position ", batch.positions[i], " is beyond the context size ", kv.capacity());
   kv.begin_batch(T);
   const int64_t n_ctx = kv.size();
-  const KernelPath path = active_kernel_path();
 
   Workspace& w = ws_;
-  grow(w.x, T * d);
-  grow(w.xn, T * d);
-  grow(w.q, T * qd);
-  grow(w.k, T * kvd);
-  grow(w.v, T * kvd);
-  grow(w.attn, T * qd);
-  grow(w.proj, T * d);
-  grow(w.gate, T * I);
-  grow(w.up, T * I);
-  grow(w.cos, T * half);
-  grow(w.sin, T * half);
-
-  // Per row: the batch rows it sees (ancestors and itself), flattened.
+  grow_to(w.x, static_cast<size_t>(T * d));
+  // Row i writes slot n_ctx + i and sees its ancestors' slots (and its own), flattened.
+  w.slots.resize(static_cast<size_t>(T));
   w.visible.clear();
   w.visible_begin.assign(static_cast<size_t>(T + 1), 0);
   for (int64_t i = 0; i < T; ++i) {
+    w.slots[i] = static_cast<int32_t>(n_ctx + i);
     batch.visible_rows(i, w.rows);
     for (int32_t r : w.rows) w.visible.push_back(static_cast<int32_t>(n_ctx + r));
     w.visible_begin[i + 1] = static_cast<int64_t>(w.visible.size());
   }
-
-  rope_tables(w.cos.data(), w.sin.data(), batch.positions.data(), T, inv_freq_.data(), half);
-
   for (int64_t i = 0; i < T; ++i) embed(batch.tokens[i], &w.x[i * d]);
 
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  for (size_t l = 0; l < layers_.size(); ++l) {
-    const Layer& L = layers_[l];
-    // Attention block.
-    for (int64_t i = 0; i < T; ++i)
-      rmsnorm(&w.x[i * d], L.attn_norm.data(), c.rms_norm_eps, &w.xn[i * d], d);
-    matmul_multi(w.xn.data(), T, {{&L.wq, w.q.data()}, {&L.wk, w.k.data()}, {&L.wv, w.v.data()}}, pool);
-    for (int64_t i = 0; i < T; ++i) {
-      for (int64_t h = 0; h < H; ++h)
-        rope_rotate_half(&w.q[i * qd + h * hd], &w.cos[i * half], &w.sin[i * half], hd);
-      for (int64_t h = 0; h < KV; ++h)
-        rope_rotate_half(&w.k[i * kvd + h * hd], &w.cos[i * half], &w.sin[i * half], hd);
-      std::memcpy(kv.key(static_cast<int64_t>(l), n_ctx + i), &w.k[i * kvd], kvd * sizeof(float));
-      std::memcpy(kv.value(static_cast<int64_t>(l), n_ctx + i), &w.v[i * kvd],
-                  kvd * sizeof(float));
-    }
-    attention_batch(path,
-                    {.q = w.q.data(), .k = kv.key(static_cast<int64_t>(l), 0),
-                     .v = kv.value(static_cast<int64_t>(l), 0), .stride = kvd, .n_context = n_ctx,
-                     .visible = w.visible.data(), .visible_begin = w.visible_begin.data(),
-                     .n_rows = T, .n_heads = H, .n_kv_heads = KV, .head_dim = hd, .scale = scale,
-                     .out = w.attn.data()},
-                    pool);
-    matmul(w.attn.data(), T, L.wo, w.proj.data(), pool);
-    for (int64_t j = 0; j < T * d; ++j) w.x[j] += w.proj[j];
-
-    // MLP block.
-    for (int64_t i = 0; i < T; ++i)
-      rmsnorm(&w.x[i * d], L.mlp_norm.data(), c.rms_norm_eps, &w.xn[i * d], d);
-    matmul_multi(w.xn.data(), T, {{&L.w_gate, w.gate.data()}, {&L.w_up, w.up.data()}}, pool);
-    swiglu_inplace(w.gate.data(), w.up.data(), T * I);
-    matmul(w.gate.data(), T, L.w_down, w.proj.data(), pool);
-    for (int64_t j = 0; j < T * d; ++j) w.x[j] += w.proj[j];
-  }
+  KvCache* const caches[] = {&kv};
+  const DecoderRows rows{.n = T, .caches = caches, .positions = batch.positions.data(),
+                         .slots = w.slots.data(), .visible = w.visible.data(),
+                         .visible_begin = w.visible_begin.data()};
+  stack_->forward(layer_weights_, rows, w.x.data(), pool);
 
   out.hidden.resize(static_cast<size_t>(T * d));
   for (int64_t i = 0; i < T; ++i)
     rmsnorm(&w.x[i * d], final_norm_.data(), c.rms_norm_eps, &out.hidden[i * d], d);
 
   const auto n_logits = static_cast<int64_t>(logit_rows.size());
-  grow(w.rows_hidden, n_logits * d);
+  grow_to(w.rows_hidden, static_cast<size_t>(n_logits * d));
   for (int64_t j = 0; j < n_logits; ++j)
     std::memcpy(&w.rows_hidden[j * d], &out.hidden[logit_rows[j] * d], d * sizeof(float));
   out.logits.resize(static_cast<size_t>(n_logits * V));

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -12,8 +13,9 @@
 #include "core/tensor.h"
 #include "core/thread_pool.h"
 #include "io/safetensors.h"
-#include "model/checkpoint_checks.h"
 #include "model/batch.h"
+#include "model/checkpoint_checks.h"
+#include "model/decoder_stack.h"
 #include "model/kv_cache.h"
 #include "model/llama_config.h"
 
@@ -55,6 +57,8 @@ class LlamaModel {
     std::vector<float> attn_norm, mlp_norm;
   };
   LlamaModel() = default;
+  LlamaModel(const LlamaModel&) = delete;  // layer_weights_ points into layers_
+  LlamaModel& operator=(const LlamaModel&) = delete;
 
   LlamaConfig cfg_;
   std::string dir_;
@@ -62,13 +66,15 @@ class LlamaModel {
   TensorView embed_;
   Matrix lm_head_;
   std::vector<Layer> layers_;
+  std::vector<DecoderLayerWeights> layer_weights_;  // views of layers_ for the decoder stack
+  std::optional<DecoderStack> stack_;
   std::vector<float> final_norm_;
-  std::vector<float> inv_freq_;
 
   // Scratch, grown on demand and reused across calls (no allocation per token once warm).
   struct Workspace {
-    std::vector<float> x, xn, q, k, v, attn, proj, gate, up, cos, sin, rows_hidden;
-    std::vector<int32_t> visible;  // flattened visible rows per batch row
+    std::vector<float> x, rows_hidden;
+    std::vector<int32_t> slots;    // the KV slot of each batch row
+    std::vector<int32_t> visible;  // flattened visible slots per batch row
     std::vector<int32_t> rows;     // one row's visible rows (scratch)
     std::vector<int64_t> visible_begin;
   } ws_;

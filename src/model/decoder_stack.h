@@ -1,0 +1,74 @@
+// The one LLaMA decoder layer, shared by the target model (llama_model.cpp) and the EAGLE head
+// (eagle_head.cpp): norm -> q/k/v -> RoPE -> KV write -> attention -> o_proj -> residual -> norm ->
+// gate/up -> SwiGLU -> down -> residual, over the rows of one forward. Having one copy keeps the
+// target and the head bit-compatible with each other and with the batch-invariance rules of the
+// kernels (every row is computed alone, in a fixed order, whatever else is in the batch).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "model/checkpoint_checks.h"
+#include "model/kv_cache.h"
+#include "model/llama_config.h"
+
+namespace eagle2 {
+
+// One layer's weights. The projections are used in place (memory-mapped); the norms are floats.
+struct DecoderLayerWeights {
+  const DecoderProjections* proj = nullptr;
+  const float* input_norm = nullptr;  // nullptr: no input norm (the EAGLE-1/2 head's layer)
+  const float* post_attention_norm = nullptr;
+};
+
+// The rows of one forward and what each sees; the same for every layer of the stack.
+// Row i belongs to sequence sequence[i] (an index into caches; nullptr: every row is in
+// caches[0]), sits at positions[i], writes its key/value to the logical slot slots[i] of its
+// sequence's cache (reserved by that cache's begin_batch), and attends to its sequence's committed
+// slots [0, size) and then to visible[visible_begin[i] .. visible_begin[i + 1]) (logical slots of
+// the pending area, increasing, its own slot last). Layer l of the stack uses layer l of every
+// cache.
+struct DecoderRows {
+  int64_t n = 0;
+  std::span<KvCache* const> caches;
+  const int32_t* sequence = nullptr;
+  const int32_t* positions = nullptr;
+  const int32_t* slots = nullptr;
+  const int32_t* visible = nullptr;
+  const int64_t* visible_begin = nullptr;  // n + 1 offsets
+};
+
+class DecoderStack {
+ public:
+  // The shape (widths, heads, norm epsilon, RoPE frequencies) of the layers it runs.
+  explicit DecoderStack(const LlamaConfig& cfg);
+
+  // Runs `layers` over the residual stream x ([rows.n, hidden], in place). Error when a row's
+  // sequence, slot or visible slots are out of range (the callers are internal, but a wrong slot
+  // would write another sequence's memory).
+  void forward(std::span<const DecoderLayerWeights> layers, const DecoderRows& rows, float* x,
+               ThreadPool& pool);
+
+ private:
+  void check(const DecoderRows& rows, int64_t n_layers) const;
+  void layer(const DecoderLayerWeights& w, int64_t l, const DecoderRows& rows, float* x,
+             ThreadPool& pool);
+
+  int64_t d_, head_dim_, intermediate_, n_heads_, n_kv_heads_;
+  float eps_;
+  std::vector<float> inv_freq_;
+  // Scratch, grown on demand and reused across calls (no allocation per token once warm).
+  struct Workspace {
+    std::vector<float> xn, q, k, v, attn, proj, gate, up, cos, sin;
+  } ws_;
+};
+
+// Grows v to at least n elements (never shrinks: workspaces keep their largest size).
+template <class T>
+void grow_to(std::vector<T>& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+}
+
+}  // namespace eagle2
