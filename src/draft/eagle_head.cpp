@@ -145,9 +145,19 @@ KvCache EagleHead::make_cache(int64_t capacity) const {
 }
 
 void EagleHead::forward(const Rows& rows, KvCache& kv, float* out, ThreadPool& pool) {
+  KvCache* const caches[] = {&kv};
+  forward(rows, caches, out, pool);
+}
+
+void EagleHead::forward(const Rows& rows, std::span<KvCache* const> caches, float* out,
+                        ThreadPool& pool) {
   const LlamaConfig& c = cfg_;
   const auto n = static_cast<int64_t>(rows.tokens.size());
   if (n == 0) return;
+  if (rows.positions.size() != rows.tokens.size() || rows.slots.size() != rows.tokens.size() ||
+      rows.visible_begin.size() != rows.tokens.size() + 1 ||
+      (!rows.sequence.empty() && rows.sequence.size() != rows.tokens.size()))
+    fail("draft head: the rows' tokens, positions, slots, sequences and visible offsets disagree");
   const int64_t d = c.hidden_size;
   Workspace& w = ws_;
   grow_to(w.cat, static_cast<size_t>(n * 2 * d));
@@ -167,8 +177,9 @@ void EagleHead::forward(const Rows& rows, KvCache& kv, float* out, ThreadPool& p
 
   // Then the target's decoder layer without its input norm; the result is the predicted feature
   // (no final norm).
-  KvCache* const caches[] = {&kv};
-  const DecoderRows decoder_rows{.n = n, .caches = caches, .positions = rows.positions.data(),
+  const DecoderRows decoder_rows{.n = n, .caches = caches,
+                                 .sequence = rows.sequence.empty() ? nullptr : rows.sequence.data(),
+                                 .positions = rows.positions.data(),
                                  .slots = rows.slots.data(), .visible = rows.visible.data(),
                                  .visible_begin = rows.visible_begin.data()};
   stack_->forward(std::span(&layer_, 1), decoder_rows, w.x.data(), pool);

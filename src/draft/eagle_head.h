@@ -50,9 +50,15 @@ class EagleHead {
     std::span<const int32_t> slots;
     std::span<const int32_t> visible;
     std::span<const int64_t> visible_begin;  // n + 1 offsets
+    // With several caches: row i's sequence (an index into them); empty: all rows in the first.
+    std::span<const int32_t> sequence = {};
   };
   // out: [n, d] head outputs (predicted features; no final norm).
   void forward(const Rows& rows, KvCache& kv, float* out, ThreadPool& pool);
+  // The same over rows of several sequences, each with its own head cache (slots and visible
+  // slots are then in the row's own cache): one matmul per weight for all rows, attention per
+  // sequence, every row bit-identical to running its sequence alone.
+  void forward(const Rows& rows, std::span<KvCache* const> caches, float* out, ThreadPool& pool);
 
   // Causal catch-up: appends the pairs (features[i], tokens[i]) at positions kv.size() + i to the
   // committed cache. out: [n, d].

@@ -21,9 +21,15 @@ namespace eagle2 {
 
 namespace {
 
+// The storage row of logical slot `slot` (attention_internal.h); a private copy per ISA file.
+inline int64_t row_of(const int32_t* table, int shift, int64_t slot) {
+  if (table == nullptr) return slot;
+  return (static_cast<int64_t>(table[slot >> shift]) << shift) | (slot & ((int64_t{1} << shift) - 1));
+}
+
 inline const float* slot_ptr(const float* base, const AttentionKeys& keys, int64_t j) {
   const int64_t slot = j < keys.n_context ? j : keys.extra[j - keys.n_context];
-  return base + slot * keys.stride;
+  return base + row_of(keys.table, keys.shift, slot) * keys.stride;
 }
 
 void values_scalar(const AttentionKeys& keys, const float* p, float inv_sum, int64_t head_dim,
@@ -48,11 +54,11 @@ void attention_head(KernelPath path, const float* q, const AttentionKeys& keys, 
     return;
   }
   if (path == KernelPath::Avx512) {
-    detail::attention_scores_avx512(q, keys.k, keys.stride, keys.n_context, keys.extra, keys.n_extra,
-                                    head_dim, scale, scratch);
+    detail::attention_scores_avx512(q, keys.k, keys.stride, keys.table, keys.shift, keys.n_context,
+                                    keys.extra, keys.n_extra, head_dim, scale, scratch);
     const float inv_sum = detail::softmax_avx512(scratch, n);
-    detail::attention_values_avx512(keys.v, keys.stride, keys.n_context, keys.extra, keys.n_extra,
-                                    scratch, inv_sum, head_dim, out);
+    detail::attention_values_avx512(keys.v, keys.stride, keys.table, keys.shift, keys.n_context,
+                                    keys.extra, keys.n_extra, scratch, inv_sum, head_dim, out);
     return;
   }
   float mx = -INFINITY;
@@ -69,8 +75,8 @@ void attention_head(KernelPath path, const float* q, const AttentionKeys& keys, 
   const float inv_sum = static_cast<float>(1.0 / sum);
   switch (path) {
     case KernelPath::Avx2:
-      detail::attention_values_avx2(keys.v, keys.stride, keys.n_context, keys.extra, keys.n_extra,
-                                    scratch, inv_sum, head_dim, out);
+      detail::attention_values_avx2(keys.v, keys.stride, keys.table, keys.shift, keys.n_context,
+                                    keys.extra, keys.n_extra, scratch, inv_sum, head_dim, out);
       return;
     case KernelPath::Scalar:
     case KernelPath::Avx512: break;
@@ -80,23 +86,34 @@ void attention_head(KernelPath path, const float* q, const AttentionKeys& keys, 
 
 void attention_batch(KernelPath path, const AttentionBatch& b, ThreadPool& pool) {
   const int64_t group = b.n_heads / b.n_kv_heads, qd = b.n_heads * b.head_dim;
+  auto sequence_of = [&](int64_t i) { return b.row_sequence ? b.row_sequence[i] : 0; };
   // Rows per task: enough queries per task to share the context reads, enough tasks to keep
-  // every thread busy.
+  // every thread busy. A task's rows are consecutive rows of one sequence (they share its
+  // context); tasks of different sequences and KV heads run side by side.
   const int64_t rows_per_task =
       std::clamp<int64_t>(b.n_rows * b.n_kv_heads / (4 * static_cast<int64_t>(pool.size())), 1, 8);
-  const int64_t n_row_blocks = (b.n_rows + rows_per_task - 1) / rows_per_task;
-  int64_t max_extra = 0;
-  for (int64_t i = 0; i < b.n_rows; ++i)
-    max_extra = std::max(max_extra, b.visible_begin[i + 1] - b.visible_begin[i]);
-  const int64_t scores_per_query = b.n_context + max_extra;
+  thread_local std::vector<int64_t> block_start;
+  block_start.clear();
+  int64_t max_scores = 0;
+  for (int64_t i = 0; i < b.n_rows; ++i) {
+    if (block_start.empty() || i - block_start.back() == rows_per_task ||
+        sequence_of(i) != sequence_of(i - 1))
+      block_start.push_back(i);
+    max_scores = std::max(max_scores, b.sequences[sequence_of(i)].n_context +
+                                          b.visible_begin[i + 1] - b.visible_begin[i]);
+  }
+  block_start.push_back(b.n_rows);
+  const auto n_row_blocks = static_cast<int64_t>(block_start.size()) - 1;
+  const std::vector<int64_t>& starts = block_start;  // the workers read the caller's copy
   pool.parallel_for(b.n_kv_heads * n_row_blocks, [&](int64_t task) {
-    const int64_t g = task / n_row_blocks, r0 = (task % n_row_blocks) * rows_per_task;
-    const int64_t r1 = std::min(b.n_rows, r0 + rows_per_task);
+    const int64_t g = task / n_row_blocks, blk = task % n_row_blocks;
+    const int64_t r0 = starts[static_cast<size_t>(blk)], r1 = starts[static_cast<size_t>(blk) + 1];
+    const AttentionSequence& seq = b.sequences[sequence_of(r0)];
     thread_local std::vector<float> scores, acc;
     thread_local std::vector<detail::MultiQuery> queries;
     const auto n_q = static_cast<size_t>((r1 - r0) * group);
-    if (scores.size() < n_q * static_cast<size_t>(scores_per_query))
-      scores.resize(n_q * static_cast<size_t>(scores_per_query));
+    if (scores.size() < n_q * static_cast<size_t>(max_scores))
+      scores.resize(n_q * static_cast<size_t>(max_scores));
     queries.clear();
     for (int64_t i = r0; i < r1; ++i)
       for (int64_t h = g * group; h < (g + 1) * group; ++h) {
@@ -104,7 +121,7 @@ void attention_batch(KernelPath path, const AttentionBatch& b, ThreadPool& pool)
         mq.q = b.q + i * qd + h * b.head_dim;
         mq.extra = b.visible + b.visible_begin[i];
         mq.n_extra = b.visible_begin[i + 1] - b.visible_begin[i];
-        mq.scores = scores.data() + queries.size() * static_cast<size_t>(scores_per_query);
+        mq.scores = scores.data() + queries.size() * static_cast<size_t>(max_scores);
         mq.out = b.out + i * qd + h * b.head_dim;
         queries.push_back(mq);
       }
@@ -113,15 +130,15 @@ void attention_batch(KernelPath path, const AttentionBatch& b, ThreadPool& pool)
     if (path == KernelPath::Avx512) {
       // A query that sees no slot at all gets zeros, as attention_head gives it, and leaves.
       std::erase_if(queries, [&](const detail::MultiQuery& mq) {
-        if (b.n_context + mq.n_extra > 0) return false;
+        if (seq.n_context + mq.n_extra > 0) return false;
         std::fill(mq.out, mq.out + b.head_dim, 0.0f);
         return true;
       });
       if (acc.size() < 256 * queries.size()) acc.resize(256 * queries.size());
       if (!queries.empty())
-        detail::attention_multi_avx512(k, v, b.stride, b.n_context, queries.data(),
-                                       static_cast<int64_t>(queries.size()), b.head_dim, b.scale,
-                                       acc.data());
+        detail::attention_multi_avx512(k, v, b.stride, seq.table, b.shift, seq.n_context,
+                                       queries.data(), static_cast<int64_t>(queries.size()),
+                                       b.head_dim, b.scale, acc.data());
       return;
     }
     for (const auto& mq : queries) {
@@ -129,7 +146,9 @@ void attention_batch(KernelPath path, const AttentionBatch& b, ThreadPool& pool)
       keys.k = k;
       keys.v = v;
       keys.stride = b.stride;
-      keys.n_context = b.n_context;
+      keys.table = seq.table;
+      keys.shift = b.shift;
+      keys.n_context = seq.n_context;
       keys.extra = mq.extra;
       keys.n_extra = mq.n_extra;
       attention_head(path, mq.q, keys, b.head_dim, b.scale, mq.scores, mq.out);

@@ -16,11 +16,17 @@ inline __m256i lane_mask(int64_t lanes) {  // the first `lanes` (1..8) lanes set
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(lanes)), idx);
 }
 
+// The storage row of logical slot `slot` (attention_internal.h); a private copy per ISA file.
+inline int64_t row_of(const int32_t* table, int shift, int64_t slot) {
+  if (table == nullptr) return slot;
+  return (static_cast<int64_t>(table[slot >> shift]) << shift) | (slot & ((int64_t{1} << shift) - 1));
+}
+
 }  // namespace
 
-void attention_values_avx2(const float* v, int64_t stride, int64_t n_context, const int32_t* extra,
-                           int64_t n_extra, const float* p, float inv_sum, int64_t head_dim,
-                           float* out) {
+void attention_values_avx2(const float* v, int64_t stride, const int32_t* table, int shift,
+                           int64_t n_context, const int32_t* extra, int64_t n_extra, const float* p,
+                           float inv_sum, int64_t head_dim, float* out) {
   constexpr int kVecs = 8;
   const int64_t n = n_context + n_extra;
   for (int64_t d0 = 0; d0 < head_dim; d0 += 8 * kVecs) {
@@ -32,7 +38,7 @@ void attention_values_avx2(const float* v, int64_t stride, int64_t n_context, co
     for (int i = 0; i < kVecs; ++i) acc[i] = _mm256_setzero_ps();
     for (int64_t j = 0; j < n; ++j) {
       const int64_t slot = j < n_context ? j : extra[j - n_context];
-      const float* vj = v + slot * stride + d0;
+      const float* vj = v + row_of(table, shift, slot) * stride + d0;
       const __m256 pj = _mm256_set1_ps(p[j]);
       for (int i = 0; i < kVecs; ++i) {
         if (i >= nv) break;

@@ -79,11 +79,17 @@ inline __m512 add_exp(__m512 x, __m512 m, __mmask16 live, __m512d& lo, __m512d& 
   return p;
 }
 
+// The storage row of logical slot `slot` (attention_internal.h); a private copy per ISA file.
+inline int64_t row_of(const int32_t* table, int shift, int64_t slot) {
+  if (table == nullptr) return slot;
+  return (static_cast<int64_t>(table[slot >> shift]) << shift) | (slot & ((int64_t{1} << shift) - 1));
+}
+
 }  // namespace
 
-void attention_scores_avx512(const float* q, const float* k, int64_t stride, int64_t n_context,
-                             const int32_t* extra, int64_t n_extra, int64_t head_dim, float scale,
-                             float* s) {
+void attention_scores_avx512(const float* q, const float* k, int64_t stride, const int32_t* table,
+                             int shift, int64_t n_context, const int32_t* extra, int64_t n_extra,
+                             int64_t head_dim, float scale, float* s) {
   const int64_t n = n_context + n_extra;
   const __mmask16 tail = first_lanes(head_dim % 16);
   const __m512 vscale = _mm512_set1_ps(scale);
@@ -92,7 +98,7 @@ void attention_scores_avx512(const float* q, const float* k, int64_t stride, int
     const float* key[16];
     for (int64_t i = 0; i < 16; ++i) {
       const int64_t j = j0 + (i < count ? i : 0);
-      key[i] = k + (j < n_context ? j : extra[j - n_context]) * stride;
+      key[i] = k + row_of(table, shift, j < n_context ? j : extra[j - n_context]) * stride;
     }
     _mm512_mask_storeu_ps(s + j0, first_lanes(count), scores16(q, key, head_dim, tail, vscale));
   }
@@ -111,9 +117,9 @@ float softmax_avx512(float* s, int64_t n) {
   return static_cast<float>(1.0 / hsum_pd(lo, hi));
 }
 
-void attention_values_avx512(const float* v, int64_t stride, int64_t n_context,
-                             const int32_t* extra, int64_t n_extra, const float* p, float inv_sum,
-                             int64_t head_dim, float* out) {
+void attention_values_avx512(const float* v, int64_t stride, const int32_t* table, int shift,
+                             int64_t n_context, const int32_t* extra, int64_t n_extra,
+                             const float* p, float inv_sum, int64_t head_dim, float* out) {
   // 64 dims at a time in four partial sums (slot j feeds partial j mod 4): one chain of FMAs per
   // output vector would wait on the FMA latency at every slot; four chains keep the units busy.
   constexpr int kVecs = 4, kParts = 4;
@@ -128,7 +134,7 @@ void attention_values_avx512(const float* v, int64_t stride, int64_t n_context,
       for (int i = 0; i < kVecs; ++i) acc[r][i] = _mm512_setzero_ps();
     auto add_slot = [&](__m512* a, int64_t j) {
       const int64_t slot = j < n_context ? j : extra[j - n_context];
-      const float* vj = v + slot * stride + d0;
+      const float* vj = v + row_of(table, shift, slot) * stride + d0;
       const __m512 pj = _mm512_set1_ps(p[j]);
       for (int i = 0; i < kVecs; ++i) a[i] = _mm512_fmadd_ps(pj, _mm512_maskz_loadu_ps(mask[i], vj + 16 * i), a[i]);
     };
@@ -160,16 +166,16 @@ double sum_exp_avx512(const float* x, int64_t n, float mx) {
   return hsum_pd(lo, hi);
 }
 
-void attention_multi_avx512(const float* k, const float* v, int64_t stride, int64_t n_context,
-                            const MultiQuery* queries, int64_t n_queries, int64_t head_dim,
-                            float scale, float* acc) {
+void attention_multi_avx512(const float* k, const float* v, int64_t stride, const int32_t* table,
+                            int shift, int64_t n_context, const MultiQuery* queries,
+                            int64_t n_queries, int64_t head_dim, float scale, float* acc) {
   const __mmask16 tail = first_lanes(head_dim % 16);
   const __m512 vscale = _mm512_set1_ps(scale);
   // Scores: the context in blocks of 16 keys shared by all queries, then each query's extras.
   for (int64_t j0 = 0; j0 < n_context; j0 += 16) {
     const int64_t count = n_context - j0 < 16 ? n_context - j0 : 16;
     const float* key[16];
-    for (int64_t i = 0; i < 16; ++i) key[i] = k + (j0 + (i < count ? i : 0)) * stride;
+    for (int64_t i = 0; i < 16; ++i) key[i] = k + row_of(table, shift, j0 + (i < count ? i : 0)) * stride;
     for (int64_t qi = 0; qi < n_queries; ++qi)
       _mm512_mask_storeu_ps(queries[qi].scores + j0, first_lanes(count),
                             scores16(queries[qi].q, key, head_dim, tail, vscale));
@@ -179,8 +185,8 @@ void attention_multi_avx512(const float* k, const float* v, int64_t stride, int6
   inv_sum.resize(static_cast<size_t>(n_queries));
   for (int64_t qi = 0; qi < n_queries; ++qi) {
     const MultiQuery& mq = queries[qi];
-    attention_scores_avx512(mq.q, k, stride, 0, mq.extra, mq.n_extra, head_dim, scale,
-                            mq.scores + n_context);
+    attention_scores_avx512(mq.q, k, stride, table, shift, 0, mq.extra, mq.n_extra, head_dim,
+                            scale, mq.scores + n_context);
     inv_sum[static_cast<size_t>(qi)] = softmax_avx512(mq.scores, n_context + mq.n_extra);
   }
 
@@ -209,14 +215,14 @@ void attention_multi_avx512(const float* k, const float* v, int64_t stride, int6
         const float* p = queries[qi].scores + j0;
         int64_t j = 0;
         for (; j + kParts <= count; j += kParts) {
-          add_slot(a[0], v + (j0 + j) * stride, p[j]);
-          add_slot(a[1], v + (j0 + j + 1) * stride, p[j + 1]);
-          add_slot(a[2], v + (j0 + j + 2) * stride, p[j + 2]);
-          add_slot(a[3], v + (j0 + j + 3) * stride, p[j + 3]);
+          add_slot(a[0], v + row_of(table, shift, j0 + j) * stride, p[j]);
+          add_slot(a[1], v + row_of(table, shift, j0 + j + 1) * stride, p[j + 1]);
+          add_slot(a[2], v + row_of(table, shift, j0 + j + 2) * stride, p[j + 2]);
+          add_slot(a[3], v + row_of(table, shift, j0 + j + 3) * stride, p[j + 3]);
         }
-        if (j < count) add_slot(a[0], v + (j0 + j) * stride, p[j]), ++j;
-        if (j < count) add_slot(a[1], v + (j0 + j) * stride, p[j]), ++j;
-        if (j < count) add_slot(a[2], v + (j0 + j) * stride, p[j]), ++j;
+        if (j < count) add_slot(a[0], v + row_of(table, shift, j0 + j) * stride, p[j]), ++j;
+        if (j < count) add_slot(a[1], v + row_of(table, shift, j0 + j) * stride, p[j]), ++j;
+        if (j < count) add_slot(a[2], v + row_of(table, shift, j0 + j) * stride, p[j]), ++j;
         for (int r = 0; r < kParts; ++r)
           for (int i = 0; i < kVecs; ++i) _mm512_storeu_ps(aq + (r * kVecs + i) * 16, a[r][i]);
       }
@@ -230,7 +236,7 @@ void attention_multi_avx512(const float* k, const float* v, int64_t stride, int6
       // The extras continue the slot sequence at j = n_context.
       for (int64_t e = 0; e < mq.n_extra; ++e) {
         const int64_t j = n_context + e;
-        const float* vj = v + static_cast<int64_t>(mq.extra[e]) * stride;
+        const float* vj = v + row_of(table, shift, mq.extra[e]) * stride;
         switch (j % kParts) {
           case 0: add_slot(a[0], vj, mq.scores[j]); break;
           case 1: add_slot(a[1], vj, mq.scores[j]); break;

@@ -36,10 +36,19 @@ Batch Batch::tree(std::span<const int32_t> tokens, std::span<const int32_t> pare
   return b;
 }
 
-void Batch::validate(int64_t vocab_size) const {
+void Batch::validate(int64_t vocab_size, int64_t n_sequences) const {
   if (positions.size() != tokens.size() || parents.size() != tokens.size())
     fail("batch: ", tokens.size(), " tokens, ", positions.size(), " positions and ", parents.size(),
          " parents must agree");
+  if (!sequences.empty() && sequences.size() != tokens.size())
+    fail("batch: ", tokens.size(), " tokens but ", sequences.size(), " sequence ids");
+  for (size_t i = 0; i < sequences.size(); ++i) {
+    if (sequences[i] < 0 || sequences[i] >= n_sequences)
+      fail("batch: row ", i, " names sequence ", sequences[i], ", outside [0, ", n_sequences, ")");
+    if (parents[i] >= 0 && parents[i] < static_cast<int32_t>(i) && sequences[parents[i]] != sequences[i])
+      fail("batch: row ", i, " of sequence ", sequences[i], " has parent ", parents[i],
+           " of sequence ", sequences[parents[i]]);
+  }
   for (size_t i = 0; i < tokens.size(); ++i) {
     if (tokens[i] < 0 || tokens[i] >= vocab_size)
       fail("batch: token id ", tokens[i], " at row ", i, " is outside the vocabulary [0, ",
@@ -47,6 +56,17 @@ void Batch::validate(int64_t vocab_size) const {
     if (parents[i] < -1 || parents[i] >= static_cast<int32_t>(i))
       fail("batch: row ", i, " has parent ", parents[i], " (parents must precede children)");
     if (positions[i] < 0) fail("batch: row ", i, " has negative position ", positions[i]);
+  }
+}
+
+void Batch::append(const Batch& other, int32_t sequence) {
+  const auto base = static_cast<int32_t>(tokens.size());
+  if (sequences.empty()) sequences.assign(tokens.size(), 0);
+  for (int64_t i = 0; i < other.size(); ++i) {
+    tokens.push_back(other.tokens[i]);
+    positions.push_back(other.positions[i]);
+    parents.push_back(other.parents[i] < 0 ? -1 : base + other.parents[i]);
+    sequences.push_back(sequence);
   }
 }
 

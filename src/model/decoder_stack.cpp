@@ -62,6 +62,10 @@ void DecoderStack::forward(std::span<const DecoderLayerWeights> layers, const De
   grow_to(w.cos, static_cast<size_t>(T * half));
   grow_to(w.sin, static_cast<size_t>(T * half));
   rope_tables(w.cos.data(), w.sin.data(), rows.positions, T, inv_freq_.data(), half);
+  // Block tables do not change during a forward: every cache reserved its slots before it.
+  w.sequences.clear();
+  for (const KvCache* kv : rows.caches)
+    w.sequences.push_back({.table = kv->block_table().data(), .n_context = kv->size()});
   for (size_t l = 0; l < layers.size(); ++l) layer(layers[l], static_cast<int64_t>(l), rows, x, pool);
 }
 
@@ -94,17 +98,21 @@ void DecoderStack::layer(const DecoderLayerWeights& L, int64_t l, const DecoderR
   }
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const KernelPath path = active_kernel_path();
-  // Attention is per sequence: each run of consecutive rows of one sequence reads that
-  // sequence's cache.
+  // Attention is per sequence, each through its own block table. Sequences over one pool (the
+  // usual case: all of a model's sequences share one) go in one call, so that their rows and KV
+  // heads are spread over the threads together.
   for (int64_t r0 = 0; r0 < T;) {
+    const KvPool* pool_of_run = &cache_of(r0).pool();
     int64_t r1 = r0 + 1;
-    while (r1 < T && &cache_of(r1) == &cache_of(r0)) ++r1;
-    KvCache& kv = cache_of(r0);
+    while (r1 < T && &cache_of(r1).pool() == pool_of_run) ++r1;
+    const KvCache& kv = cache_of(r0);
     attention_batch(path,
-                    {.q = &w.q[r0 * qd], .k = kv.key(l, 0), .v = kv.value(l, 0), .stride = kvd,
-                     .n_context = kv.size(), .visible = rows.visible,
-                     .visible_begin = rows.visible_begin + r0, .n_rows = r1 - r0, .n_heads = H,
-                     .n_kv_heads = KV, .head_dim = hd, .scale = scale, .out = &w.attn[r0 * qd]},
+                    {.q = &w.q[r0 * qd], .k = kv.key_base(l), .v = kv.value_base(l), .stride = kvd,
+                     .shift = kv.block_shift(), .sequences = w.sequences.data(),
+                     .row_sequence = rows.sequence ? rows.sequence + r0 : nullptr,
+                     .visible = rows.visible, .visible_begin = rows.visible_begin + r0,
+                     .n_rows = r1 - r0, .n_heads = H, .n_kv_heads = KV, .head_dim = hd,
+                     .scale = scale, .out = &w.attn[r0 * qd]},
                     pool);
     r0 = r1;
   }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "kernels/attention.h"
 #include "model/checkpoint_checks.h"
 #include "model/kv_cache.h"
 #include "model/llama_config.h"
@@ -62,6 +63,7 @@ class DecoderStack {
   // Scratch, grown on demand and reused across calls (no allocation per token once warm).
   struct Workspace {
     std::vector<float> xn, q, k, v, attn, proj, gate, up, cos, sin;
+    std::vector<AttentionSequence> sequences;  // per cache: its block table and context
   } ws_;
 };
 

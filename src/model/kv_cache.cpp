@@ -1,8 +1,7 @@
 #include "model/kv_cache.h"
 
-#include <unistd.h>
-
 #include <cstring>
+#include <utility>
 
 #include "core/error.h"
 
@@ -10,39 +9,76 @@ namespace eagle2 {
 
 namespace {
 
-// The machine's physical memory in bytes (0 if unknown). A cache larger than that cannot be used:
-// zero-filling it would only end in the kernel's OOM killer, so it is refused with a message.
-uint64_t physical_memory_bytes() {
-  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || page <= 0) return 0;
-  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page);
+int64_t blocks_for(int64_t slots, int shift) {
+  return (slots + (int64_t{1} << shift) - 1) >> shift;
+}
+
+std::shared_ptr<KvPool> own_pool(int64_t n_layers, int64_t kv_dim, int64_t capacity,
+                                 int64_t block_size) {
+  if (capacity <= 0) fail("KV cache: context size must be positive (got ", capacity, ")");
+  // A bad block size is refused by the pool, which names it; rounding up cannot overflow.
+  const int64_t n_blocks =
+      block_size > 0 ? capacity / block_size + (capacity % block_size != 0 ? 1 : 0) : 1;
+  return std::make_shared<KvPool>(n_layers, kv_dim, block_size, n_blocks);
 }
 
 }  // namespace
 
-KvCache::KvCache(int64_t n_layers, int64_t kv_dim, int64_t capacity)
-    : n_layers_(n_layers), kv_dim_(kv_dim), capacity_(capacity) {
+KvCache::KvCache(int64_t n_layers, int64_t kv_dim, int64_t capacity, int64_t block_size)
+    : KvCache(own_pool(n_layers, kv_dim, capacity, block_size), capacity) {}
+
+KvCache::KvCache(std::shared_ptr<KvPool> pool, int64_t capacity)
+    : pool_(std::move(pool)), capacity_(capacity) {
+  if (!pool_) fail("KV cache: no pool");
   if (capacity <= 0) fail("KV cache: context size must be positive (got ", capacity, ")");
-  if (n_layers <= 0 || kv_dim <= 0)
-    fail("KV cache: layers (", n_layers, ") and key/value width (", kv_dim, ") must be positive");
-  // Keys and values: 2 * layers * capacity * kv_dim floats, every product checked.
-  uint64_t n = 0, bytes = 0;
-  if (__builtin_mul_overflow(static_cast<uint64_t>(n_layers), static_cast<uint64_t>(capacity), &n) ||
-      __builtin_mul_overflow(n, static_cast<uint64_t>(kv_dim), &n) ||
-      __builtin_mul_overflow(n, 2 * sizeof(float), &bytes))
-    fail("KV cache: ", n_layers, " layers x ", capacity, " tokens x ", kv_dim,
-         " key/value width does not fit in memory; use a smaller --ctx");
-  const uint64_t ram = physical_memory_bytes();
-  if (ram > 0 && bytes > ram)
-    fail("KV cache: ", n_layers, " layers x ", capacity, " tokens x ", kv_dim, " key/value width needs ",
-         bytes >> 20, " MiB, more than this machine's ", ram >> 20, " MiB of memory; use a smaller --ctx");
-  k_.assign(n, 0.0f);
-  v_.assign(n, 0.0f);
+}
+
+KvCache::~KvCache() {
+  if (pool_) shrink_to(0);
+}
+
+KvCache& KvCache::operator=(KvCache&& other) noexcept {
+  if (this != &other) {
+    if (pool_) shrink_to(0);
+    pool_ = std::move(other.pool_);
+    blocks_ = std::move(other.blocks_);
+    capacity_ = other.capacity_;
+    size_ = other.size_;
+    pending_ = other.pending_;
+    other.blocks_.clear();
+    other.size_ = other.pending_ = 0;
+  }
+  return *this;
+}
+
+int64_t KvCache::row(int64_t slot) const {
+  const int shift = pool_->block_shift();
+  const int64_t b = slot >> shift;
+  if (slot < 0 || b >= static_cast<int64_t>(blocks_.size()))
+    fail("KV cache: slot ", slot, " is not reserved (", size_ + pending_, " slots in use)");
+  return (static_cast<int64_t>(blocks_[static_cast<size_t>(b)]) << shift) |
+         (slot & ((int64_t{1} << shift) - 1));
+}
+
+void KvCache::shrink_to(int64_t slots) {
+  const int64_t keep = blocks_for(slots, pool_->block_shift());
+  while (static_cast<int64_t>(blocks_.size()) > keep) {
+    pool_->release(blocks_.back());
+    blocks_.pop_back();
+  }
 }
 
 void KvCache::begin_batch(int64_t n_rows) {
-  if (size_ + n_rows > capacity_)
+  if (n_rows < 0 || size_ + n_rows > capacity_)
     fail("context full: ", size_, " cached tokens + ", n_rows, " new ones exceed --ctx ", capacity_);
+  const int64_t need = blocks_for(size_ + n_rows, pool_->block_shift());
+  const int64_t more = need - static_cast<int64_t>(blocks_.size());
+  if (more > pool_->free_blocks())
+    fail("KV memory full: a batch of ", n_rows, " tokens needs ", more, " more blocks of ",
+         pool_->block_size(), " tokens, ", pool_->free_blocks(), " of ", pool_->n_blocks(),
+         " are free");
+  while (static_cast<int64_t>(blocks_.size()) < need) blocks_.push_back(pool_->allocate());
+  shrink_to(size_ + n_rows);  // a smaller batch than the last pending one
   pending_ = n_rows;
 }
 
@@ -53,8 +89,8 @@ void KvCache::keep(std::span<const int32_t> rows) {
       fail("KV cache: rows to keep must be increasing pending rows (got ", r, ")");
     prev = r;
   }
-  const size_t row_bytes = static_cast<size_t>(kv_dim_) * sizeof(float);
-  for (int64_t l = 0; l < n_layers_; ++l) {
+  const size_t row_bytes = static_cast<size_t>(kv_dim()) * sizeof(float);
+  for (int64_t l = 0; l < n_layers(); ++l) {
     for (size_t j = 0; j < rows.size(); ++j) {
       const int64_t from = size_ + rows[j], to = size_ + static_cast<int64_t>(j);
       if (from == to) continue;
@@ -65,6 +101,7 @@ void KvCache::keep(std::span<const int32_t> rows) {
   }
   size_ += static_cast<int64_t>(rows.size());
   pending_ = 0;
+  shrink_to(size_);
 }
 
 void KvCache::keep_all() {
@@ -72,10 +109,16 @@ void KvCache::keep_all() {
   pending_ = 0;
 }
 
+void KvCache::drop_pending() {
+  pending_ = 0;
+  shrink_to(size_);
+}
+
 void KvCache::truncate(int64_t n) {
   if (n < 0 || n > size_) fail("KV cache: cannot truncate ", size_, " slots to ", n);
   size_ = n;
   pending_ = 0;
+  shrink_to(size_);
 }
 
 }  // namespace eagle2

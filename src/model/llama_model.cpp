@@ -104,6 +104,11 @@ std::vector<std::string> LlamaModel::weight_dtypes() const {
 }
 
 KvCache LlamaModel::make_cache(int64_t capacity) const {
+  make_cache_checks(capacity);
+  return KvCache(cfg_.num_layers, cfg_.num_kv_heads * cfg_.head_dim, capacity);
+}
+
+void LlamaModel::make_cache_checks(int64_t capacity) const {
   if (capacity <= 0) fail("--ctx must be positive (got ", capacity, ")");
   if (capacity > cfg_.max_position_embeddings)
     fail("--ctx ", capacity, " exceeds the model's max_position_embeddings ",
@@ -111,7 +116,22 @@ KvCache LlamaModel::make_cache(int64_t capacity) const {
   if (cfg_.sliding_window && capacity > *cfg_.sliding_window)
     fail("--ctx ", capacity, " exceeds the model's sliding_window ", *cfg_.sliding_window,
          ": contexts beyond the window are not supported");
-  return KvCache(cfg_.num_layers, cfg_.num_kv_heads * cfg_.head_dim, capacity);
+}
+
+std::shared_ptr<KvPool> LlamaModel::make_pool(int64_t tokens, int64_t block_size) const {
+  if (tokens <= 0) fail("KV pool: the number of tokens must be positive (got ", tokens, ")");
+  if (block_size <= 0) fail("KV pool: the block size must be positive (got ", block_size, ")");
+  const int64_t n_blocks = tokens / block_size + (tokens % block_size != 0 ? 1 : 0);
+  return std::make_shared<KvPool>(cfg_.num_layers, cfg_.num_kv_heads * cfg_.head_dim, block_size,
+                                  n_blocks);
+}
+
+KvCache LlamaModel::make_cache(std::shared_ptr<KvPool> pool, int64_t capacity) const {
+  if (!pool || pool->n_layers() != cfg_.num_layers ||
+      pool->kv_dim() != cfg_.num_kv_heads * cfg_.head_dim)
+    fail("KV pool: not a pool of this model's layers and key/value width");
+  make_cache_checks(capacity);
+  return KvCache(std::move(pool), capacity);
 }
 
 void LlamaModel::embed(int32_t token, float* out) const {
@@ -123,41 +143,73 @@ void LlamaModel::embed(int32_t token, float* out) const {
 
 void LlamaModel::forward(const Batch& batch, KvCache& kv, std::span<const int32_t> logit_rows,
                          ForwardResult& out, ThreadPool& pool) {
+  KvCache* const caches[] = {&kv};
+  forward(batch, caches, logit_rows, out, pool);
+}
+
+void LlamaModel::forward(const Batch& batch, std::span<KvCache* const> caches,
+                         std::span<const int32_t> logit_rows, ForwardResult& out,
+                         ThreadPool& pool) {
   const LlamaConfig& c = cfg_;
   const int64_t T = batch.size();
   const int64_t d = c.hidden_size, V = c.vocab_size;
-  batch.validate(V);
+  const auto n_seq = static_cast<int64_t>(caches.size());
+  batch.validate(V, n_seq);
   for (int32_t r : logit_rows)
     if (r < 0 || r >= T) fail("forward: logit row ", r, " outside the batch of ", T);
+  for (int64_t s = 0; s < n_seq; ++s) {
+    if (caches[s] == nullptr) fail("forward: sequence ", s, " has no KV cache");
+    for (int64_t t = 0; t < s; ++t)
+      if (caches[t] == caches[s]) fail("forward: sequences ", t, " and ", s, " share one KV cache");
+  }
   if (T == 0) {
     out.logits.clear();
     out.hidden.clear();
     return;
   }
   for (int64_t i = 0; i < T; ++i)
-    if (batch.positions[i] >= kv.capacity())
-      fail("position ", batch.positions[i], " is beyond the context size ", kv.capacity());
-  kv.begin_batch(T);
-  const int64_t n_ctx = kv.size();
+    if (batch.positions[i] >= caches[batch.sequence(i)]->capacity())
+      fail("position ", batch.positions[i], " is beyond the context size ",
+           caches[batch.sequence(i)]->capacity());
 
   Workspace& w = ws_;
+  // Each sequence's rows become its pending slots in batch order. If one cache cannot reserve
+  // them (its context or the shared pool is full), the others give theirs back.
+  w.count.assign(static_cast<size_t>(n_seq), 0);
+  for (int64_t i = 0; i < T; ++i) ++w.count[static_cast<size_t>(batch.sequence(i))];
+  for (int64_t s = 0; s < n_seq; ++s) {
+    if (w.count[s] == 0) continue;
+    try {
+      caches[s]->begin_batch(w.count[s]);
+    } catch (...) {
+      for (int64_t t = 0; t < s; ++t)
+        if (w.count[t] > 0) caches[t]->drop_pending();
+      throw;
+    }
+  }
+
   grow_to(w.x, static_cast<size_t>(T * d));
-  // Row i writes slot n_ctx + i and sees its ancestors' slots (and its own), flattened.
+  // Row i writes the next pending slot of its sequence and sees its ancestors' slots (and its
+  // own), flattened.
   w.slots.resize(static_cast<size_t>(T));
+  w.count.assign(static_cast<size_t>(n_seq), 0);
+  for (int64_t i = 0; i < T; ++i) {
+    const auto s = static_cast<size_t>(batch.sequence(i));
+    w.slots[i] = static_cast<int32_t>(caches[s]->size() + w.count[s]++);
+  }
   w.visible.clear();
   w.visible_begin.assign(static_cast<size_t>(T + 1), 0);
   for (int64_t i = 0; i < T; ++i) {
-    w.slots[i] = static_cast<int32_t>(n_ctx + i);
     batch.visible_rows(i, w.rows);
-    for (int32_t r : w.rows) w.visible.push_back(static_cast<int32_t>(n_ctx + r));
+    for (int32_t r : w.rows) w.visible.push_back(w.slots[r]);
     w.visible_begin[i + 1] = static_cast<int64_t>(w.visible.size());
   }
   for (int64_t i = 0; i < T; ++i) embed(batch.tokens[i], &w.x[i * d]);
 
-  KvCache* const caches[] = {&kv};
-  const DecoderRows rows{.n = T, .caches = caches, .positions = batch.positions.data(),
-                         .slots = w.slots.data(), .visible = w.visible.data(),
-                         .visible_begin = w.visible_begin.data()};
+  const DecoderRows rows{.n = T, .caches = caches,
+                         .sequence = batch.sequences.empty() ? nullptr : batch.sequences.data(),
+                         .positions = batch.positions.data(), .slots = w.slots.data(),
+                         .visible = w.visible.data(), .visible_begin = w.visible_begin.data()};
   stack_->forward(layer_weights_, rows, w.x.data(), pool);
 
   out.hidden.resize(static_cast<size_t>(T * d));

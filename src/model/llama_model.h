@@ -40,14 +40,26 @@ class LlamaModel {
   const TensorView& embedding() const { return embed_; }
 
   // A KV cache for this model; `capacity` tokens (bounded by max_position_embeddings and, for
-  // Mistral, by sliding_window: a larger request is an Error).
+  // Mistral, by sliding_window: a larger request is an Error), with a pool of its own.
   KvCache make_cache(int64_t capacity) const;
+  // KV memory shared by many sequences: `tokens` slots (rounded up to whole blocks) in blocks of
+  // block_size (a power of two); and a sequence's cache over it, holding no memory until used.
+  std::shared_ptr<KvPool> make_pool(int64_t tokens,
+                                    int64_t block_size = KvCache::kDefaultBlockSize) const;
+  KvCache make_cache(std::shared_ptr<KvPool> pool, int64_t capacity) const;
 
   // Runs the batch on top of kv's committed context. Writes the batch's keys/values to the
   // pending slots (the caller then calls kv.keep(...) or kv.keep_all()). Logits are computed
   // only for logit_rows. Bit-exact whatever else is in the batch (batch invariance).
   void forward(const Batch& batch, KvCache& kv, std::span<const int32_t> logit_rows,
                ForwardResult& out, ThreadPool& pool);
+  // The same over rows of several sequences (batch.sequences[i] indexes caches; the caches must
+  // be distinct). Every projection is one matmul over all rows, so each weight is read once per
+  // forward; attention is per sequence. Each cache gets its rows' slots as pending rows in batch
+  // order (the caller keeps or drops them per cache), and every row's result is bit-identical to
+  // running its sequence alone.
+  void forward(const Batch& batch, std::span<KvCache* const> caches,
+               std::span<const int32_t> logit_rows, ForwardResult& out, ThreadPool& pool);
 
   // Embedding row of a token as floats.
   void embed(int32_t token, float* out) const;
@@ -57,6 +69,7 @@ class LlamaModel {
     std::vector<float> attn_norm, mlp_norm;
   };
   LlamaModel() = default;
+  void make_cache_checks(int64_t capacity) const;  // Error for a capacity the model cannot use
   LlamaModel(const LlamaModel&) = delete;  // layer_weights_ points into layers_
   LlamaModel& operator=(const LlamaModel&) = delete;
 
@@ -77,6 +90,7 @@ class LlamaModel {
     std::vector<int32_t> visible;  // flattened visible slots per batch row
     std::vector<int32_t> rows;     // one row's visible rows (scratch)
     std::vector<int64_t> visible_begin;
+    std::vector<int64_t> count;    // rows per sequence
   } ws_;
 };
 

@@ -177,7 +177,8 @@ TEST(Attention, BatchEqualsOneHeadAtATimeBitForBit) {
             b.k = k.data();
             b.v = v.data();
             b.stride = kvd;
-            b.n_context = n_ctx;
+            const AttentionSequence seq{.table = nullptr, .n_context = n_ctx};
+            b.sequences = &seq;
             b.visible = visible.data();
             b.visible_begin = begin.data();
             b.n_rows = T;
@@ -226,7 +227,7 @@ TEST(Attention, Avx512ScoresEqualOneKeyDots) {
         extra.push_back(static_cast<int32_t>(j));
       std::vector<float> s(static_cast<size_t>(n) + 1, -1.0f);
       const float scale = 0.37f;
-      detail::attention_scores_avx512(q.data(), c.k.data(), c.stride, n_ctx, extra.data(),
+      detail::attention_scores_avx512(q.data(), c.k.data(), c.stride, nullptr, 0, n_ctx, extra.data(),
                                       static_cast<int64_t>(extra.size()), hd, scale, s.data());
       for (int64_t j = 0; j < n; ++j) {
         const int64_t slot = j < n_ctx ? j : extra[static_cast<size_t>(j - n_ctx)];
@@ -255,6 +256,91 @@ TEST(Attention, Avx512SoftmaxMatchesExpAndSum) {
     const float inv_sum = detail::softmax_avx512(p.data(), n);
     EXPECT_NEAR(inv_sum, 1.0 / sum, 1e-6 / sum) << "n=" << n;
     for (size_t j = 0; j < s.size(); ++j) ASSERT_NEAR(p[j], want[j], 2e-7 * want[j] + 1e-38) << "n=" << n << " j=" << j;
+  }
+}
+
+}  // namespace
+}  // namespace eagle2
+
+namespace eagle2 {
+namespace {
+
+// A paged cache read through its block table gives the bits of the same slots stored in order:
+// on every path, for block sizes 1, 16 and 64, blocks in a shuffled order, and two sequences
+// (different tables and contexts) in one attention_batch.
+TEST(Attention, BlockTablesReadTheSameBitsAsContiguousSlots) {
+  std::mt19937 rng(23);
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  ThreadPool pool(2);
+  const int64_t H = 8, KV = 2, hd = 48, kvd = KV * hd, qd = H * hd;
+  for (KernelPath p : kAllPaths) {
+    if (!cpu_supports(p)) continue;
+    for (int shift : {0, 4, 6}) {
+      const int64_t B = int64_t{1} << shift;
+      // Two sequences: context lengths and pending rows; each gets blocks from a shuffled list.
+      const int64_t ctx[2] = {37, 90}, rows[2] = {3, 2};
+      int64_t n_blocks = 0;
+      for (int s = 0; s < 2; ++s) n_blocks += (ctx[s] + rows[s] + B - 1) / B;
+      std::vector<int32_t> order(static_cast<size_t>(n_blocks));
+      for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int32_t>(i);
+      std::shuffle(order.begin(), order.end(), rng);
+      std::vector<float> k(static_cast<size_t>(n_blocks * B * kvd)), v(k.size());
+      for (auto& e : k) e = g(rng);
+      for (auto& e : v) e = g(rng);
+      std::vector<std::vector<int32_t>> table(2);
+      size_t next = 0;
+      for (int s = 0; s < 2; ++s)
+        for (int64_t b = 0; b < (ctx[s] + rows[s] + B - 1) / B; ++b) table[s].push_back(order[next++]);
+      // The same slots copied out in logical order, per sequence.
+      std::vector<std::vector<float>> k_flat(2), v_flat(2);
+      for (int s = 0; s < 2; ++s)
+        for (int64_t slot = 0; slot < ctx[s] + rows[s]; ++slot) {
+          const int64_t row = (int64_t{table[s][static_cast<size_t>(slot >> shift)]} << shift) | (slot & (B - 1));
+          k_flat[s].insert(k_flat[s].end(), &k[row * kvd], &k[(row + 1) * kvd]);
+          v_flat[s].insert(v_flat[s].end(), &v[row * kvd], &v[(row + 1) * kvd]);
+        }
+      // Rows: sequence 0's three (a chain), then sequence 1's two (siblings).
+      const int64_t T = rows[0] + rows[1];
+      std::vector<float> q(static_cast<size_t>(T * qd));
+      for (auto& e : q) e = g(rng);
+      const std::vector<int32_t> seq_of = {0, 0, 0, 1, 1};
+      const std::vector<int32_t> visible = {37, 37, 38, 37, 38, 39, 90, 91};
+      const std::vector<int64_t> begin = {0, 1, 3, 6, 7, 8};
+      const AttentionSequence seqs[2] = {{table[0].data(), ctx[0]}, {table[1].data(), ctx[1]}};
+      AttentionBatch b;
+      b.q = q.data();
+      b.k = k.data();
+      b.v = v.data();
+      b.stride = kvd;
+      b.shift = shift;
+      b.sequences = seqs;
+      b.row_sequence = seq_of.data();
+      b.visible = visible.data();
+      b.visible_begin = begin.data();
+      b.n_rows = T;
+      b.n_heads = H;
+      b.n_kv_heads = KV;
+      b.head_dim = hd;
+      b.scale = 0.2f;
+      std::vector<float> out(static_cast<size_t>(T * qd), NAN), want(static_cast<size_t>(hd)),
+          scratch(256);
+      b.out = out.data();
+      attention_batch(p, b, pool);
+      for (int64_t i = 0; i < T; ++i)
+        for (int64_t h = 0; h < H; ++h) {
+          const int s = seq_of[static_cast<size_t>(i)];
+          AttentionKeys keys;
+          keys.k = k_flat[s].data() + (h / (H / KV)) * hd;
+          keys.v = v_flat[s].data() + (h / (H / KV)) * hd;
+          keys.stride = kvd;
+          keys.n_context = ctx[s];
+          keys.extra = visible.data() + begin[static_cast<size_t>(i)];
+          keys.n_extra = begin[static_cast<size_t>(i) + 1] - begin[static_cast<size_t>(i)];
+          attention_head(p, &q[i * qd + h * hd], keys, hd, 0.2f, scratch.data(), want.data());
+          ASSERT_EQ(0, std::memcmp(want.data(), &out[i * qd + h * hd], hd * sizeof(float)))
+              << kernel_path_name(p) << " block " << B << " row " << i << " head " << h;
+        }
+    }
   }
 }
 
