@@ -131,7 +131,6 @@ std::string DrafterSpec::to_string() const {
 }
 
 bool DrafterSpec::operator==(const DrafterSpec& o) const {
-  // DynamicTreeParams' hooks (choose_total, confidence) are set by the drafter, never by a spec.
   return kind == o.kind && dynamic.top_k == o.dynamic.top_k && dynamic.depth == o.dynamic.depth &&
          dynamic.total_tokens == o.dynamic.total_tokens && auto_budget == o.auto_budget &&
          chain_depth == o.chain_depth && lookup_depth == o.lookup_depth &&

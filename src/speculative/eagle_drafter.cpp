@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "core/error.h"
 
@@ -77,6 +78,7 @@ EagleDrafter::EagleDrafter(EagleHead& head, ThreadPool& pool, EagleDrafterOption
   if (opt_.dynamic.total_tokens < 1)
     fail("--total-tokens must be >= 1 (got ", opt_.dynamic.total_tokens, ")");
   if (opt_.chain_depth < 0) fail("--depth must be >= 0 (got ", opt_.chain_depth, ")");
+  if (opt_.shape == EagleDrafterOptions::Shape::Chain) chain_ = chain_choices(opt_.chain_depth);
 }
 
 std::string EagleDrafter::name() const {
@@ -145,31 +147,35 @@ void EagleDrafter::draft(int64_t max_tokens, DraftTree& tree) {
   if (last_out_.empty()) fail("draft head: draft() before begin()");
   switch (opt_.shape) {
     case EagleDrafterOptions::Shape::Dynamic: {
-      DynamicTreeParams params = opt_.dynamic;
-      if (opt_.cost) {
-        const double draft_s = draft_seconds_estimate();
-        params.choose_total = [this, draft_s](std::span<const float> values, int64_t max_t) {
-          int64_t t = choose_total_tokens(values, *opt_.cost, draft_s, max_t);
-          // While the calibration has seen little, verify a few nodes regardless: estimates of
-          // nodes that are never verified are never corrected.
-          if (opt_.calibrate && calibration_.observations() < kExploreObservations)
-            t = std::max(t, std::min<int64_t>({kExploreTokens, max_t,
-                                               static_cast<int64_t>(values.size()) + 1}));
-          return t;
-        };
+      const AcceptanceCalibration* calibration = opt_.calibrate ? &calibration_ : nullptr;
+      dynamic_builder_.start(root_, opt_.dynamic, max_tokens,
+                             opt_.cost ? DynamicTreeBuilder::Budget::Chosen
+                                       : DynamicTreeBuilder::Budget::Fixed);
+      for (DraftStep step; (step = dynamic_builder_.next()).kind != DraftStep::Kind::Done;) {
+        if (step.kind != DraftStep::Kind::ChooseBudget) {
+          answer(dynamic_builder_, step, calibration);
+          continue;
+        }
+        const std::span<const float> values = dynamic_builder_.values_desc();
+        int64_t t = choose_total_tokens(values, *opt_.cost, draft_seconds_estimate(), max_tokens);
+        // While the calibration has seen little, verify a few nodes regardless: estimates of
+        // nodes that are never verified are never corrected.
+        if (opt_.calibrate && calibration_.observations() < kExploreObservations)
+          t = std::max(t, std::min<int64_t>({kExploreTokens, max_tokens,
+                                             static_cast<int64_t>(values.size()) + 1}));
+        dynamic_builder_.choose_budget(t);
       }
-      if (opt_.calibrate)
-        params.confidence = [this](float logp, int rank) {
-          return calibration_.log_confidence(logp, rank);
-        };
-      build_dynamic_tree(*this, root_, params, max_tokens, tree);
+      dynamic_builder_.finish(tree);
       break;
     }
     case EagleDrafterOptions::Shape::Static:
-      build_static_tree(*this, root_, opt_.choices, max_tokens, tree);
-      break;
     case EagleDrafterOptions::Shape::Chain:
-      build_static_tree(*this, root_, chain_choices(opt_.chain_depth), max_tokens, tree);
+      static_builder_.start(root_,
+                            opt_.shape == EagleDrafterOptions::Shape::Chain ? chain_ : opt_.choices,
+                            max_tokens);
+      for (DraftStep step; (step = static_builder_.next()).kind != DraftStep::Kind::Done;)
+        answer(static_builder_, step, nullptr);
+      static_builder_.finish(tree);
       break;
   }
   // The dynamic tree's drafting work does not depend on the budget (the whole pool is expanded
@@ -182,6 +188,32 @@ void EagleDrafter::draft(int64_t max_tokens, DraftTree& tree) {
         draft_seconds_ema_ < 0 ? s : (1 - kWeight) * draft_seconds_ema_ + kWeight * s;
   }
   prompt_catch_up_ = false;
+}
+
+// Runs the head for a RootChildren or Expand step and hands the top-k back, with calibrated
+// confidences when a calibration is given (the dynamic tree's values then sum those).
+template <class Builder>
+void EagleDrafter::answer(Builder& builder, const DraftStep& step,
+                          const AcceptanceCalibration* calibration) {
+  const size_t n = step.rows * static_cast<size_t>(step.k);
+  top_tokens_.resize(n);
+  top_logp_.resize(n);
+  if (step.kind == DraftStep::Kind::RootChildren)
+    root_top_k(step.k, top_tokens_.data(), top_logp_.data());
+  else
+    expand_top_k(builder.fed(), step.first, step.k, top_tokens_.data(), top_logp_.data());
+  if constexpr (std::is_same_v<Builder, DynamicTreeBuilder>) {
+    top_confidence_.clear();
+    if (calibration) {
+      top_confidence_.resize(n);
+      for (size_t i = 0; i < n; ++i)
+        top_confidence_[i] =
+            calibration->log_confidence(top_logp_[i], static_cast<int>(i % step.k));
+    }
+    builder.supply(top_tokens_, top_logp_, top_confidence_);
+  } else {
+    builder.supply(top_tokens_, top_logp_);
+  }
 }
 
 void EagleDrafter::root_top_k(int k, int32_t* tokens, float* logp) {

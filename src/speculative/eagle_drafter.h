@@ -27,7 +27,10 @@ struct EagleDrafterOptions {
   bool calibrate = false;
 };
 
-class EagleDrafter : public Drafter, private DraftOracle {
+// Drives a tree builder (draft/tree_builder.h): the builder asks for the top-k children of nodes,
+// the drafter runs the head and answers; calibrated confidences and the budget are computed here
+// and handed to the builder as values.
+class EagleDrafter : public Drafter {
  public:
   EagleDrafter(EagleHead& head, ThreadPool& pool, EagleDrafterOptions options);
   std::string name() const override;
@@ -56,9 +59,11 @@ class EagleDrafter : public Drafter, private DraftOracle {
   static constexpr int64_t kExploreObservations = 48, kExploreTokens = 4;
 
  private:
-  void root_top_k(int k, int32_t* tokens, float* logp) override;
+  template <class Builder>
+  void answer(Builder& builder, const DraftStep& step, const AcceptanceCalibration* calibration);
+  void root_top_k(int k, int32_t* tokens, float* logp);
   void expand_top_k(const std::vector<FedNode>& nodes, size_t first, int k, int32_t* tokens,
-                    float* logp) override;
+                    float* logp);
   void catch_up();
 
   EagleHead& head_;
@@ -74,6 +79,12 @@ class EagleDrafter : public Drafter, private DraftOracle {
   std::vector<float> fed_out_;          // head outputs of this cycle's fed nodes
   std::vector<float> logp_;             // scratch [rows, V]
   std::vector<float> scratch_out_;
+  // The answer to the builder's current step: [rows, k] tokens, log-probs, confidences.
+  std::vector<int32_t> top_tokens_;
+  std::vector<float> top_logp_, top_confidence_;
+  DynamicTreeBuilder dynamic_builder_;
+  StaticTreeBuilder static_builder_;
+  TreeChoices chain_;  // Chain: chain_choices(chain_depth)
   double draft_seconds_ema_ = -1;  // < 0: nothing measured yet
   double rate_ema_ = -1;
   int judged_cycles_ = 0;
