@@ -175,7 +175,8 @@ TEST(ChooseTotalTokens, MaximizesTheObjectiveOnRandomInputs) {
 using test::ChildTable;
 using test::TableDraft;
 
-// The tree a scripted drafter gets from a dynamic builder (a chosen budget when draft.choose is set).
+// The tree a scripted drafter gets from a dynamic builder (a chosen budget when draft.choose is
+// set).
 DraftTree dynamic_tree(TableDraft& draft, const DynamicTreeParams& params, int64_t max_tokens) {
   DynamicTreeBuilder builder;
   DraftTree tree;
@@ -285,8 +286,8 @@ TEST(DynamicTreeBudget, GreedyOutputEqualsPlainWithAutoBudgets) {
       EagleDrafterOptions o;
       o.dynamic = {4, 3, 60};  // pool of 4 + 3 * 16 = 52 candidates
       o.context = ctx;
-      o.cost = c.cost;
-      EagleDrafter drafter(*head, pool, o);
+      o.auto_budget = true;
+      EagleDrafter drafter(*head, pool, o, std::make_shared<DraftPolicy>(c.cost));
       std::vector<int64_t> sizes;
       SpeculativeHooks hooks;
       hooks.trace = [&](const CycleTrace& t) { sizes.push_back(t.tree.size()); };
@@ -322,26 +323,27 @@ TEST(DynamicTreeBudget, CalibratedAutoBudgetExploresThenPausesWhenSpeculationCan
     o.dynamic = {2, 3, 60};
     o.context = ctx;
     o.calibrate = true;
-    o.cost = std::make_shared<const VerifyCostModel>(steep ? Points{{1, 1.0}, {2, 1e6}}
-                                                           : Points{{1, 1.0}, {64, 1.0}});
-    EagleDrafter drafter(*head, pool, o);
+    o.auto_budget = true;
+    EagleDrafter drafter(*head, pool, o,
+                         std::make_shared<DraftPolicy>(std::make_shared<const VerifyCostModel>(
+                             steep ? Points{{1, 1.0}, {2, 1e6}} : Points{{1, 1.0}, {64, 1.0}})));
     std::vector<int64_t> sizes;
     SpeculativeHooks hooks;
     hooks.trace = [&](const CycleTrace& t) { sizes.push_back(t.tree.size()); };
     ASSERT_EQ(test::speculative_tokens(*target, drafter, prompt, opt, ctx, pool, hooks), plain);
     ASSERT_GE(sizes.size(), 4u);
     // Nothing learned yet: at least the exploration size, exactly that when no node pays.
-    EXPECT_GE(sizes[0], EagleDrafter::kExploreTokens);
+    EXPECT_GE(sizes[0], DraftPacing::kExploreTokens);
     if (steep) {
-      EXPECT_EQ(sizes[0], EagleDrafter::kExploreTokens);
+      EXPECT_EQ(sizes[0], DraftPacing::kExploreTokens);
       // Judged after kJudgeAfter drafting cycles, then a pause of kPauseCycles root-only ones.
-      const size_t judged = EagleDrafter::kJudgeAfter;
-      for (size_t i = judged; i < std::min(sizes.size(), judged + EagleDrafter::kPauseCycles); ++i)
+      const size_t judged = DraftPacing::kJudgeAfter;
+      for (size_t i = judged; i < std::min(sizes.size(), judged + DraftPacing::kPauseCycles); ++i)
         EXPECT_EQ(sizes[i], 1) << "cycle " << i;
     } else {
       // Free verification: nothing to pause for before the first judgement (later ones depend
       // on how often this random head happens to be right, so they are not asserted).
-      for (size_t i = 0; i < EagleDrafter::kJudgeAfter; ++i) EXPECT_GT(sizes[i], 1) << "cycle " << i;
+      for (size_t i = 0; i < DraftPacing::kJudgeAfter; ++i) EXPECT_GT(sizes[i], 1) << "cycle " << i;
     }
   }
 }
