@@ -62,17 +62,20 @@ std::vector<RunRecord> run_bench(LlamaModel& model, EagleHead* head, const Token
   for (const auto& s : sets)
     total += static_cast<int64_t>(s.prompts.size() * specs.size() * options.temperatures.size()) *
              options.repetitions;
-  // Drafters are made once and reused; drafters that learn (calibration, pause state, timing
-  // averages) keep that across prompts, so each is reset before every (temperature, repetition)
-  // pass and then warmed on the same unmeasured prompts. A drafter's figures then depend neither
-  // on the temperature measured before nor on the order of the passes.
-  std::vector<std::unique_ptr<Drafter>> drafters;
+  // Each drafter column is its own engine: its own policies (so that two columns with the same
+  // head never learn from each other's runs), and a drafter per temperature bound to its
+  // (head, temperature) policy. Drafters that learn (calibration, pause state, timing averages)
+  // keep that across prompts, so before every (temperature, repetition) pass the column's
+  // policies forget and its drafter is reset, then warmed on the same unmeasured prompts. A
+  // drafter's figures then depend neither on the temperature measured before nor on the order of
+  // the passes.
   // One cost curve for every auto drafter, measured before any run.
   std::shared_ptr<const VerifyCostModel> cost;
   for (const auto& spec : specs)
     if (spec.auto_budget && !cost) cost = measure_verify_cost(model, options.ctx, pool);
-  for (const auto& spec : specs)
-    drafters.push_back(make_drafter(spec, head, pool, options.ctx, cost));
+  std::vector<std::unique_ptr<DraftPolicies>> policies;
+  for (size_t d = 0; d < specs.size(); ++d)
+    policies.push_back(std::make_unique<DraftPolicies>(cost));
   // The warm-up prompts: the first prompts of the sets, in order (they are measured again later).
   std::vector<std::vector<int32_t>> warmup;
   for (const auto& set : sets)
@@ -81,8 +84,12 @@ std::vector<RunRecord> run_bench(LlamaModel& model, EagleHead* head, const Token
         warmup.push_back(encode_prompt(tok, prompt, options.ctx));
   KvCache kv = model.make_cache(options.ctx);
   for (const float temp : options.temperatures) {
+    std::vector<std::unique_ptr<Drafter>> drafters;
+    for (size_t d = 0; d < specs.size(); ++d)
+      drafters.push_back(make_drafter(specs[d], head, pool, options.ctx, *policies[d], temp));
     for (int rep = 0; rep < options.repetitions; ++rep) {
       for (size_t d = 0; d < specs.size(); ++d) {
+        policies[d]->forget();
         if (drafters[d]) drafters[d]->reset();
         for (size_t w = 0; w < warmup.size(); ++w) {
           GenerationOptions opt;

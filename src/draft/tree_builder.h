@@ -1,77 +1,136 @@
 // Building draft trees from a draft model's top-k predictions: EAGLE-2's dynamic tree, the
-// EAGLE-1 static tree and the chain. The builders see the draft model only through DraftOracle,
-// so that they can be tested on scripted log-prob tables.
+// EAGLE-1 static tree and the chain. A builder is a state machine that the drafter drives: it says
+// what it needs next (a DraftStep: the root's children, or the children of nodes to feed, or the
+// cycle's budget), the drafter runs the draft model and hands the answer back, until the tree is
+// done. Data flows one way: the builder never calls the drafter, so it holds no callbacks and is
+// tested on scripted log-prob tables exactly as the drafter uses it.
 #pragma once
 
 #include <cstdint>
-#include <functional>
+#include <map>
 #include <span>
-#include <string>
 #include <vector>
 
 #include "draft/draft_tree.h"
+#include "draft/tree_choices.h"
 
 namespace eagle2 {
 
-// A node the oracle is asked to expand: its token, and the index (into the same list of
-// previously fed nodes, in feeding order) of its parent, -1 when its parent is the root.
+// A node to run through the draft model: its token, and the index (into the same list of fed
+// nodes, in feeding order) of its parent, -1 when its parent is the root.
 struct FedNode {
   int32_t token;
   int32_t parent_fed;  // -1: child of the root
   int32_t depth;       // >= 1
 };
 
-class DraftOracle {
- public:
-  virtual ~DraftOracle() = default;
-  // The k most likely children of the root: tokens and natural-log probabilities, sorted by
-  // log-prob descending, ties towards the lower token id.
-  virtual void root_top_k(int k, int32_t* tokens, float* logp) = 0;
-  // Feeds nodes[first..] (all at the same depth; their parents were fed earlier) and returns each
-  // one's top-k children (row-major [n_new, k], same ordering rule).
-  virtual void expand_top_k(const std::vector<FedNode>& nodes, size_t first, int k,
-                            int32_t* tokens, float* logp) = 0;
+// What a builder needs next.
+struct DraftStep {
+  enum class Kind {
+    RootChildren,  // the root's top-k children (from the draft model's state at the root)
+    Expand,        // feed fed()[first..] (all at one depth, parents fed earlier); each one's top-k
+    ChooseBudget,  // dynamic with a chosen budget: pick T from values_desc(), answer choose_budget
+    Done,          // finish() writes the tree
+  };
+  Kind kind = Kind::Done;
+  int k = 0;         // children wanted per node (RootChildren, Expand)
+  size_t first = 0;  // Expand: the nodes to feed are fed()[first..]
+  size_t rows = 0;   // nodes whose children are wanted: 1 for the root, fed().size() - first
 };
 
 struct DynamicTreeParams {
   int top_k = 10;         // K
   int depth = 5;          // expansion forwards after level 1 (the tree has depth + 1 levels)
-  int total_tokens = 60;  // verify batch size, root included
-  // Optional per-cycle budget: given the pool's values best first (rerank order) and the cycle's
-  // max_tokens, returns the verify batch size T (root included; clamped to [1, max_tokens]).
-  // Replaces total_tokens when set (src/speculative/tree_budget.h sizes trees to the hardware).
-  using ChooseTotal =
-      std::function<int64_t(std::span<const float> values_desc, int64_t max_tokens)>;
-  ChooseTotal choose_total = nullptr;
-  // Optional: the log-confidence of a child given its draft log-prob and its rank among its
-  // siblings (0 = the draft's top choice), e.g. learned acceptance (speculative/tree_budget.h).
-  // Values then sum these instead of the raw log-probs, which changes which nodes are expanded
-  // and kept, never what is accepted. Must return <= 0. Unset: the reference EAGLE-2 (values =
-  // sums of draft log-probs).
-  std::function<float(float logp, int rank)> confidence = nullptr;
+  int total_tokens = 60;  // verify batch size, root included (a fixed budget)
 };
 
 // EAGLE-2 (EAGLE2.md section 3): level 1 = top-K root children; D expansions of the K best
 // frontier nodes by value (K*K candidates each, all joining the pool); rerank the pool to the best
-// total_tokens - 1 by value (ties: lower pool index, i.e. shallower / earlier) and flatten in pool
-// order. `max_tokens` caps total_tokens (or choose_total's answer) for this cycle (room left in
-// the context).
-void build_dynamic_tree(DraftOracle& oracle, int32_t root, const DynamicTreeParams& params,
-                        int64_t max_tokens, DraftTree& tree);
+// T - 1 by value (ties: lower pool index, i.e. shallower / earlier) and flatten in pool order.
+//
+// A node's value is the sum along its path of what supply() was given as confidences: the raw
+// draft log-probs (the reference EAGLE-2) or, e.g., calibrated log-confidences
+// (speculative/tree_budget.h). They change which nodes are expanded and kept, never what is
+// accepted; each node also records its raw draft log-prob and sibling rank.
+class DynamicTreeBuilder {
+ public:
+  // Fixed: T = params.total_tokens. Chosen: once the pool is known the builder asks for T
+  // (a ChooseBudget step), e.g. from the hardware's cost curve (speculative/tree_budget.h).
+  // Either way T is capped by max_tokens (the room left in the context).
+  enum class Budget { Fixed, Chosen };
+  void start(int32_t root, const DynamicTreeParams& params, int64_t max_tokens,
+             Budget budget = Budget::Fixed);
+  DraftStep next() const { return step_; }
+  // Every node fed so far this cycle, in feeding order (Expand steps append to it).
+  const std::vector<FedNode>& fed() const { return fed_; }
+  // Answers a RootChildren or Expand step: rows x k children, row-major, each row best first
+  // (log-prob descending, ties towards the lower token id). `confidence` has the same shape, <= 0,
+  // and is what values sum; empty = the log-probs themselves. Error on a size mismatch or when no
+  // such step is pending.
+  void supply(std::span<const int32_t> tokens, std::span<const float> logp,
+              std::span<const float> confidence = {});
+  // At a ChooseBudget step: every pool value, best first in rerank order (the i-th is the i-th
+  // node a tree of T > i + 1 keeps); valid until choose_budget().
+  std::span<const float> values_desc() const { return values_desc_; }
+  // Answers a ChooseBudget step; T is clamped to [1, max_tokens].
+  void choose_budget(int64_t total_tokens);
+  // At Done: writes the tree (the root alone when the budget leaves no room).
+  void finish(DraftTree& tree);
 
-// A static tree given as paths of sibling ranks ([0, 1] = the 2nd child of the 1st child of the
-// root); prefixes of every path must be listed before it. Paths that do not fit in max_tokens
-// (in the given order) are dropped.
-using TreeChoices = std::vector<std::vector<int>>;
-void build_static_tree(DraftOracle& oracle, int32_t root, const TreeChoices& choices,
-                       int64_t max_tokens, DraftTree& tree);
+ private:
+  // A candidate of the pool; pool order = level 1, then each expansion's K*K block (row-major by
+  // fed node, then child rank).
+  struct Candidate {
+    int32_t token;
+    float logp;    // draft log-prob given the parent
+    int32_t rank;  // among the parent's top-k
+    float value;
+    int32_t parent;  // pool index, -1 = root
+    int32_t depth;
+    int32_t fed = -1;  // index in fed_ once expanded
+  };
+  void feed_frontier();
+  void rerank();
 
-// EAGLE-1's mc_sim_7b_63 shape (26 tokens with the root).
-const TreeChoices& mc_sim_7b_63();
-// A chain of depth + 1 draft tokens (top-1 at every level), as choices.
-TreeChoices chain_choices(int depth);
-// Parses a JSON list of paths, e.g. "[[0], [1], [0, 0]]"; Error on malformed input or a path
-// whose prefix is missing.
-TreeChoices parse_tree_choices(const std::string& json_text, const std::string& where);
+  DraftStep step_;
+  int32_t root_ = 0;
+  DynamicTreeParams params_;
+  int64_t max_tokens_ = 1, budget_ = 1;
+  Budget budget_kind_ = Budget::Fixed;
+  int expansions_ = 0;  // Expand steps answered
+  std::vector<Candidate> pool_;
+  std::vector<int32_t> frontier_;  // pool indices to expand next
+  std::vector<FedNode> fed_;
+  std::vector<int32_t> keep_;      // pool indices kept, in rerank order until finish()
+  std::vector<float> values_desc_;
+  bool active_ = false;  // started and not yet finished
+};
+
+// A static tree (TreeChoices), level by level: each level's parents are fed together and asked for
+// the top k (the largest sibling rank at that level + 1). Paths that do not fit in max_tokens (in
+// (length, ranks) order) are dropped. Never asks for a budget.
+class StaticTreeBuilder {
+ public:
+  void start(int32_t root, const TreeChoices& choices, int64_t max_tokens);
+  DraftStep next() const { return step_; }
+  const std::vector<FedNode>& fed() const { return fed_; }
+  // Answers a RootChildren or Expand step (rows x k children, as for the dynamic tree).
+  void supply(std::span<const int32_t> tokens, std::span<const float> logp);
+  void finish(DraftTree& tree);
+
+ private:
+  void plan_level();
+
+  DraftStep step_;
+  DraftTree tree_;
+  TreeChoices sorted_;
+  std::map<std::vector<int>, int32_t> node_of_;  // path -> tree node (the root is the empty path)
+  std::vector<int32_t> fed_of_;  // per tree node: its index in fed_ (-1: not fed)
+  std::vector<FedNode> fed_;
+  std::vector<int32_t> parents_;  // tree nodes whose children this level adds, in tree order
+  size_t level_begin_ = 0, level_end_ = 0;  // this level's paths in sorted_
+  size_t depth_ = 0;
+  bool active_ = false;
+};
 
 }  // namespace eagle2

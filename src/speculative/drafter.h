@@ -31,9 +31,11 @@ class Drafter {
   virtual void accept(const DraftTree& tree, std::span<const int32_t> path, const float* features,
                       int32_t bonus) = 0;
 
-  // Forgets what was learned across generations (acceptance calibration, pause state, timing
-  // averages), so that the next begin() starts as a freshly made drafter. begin() alone keeps
-  // that knowledge on purpose: it carries over from one prompt to the next, as in a server.
+  // Forgets this drafter's per-sequence state carried across generations (an EAGLE drafter's
+  // pause state and timing averages), so that the next begin() starts as a freshly made drafter
+  // of the same policy. begin() alone keeps that state on purpose: it carries over from one prompt
+  // to the next. What is learned per (head, temperature) (the acceptance calibration) is shared by
+  // many drafters and is not cleared here: its owner forgets it (DraftPolicies::forget).
   virtual void reset() {}
 };
 

@@ -131,7 +131,6 @@ std::string DrafterSpec::to_string() const {
 }
 
 bool DrafterSpec::operator==(const DrafterSpec& o) const {
-  // DynamicTreeParams' hooks (choose_total, confidence) are set by the drafter, never by a spec.
   return kind == o.kind && dynamic.top_k == o.dynamic.top_k && dynamic.depth == o.dynamic.depth &&
          dynamic.total_tokens == o.dynamic.total_tokens && auto_budget == o.auto_budget &&
          chain_depth == o.chain_depth && lookup_depth == o.lookup_depth &&
@@ -139,7 +138,7 @@ bool DrafterSpec::operator==(const DrafterSpec& o) const {
 }
 
 std::unique_ptr<Drafter> make_drafter(const DrafterSpec& spec, EagleHead* head, ThreadPool& pool,
-                                      int64_t ctx, std::shared_ptr<const VerifyCostModel> cost) {
+                                      int64_t ctx, DraftPolicies& policies, float temperature) {
   if (spec.kind == "none") return std::make_unique<NoDrafter>();
   // D levels after the first = D + 1 draft tokens, as for a chain.
   if (spec.kind == "lookup")
@@ -150,17 +149,16 @@ std::unique_ptr<Drafter> make_drafter(const DrafterSpec& spec, EagleHead* head, 
   EagleDrafterOptions o;
   o.context = ctx;
   o.dynamic = spec.dynamic;
-  if (spec.auto_budget) {
-    if (!cost) fail("drafter '", spec.label, "': an auto budget needs the verify cost curve");
-    o.cost = std::move(cost);
-  }
+  if (spec.auto_budget && !policies.cost())
+    fail("drafter '", spec.label, "': an auto budget needs the verify cost curve");
+  o.auto_budget = spec.auto_budget;
   o.calibrate = spec.calibrate;
   o.chain_depth = spec.chain_depth;
   o.choices = spec.choices;
   o.shape = spec.kind == "chain"    ? EagleDrafterOptions::Shape::Chain
             : spec.kind == "static" ? EagleDrafterOptions::Shape::Static
                                     : EagleDrafterOptions::Shape::Dynamic;
-  return std::make_unique<EagleDrafter>(*head, pool, o);
+  return std::make_unique<EagleDrafter>(*head, pool, o, policies.get(*head, temperature));
 }
 
 }  // namespace eagle2

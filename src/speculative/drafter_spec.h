@@ -10,6 +10,8 @@
 
 #include "draft/eagle_head.h"
 #include "draft/tree_builder.h"
+#include "draft/tree_choices.h"
+#include "speculative/draft_policy.h"
 #include "speculative/drafter.h"
 #include "speculative/tree_budget.h"
 
@@ -52,10 +54,10 @@ struct DrafterSpec {
 
 DrafterSpec parse_drafter_spec(const std::string& text);
 
-// The drafter of a spec (nullptr for "plain"). `head` is required by chain, static and dynamic;
-// `cost`: the verify cost model for auto budgets (required by an auto spec, else unused).
+// The drafter of a spec (nullptr for "plain"), for one sequence decoded at `temperature`.
+// `head` is required by chain, static and dynamic; their drafters share the engine's policy of
+// (head, temperature) from `policies` (whose cost model an auto spec requires).
 std::unique_ptr<Drafter> make_drafter(const DrafterSpec& spec, EagleHead* head, ThreadPool& pool,
-                                      int64_t ctx,
-                                      std::shared_ptr<const VerifyCostModel> cost = nullptr);
+                                      int64_t ctx, DraftPolicies& policies, float temperature);
 
 }  // namespace eagle2

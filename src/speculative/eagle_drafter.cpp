@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "core/error.h"
 
@@ -53,10 +54,12 @@ int64_t fed_capacity(const EagleDrafterOptions& o) {
 }
 }  // namespace
 
-EagleDrafter::EagleDrafter(EagleHead& head, ThreadPool& pool, EagleDrafterOptions options)
+EagleDrafter::EagleDrafter(EagleHead& head, ThreadPool& pool, EagleDrafterOptions options,
+                           std::shared_ptr<DraftPolicy> policy)
     : head_(head),
       pool_(pool),
       opt_(std::move(options)),
+      policy_(policy ? std::move(policy) : std::make_shared<DraftPolicy>()),
       kv_(head.make_cache(opt_.context + fed_capacity(opt_) + 1)),
       d_(head.config().hidden_size) {
   if (opt_.shape == EagleDrafterOptions::Shape::Static && opt_.choices.empty())
@@ -77,6 +80,12 @@ EagleDrafter::EagleDrafter(EagleHead& head, ThreadPool& pool, EagleDrafterOption
   if (opt_.dynamic.total_tokens < 1)
     fail("--total-tokens must be >= 1 (got ", opt_.dynamic.total_tokens, ")");
   if (opt_.chain_depth < 0) fail("--depth must be >= 0 (got ", opt_.chain_depth, ")");
+  if (opt_.shape == EagleDrafterOptions::Shape::Chain) chain_ = chain_choices(opt_.chain_depth);
+  if (opt_.auto_budget) {
+    cost_ = policy_->cost();
+    if (!cost_)
+      fail("an auto tree budget needs the verify cost curve (a policy with a cost model)");
+  }
 }
 
 std::string EagleDrafter::name() const {
@@ -99,20 +108,9 @@ void EagleDrafter::begin(std::span<const int32_t> context, const float* features
   prompt_catch_up_ = true;
 }
 
-void EagleDrafter::reset() {
-  draft_seconds_ema_ = -1;
-  rate_ema_ = -1;
-  judged_cycles_ = 0;
-  pause_cycles_ = kPauseCycles;
-  skip_left_ = 0;
-  skipped_ = false;
-  calibration_ = AcceptanceCalibration();
-}
+void EagleDrafter::reset() { pacing_ = DraftPacing(); }
 
-double EagleDrafter::draft_seconds_estimate() const {
-  if (draft_seconds_ema_ >= 0) return draft_seconds_ema_;
-  return opt_.cost ? opt_.cost->draft_seconds() : 0;
-}
+double EagleDrafter::draft_seconds_estimate() const { return pacing_.draft_seconds(cost_); }
 
 void EagleDrafter::catch_up() {
   const auto n = static_cast<int64_t>(pending_tokens_.size());
@@ -133,9 +131,7 @@ void EagleDrafter::draft(int64_t max_tokens, DraftTree& tree) {
   // Auto budget, paused: speculation has been slower than plain decoding, so this cycle verifies
   // the root alone (plain decoding through the loop). The head catches up on the skipped tokens
   // at the next real draft.
-  skipped_ = opt_.cost && skip_left_ > 0;
-  if (skipped_) {
-    --skip_left_;
+  if (pacing_.skip_cycle(opt_.auto_budget)) {
     tree.reset(root_);
     return;
   }
@@ -145,43 +141,68 @@ void EagleDrafter::draft(int64_t max_tokens, DraftTree& tree) {
   if (last_out_.empty()) fail("draft head: draft() before begin()");
   switch (opt_.shape) {
     case EagleDrafterOptions::Shape::Dynamic: {
-      DynamicTreeParams params = opt_.dynamic;
-      if (opt_.cost) {
-        const double draft_s = draft_seconds_estimate();
-        params.choose_total = [this, draft_s](std::span<const float> values, int64_t max_t) {
-          int64_t t = choose_total_tokens(values, *opt_.cost, draft_s, max_t);
-          // While the calibration has seen little, verify a few nodes regardless: estimates of
-          // nodes that are never verified are never corrected.
-          if (opt_.calibrate && calibration_.observations() < kExploreObservations)
-            t = std::max(t, std::min<int64_t>({kExploreTokens, max_t,
-                                               static_cast<int64_t>(values.size()) + 1}));
-          return t;
-        };
+      // One snapshot per tree: the whole tree is ranked by one state of the shared calibration.
+      AcceptanceCalibration snapshot;
+      const AcceptanceCalibration* calibration = nullptr;
+      if (opt_.calibrate) {
+        snapshot = policy_->calibration();
+        calibration = &snapshot;
       }
-      if (opt_.calibrate)
-        params.confidence = [this](float logp, int rank) {
-          return calibration_.log_confidence(logp, rank);
-        };
-      build_dynamic_tree(*this, root_, params, max_tokens, tree);
+      dynamic_builder_.start(root_, opt_.dynamic, max_tokens,
+                             opt_.auto_budget ? DynamicTreeBuilder::Budget::Chosen
+                                              : DynamicTreeBuilder::Budget::Fixed);
+      for (DraftStep step; (step = dynamic_builder_.next()).kind != DraftStep::Kind::Done;) {
+        if (step.kind == DraftStep::Kind::ChooseBudget)
+          dynamic_builder_.choose_budget(
+              pacing_.budget(dynamic_builder_.values_desc(), *cost_, max_tokens, calibration));
+        else
+          answer(dynamic_builder_, step, calibration);
+      }
+      dynamic_builder_.finish(tree);
       break;
     }
     case EagleDrafterOptions::Shape::Static:
-      build_static_tree(*this, root_, opt_.choices, max_tokens, tree);
-      break;
     case EagleDrafterOptions::Shape::Chain:
-      build_static_tree(*this, root_, chain_choices(opt_.chain_depth), max_tokens, tree);
+      static_builder_.start(root_,
+                            opt_.shape == EagleDrafterOptions::Shape::Chain ? chain_ : opt_.choices,
+                            max_tokens);
+      for (DraftStep step; (step = static_builder_.next()).kind != DraftStep::Kind::Done;)
+        answer(static_builder_, step, nullptr);
+      static_builder_.finish(tree);
       break;
   }
   // The dynamic tree's drafting work does not depend on the budget (the whole pool is expanded
   // before the rerank), so one per-cycle number is the right model. The first draft after
   // begin() also fed the prompt and would overstate it.
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  if (!prompt_catch_up_) {
-    constexpr double kWeight = 0.25;  // recent cycles dominate within a few cycles
-    draft_seconds_ema_ =
-        draft_seconds_ema_ < 0 ? s : (1 - kWeight) * draft_seconds_ema_ + kWeight * s;
-  }
+  if (!prompt_catch_up_) pacing_.measured_draft(s);
   prompt_catch_up_ = false;
+}
+
+// Runs the head for a RootChildren or Expand step and hands the top-k back, with calibrated
+// confidences when a calibration is given (the dynamic tree's values then sum those).
+template <class Builder>
+void EagleDrafter::answer(Builder& builder, const DraftStep& step,
+                          const AcceptanceCalibration* calibration) {
+  const size_t n = step.rows * static_cast<size_t>(step.k);
+  top_tokens_.resize(n);
+  top_logp_.resize(n);
+  if (step.kind == DraftStep::Kind::RootChildren)
+    root_top_k(step.k, top_tokens_.data(), top_logp_.data());
+  else
+    expand_top_k(builder.fed(), step.first, step.k, top_tokens_.data(), top_logp_.data());
+  if constexpr (std::is_same_v<Builder, DynamicTreeBuilder>) {
+    top_confidence_.clear();
+    if (calibration) {
+      top_confidence_.resize(n);
+      for (size_t i = 0; i < n; ++i)
+        top_confidence_[i] =
+            calibration->log_confidence(top_logp_[i], static_cast<int>(i % step.k));
+    }
+    builder.supply(top_tokens_, top_logp_, top_confidence_);
+  } else {
+    builder.supply(top_tokens_, top_logp_);
+  }
 }
 
 void EagleDrafter::root_top_k(int k, int32_t* tokens, float* logp) {
@@ -231,32 +252,14 @@ void EagleDrafter::accept(const DraftTree& tree, std::span<const int32_t> path,
     // Every node whose parent was accepted was put to the test: it was accepted or not.
     std::vector<char> on_path(static_cast<size_t>(tree.size()), 0);
     for (int32_t i : path) on_path[static_cast<size_t>(i)] = 1;
-    for (int64_t i = 1; i < tree.size(); ++i)
-      if (on_path[static_cast<size_t>(tree.parents[static_cast<size_t>(i)])])
-        calibration_.record(tree.logps[static_cast<size_t>(i)], tree.ranks[static_cast<size_t>(i)],
-                            on_path[static_cast<size_t>(i)] != 0);
+    outcomes_.clear();
+    for (size_t i = 1; i < on_path.size(); ++i)
+      if (on_path[static_cast<size_t>(tree.parents[i])])
+        outcomes_.push_back({tree.logps[i], tree.ranks[i], on_path[i] != 0});
+    if (!outcomes_.empty()) policy_->record(outcomes_);  // one lock per cycle
   }
-  if (opt_.cost && !skipped_) {
-    // Is speculating paying off? Tokens per cycle over the cycle's modelled time (drafting plus
-    // verifying the tree) against plain decoding's 1 token per cost(1). Below it, pause.
-    constexpr double kWeight = 0.25;
-    const double tokens = static_cast<double>(path.size());
-    const double seconds = draft_seconds_estimate() + opt_.cost->seconds(tree.size());
-    const double rate = tokens / seconds;
-    rate_ema_ = rate_ema_ < 0 ? rate : (1 - kWeight) * rate_ema_ + kWeight * rate;
-    ++judged_cycles_;
-    if (judged_cycles_ >= kJudgeAfter) {
-      if (rate_ema_ < 1.0 / opt_.cost->seconds(1)) {
-        // Each failed try doubles the pause, so that a head that does not help costs little.
-        skip_left_ = pause_cycles_;
-        pause_cycles_ = std::min(pause_cycles_ * 2, kMaxPauseCycles);
-        rate_ema_ = -1;  // judged afresh on the next real cycles
-        judged_cycles_ = 0;
-      } else {
-        pause_cycles_ = kPauseCycles;
-      }
-    }
-  }
+  if (cost_ && !pacing_.skipped())
+    pacing_.judge(static_cast<int64_t>(path.size()), tree.size(), *cost_);
   for (size_t j = 0; j < path.size(); ++j) {
     pending_features_.insert(pending_features_.end(), features + j * d_, features + (j + 1) * d_);
     pending_tokens_.push_back(j + 1 < path.size() ? tree.tokens[path[j + 1]] : bonus);

@@ -7,6 +7,8 @@
 
 #include "draft/eagle_head.h"
 #include "draft/tree_builder.h"
+#include "speculative/draft_pacing.h"
+#include "speculative/draft_policy.h"
 #include "speculative/drafter.h"
 #include "speculative/tree_budget.h"
 
@@ -18,52 +20,57 @@ struct EagleDrafterOptions {
   TreeChoices choices;         // Static (default mc_sim_7b_63)
   int chain_depth = 5;         // Chain: depth + 1 draft tokens
   int64_t context = 2048;      // head KV capacity (the target's context)
-  // Dynamic: when set, each cycle's verify budget is chosen by choose_total_tokens from this
-  // curve and the drafter's own measured draft time (dynamic.total_tokens is then unused), and
-  // drafting pauses while it does not pay (see kPauseCycles).
-  std::shared_ptr<const VerifyCostModel> cost = {};
-  // Dynamic: rank nodes by calibrated confidences learned while decoding (AcceptanceCalibration)
-  // instead of the raw draft probabilities of the reference EAGLE-2.
+  // Dynamic: each cycle's verify budget is chosen by choose_total_tokens from the policy's cost
+  // model and this sequence's measured draft time (dynamic.total_tokens is then unused), and
+  // drafting pauses while it does not pay (DraftPacing). Needs a policy with a cost model.
+  bool auto_budget = false;
+  // Dynamic: rank nodes by the calibrated confidences the policy learns while decoding
+  // (AcceptanceCalibration) instead of the raw draft probabilities of the reference EAGLE-2.
   bool calibrate = false;
 };
 
-class EagleDrafter : public Drafter, private DraftOracle {
+// Mechanism and per-sequence state; the learned policy is shared (draft_policy.h). One drafter
+// decodes one sequence at a time: the head's stable KV cache, the features not yet fed and the
+// pacing are this sequence's. It drives a tree builder (draft/tree_builder.h): the builder asks for
+// the top-k children of nodes, the drafter runs the head and answers, and the calibrated
+// confidences and the budget are computed here and handed to the builder as values.
+class EagleDrafter : public Drafter {
  public:
-  EagleDrafter(EagleHead& head, ThreadPool& pool, EagleDrafterOptions options);
+  // policy: the (head, temperature) policy to learn into and draft from, usually
+  // DraftPolicies::get(head, temperature); nullptr: a private policy without a cost model.
+  EagleDrafter(EagleHead& head, ThreadPool& pool, EagleDrafterOptions options,
+               std::shared_ptr<DraftPolicy> policy = nullptr);
   std::string name() const override;
   void begin(std::span<const int32_t> context, const float* features, int32_t root) override;
   void draft(int64_t max_tokens, DraftTree& tree) override;
   void accept(const DraftTree& tree, std::span<const int32_t> path, const float* features,
               int32_t bonus) override;
+  // Forgets this sequence's pacing (pause state, draft-time and rate averages). The policy keeps
+  // what it learned; its owner forgets that (DraftPolicy::forget, DraftPolicies::forget).
   void reset() override;
 
   // Head position and fed-node bookkeeping of the last draft (for --verbose and tests).
   int64_t stable_length() const { return kv_.size(); }
-  // The per-cycle draft time the budget chooser assumes: a moving average of measured draft()
-  // times, or the cost model's draft_seconds before the first measurement.
+  // The per-cycle draft time the budget chooser assumes (DraftPacing::draft_seconds).
   double draft_seconds_estimate() const;
-  // What has been learned of this head's acceptance (Dynamic with calibrate).
-  const AcceptanceCalibration& calibration() const { return calibration_; }
-
-  // Auto budget: when the modelled rate of speculative cycles (moving average of tokens per
-  // second, judged after kJudgeAfter cycles, so that the calibration can learn first) falls below
-  // plain decoding's, the next cycles draft nothing (kPauseCycles, doubling after each failed try
-  // up to kMaxPauseCycles); then it tries again. This keeps an unhelpful head (a hard prompt, a
-  // high temperature) from making decoding much slower than plain.
-  static constexpr int kJudgeAfter = 4, kPauseCycles = 16, kMaxPauseCycles = 256;
-  // Auto budget with calibration: until it has kExploreObservations verified nodes, trees have at
-  // least kExploreTokens tokens, whatever the (uncorrected) estimates say.
-  static constexpr int64_t kExploreObservations = 48, kExploreTokens = 4;
+  // What has been learned of this head's acceptance at this temperature (a snapshot).
+  AcceptanceCalibration calibration() const { return policy_->calibration(); }
+  const std::shared_ptr<DraftPolicy>& policy() const { return policy_; }
+  const DraftPacing& pacing() const { return pacing_; }
 
  private:
-  void root_top_k(int k, int32_t* tokens, float* logp) override;
+  template <class Builder>
+  void answer(Builder& builder, const DraftStep& step, const AcceptanceCalibration* calibration);
+  void root_top_k(int k, int32_t* tokens, float* logp);
   void expand_top_k(const std::vector<FedNode>& nodes, size_t first, int k, int32_t* tokens,
-                    float* logp) override;
+                    float* logp);
   void catch_up();
 
   EagleHead& head_;
   ThreadPool& pool_;
   EagleDrafterOptions opt_;
+  std::shared_ptr<DraftPolicy> policy_;
+  const VerifyCostModel* cost_ = nullptr;  // the policy's, with an auto budget
   KvCache kv_;
   int64_t d_;
   int32_t root_ = 0;
@@ -74,13 +81,14 @@ class EagleDrafter : public Drafter, private DraftOracle {
   std::vector<float> fed_out_;          // head outputs of this cycle's fed nodes
   std::vector<float> logp_;             // scratch [rows, V]
   std::vector<float> scratch_out_;
-  double draft_seconds_ema_ = -1;  // < 0: nothing measured yet
-  double rate_ema_ = -1;
-  int judged_cycles_ = 0;
-  int pause_cycles_ = kPauseCycles;
-  int skip_left_ = 0;
-  bool skipped_ = false;  // the current cycle drafted nothing
-  AcceptanceCalibration calibration_;
+  // The answer to the builder's current step: [rows, k] tokens, log-probs, confidences.
+  std::vector<int32_t> top_tokens_;
+  std::vector<float> top_logp_, top_confidence_;
+  DynamicTreeBuilder dynamic_builder_;
+  StaticTreeBuilder static_builder_;
+  TreeChoices chain_;  // Chain: chain_choices(chain_depth)
+  DraftPacing pacing_;
+  std::vector<NodeOutcome> outcomes_;  // scratch for accept()
   bool prompt_catch_up_ = false;   // the next draft() catches up on a whole prompt
 };
 

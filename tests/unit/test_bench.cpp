@@ -258,25 +258,34 @@ TEST(Bench, PassesDoNotInheritDrafterState) {
   }
 }
 
-TEST(Bench, ResetForgetsWhatTheDrafterLearned) {
+// reset() forgets the sequence's own state (timing averages, pause state); what was learned for
+// the (head, temperature) stays in the shared policy until its owner forgets it, as bench does
+// before every pass.
+TEST(Bench, ResetForgetsTheSequenceStateAndTheOwnerForgetsTheCalibration) {
   EAGLE2_SHARED_FILE(cfg, "data/models/stories260K-eagle-head/config.json");
   Stories stories;
   auto& model = stories.model;
   auto& head = stories.head;
   auto& tok = stories.tok;
   ThreadPool pool(1);
-  const auto drafter = make_drafter(parse_drafter_spec("dynamic:8:4:4:cal"), head.get(), pool, 256);
+  DraftPolicies policies;
+  const auto drafter =
+      make_drafter(parse_drafter_spec("dynamic:8:4:4:cal"), head.get(), pool, 256, policies, 0.0f);
   auto& eagle = dynamic_cast<EagleDrafter&>(*drafter);
   KvCache kv = model->make_cache(256);
   GenerationOptions g;
   g.max_new_tokens = 32;
   speculative_generate(*model, kv, eagle, tok->encode("Once upon a time", true), g, pool,
                        [](int32_t) { return true; });
-  EXPECT_GT(eagle.calibration().observations(), 0);
+  const int64_t learned = eagle.calibration().observations();
+  EXPECT_GT(learned, 0);
+  EXPECT_EQ(policies.get(*head, 0.0f)->calibration().observations(), learned);
   EXPECT_GT(eagle.draft_seconds_estimate(), 0.0);
   eagle.reset();
-  EXPECT_EQ(eagle.calibration().observations(), 0);
   EXPECT_EQ(eagle.draft_seconds_estimate(), 0.0);  // no cost model: nothing measured yet
+  EXPECT_EQ(eagle.calibration().observations(), learned);
+  policies.forget();
+  EXPECT_EQ(eagle.calibration().observations(), 0);
 }
 
 }  // namespace

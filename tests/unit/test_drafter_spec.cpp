@@ -90,7 +90,8 @@ TEST(DrafterSpec, RoundTripsThroughItsCanonicalString) {
 // The number of tokens a lookup drafter proposes when its match is followed by plenty of tokens.
 int64_t lookup_draft_tokens(const DrafterSpec& spec) {
   ThreadPool pool(1);
-  const std::unique_ptr<Drafter> drafter = make_drafter(spec, nullptr, pool, 256);
+  DraftPolicies policies;
+  const std::unique_ptr<Drafter> drafter = make_drafter(spec, nullptr, pool, 256, policies, 0.0f);
   std::vector<int32_t> context;
   for (int rep = 0; rep < 2; ++rep)
     for (int32_t t = 1; t <= 40; ++t) context.push_back(t);
@@ -112,9 +113,12 @@ TEST(DrafterSpec, LookupDraftsDepthPlusOneTokens) {
 
 TEST(DrafterSpec, EagleDraftersNeedAHead) {
   ThreadPool pool(1);
-  EXPECT_EQ(make_drafter(parse_drafter_spec("plain"), nullptr, pool, 64), nullptr);
-  EXPECT_NE(make_drafter(parse_drafter_spec("none"), nullptr, pool, 64), nullptr);
-  EXPECT_EQ(error_of([&] { make_drafter(parse_drafter_spec("chain:3"), nullptr, pool, 64); }),
+  DraftPolicies policies;
+  EXPECT_EQ(make_drafter(parse_drafter_spec("plain"), nullptr, pool, 64, policies, 0.0f), nullptr);
+  EXPECT_NE(make_drafter(parse_drafter_spec("none"), nullptr, pool, 64, policies, 0.0f), nullptr);
+  EXPECT_EQ(error_of([&] {
+              make_drafter(parse_drafter_spec("chain:3"), nullptr, pool, 64, policies, 0.0f);
+            }),
             "drafter 'chain:3' needs an EAGLE head: pass --draft HEAD_DIR");
 }
 

@@ -1,5 +1,6 @@
 // The per-cycle tree budget (src/speculative/tree_budget.h): the verify cost model, the chooser on
-// synthetic cost curves, its hook in the dynamic tree builder, and losslessness with it on.
+// synthetic cost curves, the dynamic tree builder asking for it (ChooseBudget), and losslessness
+// with it on.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,6 +18,7 @@
 #include "speculative/speculative_decoder.h"
 #include "speculative/tree_budget.h"
 #include "support/decoding.h"
+#include "support/table_draft.h"
 #include "support/random_models.h"
 #include "support/shared_data.h"
 
@@ -170,33 +172,21 @@ TEST(ChooseTotalTokens, MaximizesTheObjectiveOnRandomInputs) {
   }
 }
 
-// A draft model given by a table: children of a path of tokens (root excluded), best first.
-class TableOracle : public DraftOracle {
- public:
-  using Table = std::map<std::vector<int32_t>, std::vector<std::pair<int32_t, float>>>;
-  explicit TableOracle(Table t) : table_(std::move(t)) {}
-  void root_top_k(int k, int32_t* tokens, float* logp) override { lookup({}, k, tokens, logp); }
-  void expand_top_k(const std::vector<FedNode>& nodes, size_t first, int k, int32_t* tokens,
-                    float* logp) override {
-    for (size_t i = first; i < nodes.size(); ++i) {
-      std::vector<int32_t> path;
-      for (int32_t f = static_cast<int32_t>(i); f >= 0; f = nodes[f].parent_fed)
-        path.insert(path.begin(), nodes[f].token);
-      lookup(path, k, tokens + (i - first) * k, logp + (i - first) * k);
-    }
-  }
+using test::ChildTable;
+using test::TableDraft;
 
- private:
-  void lookup(const std::vector<int32_t>& path, int k, int32_t* tokens, float* logp) {
-    const auto& row = table_.at(path);
-    for (int i = 0; i < k; ++i) std::tie(tokens[i], logp[i]) = row.at(static_cast<size_t>(i));
-  }
-  Table table_;
-};
+// The tree a scripted drafter gets from a dynamic builder (a chosen budget when draft.choose is
+// set).
+DraftTree dynamic_tree(TableDraft& draft, const DynamicTreeParams& params, int64_t max_tokens) {
+  DynamicTreeBuilder builder;
+  DraftTree tree;
+  draft.build(builder, 1, params, max_tokens, tree);
+  return tree;
+}
 
 // K = 2, depth 2. Pool values: a -0.1, b -1.0 | c -0.3, d -2.1, e -1.05, f -4.0 |
 // g -0.4, h -1.8, i -1.55, j -1.95 (frontier after the first expansion: c, e).
-TableOracle::Table two_by_two() {
+ChildTable two_by_two() {
   return {
       {{}, {{10, -0.1f}, {11, -1.0f}}},       {{10}, {{12, -0.2f}, {13, -2.0f}}},
       {{11}, {{14, -0.05f}, {15, -3.0f}}},    {{10, 12}, {{16, -0.1f}, {17, -1.5f}}},
@@ -207,15 +197,16 @@ TableOracle::Table two_by_two() {
 TEST(DynamicTreeBudget, ChooserSeesThePoolInRerankOrderAndSizesTheTree) {
   std::vector<float> seen;
   int64_t seen_max = 0;
-  DynamicTreeParams params{2, 2, 100};
-  params.choose_total = [&](std::span<const float> values, int64_t max_tokens) {
+  TableDraft draft(two_by_two());
+  draft.choose = [&](std::span<const float> values, int64_t max_tokens) {
     seen.assign(values.begin(), values.end());
     seen_max = max_tokens;
     return int64_t{4};
   };
-  TableOracle oracle(two_by_two());
-  DraftTree tree;
-  build_dynamic_tree(oracle, 1, params, 50, tree);
+  const DraftTree tree = dynamic_tree(draft, {2, 2, 100}, 50);
+  // Asked once, after the last expansion.
+  ASSERT_EQ(draft.steps.size(), 4u);
+  EXPECT_EQ(draft.steps.back().kind, DraftStep::Kind::ChooseBudget);
   const std::vector<float> want = {-0.1f,  -0.3f, -0.4f,  -1.0f, -1.05f,
                                    -1.55f, -1.8f, -1.95f, -2.1f, -4.0f};
   ASSERT_EQ(seen.size(), want.size());
@@ -227,36 +218,33 @@ TEST(DynamicTreeBudget, ChooserSeesThePoolInRerankOrderAndSizesTheTree) {
 }
 
 TEST(DynamicTreeBudget, ChoiceIsClampedToTheRoom) {
-  DynamicTreeParams params{2, 2, 3};
-  params.choose_total = [](std::span<const float>, int64_t) { return int64_t{1000}; };
-  TableOracle oracle(two_by_two());
-  DraftTree tree;
-  build_dynamic_tree(oracle, 1, params, 6, tree);
-  EXPECT_EQ(tree.size(), 6);
-  params.choose_total = [](std::span<const float>, int64_t) { return int64_t{0}; };
-  build_dynamic_tree(oracle, 1, params, 6, tree);
-  EXPECT_EQ(tree.tokens, (std::vector<int32_t>{1}));
+  TableDraft draft(two_by_two());
+  draft.choose = [](std::span<const float>, int64_t) { return int64_t{1000}; };
+  EXPECT_EQ(dynamic_tree(draft, {2, 2, 3}, 6).size(), 6);
+  draft.choose = [](std::span<const float>, int64_t) { return int64_t{0}; };
+  EXPECT_EQ(dynamic_tree(draft, {2, 2, 3}, 6).tokens, (std::vector<int32_t>{1}));
+  // No room at all: the root alone, and neither the head nor the chooser is asked anything.
+  TableDraft none(two_by_two());
+  none.choose = [](std::span<const float>, int64_t) { return int64_t{1000}; };
+  EXPECT_EQ(dynamic_tree(none, {2, 2, 3}, 1).size(), 1);
+  EXPECT_TRUE(none.steps.empty());
 }
 
 TEST(DynamicTreeBudget, CostModelsGiveTheTreesTheyPredict) {
   // Verification linear in k plus a draft cost of 2: rates for T = 1..5 are 1/3, 0.476, 0.529,
   // 0.553, 0.526, so the tree is the root plus a, c, g.
   const VerifyCostModel linear(Points{{1, 1.0}, {64, 64.0}});
-  DynamicTreeParams params{2, 2, 60};
-  params.choose_total = [&](std::span<const float> v, int64_t max_t) {
+  TableDraft draft(two_by_two());
+  draft.choose = [&](std::span<const float> v, int64_t max_t) {
     return choose_total_tokens(v, linear, 2.0, max_t);
   };
-  TableOracle oracle(two_by_two());
-  DraftTree tree;
-  build_dynamic_tree(oracle, 1, params, 100, tree);
-  EXPECT_EQ(tree.tokens, (std::vector<int32_t>{1, 10, 12, 16}));
+  EXPECT_EQ(dynamic_tree(draft, {2, 2, 60}, 100).tokens, (std::vector<int32_t>{1, 10, 12, 16}));
   // Flat verification keeps the whole pool.
   const VerifyCostModel flat(Points{{1, 1.0}, {64, 1.0}});
-  params.choose_total = [&](std::span<const float> v, int64_t max_t) {
+  draft.choose = [&](std::span<const float> v, int64_t max_t) {
     return choose_total_tokens(v, flat, 2.0, max_t);
   };
-  build_dynamic_tree(oracle, 1, params, 100, tree);
-  EXPECT_EQ(tree.size(), 11);
+  EXPECT_EQ(dynamic_tree(draft, {2, 2, 60}, 100).size(), 11);
 }
 
 TEST(DynamicTreeBudget, GreedyOutputEqualsPlainWithAutoBudgets) {
@@ -298,8 +286,8 @@ TEST(DynamicTreeBudget, GreedyOutputEqualsPlainWithAutoBudgets) {
       EagleDrafterOptions o;
       o.dynamic = {4, 3, 60};  // pool of 4 + 3 * 16 = 52 candidates
       o.context = ctx;
-      o.cost = c.cost;
-      EagleDrafter drafter(*head, pool, o);
+      o.auto_budget = true;
+      EagleDrafter drafter(*head, pool, o, std::make_shared<DraftPolicy>(c.cost));
       std::vector<int64_t> sizes;
       SpeculativeHooks hooks;
       hooks.trace = [&](const CycleTrace& t) { sizes.push_back(t.tree.size()); };
@@ -335,26 +323,27 @@ TEST(DynamicTreeBudget, CalibratedAutoBudgetExploresThenPausesWhenSpeculationCan
     o.dynamic = {2, 3, 60};
     o.context = ctx;
     o.calibrate = true;
-    o.cost = std::make_shared<const VerifyCostModel>(steep ? Points{{1, 1.0}, {2, 1e6}}
-                                                           : Points{{1, 1.0}, {64, 1.0}});
-    EagleDrafter drafter(*head, pool, o);
+    o.auto_budget = true;
+    EagleDrafter drafter(*head, pool, o,
+                         std::make_shared<DraftPolicy>(std::make_shared<const VerifyCostModel>(
+                             steep ? Points{{1, 1.0}, {2, 1e6}} : Points{{1, 1.0}, {64, 1.0}})));
     std::vector<int64_t> sizes;
     SpeculativeHooks hooks;
     hooks.trace = [&](const CycleTrace& t) { sizes.push_back(t.tree.size()); };
     ASSERT_EQ(test::speculative_tokens(*target, drafter, prompt, opt, ctx, pool, hooks), plain);
     ASSERT_GE(sizes.size(), 4u);
     // Nothing learned yet: at least the exploration size, exactly that when no node pays.
-    EXPECT_GE(sizes[0], EagleDrafter::kExploreTokens);
+    EXPECT_GE(sizes[0], DraftPacing::kExploreTokens);
     if (steep) {
-      EXPECT_EQ(sizes[0], EagleDrafter::kExploreTokens);
+      EXPECT_EQ(sizes[0], DraftPacing::kExploreTokens);
       // Judged after kJudgeAfter drafting cycles, then a pause of kPauseCycles root-only ones.
-      const size_t judged = EagleDrafter::kJudgeAfter;
-      for (size_t i = judged; i < std::min(sizes.size(), judged + EagleDrafter::kPauseCycles); ++i)
+      const size_t judged = DraftPacing::kJudgeAfter;
+      for (size_t i = judged; i < std::min(sizes.size(), judged + DraftPacing::kPauseCycles); ++i)
         EXPECT_EQ(sizes[i], 1) << "cycle " << i;
     } else {
       // Free verification: nothing to pause for before the first judgement (later ones depend
       // on how often this random head happens to be right, so they are not asserted).
-      for (size_t i = 0; i < EagleDrafter::kJudgeAfter; ++i) EXPECT_GT(sizes[i], 1) << "cycle " << i;
+      for (size_t i = 0; i < DraftPacing::kJudgeAfter; ++i) EXPECT_GT(sizes[i], 1) << "cycle " << i;
     }
   }
 }

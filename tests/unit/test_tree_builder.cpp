@@ -5,44 +5,22 @@
 
 #include "core/error.h"
 #include "draft/tree_builder.h"
+#include "support/table_draft.h"
 
 namespace eagle2 {
 namespace {
 
-// children[path of tokens from the root (excluded)] = {(token, logp)...} best first.
-using Table = std::map<std::vector<int32_t>, std::vector<std::pair<int32_t, float>>>;
+using test::ChildTable;
+using test::TableDraft;
+using Table = ChildTable;
 
-class ScriptedOracle : public DraftOracle {
- public:
-  explicit ScriptedOracle(Table t) : table_(std::move(t)) {}
-  void root_top_k(int k, int32_t* tokens, float* logp) override { fill({}, k, tokens, logp); }
-  void expand_top_k(const std::vector<FedNode>& nodes, size_t first, int k, int32_t* tokens,
-                    float* logp) override {
-    std::vector<int32_t> step;
-    for (size_t i = first; i < nodes.size(); ++i) {
-      std::vector<int32_t> path;
-      for (int32_t f = static_cast<int32_t>(i); f >= 0; f = nodes[f].parent_fed)
-        path.insert(path.begin(), nodes[f].token);
-      EXPECT_EQ(static_cast<size_t>(nodes[i].depth), path.size()) << "depth of fed node " << i;
-      fill(path, k, tokens + (i - first) * k, logp + (i - first) * k);
-      step.push_back(nodes[i].token);
-    }
-    fed_steps.push_back(step);
-  }
-  std::vector<std::vector<int32_t>> fed_steps;  // tokens fed at each expansion, in order
-
- private:
-  void fill(const std::vector<int32_t>& path, int k, int32_t* tokens, float* logp) {
-    auto it = table_.find(path);
-    ASSERT_NE(it, table_.end()) << "no scripted children for a path of length " << path.size();
-    ASSERT_GE(static_cast<int>(it->second.size()), k);
-    for (int i = 0; i < k; ++i) {
-      tokens[i] = it->second[i].first;
-      logp[i] = it->second[i].second;
-    }
-  }
-  Table table_;
-};
+// The tree a scripted drafter gets from a dynamic builder.
+DraftTree dynamic_tree(TableDraft& draft, const DynamicTreeParams& params, int64_t max_tokens) {
+  DynamicTreeBuilder builder;
+  DraftTree tree;
+  draft.build(builder, 1, params, max_tokens, tree);
+  return tree;
+}
 
 // Tokens: a=10 b=11 c=12 d=13 e=14 f=15 g=16 h=17 i=18 j=19 (root 1).
 Table worked_table() {
@@ -60,14 +38,13 @@ TEST(DynamicTree, HandWorkedTree) {
   // Frontier after step 0: c, e. Best 4: a, c, g, b -> in pool order a, b, c, g.
   // e was expanded but the rerank drops it and its children; b is kept although it was not in
   // the last frontier.
-  ScriptedOracle oracle(worked_table());
-  DraftTree tree;
-  build_dynamic_tree(oracle, 1, {2, 2, 5}, 100, tree);
+  TableDraft draft(worked_table());
+  const DraftTree tree = dynamic_tree(draft, {2, 2, 5}, 100);
   EXPECT_EQ(tree.tokens, (std::vector<int32_t>{1, 10, 11, 12, 16}));
   EXPECT_EQ(tree.parents, (std::vector<int32_t>{-1, 0, 0, 1, 3}));
   EXPECT_EQ(tree.depths(), (std::vector<int32_t>{0, 1, 1, 2, 3}));
   EXPECT_NEAR(tree.values[4], -0.4f, 1e-6);
-  EXPECT_EQ(oracle.fed_steps, (std::vector<std::vector<int32_t>>{{10, 11}, {12, 14}}));
+  EXPECT_EQ(draft.fed_steps, (std::vector<std::vector<int32_t>>{{10, 11}, {12, 14}}));
 }
 
 // With a confidence map the values sum mapped log-probs, which changes what is expanded and kept;
@@ -84,17 +61,14 @@ TEST(DynamicTree, ConfidenceMapReranksAndKeepsRawLogProbs) {
       {{10, 13}, {{18, top}, {19, second}}},
   };
   const DynamicTreeParams raw{2, 2, 4};
-  ScriptedOracle o1(t);
-  DraftTree bushy;
-  build_dynamic_tree(o1, 1, raw, 100, bushy);
+  TableDraft d1(t);
+  const DraftTree bushy = dynamic_tree(d1, raw, 100);
   EXPECT_EQ(bushy.tokens, (std::vector<int32_t>{1, 10, 11, 12}));
   EXPECT_EQ(bushy.parents, (std::vector<int32_t>{-1, 0, 0, 1}));
 
-  DynamicTreeParams calibrated = raw;
-  calibrated.confidence = [](float, int rank) { return rank == 0 ? -0.05f : -3.0f; };
-  ScriptedOracle o2(t);
-  DraftTree chain;
-  build_dynamic_tree(o2, 1, calibrated, 100, chain);
+  TableDraft d2(t);
+  d2.confidence = [](float, int rank) { return rank == 0 ? -0.05f : -3.0f; };
+  const DraftTree chain = dynamic_tree(d2, raw, 100);
   EXPECT_EQ(chain.tokens, (std::vector<int32_t>{1, 10, 12, 16}));
   EXPECT_EQ(chain.parents, (std::vector<int32_t>{-1, 0, 1, 2}));
   EXPECT_NEAR(chain.values[3], -0.15f, 1e-6);
@@ -104,15 +78,15 @@ TEST(DynamicTree, ConfidenceMapReranksAndKeepsRawLogProbs) {
 }
 
 TEST(DynamicTree, BudgetCapsTheTreeAndKeepsItConnected) {
-  ScriptedOracle oracle(worked_table());
-  DraftTree tree;
-  build_dynamic_tree(oracle, 1, {2, 2, 100}, 7, tree);  // max_tokens 7: best 6 of 10
+  TableDraft draft(worked_table());
+  const DraftTree tree = dynamic_tree(draft, {2, 2, 100}, 7);  // max_tokens 7: best 6 of 10
   // a -0.1, c -0.3, g -0.4, b -1.0, e -1.05, i -1.55 -> pool order a b c e g i.
   EXPECT_EQ(tree.tokens, (std::vector<int32_t>{1, 10, 11, 12, 14, 16, 18}));
   EXPECT_EQ(tree.parents, (std::vector<int32_t>{-1, 0, 0, 1, 2, 3, 4}));
-  DraftTree root_only;
-  build_dynamic_tree(oracle, 1, {2, 2, 100}, 1, root_only);
+  TableDraft none(worked_table());
+  const DraftTree root_only = dynamic_tree(none, {2, 2, 100}, 1);
   EXPECT_EQ(root_only.tokens, (std::vector<int32_t>{1}));
+  EXPECT_TRUE(none.steps.empty());  // no room: the head is not even run
 }
 
 TEST(DynamicTree, TiesPreferTheLowerPoolIndex) {
@@ -122,9 +96,8 @@ TEST(DynamicTree, TiesPreferTheLowerPoolIndex) {
       {{20}, {{22, -0.2f}, {23, -3.0f}}},
       {{21}, {{24, -0.2f}, {25, -3.0f}}},
   };
-  ScriptedOracle oracle(t);
-  DraftTree tree;
-  build_dynamic_tree(oracle, 1, {2, 1, 4}, 100, tree);
+  TableDraft draft(t);
+  const DraftTree tree = dynamic_tree(draft, {2, 1, 4}, 100);
   EXPECT_EQ(tree.tokens, (std::vector<int32_t>{1, 20, 21, 22}));
   EXPECT_EQ(tree.parents, (std::vector<int32_t>{-1, 0, 0, 1}));
 }
@@ -139,33 +112,106 @@ TEST(DynamicTree, FrontierIsOrderedByValueThenIndex) {
       {{30, 33}, {{36, -0.1f}, {37, -0.2f}}},
       {{31, 34}, {{38, -0.1f}, {39, -0.2f}}},
   };
-  ScriptedOracle oracle(t);
-  DraftTree tree;
-  build_dynamic_tree(oracle, 1, {2, 2, 100}, 100, tree);
-  ASSERT_EQ(oracle.fed_steps.size(), 2u);
-  EXPECT_EQ(oracle.fed_steps[1], (std::vector<int32_t>{33, 34}));
+  TableDraft draft(t);
+  const DraftTree tree = dynamic_tree(draft, {2, 2, 100}, 100);
+  ASSERT_EQ(draft.fed_steps.size(), 2u);
+  EXPECT_EQ(draft.fed_steps[1], (std::vector<int32_t>{33, 34}));
   EXPECT_EQ(tree.size(), 11);  // everything kept: root + 2 + 4 + 4
+}
+
+// The builder drives nothing: it asks, step by step, for what the drafter must run through the
+// draft model, and the drafter answers. The root's K children first, then each expansion's K
+// frontier nodes (fed after the earlier ones), then the tree.
+TEST(DynamicTree, AsksForTheRootThenEachExpansion) {
+  TableDraft draft(worked_table());
+  dynamic_tree(draft, {2, 2, 5}, 100);
+  using Kind = DraftStep::Kind;
+  ASSERT_EQ(draft.steps.size(), 3u);
+  EXPECT_EQ(draft.steps[0].kind, Kind::RootChildren);
+  EXPECT_EQ(draft.steps[0].rows, 1u);
+  EXPECT_EQ(draft.steps[0].k, 2);
+  for (size_t s = 1; s < 3; ++s) {
+    EXPECT_EQ(draft.steps[s].kind, Kind::Expand);
+    EXPECT_EQ(draft.steps[s].first, 2 * (s - 1));
+    EXPECT_EQ(draft.steps[s].rows, 2u);
+    EXPECT_EQ(draft.steps[s].k, 2);
+  }
+  // Depth 0: the root's children alone, no node fed.
+  TableDraft flat(worked_table());
+  const DraftTree tree = dynamic_tree(flat, {2, 0, 5}, 100);
+  ASSERT_EQ(flat.steps.size(), 1u);
+  EXPECT_EQ(tree.tokens, (std::vector<int32_t>{1, 10, 11}));
+}
+
+TEST(DynamicTree, OneBuilderServesCycleAfterCycle) {
+  DynamicTreeBuilder builder;
+  DraftTree first, second;
+  TableDraft d1(worked_table()), d2(worked_table());
+  d1.build(builder, 1, {2, 2, 7}, 100, first);
+  d2.build(builder, 1, {2, 2, 7}, 100, second);
+  EXPECT_EQ(first.tokens, second.tokens);
+  EXPECT_EQ(first.parents, second.parents);
+  EXPECT_EQ(d1.steps.size(), d2.steps.size());
+}
+
+TEST(DynamicTree, AnswersOfTheWrongShapeOrOutOfTurnAreErrors) {
+  DynamicTreeBuilder builder;
+  const std::vector<int32_t> tokens = {10, 11, 12};
+  const std::vector<float> logp = {-0.1f, -0.2f, -0.3f};
+  DraftTree tree;
+  EXPECT_THROW(builder.finish(tree), Error);  // never started
+  builder.start(1, {2, 2, 5}, 100);
+  EXPECT_THROW(builder.supply(tokens, logp), Error);  // 3 children where 2 were asked for
+  EXPECT_THROW(builder.choose_budget(4), Error);      // no budget asked for
+  EXPECT_THROW(builder.finish(tree), Error);          // not done
+  builder.supply(std::span(tokens).first(2), std::span(logp).first(2));
+  EXPECT_EQ(builder.next().kind, DraftStep::Kind::Expand);
+  const std::vector<int32_t> four = {12, 13, 14, 15};
+  const std::vector<float> four_logp = {-0.1f, -0.2f, -0.3f, -0.4f};
+  EXPECT_THROW(builder.supply(four, four_logp, std::span(four_logp).first(1)), Error);
+  builder.supply(four, four_logp, four_logp);  // the right shape is still taken
+}
+
+TEST(StaticTree, AsksLevelByLevelForTheWidestRankOfTheLevel) {
+  TableDraft draft(TableDraft::Children([](const std::vector<int32_t>& path) {
+    std::vector<std::pair<int32_t, float>> row;
+    for (int r = 0; r < 4; ++r)
+      row.emplace_back(100 * static_cast<int32_t>(path.size() + 1) + r, -0.1f * (r + 1));
+    return row;
+  }));
+  StaticTreeBuilder builder;
+  DraftTree tree;
+  draft.build(builder, 1, mc_sim_7b_63(), 100, tree);
+  // mc_sim_7b_63: level 1 ranks 0-3 under the root; level 2 under the 4 level-1 nodes, ranks 0-2;
+  // level 3 under [0,0] [0,1] [0,2] [1,0], ranks 0-2; then [0,0,0] (ranks 0-2), [0,0,0,0] (0-1).
+  const std::vector<std::pair<size_t, int>> want = {{1, 4}, {4, 3}, {4, 3}, {1, 3}, {1, 2}};
+  ASSERT_EQ(draft.steps.size(), want.size());
+  size_t fed = 0;
+  for (size_t s = 0; s < want.size(); ++s) {
+    SCOPED_TRACE(s);
+    EXPECT_EQ(draft.steps[s].kind, s == 0 ? DraftStep::Kind::RootChildren : DraftStep::Kind::Expand);
+    EXPECT_EQ(draft.steps[s].rows, want[s].first);
+    EXPECT_EQ(draft.steps[s].k, want[s].second);
+    if (s > 0) {
+      EXPECT_EQ(draft.steps[s].first, fed);
+      fed += draft.steps[s].rows;
+    }
+  }
 }
 
 TEST(StaticTree, McSim7b63HasTheReferenceShape) {
   const TreeChoices& c = mc_sim_7b_63();
   EXPECT_EQ(c.size(), 25u);
-  // A scripted oracle that gives child r of any node the token 100 * depth + r.
-  struct RankOracle : DraftOracle {
-    void root_top_k(int k, int32_t* tokens, float* logp) override {
-      for (int r = 0; r < k; ++r) tokens[r] = 100 + r, logp[r] = -0.1f * (r + 1);
-    }
-    void expand_top_k(const std::vector<FedNode>& nodes, size_t first, int k, int32_t* tokens,
-                      float* logp) override {
-      for (size_t i = first; i < nodes.size(); ++i)
-        for (int r = 0; r < k; ++r) {
-          tokens[(i - first) * k + r] = 100 * (nodes[i].depth + 1) + r;
-          logp[(i - first) * k + r] = -0.1f * (r + 1);
-        }
-    }
-  } oracle;
+  // A scripted draft that gives child r of a node at depth d the token 100 * (d + 1) + r.
+  TableDraft draft(TableDraft::Children([](const std::vector<int32_t>& path) {
+    std::vector<std::pair<int32_t, float>> row;
+    for (int r = 0; r < 4; ++r)
+      row.emplace_back(100 * static_cast<int32_t>(path.size() + 1) + r, -0.1f * (r + 1));
+    return row;
+  }));
+  StaticTreeBuilder builder;
   DraftTree tree;
-  build_static_tree(oracle, 1, c, 100, tree);
+  draft.build(builder, 1, c, 100, tree);
   ASSERT_EQ(tree.size(), 26);
   // Node order = paths sorted by (length, ranks): [0] [1] [2] [3] [0,0] [0,1] [0,2] [1,0] ...
   EXPECT_EQ(std::vector<int32_t>(tree.parents.begin(), tree.parents.begin() + 13),
@@ -177,14 +223,15 @@ TEST(StaticTree, McSim7b63HasTheReferenceShape) {
   EXPECT_EQ(*std::max_element(depths.begin(), depths.end()), 5);
   // A budget keeps the first paths in that order.
   DraftTree small;
-  build_static_tree(oracle, 1, c, 6, small);
+  draft.build(builder, 1, c, 6, small);
   EXPECT_EQ(small.size(), 6);
 }
 
 TEST(StaticTree, ChainIsTopOneAtEveryLevel) {
-  ScriptedOracle oracle({{{}, {{10, -0.1f}}}, {{10}, {{12, -0.2f}}}, {{10, 12}, {{16, -0.1f}}}});
+  TableDraft draft(ChildTable{{{}, {{10, -0.1f}}}, {{10}, {{12, -0.2f}}}, {{10, 12}, {{16, -0.1f}}}});
+  StaticTreeBuilder builder;
   DraftTree tree;
-  build_static_tree(oracle, 1, chain_choices(2), 100, tree);
+  draft.build(builder, 1, chain_choices(2), 100, tree);
   EXPECT_EQ(tree.tokens, (std::vector<int32_t>{1, 10, 12, 16}));
   EXPECT_EQ(tree.parents, (std::vector<int32_t>{-1, 0, 1, 2}));
 }

@@ -80,7 +80,7 @@ int run_generate(const GenerateFlags& f) {
   opt.stop_at_eos = !f.ignore_eos;
 
   // Loaded before anything is printed: a bad head is one error line, not a prompt and an error.
-  DrafterBundle drafter = make_drafter(f.draft, *model, ctx, pool);
+  DrafterBundle drafter = make_drafter(f.draft, *model, ctx, sampling.temperature, pool);
 
   std::unique_ptr<StreamingDecoder> stream;
   if (tok) {

@@ -159,7 +159,7 @@ DrafterSpec drafter_spec_from_flags(const DrafterFlags& f) {
 }
 
 DrafterBundle make_drafter(const DrafterFlags& f, LlamaModel& target, int64_t ctx,
-                           ThreadPool& pool) {
+                           float temperature, ThreadPool& pool) {
   const DrafterSpec spec = drafter_spec_from_flags(f);
   DrafterBundle b;
   if (spec.needs_head()) {
@@ -171,7 +171,8 @@ DrafterBundle make_drafter(const DrafterFlags& f, LlamaModel& target, int64_t ct
   }
   std::shared_ptr<const VerifyCostModel> cost;
   if (spec.auto_budget) cost = measure_verify_cost(target, ctx, f.verbose, pool);
-  b.drafter = eagle2::make_drafter(spec, b.head.get(), pool, ctx, cost);
+  b.policies = std::make_unique<DraftPolicies>(std::move(cost));
+  b.drafter = eagle2::make_drafter(spec, b.head.get(), pool, ctx, *b.policies, temperature);
   return b;
 }
 

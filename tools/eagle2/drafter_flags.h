@@ -45,17 +45,20 @@ void add_drafter_flags(CLI::App& cmd, DrafterFlags& flags);
 // Reads a --choices file.
 DrafterSpec drafter_spec_from_flags(const DrafterFlags& flags);
 
-// The drafter the flags ask for (nullptr for plain decoding). Owns the head it loads.
+// The drafter the flags ask for (nullptr for plain decoding). Owns the head it loads and the
+// policies its drafter learns into (one engine, one sequence: the CLI's whole lifetime).
 struct DrafterBundle {
   std::unique_ptr<EagleHead> head;
+  std::unique_ptr<DraftPolicies> policies;
   std::unique_ptr<Drafter> drafter;
   explicit operator bool() const { return drafter != nullptr; }
   Drafter* operator->() const { return drafter.get(); }
   Drafter& operator*() const { return *drafter; }
 };
-// The target is not const: --total-tokens auto times forwards of it.
+// The target is not const: --total-tokens auto times forwards of it. `temperature`: the one the
+// sequence is decoded at (the drafter learns per head and temperature).
 DrafterBundle make_drafter(const DrafterFlags& flags, LlamaModel& target, int64_t ctx,
-                           ThreadPool& pool);
+                           float temperature, ThreadPool& pool);
 
 void print_cycle(FILE* out, const CycleTrace& cycle, const Tokenizer* tok);
 

@@ -1,0 +1,55 @@
+#include "speculative/draft_pacing.h"
+
+#include <algorithm>
+
+namespace eagle2 {
+
+bool DraftPacing::skip_cycle(bool auto_budget) {
+  skipped_ = auto_budget && skip_left_ > 0;
+  if (skipped_) --skip_left_;
+  return skipped_;
+}
+
+double DraftPacing::draft_seconds(const VerifyCostModel* cost) const {
+  if (draft_seconds_ema_ >= 0) return draft_seconds_ema_;
+  return cost ? cost->draft_seconds() : 0;
+}
+
+void DraftPacing::measured_draft(double seconds) {
+  constexpr double kWeight = 0.25;  // recent cycles dominate within a few cycles
+  draft_seconds_ema_ =
+      draft_seconds_ema_ < 0 ? seconds : (1 - kWeight) * draft_seconds_ema_ + kWeight * seconds;
+}
+
+int64_t DraftPacing::budget(std::span<const float> values_desc, const VerifyCostModel& cost,
+                            int64_t max_tokens, const AcceptanceCalibration* calibration) const {
+  int64_t t = choose_total_tokens(values_desc, cost, draft_seconds(&cost), max_tokens);
+  // While the calibration has seen little, verify a few nodes regardless: estimates of nodes that
+  // are never verified are never corrected.
+  if (calibration && calibration->observations() < kExploreObservations)
+    t = std::max(t, std::min<int64_t>({kExploreTokens, max_tokens,
+                                       static_cast<int64_t>(values_desc.size()) + 1}));
+  return t;
+}
+
+void DraftPacing::judge(int64_t tokens, int64_t tree_size, const VerifyCostModel& cost) {
+  // Is speculating paying off? Tokens per cycle over the cycle's modelled time (drafting plus
+  // verifying the tree) against plain decoding's 1 token per cost(1). Below it, pause.
+  constexpr double kWeight = 0.25;
+  const double seconds = draft_seconds(&cost) + cost.seconds(tree_size);
+  const double rate = static_cast<double>(tokens) / seconds;
+  rate_ema_ = rate_ema_ < 0 ? rate : (1 - kWeight) * rate_ema_ + kWeight * rate;
+  ++judged_cycles_;
+  if (judged_cycles_ < kJudgeAfter) return;
+  if (rate_ema_ < 1.0 / cost.seconds(1)) {
+    // Each failed try doubles the pause, so that a head that does not help costs little.
+    skip_left_ = pause_cycles_;
+    pause_cycles_ = std::min(pause_cycles_ * 2, kMaxPauseCycles);
+    rate_ema_ = -1;  // judged afresh on the next real cycles
+    judged_cycles_ = 0;
+  } else {
+    pause_cycles_ = kPauseCycles;
+  }
+}
+
+}  // namespace eagle2

@@ -1,0 +1,47 @@
+#include "speculative/draft_policy.h"
+
+#include "core/error.h"
+
+namespace eagle2 {
+
+DraftPolicy::DraftPolicy(std::shared_ptr<const VerifyCostModel> cost) : cost_(std::move(cost)) {}
+
+AcceptanceCalibration DraftPolicy::calibration() const {
+  std::lock_guard lock(mutex_);
+  return calibration_;
+}
+
+void DraftPolicy::record(std::span<const NodeOutcome> outcomes) {
+  std::lock_guard lock(mutex_);
+  for (const NodeOutcome& o : outcomes) calibration_.record(o.logp, o.rank, o.accepted);
+}
+
+void DraftPolicy::forget() {
+  std::lock_guard lock(mutex_);
+  calibration_ = AcceptanceCalibration();
+}
+
+DraftPolicies::DraftPolicies(std::shared_ptr<const VerifyCostModel> cost)
+    : cost_(std::move(cost)) {}
+
+std::shared_ptr<DraftPolicy> DraftPolicies::get(const EagleHead& head, float temperature) {
+  // The sampler refuses these too (and +inf, which is harmless here); a NaN key would also break
+  // the map's ordering.
+  if (!(temperature >= 0.0f)) fail("draft policy: temperature ", temperature, " must be >= 0");
+  std::lock_guard lock(mutex_);
+  auto& slot = policies_[{&head, temperature + 0.0f}];  // + 0: -0 is 0
+  if (!slot) slot = std::make_shared<DraftPolicy>(cost_);
+  return slot;
+}
+
+void DraftPolicies::forget() {
+  std::lock_guard lock(mutex_);
+  for (auto& [key, policy] : policies_) policy->forget();
+}
+
+size_t DraftPolicies::size() const {
+  std::lock_guard lock(mutex_);
+  return policies_.size();
+}
+
+}  // namespace eagle2

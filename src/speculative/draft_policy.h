@@ -1,0 +1,75 @@
+// What drafters learn and are told about one (head, temperature) pair, apart from the mechanism
+// that drafts (the head and the tree builders) and from each sequence's own state (DraftPacing):
+// the verify cost model that sizes trees and the AcceptanceCalibration that ranks their nodes.
+// How often a head's top choice is accepted depends on the head and on the temperature, not on
+// the request, so every sequence decoding with that head at that temperature learns into, and
+// drafts from, one DraftPolicy; an engine owns them in a DraftPolicies keyed by the pair.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <utility>
+
+#include "speculative/tree_budget.h"
+
+namespace eagle2 {
+
+class EagleHead;
+
+// A verified node whose parent was accepted: its draft log-prob, its sibling rank, and whether it
+// was accepted (AcceptanceCalibration::record).
+struct NodeOutcome {
+  float logp;
+  int rank;
+  bool accepted;
+};
+
+// Thread-safety: any number of threads may use one policy at once. The cost model is immutable;
+// the calibration is guarded by a mutex, read as a whole (a snapshot per draft, so that one tree
+// is ranked by one consistent state whatever other sequences record meanwhile) and written one
+// cycle's outcomes at a time.
+class DraftPolicy {
+ public:
+  // cost: the target's verify cost curve for auto budgets (nullptr: no auto budget possible).
+  explicit DraftPolicy(std::shared_ptr<const VerifyCostModel> cost = nullptr);
+  const VerifyCostModel* cost() const { return cost_.get(); }
+
+  // A copy of what has been learned so far.
+  AcceptanceCalibration calibration() const;
+  void record(std::span<const NodeOutcome> outcomes);
+  // Back to nothing learned (drafters holding this policy see it at their next draft).
+  void forget();
+
+ private:
+  std::shared_ptr<const VerifyCostModel> cost_;
+  mutable std::mutex mutex_;
+  AcceptanceCalibration calibration_;
+};
+
+// The engine's policies, one per (head, temperature), made on first use and kept for the owner's
+// lifetime (what is learned outlives the requests that taught it). A head is identified by its
+// address: the owner must not outlive the heads it was asked about, nor be asked about a head
+// whose draft vocabulary changed since (EagleHead::restrict_vocab). Temperatures are compared
+// exactly (0 and -0 are one). Thread-safe: get() and forget() lock.
+class DraftPolicies {
+ public:
+  // cost: the target's verify cost curve, shared by every policy (the verify cost is the
+  // target's, whatever the head or the temperature); nullptr when no drafter uses an auto budget.
+  explicit DraftPolicies(std::shared_ptr<const VerifyCostModel> cost = nullptr);
+  // The policy of (head, temperature); Error for a negative or NaN temperature.
+  std::shared_ptr<DraftPolicy> get(const EagleHead& head, float temperature);
+  // Every policy forgets what it learned (they stay shared by the drafters holding them).
+  void forget();
+  const std::shared_ptr<const VerifyCostModel>& cost() const { return cost_; }
+  size_t size() const;
+
+ private:
+  std::shared_ptr<const VerifyCostModel> cost_;
+  mutable std::mutex mutex_;
+  std::map<std::pair<const EagleHead*, float>, std::shared_ptr<DraftPolicy>> policies_;
+};
+
+}  // namespace eagle2

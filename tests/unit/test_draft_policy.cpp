@@ -1,0 +1,228 @@
+// Policy apart from mechanism (src/speculative/draft_policy.h, draft_pacing.h): what is learned
+// per (head, temperature) is shared by the drafters of that pair through the engine's
+// DraftPolicies, and each drafter's pacing (pause state, timing averages) stays its own.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <thread>
+
+#include "core/error.h"
+#include "draft/eagle_head.h"
+#include "speculative/draft_pacing.h"
+#include "speculative/draft_policy.h"
+#include "speculative/drafter_spec.h"
+#include "speculative/eagle_drafter.h"
+#include "support/errors.h"
+#include "support/random_models.h"
+
+namespace eagle2 {
+namespace {
+
+using Points = std::vector<std::pair<int64_t, double>>;
+
+// A second token costs a million first tokens: no draft can pay, so an auto budget pauses after
+// DraftPacing::kJudgeAfter drafted cycles, whatever the head and the machine's speed.
+std::shared_ptr<const VerifyCostModel> steep_cost() {
+  return std::make_shared<const VerifyCostModel>(Points{{1, 1.0}, {2, 1e6}});
+}
+
+class DraftPolicyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    target_ = test::load_random_model("draft-policy", test::tiny_config(), DType::F32, 41, 0.3f);
+    head_ = EagleHead::load(test::write_random_head("draft-policy", *target_), *target_);
+    other_head_ = EagleHead::load(test::write_random_head("draft-policy-2", *target_, 6), *target_);
+  }
+  EagleDrafter& eagle(const std::unique_ptr<Drafter>& d) { return dynamic_cast<EagleDrafter&>(*d); }
+
+  // One cycle by hand: draft, then verification kept `accepted` levels of the first-child chain
+  // (0: the root alone). Features are zeros: the head only needs finite inputs.
+  void begin(Drafter& d) {
+    const std::vector<int32_t> context = {5, 9, 2, 7};
+    const std::vector<float> features(context.size() * hidden(), 0.0f);
+    d.begin(context, features.data(), 3);
+  }
+  DraftTree cycle(Drafter& d, int accepted = 0) {
+    DraftTree tree;
+    d.draft(64, tree);
+    std::vector<int32_t> path = {0};
+    for (int a = 0; a < accepted; ++a) {
+      int32_t child = -1;
+      for (int64_t i = 1; i < tree.size() && child < 0; ++i)
+        if (tree.parents[static_cast<size_t>(i)] == path.back()) child = static_cast<int32_t>(i);
+      if (child < 0) break;
+      path.push_back(child);
+    }
+    const std::vector<float> features(path.size() * hidden(), 0.0f);
+    d.accept(tree, path, features.data(), 11);
+    return tree;
+  }
+  size_t hidden() const { return static_cast<size_t>(head_->config().hidden_size); }
+
+  std::unique_ptr<LlamaModel> target_;
+  std::unique_ptr<EagleHead> head_, other_head_;
+  ThreadPool pool_{1};
+};
+
+TEST_F(DraftPolicyTest, OnePolicyPerHeadAndTemperature) {
+  DraftPolicies policies;
+  const auto p = policies.get(*head_, 0.7f);
+  EXPECT_EQ(policies.get(*head_, 0.7f), p);
+  EXPECT_NE(policies.get(*head_, 0.0f), p);
+  EXPECT_NE(policies.get(*other_head_, 0.7f), p);
+  EXPECT_EQ(policies.get(*head_, -0.0f), policies.get(*head_, 0.0f));
+  EXPECT_EQ(policies.size(), 3u);
+  EXPECT_THROW(policies.get(*head_, -1.0f), Error);
+  EXPECT_THROW(policies.get(*head_, std::numeric_limits<float>::quiet_NaN()), Error);
+}
+
+TEST_F(DraftPolicyTest, AnAutoBudgetNeedsAPolicyWithACostModel) {
+  EagleDrafterOptions o;
+  o.auto_budget = true;
+  o.context = 256;
+  EXPECT_EQ(test::error_of([&] { EagleDrafter d(*head_, pool_, o); }),
+            "an auto tree budget needs the verify cost curve (a policy with a cost model)");
+  EagleDrafter priced(*head_, pool_, o, std::make_shared<DraftPolicy>(steep_cost()));
+  DraftPolicies unpriced;
+  EXPECT_EQ(test::error_of([&] {
+              make_drafter(parse_drafter_spec("dynamic:auto"), head_.get(), pool_, 256, unpriced, 0);
+            }),
+            "drafter 'dynamic:auto': an auto budget needs the verify cost curve");
+}
+
+TEST_F(DraftPolicyTest, DraftersOfOneHeadAndTemperatureShareTheCalibration) {
+  DraftPolicies policies;
+  const DrafterSpec spec = parse_drafter_spec("dynamic:8:3:2:cal");
+  const auto a = make_drafter(spec, head_.get(), pool_, 256, policies, 0.0f);
+  const auto b = make_drafter(spec, head_.get(), pool_, 256, policies, 0.0f);
+  const auto hot = make_drafter(spec, head_.get(), pool_, 256, policies, 1.0f);
+  EXPECT_EQ(eagle(a).policy(), eagle(b).policy());
+  EXPECT_NE(eagle(a).policy(), eagle(hot).policy());
+  begin(*a);
+  for (int c = 0; c < 3; ++c) cycle(*a, 1);
+  const int64_t learned = eagle(a).calibration().observations();
+  EXPECT_GT(learned, 0);
+  EXPECT_EQ(eagle(b).calibration().observations(), learned);  // b never decoded
+  EXPECT_EQ(eagle(hot).calibration().observations(), 0);
+  // b learns into the same record.
+  begin(*b);
+  cycle(*b, 1);
+  EXPECT_GT(eagle(a).calibration().observations(), learned);
+  // The owner forgets for every drafter; reset() alone does not.
+  a->reset();
+  EXPECT_GT(eagle(b).calibration().observations(), learned);
+  policies.forget();
+  EXPECT_EQ(eagle(a).calibration().observations(), 0);
+  EXPECT_EQ(eagle(b).calibration().observations(), 0);
+}
+
+TEST_F(DraftPolicyTest, PausingOneSequenceDoesNotPauseAnother) {
+  DraftPolicies policies(steep_cost());
+  const DrafterSpec spec = parse_drafter_spec("dynamic:auto:3:2:cal");
+  const auto a = make_drafter(spec, head_.get(), pool_, 256, policies, 0.0f);
+  const auto b = make_drafter(spec, head_.get(), pool_, 256, policies, 0.0f);
+  ASSERT_EQ(eagle(a).policy(), eagle(b).policy());
+  begin(*a);
+  begin(*b);
+  // Nothing can pay: a explores kExploreTokens-token trees, is judged, and pauses.
+  for (int c = 0; c < DraftPacing::kJudgeAfter; ++c)
+    EXPECT_EQ(cycle(*a).size(), DraftPacing::kExploreTokens) << "cycle " << c;
+  EXPECT_EQ(eagle(a).pacing().pause_left(), DraftPacing::kPauseCycles);
+  EXPECT_EQ(cycle(*a).size(), 1);  // paused: the root alone
+  EXPECT_TRUE(eagle(a).pacing().skipped());
+  // b shares a's calibration (and so still explores) but not its pause.
+  EXPECT_EQ(eagle(b).pacing().pause_left(), 0);
+  EXPECT_EQ(cycle(*b).size(), DraftPacing::kExploreTokens);
+  EXPECT_FALSE(eagle(b).pacing().skipped());
+  EXPECT_EQ(eagle(a).pacing().pause_left(), DraftPacing::kPauseCycles - 1);
+  // reset() ends a's pause (its own state), and leaves the shared calibration alone.
+  const int64_t learned = eagle(b).calibration().observations();
+  a->reset();
+  EXPECT_EQ(eagle(a).pacing().pause_left(), 0);
+  EXPECT_EQ(cycle(*a).size(), DraftPacing::kExploreTokens);
+  EXPECT_GT(eagle(b).calibration().observations(), learned);
+}
+
+TEST_F(DraftPolicyTest, APolicyOutlivesItsDraftersAndDraftersOutliveTheOwner) {
+  auto policies = std::make_unique<DraftPolicies>();
+  const DrafterSpec spec = parse_drafter_spec("dynamic:8:3:2:cal");
+  {
+    const auto a = make_drafter(spec, head_.get(), pool_, 256, *policies, 0.0f);
+    begin(*a);
+    cycle(*a, 1);
+  }
+  // What the finished sequence taught stays for the next one.
+  const auto b = make_drafter(spec, head_.get(), pool_, 256, *policies, 0.0f);
+  const int64_t learned = eagle(b).calibration().observations();
+  EXPECT_GT(learned, 0);
+  // The drafter holds its policy: it keeps working, and learning, without the owner.
+  policies.reset();
+  begin(*b);
+  cycle(*b, 1);
+  EXPECT_GT(eagle(b).calibration().observations(), learned);
+}
+
+TEST(DraftPolicy, ConcurrentRecordsAllLandAndSnapshotsAreWhole) {
+  DraftPolicy policy;
+  constexpr int kPerThread = 2000;
+  auto writer = [&policy](bool accepted) {
+    for (int i = 0; i < kPerThread; ++i) {
+      const NodeOutcome o{-0.5f, i % 2, accepted};
+      policy.record(std::span(&o, 1));
+    }
+  };
+  std::thread t1(writer, true), t2(writer, false);
+  int64_t last = 0;
+  for (int i = 0; i < 200; ++i) {
+    const int64_t now = policy.calibration().observations();
+    EXPECT_GE(now, last);  // never a torn or stale-then-fresh read
+    last = now;
+  }
+  t1.join();
+  t2.join();
+  EXPECT_EQ(policy.calibration().observations(), 2 * kPerThread);
+  EXPECT_EQ(policy.cost(), nullptr);
+}
+
+TEST(DraftPacing, PausesAfterJudgingAndDoublesEachFailedTry) {
+  const auto cost = steep_cost();
+  DraftPacing pacing;
+  EXPECT_FALSE(pacing.skip_cycle(false));
+  for (int c = 0; c < DraftPacing::kJudgeAfter; ++c) {
+    EXPECT_FALSE(pacing.skip_cycle(true));
+    pacing.judge(1, 4, *cost);
+  }
+  EXPECT_EQ(pacing.pause_left(), DraftPacing::kPauseCycles);
+  EXPECT_FALSE(pacing.skip_cycle(false)) << "without an auto budget nothing is skipped";
+  for (int c = 0; c < DraftPacing::kPauseCycles; ++c) EXPECT_TRUE(pacing.skip_cycle(true));
+  EXPECT_FALSE(pacing.skip_cycle(true));
+  for (int c = 0; c < DraftPacing::kJudgeAfter; ++c) pacing.judge(1, 4, *cost);
+  EXPECT_EQ(pacing.pause_left(), 2 * DraftPacing::kPauseCycles);
+  // Paying cycles (free verification) do not pause.
+  const VerifyCostModel flat(Points{{1, 1.0}, {64, 1.0}});
+  DraftPacing paying;
+  for (int c = 0; c < 3 * DraftPacing::kJudgeAfter; ++c) paying.judge(3, 8, flat);
+  EXPECT_EQ(paying.pause_left(), 0);
+}
+
+TEST(DraftPacing, DraftTimeAverageAndExplorationFloor) {
+  const VerifyCostModel cost(Points{{1, 1.0}, {2, 1e6}}, 0.5);
+  DraftPacing pacing;
+  EXPECT_EQ(pacing.draft_seconds(&cost), 0.5);  // the model's until measured
+  EXPECT_EQ(pacing.draft_seconds(nullptr), 0.0);
+  pacing.measured_draft(2.0);
+  pacing.measured_draft(4.0);
+  EXPECT_DOUBLE_EQ(pacing.draft_seconds(&cost), 0.75 * 2.0 + 0.25 * 4.0);
+  const std::vector<float> values = {-0.1f, -0.2f, -0.3f, -0.4f, -0.5f};
+  EXPECT_EQ(pacing.budget(values, cost, 64, nullptr), 1);  // nothing pays
+  AcceptanceCalibration fresh;
+  EXPECT_EQ(pacing.budget(values, cost, 64, &fresh), DraftPacing::kExploreTokens);
+  EXPECT_EQ(pacing.budget(values, cost, 2, &fresh), 2);  // never past the room
+  AcceptanceCalibration seasoned;
+  for (int i = 0; i < DraftPacing::kExploreObservations; ++i) seasoned.record(-0.1f, 0, false);
+  EXPECT_EQ(pacing.budget(values, cost, 64, &seasoned), 1);
+}
+
+}  // namespace
+}  // namespace eagle2
