@@ -7,6 +7,91 @@
 
 namespace eagle2 {
 
+namespace {
+
+// A deterministic pseudo-random token stream (a 64-bit LCG; the golden-ratio word is only its
+// seed, this is not SplitMix64, and the ids need not match any other stream).
+std::vector<int32_t> random_ids(int64_t n, int64_t vocab, uint64_t& state) {
+  std::vector<int32_t> ids(static_cast<size_t>(n));
+  for (auto& id : ids) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    id = static_cast<int32_t>((state >> 33) % static_cast<uint64_t>(vocab));
+  }
+  return ids;
+}
+
+// Runs ids causally into kv in chunks of 64 and commits them.
+void fill_context(LlamaModel& model, KvCache& kv, const std::vector<int32_t>& ids, int64_t n,
+                  ThreadPool& pool) {
+  ForwardResult out;
+  for (int64_t b = 0; b < n; b += 64) {
+    const int64_t len = std::min<int64_t>(64, n - b);
+    model.forward(Batch::causal(std::span(ids).subspan(b, len), static_cast<int32_t>(b)), kv, {},
+                  out, pool);
+    kv.keep_all();
+  }
+}
+
+// The lower median of reps timed runs of `run` after one untimed warm-up run.
+template <class F>
+double median_seconds(int reps, F&& run) {
+  std::vector<double> times;
+  for (int r = 0; r < reps + 1; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    run();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (r > 0) times.push_back(s);  // the first run warms caches and workspaces
+  }
+  std::sort(times.begin(), times.end());
+  return times[(times.size() - 1) / 2];
+}
+
+}  // namespace
+
+std::vector<CostPoint> measure_sequence_cost(LlamaModel& model,
+                                             const std::vector<int64_t>& sequence_counts,
+                                             const CostCurveOptions& options, ThreadPool& pool) {
+  if (sequence_counts.empty()) fail("cost curve: no sequence counts given");
+  const int64_t b_max = *std::max_element(sequence_counts.begin(), sequence_counts.end());
+  if (*std::min_element(sequence_counts.begin(), sequence_counts.end()) < 1)
+    fail("cost curve: sequence counts must be >= 1");
+  const int64_t V = model.config().vocab_size, capacity = options.context + 1;
+  auto kv_pool = model.make_pool(b_max * ((capacity + KvCache::kDefaultBlockSize - 1) /
+                                          KvCache::kDefaultBlockSize) *
+                                 KvCache::kDefaultBlockSize);
+  std::vector<KvCache> caches;
+  std::vector<KvCache*> ptrs;
+  uint64_t state = 0x9e3779b97f4a7c15ull;
+  for (int64_t s = 0; s < b_max; ++s) {
+    caches.push_back(model.make_cache(kv_pool, capacity));
+    fill_context(model, caches.back(), random_ids(options.context, V, state), options.context,
+                 pool);
+  }
+  for (auto& c : caches) ptrs.push_back(&c);
+  const std::vector<int32_t> next = random_ids(b_max, V, state);
+  ForwardResult out;
+  std::vector<CostPoint> curve;
+  for (int64_t B : sequence_counts) {
+    Batch batch;
+    std::vector<int32_t> rows;
+    for (int64_t s = 0; s < B; ++s) {
+      batch.append(Batch::causal(std::span(next).subspan(s, 1), static_cast<int32_t>(options.context)),
+                   static_cast<int32_t>(s));
+      rows.push_back(static_cast<int32_t>(s));
+    }
+    const std::span<KvCache* const> used(ptrs.data(), static_cast<size_t>(B));
+    const double seconds = median_seconds(options.repetitions, [&] {
+      model.forward(batch, used, rows, out, pool);
+      for (KvCache* kv : used) kv->drop_pending();
+    });
+    curve.push_back({B, seconds, 0});
+  }
+  const auto base = std::find_if(curve.begin(), curve.end(), [](const CostPoint& p) { return p.k == 1; });
+  const double t1 = base != curve.end() ? base->seconds : curve.front().seconds / curve.front().k;
+  for (auto& p : curve) p.relative = p.seconds / t1;
+  return curve;
+}
+
 std::vector<CostPoint> measure_cost_curve(LlamaModel& model, const CostCurveOptions& options,
                                           ThreadPool& pool) {
   if (options.ks.empty()) fail("cost curve: no batch sizes given");

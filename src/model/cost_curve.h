@@ -28,4 +28,12 @@ struct CostCurveOptions {
 std::vector<CostPoint> measure_cost_curve(LlamaModel& model, const CostCurveOptions& options,
                                           ThreadPool& pool);
 
+// The cost of one token for each of B independent sequences in one forward (one row per
+// sequence, each on its own context of options.context tokens, all over one shared KV pool),
+// for each B in `sequence_counts`: k = B, relative = seconds / seconds of one sequence alone.
+// This is what serving B requests at once costs per step against serving one.
+std::vector<CostPoint> measure_sequence_cost(LlamaModel& model,
+                                             const std::vector<int64_t>& sequence_counts,
+                                             const CostCurveOptions& options, ThreadPool& pool);
+
 }  // namespace eagle2

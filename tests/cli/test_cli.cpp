@@ -90,6 +90,20 @@ TEST(Cli, MakeRandomThenGenerateWithIds) {
   EXPECT_EQ(r.out, "error: --ids: 'x' is not a token id\n");
 }
 
+// cost-curve --sequences adds the table of B sequences x 1 token in one forward (timings are not
+// checked: only that every asked-for B has its row, and B = 1 costs 1.00 of itself).
+TEST(Cli, CostCurveWithSequencesPrintsTheMultiSequenceTable) {
+  const std::string dir = test::temp_dir("cli-cost-seq");
+  CliRun r = run_cli("make-random -o " + dir + "/m --preset tiny --seed 3");
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = run_cli("cost-curve -m " + dir + "/m --ks 1,2 --context 8 --reps 1 --sequences 1,3,16 -t 1");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("sequences   ms/forward   cost/B=1   tokens/s (B)"), std::string::npos) << r.out;
+  for (const char* row : {"\n        1 ", "\n        3 ", "\n       16 "})
+    EXPECT_NE(r.out.find(row), std::string::npos) << row << "\n" << r.out;
+  EXPECT_NE(r.out.find("1.00"), std::string::npos) << r.out;
+}
+
 // draft-vocab counts a corpus into a head's draft_vocab.tsv; generate --draft-vocab then drafts
 // from the most frequent tokens, with the same greedy text as plain decoding.
 TEST(Cli, DraftVocabThenGenerateWithAReducedDraftVocabulary) {

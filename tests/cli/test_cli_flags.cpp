@@ -296,6 +296,10 @@ TEST(CliFlags, SemanticValueErrorsAreOneLineAndExitOne) {
            {gen + " --top-k -1", "--top-k must be >= 0 (got -1)"},
            {"cost-curve -m " + kModel + " --ks 1,0", "--ks: '0' is not a batch size in [1, 4096]"},
            {"cost-curve -m " + kModel + " --ks 1,x", "--ks: 'x' is not a batch size in [1, 4096]"},
+           {"cost-curve -m " + kModel + " --sequences 1,0",
+            "--sequences: '0' is not a sequence count in [1, 256]"},
+           {"cost-curve -m " + kModel + " --sequences 257",
+            "--sequences: '257' is not a sequence count in [1, 256]"},
        }) {
     const CliRun r = run_cli_split(args);
     EXPECT_TRUE(is_clean_error(r)) << args;

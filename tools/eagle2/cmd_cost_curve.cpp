@@ -24,24 +24,30 @@ struct CostCurveFlags {
   int64_t context = 128;
   int reps = 5;
   bool chain = false;
+  std::string sequences;  // empty: no multi-sequence table
 };
 
-std::vector<int64_t> parse_ks(const std::string& text) {
+// A comma-separated list of integers in [1, max], e.g. "1,2,4,8".
+std::vector<int64_t> parse_counts(const std::string& text, const char* flag, const char* what,
+                                  int64_t max) {
   std::vector<int64_t> ks;
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
     const std::optional<int64_t> k = parse_number<int64_t>(item);
-    if (!k || *k < 1 || *k > 4096) fail("--ks: '", item, "' is not a batch size in [1, 4096]");
+    if (!k || *k < 1 || *k > max) fail(flag, ": '", item, "' is not a ", what, " in [1, ", max, "]");
     ks.push_back(*k);
   }
-  if (ks.empty()) fail("--ks: no batch sizes given");
+  if (ks.empty()) fail(flag, ": no ", what, "s given");
   return ks;
 }
 
 int run_cost_curve(const CostCurveFlags& f) {
   CostCurveOptions opt;
-  opt.ks = parse_ks(f.ks);
+  opt.ks = parse_counts(f.ks, "--ks", "batch size", 4096);
+  const std::vector<int64_t> sequences =
+      f.sequences.empty() ? std::vector<int64_t>{}
+                          : parse_counts(f.sequences, "--sequences", "sequence count", 256);
   opt.context = f.context;
   opt.repetitions = f.reps;
   opt.tree = !f.chain;
@@ -74,6 +80,15 @@ int run_cost_curve(const CostCurveFlags& f) {
     std::printf("plain decoding: %.1f tokens/s = %.0f%% of the memory-bandwidth bound\n",
                 1.0 / p.seconds, 100.0 * bound_s / p.seconds);
   }
+  if (!sequences.empty()) {
+    // B independent sequences, one token each, in one forward: what serving B requests at once
+    // costs per step against serving one.
+    const std::vector<CostPoint> multi = measure_sequence_cost(*model, sequences, opt, pool);
+    std::printf("%9s %12s %10s %14s\n", "sequences", "ms/forward", "cost/B=1", "tokens/s (B)");
+    for (const CostPoint& p : multi)
+      std::printf("%9lld %12.3f %10.2f %14.1f\n", static_cast<long long>(p.k), p.seconds * 1e3,
+                  p.relative, static_cast<double>(p.k) / p.seconds);
+  }
   return 0;
 }
 
@@ -89,6 +104,9 @@ Command add_cost_curve(CLI::App& app) {
       ->check(integer_in(0, int64_t{1} << 20));
   cmd->add_option("--reps", f->reps, "Repetitions per batch size (median)")->check(integer_in(1, 1000));
   cmd->add_flag("--chain", f->chain, "Shape batches as a chain instead of a tree");
+  cmd->add_option("--sequences", f->sequences,
+                  "Also time one token for each of B independent sequences in one forward, for "
+                  "these B (comma-separated, e.g. 1,2,4,8), against one sequence alone");
   return {cmd, [f] { return run_cost_curve(*f); }};
 }
 
