@@ -39,7 +39,8 @@ using SamplingVerifier = std::function<Verdict(const DraftTree&, const float* lo
 
 struct SpeculativeHooks {
   TraceCallback trace;                // called after each cycle's verification
-  SamplingVerifier verify_sampling;   // default: eagle2::verify_sampling (tests plug in broken ones)
+  // Default eagle2::verify_sampling; verify_sampling_rejection fits too (tests plug in broken ones).
+  SamplingVerifier verify_sampling;
 };
 
 // kv must be empty (Error otherwise): the drafter learns only `prompt` as context.
