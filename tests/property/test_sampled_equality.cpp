@@ -58,13 +58,12 @@ LlamaModel* SampledEquality::target_ = nullptr;
 EagleHead* SampledEquality::head_ = nullptr;
 
 TEST_F(SampledEquality, EveryDrafterSeveralSeedsAndProcessors) {
-  const auto prompts = test::random_prompts(7, 3, target_->config().vocab_size);
+  const auto prompts = test::random_prompts(7, 2, target_->config().vocab_size);
   const std::vector<SamplingParams> settings = {
-      sampled(1.0f, 0, 1.0f, 0), sampled(0.7f, 20, 1.0f, 12345), sampled(1.3f, 0, 0.9f, 99),
-      sampled(0.9f, 8, 0.8f, ~uint64_t{0})};
+      sampled(1.0f, 0, 1.0f, 0), sampled(0.7f, 20, 0.9f, 12345), sampled(1.3f, 8, 0.8f, ~uint64_t{0})};
   test::Coverage cov;
   GenerationOptions opt;
-  opt.max_new_tokens = 24;
+  opt.max_new_tokens = 20;
   for (const SamplingParams& sp : settings) {
     opt.sampling = sp;
     test::check_equality(*target_, cases(512), prompts, opt, 512, pool_, cov);

@@ -51,7 +51,7 @@ TEST(SampledEquality, StoriesModelEveryDrafter) {
                          test::random_tree_script(V, static_cast<uint32_t>(truth.size())));
                    }, 3});
   GenerationOptions opt;
-  opt.max_new_tokens = 48;
+  opt.max_new_tokens = 40;
   test::Coverage cov;
   for (const auto& [temperature, top_k, top_p, seed] :
        {std::tuple{0.8f, 0, 0.95f, uint64_t{1}}, std::tuple{1.0f, 40, 1.0f, uint64_t{2}}}) {
@@ -72,7 +72,7 @@ TEST(SampledEquality, StoriesModelEveryDrafter) {
 // The batch does not matter either: plain decoding with a one-token prefill chunk on one thread,
 // speculative decoding with the default chunk on four threads, same tokens.
 TEST(SampledEquality, PrefillChunkAndThreadsDoNotChangeATokenSampled) {
-  EAGLE2_STORIES(s, 3);
+  EAGLE2_STORIES(s, static_cast<size_t>(test::scaled(3)));
   ThreadPool one(1), four(4);
   GenerationOptions opt;
   opt.max_new_tokens = 48;
