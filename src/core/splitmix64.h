@@ -1,5 +1,6 @@
 // SplitMix64 (Steele, Lea and Flood, 2014), the project's one copy of it. It lives in core, the
-// lowest layer, because every layer draws from it: the sampler seeds xoshiro256** with it
+// lowest layer, because every layer draws from it: the sampler keys each output position's
+// uniform with it (sampling/position_random.h) and seeds xoshiro256** with it
 // (sampling/rng.cpp), the tokenizer trainer subsamples its corpus with it, random models hash
 // (seed, name, index) with its mixing function, and training draws noise and shuffles with it.
 // Outputs are part of the file formats and tests (checkpoints store the state, random models and

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "core/error.h"
+#include "sampling/position_random.h"
 
 // Semantics, and how they relate to Hugging Face's warpers (the order is HF's: temperature,
 // top-k, top-p):
@@ -136,11 +137,12 @@ Distribution process_logits(const float* logits, int64_t n, const SamplingParams
   return d;
 }
 
-int32_t sample(const Distribution& d, Rng& rng) {
+int32_t sample_with(const Distribution& d, double u) {
+  if (!(u >= 0.0 && u < 1.0)) fail("sample_with: the uniform number ", u, " is outside [0, 1)");
   double total = 0.0;
   for (double v : d.p) total += v;
   if (!(total > 0.0) || !std::isfinite(total)) fail("sample: the distribution has no probability mass");
-  const double target = rng.uniform() * total;
+  const double target = u * total;
   double cumulative = 0.0;
   int32_t last = -1;
   for (size_t i = 0; i < d.p.size(); ++i) {
@@ -154,10 +156,13 @@ int32_t sample(const Distribution& d, Rng& rng) {
   return last;
 }
 
-int32_t sample_token(const float* logits, int64_t n, const SamplingParams& params, Rng& rng) {
+int32_t sample(const Distribution& d, Rng& rng) { return sample_with(d, rng.uniform()); }
+
+int32_t sample_token(const float* logits, int64_t n, const SamplingParams& params,
+                     uint64_t position) {
   params.validate();
   if (params.greedy()) return argmax(logits, n);
-  return sample(process_logits(logits, n, params), rng);
+  return sample_with(process_logits(logits, n, params), counter_uniform(params.seed, position));
 }
 
 }  // namespace eagle2

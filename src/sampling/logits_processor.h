@@ -45,10 +45,19 @@ int32_t argmax(const float* logits, int64_t n);
 // Ties at the top-k cut are broken towards lower token ids, deterministically.
 Distribution process_logits(const float* logits, int64_t n, const SamplingParams& params);
 
-// Draws a token from d with one uniform number from rng.
+// The token a uniform u in [0, 1) picks from d: the inverse CDF over token order, i.e. the first
+// token whose cumulative mass (relative to d's total) exceeds u. Deterministic, so the same u and
+// the same d give the same token wherever it is called: plain sampling and verification both pick
+// through it. Tokens without mass are never returned. Error for u outside [0, 1) or a d without
+// mass.
+int32_t sample_with(const Distribution& d, double u);
+
+// sample_with one uniform number from rng.
 int32_t sample(const Distribution& d, Rng& rng);
 
-// Greedy argmax when params.greedy(), else process + sample.
-int32_t sample_token(const float* logits, int64_t n, const SamplingParams& params, Rng& rng);
+// The token at output position `position` (sampling/position_random.h): greedy argmax when
+// params.greedy(), else process + sample_with(counter_uniform(params.seed, position)).
+int32_t sample_token(const float* logits, int64_t n, const SamplingParams& params,
+                     uint64_t position);
 
 }  // namespace eagle2

@@ -49,7 +49,6 @@ GenerationStats generate_plain(LlamaModel& model, KvCache& kv, const std::vector
   GenerationStats stats;
   stats.prompt_tokens = static_cast<int64_t>(prompt.size());
   const LlamaConfig& cfg = model.config();
-  Rng rng(options.sampling.seed);
   ForwardResult out;
 
   auto t0 = std::chrono::steady_clock::now();
@@ -59,7 +58,9 @@ GenerationStats generate_plain(LlamaModel& model, KvCache& kv, const std::vector
   t0 = std::chrono::steady_clock::now();
   const int32_t row0 = 0;
   while (stats.new_tokens < options.max_new_tokens) {
-    const int32_t token = sample_token(out.logits.data(), cfg.vocab_size, options.sampling, rng);
+    // Output position new_tokens: the same number the speculative loop samples this token with.
+    const int32_t token = sample_token(out.logits.data(), cfg.vocab_size, options.sampling,
+                                       static_cast<uint64_t>(stats.new_tokens));
     if (options.stop_at_eos && is_eos(cfg, token)) {
       stats.stopped_at_eos = true;
       break;

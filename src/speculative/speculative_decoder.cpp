@@ -66,7 +66,6 @@ SpeculativeStats speculative_generate(LlamaModel& model, KvCache& kv, Drafter& d
   st.prompt_tokens = static_cast<int64_t>(prompt.size());
   const LlamaConfig& cfg = model.config();
   const int64_t V = cfg.vocab_size, d = cfg.hidden_size;
-  Rng rng(options.sampling.seed);
   ForwardResult out;
 
   auto t0 = Clock::now();
@@ -88,7 +87,7 @@ SpeculativeStats speculative_generate(LlamaModel& model, KvCache& kv, Drafter& d
   bool go = options.max_new_tokens > 0;
   int32_t root = 0;
   if (go) {
-    root = sample_token(out.logits.data(), V, options.sampling, rng);
+    root = sample_token(out.logits.data(), V, options.sampling, 0);  // output position 0
     go = emit(root);
   }
   if (go) {
@@ -116,11 +115,14 @@ SpeculativeStats speculative_generate(LlamaModel& model, KvCache& kv, Drafter& d
     for (int64_t i = 0; i < tree.size(); ++i) rows[i] = static_cast<int32_t>(i);
     model.forward(Batch::tree(tree.tokens, tree.parents, static_cast<int32_t>(n)), kv, rows, out,
                   pool);
-    const Verdict verdict = options.sampling.greedy()
-                                ? verify_greedy(tree, out.logits.data(), V)
-            : hooks.verify_sampling
-                ? hooks.verify_sampling(tree, out.logits.data(), V, options.sampling, rng)
-                : verify_sampling(tree, out.logits.data(), V, options.sampling, rng);
+    // Every token emitted so far (the root included) has an output position below this one: the
+    // root's first child is the next.
+    const auto first_position = static_cast<uint64_t>(st.new_tokens);
+    const Verdict verdict =
+        options.sampling.greedy() ? verify_greedy(tree, out.logits.data(), V)
+        : hooks.verify_sampling
+            ? hooks.verify_sampling(tree, out.logits.data(), V, options.sampling, first_position)
+            : verify_sampling(tree, out.logits.data(), V, options.sampling, first_position);
     check_verdict(verdict, tree, V);
     kv.keep(verdict.path);
     st.verify_seconds += since(tv);

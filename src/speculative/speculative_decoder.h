@@ -1,8 +1,8 @@
 // The speculative decoding loop: prefill, then cycles of draft -> one target forward over the
 // whole tree -> verify -> keep the accepted path in the KV cache -> emit accepted tokens + bonus.
 // At temperature 0 its output equals generate_plain() token for token (batch-invariant kernels +
-// exact greedy verification); at temperature > 0 every emitted token has the target's
-// distribution (verify_sampling).
+// exact greedy verification); at temperature > 0 too, with the same seed (verify_sampling draws
+// the token at output position n from the same counter_uniform(seed, n) as generate_plain).
 #pragma once
 
 #include <functional>
@@ -32,12 +32,15 @@ struct CycleTrace {
   const Verdict& verdict;
 };
 using TraceCallback = std::function<void(const CycleTrace&)>;
+// (tree, logits, vocab, params, first_position): first_position is the output position of the
+// token after the root (the number of tokens emitted before the cycle).
 using SamplingVerifier = std::function<Verdict(const DraftTree&, const float* logits, int64_t vocab,
-                                               const SamplingParams&, Rng&)>;
+                                               const SamplingParams&, uint64_t first_position)>;
 
 struct SpeculativeHooks {
   TraceCallback trace;                // called after each cycle's verification
-  SamplingVerifier verify_sampling;   // default: eagle2::verify_sampling (tests plug in broken ones)
+  // Default eagle2::verify_sampling; verify_sampling_rejection fits too (tests plug in broken ones).
+  SamplingVerifier verify_sampling;
 };
 
 // kv must be empty (Error otherwise): the drafter learns only `prompt` as context.

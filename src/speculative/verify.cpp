@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "sampling/position_random.h"
+#include "sampling/rng.h"
+
 namespace eagle2 {
 
 std::vector<std::vector<int32_t>> children_of(const DraftTree& tree) {
@@ -35,14 +38,40 @@ Verdict verify_greedy(const DraftTree& tree, const float* logits, int64_t vocab)
 }
 
 Verdict verify_sampling(const DraftTree& tree, const float* logits, int64_t vocab,
-                        const SamplingParams& params, Rng& rng) {
+                        const SamplingParams& params, uint64_t first_position) {
+  validate_draft_tree(tree, vocab, "verify: draft tree");
+  const auto children = children_of(tree);
+  Verdict v;
+  int32_t node = 0;
+  v.path.push_back(0);
+  for (uint64_t position = first_position;; ++position) {
+    const Distribution p = process_logits(logits + node * vocab, vocab, params);
+    const int32_t x = sample_with(p, counter_uniform(params.seed, position));
+    int32_t next = -1;
+    for (int32_t c : children[node])
+      if (tree.tokens[c] == x) {
+        next = c;
+        break;
+      }
+    if (next < 0) {
+      v.bonus = x;
+      return v;
+    }
+    node = next;
+    v.path.push_back(node);
+  }
+}
+
+Verdict verify_sampling_rejection(const DraftTree& tree, const float* logits, int64_t vocab,
+                                  const SamplingParams& params, uint64_t first_position) {
   validate_draft_tree(tree, vocab, "verify: draft tree");
   const auto children = children_of(tree);
   Verdict v;
   int32_t node = 0;
   v.path.push_back(0);
   std::vector<int32_t> tried;
-  for (;;) {
+  for (uint64_t position = first_position;; ++position) {
+    Rng rng(position_word(params.seed, position));
     Distribution p = process_logits(logits + node * vocab, vocab, params);
     int32_t next = -1;
     tried.clear();

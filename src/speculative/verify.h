@@ -6,7 +6,6 @@
 
 #include "draft/draft_tree.h"
 #include "sampling/logits_processor.h"
-#include "sampling/rng.h"
 
 namespace eagle2 {
 
@@ -22,13 +21,28 @@ struct Verdict {
 // one; the bonus is the argmax at the last accepted node. logits: [tree.size(), vocab].
 Verdict verify_greedy(const DraftTree& tree, const float* logits, int64_t vocab);
 
-// Temperature > 0: at each node, p = process_logits(logits(node), params); try the children in
-// draft-rank order (skipping duplicate tokens), accepting child x with probability p(x) (the
-// draft is deterministic, q(x) = 1); on rejection zero p(x) and renormalize. If a child is
-// accepted move to it; otherwise draw the bonus from the current p. Every emitted token then has
-// exactly the target's (processed) distribution.
+// Temperature > 0, for drafts whose tokens are deterministic given the context (top-k drafts:
+// EAGLE dynamic/static/chain, lookup, scripted trees). The token after the root sits at output
+// position first_position (sampling/position_random.h); a node at depth d picks the token at
+// position first_position + d. At each node, p = process_logits(logits(node), params) and
+// x = sample_with(p, counter_uniform(params.seed, position)): exactly the token plain sampling
+// picks at that position from the same logits. If a child holds x (the first such child: duplicate
+// siblings are the same token) move to it; otherwise x is the bonus. Lossless, and more: the
+// target's logits at a node are bit-identical to a plain forward of its path (batch invariance),
+// so with the same seed the output equals plain sampled output token for token, whatever the tree.
 Verdict verify_sampling(const DraftTree& tree, const float* logits, int64_t vocab,
-                        const SamplingParams& params, Rng& rng);
+                        const SamplingParams& params, uint64_t first_position);
+
+// Temperature > 0, the sequential rejection rule: min(1, p/q) with q = 1 for deterministic drafts
+// (kept for drafts sampled from a distribution q, where the rule above does not apply). At each
+// node try the children in draft-rank order (skipping duplicate tokens), accepting child x with
+// probability p(x); on rejection zero p(x) and renormalize. If a child is accepted move to it;
+// otherwise draw the bonus from the current p. This is sampling without replacement from p, so
+// every emitted token has the target's (processed) distribution, but which token depends on the
+// tree. The numbers at a node come from a stream seeded with position_word(params.seed, position),
+// so each position's word is still used once.
+Verdict verify_sampling_rejection(const DraftTree& tree, const float* logits, int64_t vocab,
+                                  const SamplingParams& params, uint64_t first_position);
 
 // Children of every node in increasing index order (= draft-rank order). The tree must be valid
 // (validate_draft_tree): parents index the result.

@@ -1,6 +1,7 @@
 // generate --spec SPEC (the spec strings of bench --drafters and demo --tree) against the
 // shorthand flags that build the same spec: the same drafter, so byte-equal greedy output and the
-// same drafter name and tau on the [stats] line.
+// same drafter name and tau on the [stats] line; and sampled output that is the same text whatever
+// the spec, since the token at each output position comes from the seed and the position alone.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -47,6 +48,23 @@ TEST(CliSpec, SpecAndShorthandFlagsGenerateTheSame) {
       EXPECT_EQ(drafter_and_tau(a.err), drafter_and_tau(b.err)) << spec;
     }
   }
+}
+
+// With --temp and --seed, plain decoding and every drafter print the same text (and the seed
+// matters: another seed, another text).
+TEST(CliSpec, SampledOutputIsTheSameForEverySpec) {
+  const std::string gen = "generate -m " + kModel + " --draft " + kHead +
+                          " -p 'def add(a, b):' -n 24 -t 1 --temp 0.8 --top-p 0.95 --seed ";
+  const CliRun plain = run_cli_split(gen + "7 --spec plain");
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  for (const std::string spec : {"dynamic:60:5:10", "chain:3", "lookup"}) {
+    const CliRun r = run_cli_split(gen + "7 --spec '" + spec + "'");
+    ASSERT_EQ(r.code, 0) << spec << ": " << r.err;
+    EXPECT_EQ(r.out, plain.out) << spec;
+  }
+  const CliRun other = run_cli_split(gen + "8 --spec plain");
+  ASSERT_EQ(other.code, 0) << other.err;
+  EXPECT_NE(other.out, plain.out);
 }
 
 TEST(CliSpec, SpecWithAShorthandFlagExitsTwo) {

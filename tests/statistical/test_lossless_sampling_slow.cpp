@@ -1,7 +1,8 @@
 // Lossless sampling: the first tokens generated speculatively follow exactly the target's
 // distribution (computed by enumeration on a small-vocabulary model), for scripted trees and a
-// random EAGLE head, with temperature, top-k and top-p. Deliberately broken verifiers must fail
-// the very same test (same samples, same threshold).
+// random EAGLE head, with temperature, top-k and top-p, under the position-keyed rule
+// (verify_sampling) and, on mixed trees, the sequential rejection rule (verify_sampling_rejection).
+// Deliberately broken verifiers must fail the very same test (same samples, same threshold).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +13,7 @@
 #include "draft/eagle_head.h"
 #include "speculative/eagle_drafter.h"
 #include "speculative/speculative_decoder.h"
+#include "support/broken_verifiers.h"
 #include "support/random_models.h"
 #include "support/scripted_drafter.h"
 #include "support/shared_data.h"
@@ -89,32 +91,6 @@ ChiSquare chi_square(const std::map<std::vector<int32_t>, double>& exact,
   const double z = 3.09, k = c.df;
   c.threshold = k * std::pow(1 - 2 / (9 * k) + z * std::sqrt(2 / (9 * k)), 3);
   return c;
-}
-
-// Scripted trees with several children per node, duplicates among siblings, draft "confidences"
-// well below 1 (the values), and tokens that top-k / top-p remove.
-test::ScriptedDrafter::Script noisy_tree_script(int64_t vocab, uint32_t seed) {
-  auto rng = std::make_shared<std::mt19937>(seed);
-  return [vocab, rng](const std::vector<int32_t>&, int64_t max_tokens, DraftTree& tree) {
-    std::mt19937& r = *rng;
-    std::vector<int32_t> frontier = {0};
-    for (int depth = 0; depth < 3 && tree.size() < max_tokens; ++depth) {
-      std::vector<int32_t> next;
-      for (int32_t parent : frontier) {
-        const int n_children = 2 + static_cast<int>(r() % 3);
-        int32_t prev = -1;
-        for (int c = 0; c < n_children && tree.size() < max_tokens; ++c) {
-          int32_t t = static_cast<int32_t>(r() % vocab);
-          if (prev >= 0 && r() % 4 == 0) t = prev;  // a duplicate sibling
-          prev = t;
-          // value: log of a draft probability of 0.3 (so q-based rules differ from q = 1).
-          tree.add(t, parent, tree.values[parent] + std::log(0.3f));
-          next.push_back(static_cast<int32_t>(tree.size() - 1));
-        }
-      }
-      frontier = next;
-    }
-  };
 }
 
 // Trees like a good drafter's: each node's children are the target's most likely tokens, best
@@ -209,103 +185,6 @@ Outcome run_speculative(LlamaModel& m, const SamplingParams& base, int64_t n_sam
   return out;
 }
 
-// --- Deliberately broken verifiers --------------------------------------------------------
-// The reference's old bug: the bonus token drawn from the untempered distribution.
-Verdict bonus_untempered(const DraftTree& tree, const float* logits, int64_t V,
-                         const SamplingParams& sp, Rng& rng) {
-  const auto children = children_of(tree);
-  Verdict v;
-  int32_t node = 0;
-  v.path.push_back(0);
-  for (;;) {
-    Distribution p = process_logits(logits + node * V, V, sp);
-    SamplingParams raw = sp;
-    raw.temperature = 1.0f;
-    Distribution bonus = process_logits(logits + node * V, V, raw);
-    int32_t next = -1;
-    for (int32_t c : children[node]) {
-      const int32_t x = tree.tokens[c];
-      if (rng.uniform() < p.p[x]) {
-        next = c;
-        break;
-      }
-      p.remove_and_renormalize(x);
-      bonus.remove_and_renormalize(x);
-    }
-    if (next < 0) {
-      v.bonus = sample(bonus, rng);
-      return v;
-    }
-    node = next;
-    v.path.push_back(node);
-  }
-}
-
-// Classic speculative sampling's rule min(1, p/q) with the draft's reported q, although top-k
-// drafts are deterministic (q must be 1).
-Verdict uses_draft_q(const DraftTree& tree, const float* logits, int64_t V, const SamplingParams& sp,
-                     Rng& rng) {
-  const auto children = children_of(tree);
-  Verdict v;
-  int32_t node = 0;
-  v.path.push_back(0);
-  for (;;) {
-    Distribution p = process_logits(logits + node * V, V, sp);
-    int32_t next = -1;
-    for (int32_t c : children[node]) {
-      const int32_t x = tree.tokens[c];
-      const double q = std::exp(static_cast<double>(tree.values[c] - tree.values[node]));
-      if (rng.uniform() < std::min(1.0, p.p[x] / q)) {
-        next = c;
-        break;
-      }
-      const double rest = std::max(0.0, p.p[x] - q);
-      double total = 0;
-      for (int64_t t = 0; t < V; ++t) total += t == x ? rest : p.p[t];
-      if (total > 0)
-        for (int64_t t = 0; t < V; ++t) p.p[t] = (t == x ? rest : p.p[t]) / total;
-    }
-    if (next < 0) {
-      v.bonus = sample(p, rng);
-      return v;
-    }
-    node = next;
-    v.path.push_back(node);
-  }
-}
-
-// Rejected tokens are zeroed but the remaining probabilities are not renormalized.
-Verdict no_renormalization(const DraftTree& tree, const float* logits, int64_t V,
-                           const SamplingParams& sp, Rng& rng) {
-  const auto children = children_of(tree);
-  Verdict v;
-  int32_t node = 0;
-  v.path.push_back(0);
-  for (;;) {
-    Distribution p = process_logits(logits + node * V, V, sp);
-    int32_t next = -1;
-    std::vector<int32_t> tried;
-    for (int32_t c : children[node]) {
-      const int32_t x = tree.tokens[c];
-      if (std::find(tried.begin(), tried.end(), x) != tried.end()) continue;
-      tried.push_back(x);
-      if (rng.uniform() < p.p[x]) {
-        next = c;
-        break;
-      }
-      p.p[x] = 0;
-    }
-    if (next < 0) {
-      double mass = 0;
-      for (double q : p.p) mass += q;
-      v.bonus = sample(mass > 0 ? p : process_logits(logits + node * V, V, sp), rng);
-      return v;
-    }
-    node = next;
-    v.path.push_back(node);
-  }
-}
-
 class LosslessSampling : public ::testing::Test {
  protected:
   void SetUp() override { model_ = small_vocab_model(); }
@@ -329,10 +208,18 @@ class LosslessSampling : public ::testing::Test {
   std::function<std::unique_ptr<Drafter>(uint32_t)> scripted() {
     const int64_t V = model_->config().vocab_size;
     return [V](uint32_t seed) {
-      return std::make_unique<test::ScriptedDrafter>(noisy_tree_script(V, seed));
+      return std::make_unique<test::ScriptedDrafter>(test::random_tree_script(V, seed));
     };
   }
 };
+
+// The first child is accepted with frequency p(x), whatever the rule.
+void expect_first_child_acceptance(const Outcome& o) {
+  const double z = (static_cast<double>(o.first_child_accepted) - o.first_child_expected) /
+                   std::sqrt(o.first_child_variance);
+  EXPECT_LT(std::abs(z), 4.0) << "first-child acceptance " << o.first_child_accepted
+                              << " vs expected " << o.first_child_expected;
+}
 
 TEST_F(LosslessSampling, ScriptedTreesTemperatureAndTopK) {
   const SamplingParams sp{0.6f, 4, 1.0f, 0};
@@ -340,11 +227,7 @@ TEST_F(LosslessSampling, ScriptedTreesTemperatureAndTopK) {
   const ChiSquare c = check(sp, scripted(), nullptr, &o);
   EXPECT_LT(c.stat, c.threshold) << "df " << c.df;
   EXPECT_GT(o.all_rejected, n_ / 20) << "the all-siblings-rejected case was not exercised";
-  // The first child is accepted with frequency p(x).
-  const double z = (static_cast<double>(o.first_child_accepted) - o.first_child_expected) /
-                   std::sqrt(o.first_child_variance);
-  EXPECT_LT(std::abs(z), 4.0) << "first-child acceptance " << o.first_child_accepted
-                              << " vs expected " << o.first_child_expected;
+  expect_first_child_acceptance(o);
 }
 
 TEST_F(LosslessSampling, ScriptedTreesHotTemperatureAndTopP) {
@@ -379,7 +262,10 @@ TEST_F(LosslessSampling, RankedTreesTemperature) {
 }
 
 // Half the samples use random noisy trees (where the bonus token is drawn often), half ranked
-// trees (where a likely second child follows a rejected first one).
+// trees (where a likely second child follows a rejected first one). Both correct rules pass: the
+// position-keyed one (the default) and the sequential rejection rule (kept for drafts sampled
+// from a q); the broken variants of the rejection rule fail. (The broken variants of the
+// position-keyed rule are the equality test's: one of them keeps the distribution.)
 TEST_F(LosslessSampling, BrokenVerifiersAreCaught) {
   const SamplingParams sp{0.6f, 4, 1.0f, 0};
   // The evidence that the test has power is the full-size run; the sanitizer pass (scale < 1) runs
@@ -388,14 +274,19 @@ TEST_F(LosslessSampling, BrokenVerifiersAreCaught) {
   auto mixed = [this, sp, noisy = scripted(), good = ranked(sp)](uint32_t seed) {
     return seed % 2 ? noisy(seed) : good(seed);
   };
-  const ChiSquare good = check(sp, mixed, nullptr);
-  EXPECT_LT(good.stat, good.threshold);
-  const std::vector<std::pair<std::string, SamplingVerifier>> broken = {
-      {"bonus from the untempered distribution", bonus_untempered},
-      {"draft q used with top-k drafts", uses_draft_q},
-      {"no renormalization after a rejection", no_renormalization},
-  };
-  for (const auto& [name, verifier] : broken) {
+  const std::vector<test::NamedVerifier> correct = {
+      {"position-keyed rule", nullptr}, {"rejection rule", verify_sampling_rejection}};
+  for (const auto& [name, verifier] : correct) {
+    SCOPED_TRACE(name);
+    Outcome o;
+    const ChiSquare good = check(sp, mixed, verifier, &o);
+    EXPECT_LT(good.stat, good.threshold) << "df " << good.df;
+    EXPECT_GT(o.all_rejected, n_ / 20) << "the all-siblings-rejected case was not exercised";
+    expect_first_child_acceptance(o);
+    std::printf("%s: chi2 %.1f (threshold %.1f, df %d)\n", name.c_str(), good.stat,
+                good.threshold, good.df);
+  }
+  for (const auto& [name, verifier] : test::broken_rejection_verifiers()) {
     const ChiSquare c = check(sp, mixed, verifier);
     if (full_size) {
       EXPECT_GT(c.stat, c.threshold) << name << " passed the test (df " << c.df << ")";

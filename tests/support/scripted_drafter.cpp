@@ -1,5 +1,6 @@
 #include "support/scripted_drafter.h"
 
+#include <cmath>
 #include <memory>
 
 namespace eagle2::test {
@@ -28,6 +29,29 @@ ScriptedDrafter::Script oracle_script(std::vector<int32_t> truth, int depth, int
     }
     if (tree.size() < max_tokens && r() % 2 == 0)
       tree.add(wrong(at < truth.size() ? truth[at] : 0), 0, -3.0f);
+  };
+}
+
+ScriptedDrafter::Script random_tree_script(int64_t vocab, uint32_t seed) {
+  auto rng = std::make_shared<std::mt19937>(seed);
+  return [vocab, rng](const std::vector<int32_t>&, int64_t max_tokens, DraftTree& tree) {
+    std::mt19937& r = *rng;
+    std::vector<int32_t> frontier = {0};
+    for (int depth = 0; depth < 3 && tree.size() < max_tokens; ++depth) {
+      std::vector<int32_t> next;
+      for (int32_t parent : frontier) {
+        const int n_children = 2 + static_cast<int>(r() % 3);
+        int32_t prev = -1;
+        for (int c = 0; c < n_children && tree.size() < max_tokens; ++c) {
+          int32_t t = static_cast<int32_t>(r() % vocab);
+          if (prev >= 0 && r() % 4 == 0) t = prev;  // a duplicate sibling
+          prev = t;
+          tree.add(t, parent, tree.values[parent] + std::log(0.3f));
+          next.push_back(static_cast<int32_t>(tree.size() - 1));
+        }
+      }
+      frontier = next;
+    }
   };
 }
 

@@ -40,4 +40,9 @@ class ScriptedDrafter : public Drafter {
 ScriptedDrafter::Script oracle_script(std::vector<int32_t> truth, int depth, int64_t vocab,
                                       uint32_t seed);
 
+// Random trees, 3 levels: 2-4 children per node with random tokens, duplicate siblings sometimes,
+// values from a draft probability of 0.3 per level (so rules that read a q from the values differ
+// from q = 1). Most of their nodes are wrong, so the bonus is drawn often.
+ScriptedDrafter::Script random_tree_script(int64_t vocab, uint32_t seed);
+
 }  // namespace eagle2::test

@@ -1,4 +1,4 @@
-// Sampling: the seeded RNG, the logits processor (temperature -> top-k -> top-p, HF order) on
+// Sampling: the seeded RNG, the counter-based uniform of each output position, the logits processor (temperature -> top-k -> top-p, HF order) on
 // hand-computed distributions, the removal/renormalization used by verification, and a
 // chi-square check of the sampler.
 #include <gtest/gtest.h>
@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "sampling/logits_processor.h"
+#include "sampling/position_random.h"
 #include "sampling/rng.h"
 #include "support/errors.h"
 #include "support/shared_data.h"
@@ -85,6 +86,57 @@ TEST(Rng, SameSeedSameStreamAndUniformRange) {
     EXPECT_LT(u, 1.0);
   }
   EXPECT_TRUE(differs);
+}
+
+// ---------------------------------------------------------------------------------------------
+// counter_uniform: the uniform of (seed, output position)
+
+TEST(CounterUniform, PinnedValues) {
+  // Every sampled output depends on these; computed once with an independent implementation.
+  // Seed 0 mixes to 0, so its words are SplitMix64's reference stream from state 0.
+  EXPECT_EQ(position_word(0, 0), 0xe220a8397b1dcdafull);
+  EXPECT_EQ(position_word(0, 1), 0x6e789e6aa1b965f4ull);
+  EXPECT_EQ(position_word(0, 2), 0x06c45d188009454full);
+  EXPECT_EQ(position_word(42, 0), 0x989b3f130a063869ull);
+  EXPECT_EQ(position_word(42, 7), 0x272404a0a3926552ull);
+  EXPECT_EQ(position_word(~uint64_t{0}, 12345), 0xe4a35de0820f043full);
+  EXPECT_EQ(counter_uniform(42, 0), static_cast<double>(0x989b3f130a063869ull >> 11) * 0x1.0p-53);
+  EXPECT_DOUBLE_EQ(counter_uniform(0, 0), 0.8833108082136426);
+  EXPECT_DOUBLE_EQ(counter_uniform(42, 7), 0.15289334222649975);
+  static_assert(counter_uniform(0, 2) == static_cast<double>(0x06c45d188009454full >> 11) * 0x1.0p-53);
+}
+
+// A sanity check, not a test suite: 64 equal bins over consecutive positions of one seed, and over
+// many seeds at one position (the statistical tests draw each sample's first tokens from a fresh
+// seed), and 8 x 8 bins of the pairs (u_n, u_n+1) (verification draws consecutive positions).
+// Each has 63 degrees of freedom; the threshold 113.6 is about the 99.99th percentile
+// (Wilson-Hilferty). Deterministic (fixed seeds), so a pass is not luck that may run out.
+TEST(CounterUniform, UniformAndPairwiseSpread) {
+  auto chi2 = [](const std::vector<int64_t>& counts, int64_t n) {
+    const double e = static_cast<double>(n) / static_cast<double>(counts.size());
+    double c = 0;
+    for (int64_t o : counts) c += (o - e) * (o - e) / e;
+    return c;
+  };
+  const int64_t n = 1 << 16;
+  std::vector<int64_t> by_position(64), by_seed(64), pairs(64);
+  double previous = counter_uniform(7, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    const double u = counter_uniform(7, static_cast<uint64_t>(i));
+    ASSERT_GE(u, 0.0);
+    ASSERT_LT(u, 1.0);
+    ++by_position[static_cast<size_t>(u * 64)];
+    ++by_seed[static_cast<size_t>(counter_uniform(1000003ull * static_cast<uint64_t>(i) + 17, 1) * 64)];
+    if (i > 0) ++pairs[static_cast<size_t>(previous * 8) * 8 + static_cast<size_t>(u * 8)];
+    previous = u;
+  }
+  EXPECT_LT(chi2(by_position, n), 113.6);
+  EXPECT_LT(chi2(by_seed, n), 113.6);
+  EXPECT_LT(chi2(pairs, n - 1), 113.6);
+  // Neighbouring seeds are unrelated streams, not shifts of one another.
+  int64_t equal = 0;
+  for (uint64_t i = 0; i < 1000; ++i) equal += counter_uniform(1, i) == counter_uniform(2, i + 1);
+  EXPECT_EQ(equal, 0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -201,8 +253,7 @@ TEST(Argmax, TiesGoToLowestIndex) {
   const std::vector<float> partly_masked = {-kInf, -2, -kInf, -1};
   EXPECT_EQ(argmax(partly_masked.data(), 4), 3);
 
-  Rng rng(0);
-  EXPECT_EQ(sample_token(l.data(), 4, params(0), rng), 1);
+  EXPECT_EQ(sample_token(l.data(), 4, params(0), 0), 1);
 }
 
 // Greedy and sampling pick tokens through the same check, so a row nothing can be picked from
@@ -212,9 +263,8 @@ TEST(SampleToken, GreedyAndSamplingRefuseUnusableLogitsAlike) {
   const std::vector<std::vector<float>> unusable = {
       {-kInf, -kInf, -kInf}, {1, NAN, 0}, {NAN, NAN, NAN}, {0, kInf, 1}};
   for (const auto& row : unusable) {
-    Rng rng(0);
-    const std::string greedy = error_of([&] { sample_token(row.data(), 3, params(0), rng); });
-    const std::string sampled = error_of([&] { sample_token(row.data(), 3, params(0.7f), rng); });
+    const std::string greedy = error_of([&] { sample_token(row.data(), 3, params(0), 0); });
+    const std::string sampled = error_of([&] { sample_token(row.data(), 3, params(0.7f), 0); });
     EXPECT_EQ(greedy, sampled);
     EXPECT_EQ(greedy.rfind("the model produced ", 0), 0u) << greedy;
   }
@@ -264,6 +314,38 @@ TEST(Sample, NeverReturnsZeroProbabilityTokens) {
   EXPECT_EQ(error_of([&] { sample(empty, rng); }), "sample: the distribution has no probability mass");
 }
 
+// The inverse CDF over token order: u picks the first token whose cumulative mass exceeds u, the
+// same token for the same u and distribution; sample() and sample_token() pick through it.
+TEST(SampleWith, InverseCdfOverTokenOrder) {
+  const Distribution d{{0.25, 0, 0.5, 0.25}};
+  EXPECT_EQ(sample_with(d, 0.0), 0);
+  EXPECT_EQ(sample_with(d, 0.2499), 0);
+  EXPECT_EQ(sample_with(d, 0.25), 2);
+  EXPECT_EQ(sample_with(d, 0.7499), 2);
+  EXPECT_EQ(sample_with(d, 0.75), 3);
+  EXPECT_EQ(sample_with(d, 1.0 - 0x1.0p-53), 3);
+  // Relative to the total; the largest u never reaches a zero-mass tail token.
+  EXPECT_EQ(sample_with(Distribution{{0, 3, 1, 0}}, 0.74), 1);
+  EXPECT_EQ(sample_with(Distribution{{0, 3, 1, 0}}, 0.76), 2);
+  EXPECT_EQ(sample_with(Distribution{{0.1, 0.9, 0, 0}}, 1.0 - 0x1.0p-53), 1);
+  for (double bad : {-0.1, 1.0, 2.0, static_cast<double>(NAN)})
+    EXPECT_EQ(error_of([&] { sample_with(d, bad); }).rfind("sample_with: the uniform number ", 0), 0u);
+  EXPECT_EQ(error_of([&] { sample_with(Distribution{{0, 0}}, 0.5); }),
+            "sample: the distribution has no probability mass");
+
+  Rng a(5), b(5);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(sample(d, a), sample_with(d, b.uniform()));
+
+  const std::vector<float> l = {0.5f, -1.0f, 2.0f, 0.0f, 1.0f};
+  SamplingParams sp = params(0.8f, 4);
+  for (uint64_t seed : {0ull, 3ull, 1234567ull}) {
+    sp.seed = seed;
+    const Distribution p = process(l, sp);
+    for (uint64_t n = 0; n < 50; ++n)
+      EXPECT_EQ(sample_token(l.data(), 5, sp, n), sample_with(p, counter_uniform(seed, n)));
+  }
+}
+
 // 200k draws from a fixed distribution; Pearson chi-square with 3 degrees of freedom must stay
 // below 21.11, its 99.99th percentile (the seed is fixed, so this is a deterministic check that a
 // correct sampler passes with room to spare, not a flaky one).
@@ -284,10 +366,12 @@ TEST(Sample, ChiSquareOnFixedDistribution) {
   // The full path (process + sample) with top-k and temperature: T = 1, k = 3 over
   // p = 0.1..0.4 leaves 0.2/0.9, 0.3/0.9, 0.4/0.9 (2 degrees of freedom, 99.99th pct 18.42).
   const auto l = logits_of(probs);
+  // Here through the counter uniform: positions 0..m-1 of seed 99.
   std::vector<int> c2(4, 0);
-  Rng rng2(99);
+  SamplingParams k3 = params(1, 3);
+  k3.seed = 99;
   const int m = 60000;
-  for (int i = 0; i < m; ++i) ++c2[sample_token(l.data(), 4, params(1, 3), rng2)];
+  for (int i = 0; i < m; ++i) ++c2[sample_token(l.data(), 4, k3, static_cast<uint64_t>(i))];
   EXPECT_EQ(c2[0], 0);
   double chi2b = 0;
   for (int i = 1; i < 4; ++i) {

@@ -59,10 +59,10 @@ TEST(ValidateDraftTree, VerifiersRefuseASecondRoot) {
       "verify: draft tree: node 2 has parent -1 (every node after the root needs a parent in "
       "[0, 2))";
   EXPECT_EQ(error_of([&] { verify_greedy(bad, logits.data(), 4); }), want);
-  Rng rng(1);
   SamplingParams p;
   p.temperature = 1.0f;
-  EXPECT_EQ(error_of([&] { verify_sampling(bad, logits.data(), 4, p, rng); }), want);
+  EXPECT_EQ(error_of([&] { verify_sampling(bad, logits.data(), 4, p, 1); }), want);
+  EXPECT_EQ(error_of([&] { verify_sampling_rejection(bad, logits.data(), 4, p, 1); }), want);
 }
 
 class DecoderInputs : public ::testing::Test {
@@ -136,7 +136,7 @@ TEST_F(DecoderInputs, MalformedVerdictFromAVerifierIsAnError) {
   auto with_verdict = [&](Verdict v) {
     SpeculativeHooks hooks;
     hooks.verify_sampling = [v](const DraftTree&, const float*, int64_t, const SamplingParams&,
-                                Rng&) { return v; };
+                                uint64_t) { return v; };
     return error_of(
         [&] { test::speculative_tokens(*model_, drafter, {1, 7, 9}, opt, 32, pool_, hooks); });
   };
