@@ -1,0 +1,84 @@
+// Drafters: the spec string that names one ("dynamic:60:5:10", "chain:3", "static", "lookup",
+// "plain", ...; docs/SPECULATIVE.md), parsed once and shared by generate, bench, demo and the
+// server; and the drafter a spec makes for one sequence.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "eagle2/cost.h"
+#include "eagle2/head.h"
+#include "eagle2/runtime.h"
+
+namespace eagle2::api {
+
+// A static tree as paths of sibling ranks ([0, 1] = the 2nd child of the 1st child of the root);
+// the prefixes of every path come before it.
+using TreeChoices = std::vector<std::vector<int>>;
+// Parses JSON such as "[[0], [1], [0, 0]]"; `where` names the source in errors.
+TreeChoices parse_tree_choices(const std::string& json_text, const std::string& where);
+// The same from a JSON file (a regular file of at most 64 MiB).
+TreeChoices load_tree_choices(const std::string& path, const std::string& where);
+
+// The EAGLE-2 dynamic tree's parameters (the spec's T:D:K).
+struct DynamicTreeParams {
+  int top_k = 10;         // K: children per expanded node
+  int depth = 5;          // D: expansion levels after the first
+  int total_tokens = 60;  // T: tokens verified per cycle, root included
+};
+
+// "plain" (plain decoding, no speculative loop), "none" (the speculative loop with the root
+// alone), "lookup[:D]", "chain[:D]", "static", "static:N", "static:JSON", "dynamic[:T:D:K]",
+// "dynamic:auto[:D:K]"; a dynamic spec ending in ":cal" ranks nodes by calibrated confidences.
+// D is always the draft levels after the first: a chain or a lookup drafts D + 1 tokens.
+// Same fields and defaults as the engine's own spec (the conversion is field by field).
+struct DrafterSpec {
+  std::string label;  // as the user wrote it (bench's drafter column); not part of equality
+  std::string kind;
+  DynamicTreeParams dynamic;
+  bool auto_budget = false;  // dynamic:auto: each cycle's tree size from the verify cost
+  static constexpr int kAutoMaxTokens = 64;
+  int chain_depth = 5;
+  static constexpr int kLookupDefaultDepth = 6;
+  int lookup_depth = kLookupDefaultDepth;
+  bool calibrate = false;  // dynamic ...:cal
+  TreeChoices choices;
+
+  // The canonical spec string: parse_drafter_spec(s.to_string()) == s.
+  std::string to_string() const;
+  // The drafter the spec describes, label aside.
+  bool operator==(const DrafterSpec& other) const;
+  // Whether drafting needs an EAGLE head (chain, static, dynamic).
+  bool needs_head() const;
+};
+
+// Error naming the spec for anything the grammar above does not describe.
+DrafterSpec parse_drafter_spec(const std::string& text);
+
+// The drafter of one sequence, with the drafting policy it learns into (its calibration and
+// pacing): empty for "plain". Move-only.
+class Drafter {
+ public:
+  Drafter();
+  // For a sequence decoded at `temperature` in a context of ctx tokens. `head`: required by chain,
+  // static and dynamic (it must outlive the drafter); `cost`: required by dynamic:auto.
+  static Drafter make(const DrafterSpec& spec, Head* head, Threads& threads, int64_t ctx,
+                      float temperature, const VerifyCost* cost = nullptr);
+  ~Drafter();
+  Drafter(Drafter&&) noexcept;
+  Drafter& operator=(Drafter&&) noexcept;
+
+  explicit operator bool() const;  // false for "plain"
+  std::string name() const;        // as the stats line prints it ("dynamic", "chain", ...)
+
+  struct Impl;  // the library's side of the handle (src/api)
+  explicit Drafter(std::unique_ptr<Impl> impl);
+  Impl& impl() const { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace eagle2::api

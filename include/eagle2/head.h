@@ -1,0 +1,44 @@
+// An EAGLE draft head for a target model, its optional reduced draft vocabulary, and the
+// draft_vocab.tsv files that vocabulary is read from (most frequent tokens first).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "eagle2/model.h"
+
+namespace eagle2::api {
+
+class Head {
+ public:
+  // A head folder: config.json plus model.safetensors (preferred) or pytorch_model.bin, checked
+  // against the target (hidden size, vocabulary, embedding). The target must outlive the head.
+  static Head load(const std::string& dir, const Model& target);
+  ~Head();
+  Head(Head&&) noexcept;
+  Head& operator=(Head&&) noexcept;
+
+  int64_t parameter_count() const;
+  // Drafts only the n most frequent tokens of a draft_vocab.tsv (a smaller draft lm_head; the
+  // output is unchanged: the target decides every token). Error if n is outside [1, the ids in
+  // the file] or the file is malformed. Call it before drafting starts: the engine's drafting
+  // policies are kept per head.
+  void restrict_vocab(const std::string& draft_vocab_tsv, int64_t n);
+  int64_t draft_vocab_size() const;  // tokens the head can propose
+
+  struct Impl;  // the library's side of the handle (src/api)
+  explicit Head(std::unique_ptr<Impl> impl);
+  Impl& impl() const { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Token ids by count, most frequent first (ties: lower id first; ids never seen left out).
+std::vector<int32_t> ids_by_frequency(const std::vector<int64_t>& counts);
+// Writes a draft_vocab.tsv from the counts of every token id (counts[id]).
+void write_draft_vocab(const std::string& path, const std::vector<int64_t>& counts);
+
+}  // namespace eagle2::api

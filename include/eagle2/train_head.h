@@ -1,0 +1,133 @@
+// Training an EAGLE head for a target: its training set (token sequences with the target's
+// final-norm features, by self-distillation or from given text), the training itself, the head
+// written in the published format, and how well it drafts (agreement with the target, tau).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "eagle2/head.h"
+#include "eagle2/model.h"
+#include "eagle2/runtime.h"
+
+namespace eagle2::api {
+
+// Sequences the target ran over, with its feature at every position.
+class HeadData {
+ public:
+  HeadData();
+  ~HeadData();
+  HeadData(HeadData&&) noexcept;
+  HeadData& operator=(HeadData&&) noexcept;
+
+  size_t size() const;         // sequences
+  int64_t positions() const;   // training positions (each sequence's length - 1, summed)
+  double feature_rms() const;  // root-mean-square of every feature value
+
+  struct Impl;  // the library's side of the handle (src/api)
+  explicit HeadData(std::unique_ptr<Impl> impl);
+  Impl& impl() const { return *impl_; }
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+using DataProgress = std::function<void(int64_t done, int64_t total)>;
+
+struct SelfDistillOptions {
+  int64_t max_new_tokens = 160;
+  bool greedy = true;          // one greedy continuation per prompt
+  int sampled_per_prompt = 1;  // plus this many at temperature 1
+  uint64_t seed = 1;           // sampled continuation s of prompt p uses seed + 1000 p + s
+  int64_t max_tokens = 0;      // cap on prompt + continuation (0 = the target's context)
+};
+
+// The target's own continuations of each prompt (token ids, BOS included by the caller).
+HeadData self_distill(Model& target, const std::vector<std::vector<int32_t>>& prompts,
+                      const SelfDistillOptions& options, Threads& threads,
+                      const DataProgress& progress = nullptr);
+// Given documents (token ids), cut into pieces of at most max_tokens; pieces after the first start
+// with `bos` when bos >= 0.
+HeadData from_documents(Model& target, const std::vector<std::vector<int32_t>>& documents,
+                        int64_t max_tokens, int32_t bos, Threads& threads,
+                        const DataProgress& progress = nullptr);
+// The sequences of the last `eval_sources` prompts/documents go to `eval`, the rest to `train`
+// (the continuations of one prompt never straddle the split).
+void split_by_source(HeadData all, int64_t eval_sources, HeadData& train, HeadData& eval);
+
+struct HeadInit {
+  uint64_t seed = 1;
+  bool fc_identity = false;  // start fc's feature half at the identity
+};
+
+struct HeadTrainOptions {
+  int64_t steps = 400;
+  int64_t batch = 8;      // windows per step
+  int64_t seq_len = 256;  // head positions per window
+  double lr = 2e-2;
+  int64_t warmup = 20;
+  double min_lr_ratio = 0.1;    // cosine decay to lr * this at the last step
+  float noise = 0.1f;           // uniform feature noise half-width
+  bool noise_relative = false;  // times the data's feature RMS
+  float weight_decay = 0.0f;
+  double clip_norm = 0.5;  // global gradient norm clip (0 = off)
+  float ce_weight = 0.1f;
+  uint64_t seed = 1;
+};
+
+struct HeadLoss {
+  double total = 0, smooth_l1 = 0, soft_ce = 0;
+};
+
+struct HeadTrainProgress {
+  int64_t step = 0, steps = 0;
+  HeadLoss loss;  // this step's
+  double lr = 0;
+  double grad_norm = 0;
+  int64_t positions = 0;  // counted positions so far
+  double seconds = 0;
+};
+
+struct HeadTrainResult {
+  HeadLoss first, last;  // the first step's loss, and the mean of the last 10 % of steps
+  double seconds = 0;
+  int64_t positions = 0;
+  float noise_amplitude = 0;  // the absolute noise half-width used
+};
+
+struct HeadAgreement {
+  int64_t positions = 0;
+  double top1 = 0, top5 = 0, top10 = 0;  // how often the target's greedy next token is among
+                                         // the draft's top k
+  HeadLoss loss;                         // without noise
+};
+
+// A trainable head of the target's shapes. The target must outlive it.
+class HeadTrainer {
+ public:
+  HeadTrainer(const Model& target, const HeadInit& init);
+  ~HeadTrainer();
+  HeadTrainer(const HeadTrainer&) = delete;
+  HeadTrainer& operator=(const HeadTrainer&) = delete;
+
+  HeadTrainResult train(const HeadData& data, const HeadTrainOptions& options, Threads& threads,
+                        const std::function<void(const HeadTrainProgress&)>& progress = nullptr);
+  // dir/config.json and dir/model.safetensors (the head tensors in F32 or BF16); creates dir.
+  void save(const std::string& dir, DType dtype) const;
+  // Head position j (true features) drafts x_{j+2}, against the target's greedy choice.
+  HeadAgreement agreement(const HeadData& held_out, int64_t seq_len, Threads& threads);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Mean tau of EAGLE-2 drafting with `head` over the prompts at temperature 0, dynamic tree
+// 60/5/10 (cycle-weighted).
+double measure_tau(Model& target, Head& head, const std::vector<std::vector<int32_t>>& prompts,
+                   int64_t max_new_tokens, Threads& threads);
+
+}  // namespace eagle2::api

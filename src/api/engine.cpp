@@ -1,0 +1,47 @@
+// eagle2/engine.h over speculative/batch_decoder.h: the engine owns the drafting policies its
+// sequences share and makes each sequence's drafter from its spec.
+#include "eagle2/engine.h"
+
+#include "api/convert.h"
+#include "api/handles.h"
+#include "speculative/batch_decoder.h"
+#include "speculative/drafter_spec.h"
+
+namespace eagle2::api {
+
+struct Engine::Impl {
+  Impl(Model& model, int64_t kv_tokens, int64_t context, Threads& threads, const VerifyCost* cost)
+      : pool(threads.impl().pool),
+        context(context),
+        policies(cost ? cost->impl().model : nullptr),
+        decoder(*model.impl().model, model.impl().model->make_pool(kv_tokens), context, pool) {}
+
+  ThreadPool& pool;
+  int64_t context;
+  DraftPolicies policies;  // before the decoder: its drafters hold policies of these
+  BatchDecoder decoder;
+};
+
+Engine::Engine(Model& model, int64_t kv_tokens, int64_t context, Threads& threads,
+               const VerifyCost* cost)
+    : impl_(std::make_unique<Impl>(model, kv_tokens, context, threads, cost)) {}
+Engine::~Engine() = default;
+
+int64_t Engine::add(std::vector<int32_t> prompt, const GenerateOptions& options,
+                    const DrafterSpec& spec, Head* head) {
+  const GenerationOptions opt = to_internal(options);
+  opt.sampling.validate();  // the sampling error first, not the drafter's view of the temperature
+  std::unique_ptr<eagle2::Drafter> drafter =
+      make_drafter(to_internal(spec), head ? head->impl().head.get() : nullptr, impl_->pool,
+                   impl_->context, impl_->policies, opt.sampling.temperature);
+  return impl_->decoder.add(std::move(prompt), opt, std::move(drafter));
+}
+
+int64_t Engine::step() { return impl_->decoder.step(); }
+int64_t Engine::live() const { return impl_->decoder.live(); }
+bool Engine::finished(int64_t id) const { return impl_->decoder.finished(id); }
+const std::vector<int32_t>& Engine::tokens(int64_t id) const { return impl_->decoder.tokens(id); }
+Stats Engine::stats(int64_t id) const { return to_public(impl_->decoder.stats(id)); }
+void Engine::remove(int64_t id) { impl_->decoder.remove(id); }
+
+}  // namespace eagle2::api

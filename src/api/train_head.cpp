@@ -1,0 +1,90 @@
+// eagle2/train_head.h over train/head_data.h and train/eagle_head_trainer.h.
+#include "eagle2/train_head.h"
+
+#include "api/convert.h"
+#include "api/handles.h"
+#include "train/eagle_head_trainer.h"
+
+namespace eagle2::api {
+
+namespace {
+
+HeadData wrap(std::vector<train::HeadSequence> sequences) {
+  return HeadData(std::make_unique<HeadData::Impl>(HeadData::Impl{std::move(sequences)}));
+}
+
+}  // namespace
+
+HeadData::HeadData() : impl_(std::make_unique<Impl>()) {}
+HeadData::HeadData(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+HeadData::~HeadData() = default;
+HeadData::HeadData(HeadData&&) noexcept = default;
+HeadData& HeadData::operator=(HeadData&&) noexcept = default;
+
+size_t HeadData::size() const { return impl_->sequences.size(); }
+int64_t HeadData::positions() const { return train::count_positions(impl_->sequences); }
+double HeadData::feature_rms() const { return train::feature_rms(impl_->sequences); }
+
+HeadData self_distill(Model& target, const std::vector<std::vector<int32_t>>& prompts,
+                      const SelfDistillOptions& options, Threads& threads,
+                      const DataProgress& progress) {
+  return wrap(train::self_distill(*target.impl().model, prompts, to_internal(options),
+                                  threads.impl().pool, progress));
+}
+
+HeadData from_documents(Model& target, const std::vector<std::vector<int32_t>>& documents,
+                        int64_t max_tokens, int32_t bos, Threads& threads,
+                        const DataProgress& progress) {
+  return wrap(train::from_documents(*target.impl().model, documents, max_tokens, bos,
+                                    threads.impl().pool, progress));
+}
+
+void split_by_source(HeadData all, int64_t eval_sources, HeadData& to_train, HeadData& to_eval) {
+  train::split_by_source(std::move(all.impl().sequences), eval_sources,
+                         to_train.impl().sequences, to_eval.impl().sequences);
+}
+
+struct HeadTrainer::Impl {
+  Impl(const LlamaModel& target, const train::HeadInit& init) : trainer(target, init) {}
+  train::EagleHeadTrainer trainer;
+};
+
+HeadTrainer::HeadTrainer(const Model& target, const HeadInit& init)
+    : impl_(std::make_unique<Impl>(*target.impl().model, to_internal(init))) {}
+HeadTrainer::~HeadTrainer() = default;
+
+HeadTrainResult HeadTrainer::train(const HeadData& data, const HeadTrainOptions& options,
+                                   Threads& threads,
+                                   const std::function<void(const HeadTrainProgress&)>& progress) {
+  train::HeadTrainCallback callback;
+  if (progress) {
+    callback = [&progress](const train::HeadTrainProgress& p) {
+      progress(HeadTrainProgress{p.step, p.steps, to_public(p.loss), p.lr, p.grad_norm,
+                                 p.positions, p.seconds});
+    };
+  }
+  const train::HeadTrainResult r = train::train_head(impl_->trainer, data.impl().sequences,
+                                                     to_internal(options), threads.impl().pool,
+                                                     callback);
+  return HeadTrainResult{to_public(r.first), to_public(r.last), r.seconds, r.positions,
+                         r.noise_amplitude};
+}
+
+void HeadTrainer::save(const std::string& dir, DType dtype) const {
+  impl_->trainer.save(dir, to_internal(dtype));
+}
+
+HeadAgreement HeadTrainer::agreement(const HeadData& held_out, int64_t seq_len,
+                                     Threads& threads) {
+  const train::HeadAgreement a = train::evaluate_agreement(
+      impl_->trainer, held_out.impl().sequences, seq_len, threads.impl().pool);
+  return HeadAgreement{a.positions, a.top1, a.top5, a.top10, to_public(a.loss)};
+}
+
+double measure_tau(Model& target, Head& head, const std::vector<std::vector<int32_t>>& prompts,
+                   int64_t max_new_tokens, Threads& threads) {
+  return train::measure_tau(*target.impl().model, *head.impl().head, prompts, max_new_tokens,
+                            threads.impl().pool);
+}
+
+}  // namespace eagle2::api
