@@ -25,6 +25,7 @@ class BatchDecoder {
   // each sequence's context limit (tokens, prompt included).
   BatchDecoder(LlamaModel& model, std::shared_ptr<KvPool> kv_pool, int64_t context,
                ThreadPool& pool);
+  ~BatchDecoder();
   BatchDecoder(const BatchDecoder&) = delete;
   BatchDecoder& operator=(const BatchDecoder&) = delete;
 
