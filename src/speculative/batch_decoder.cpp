@@ -1,5 +1,6 @@
 #include "speculative/batch_decoder.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -68,9 +69,15 @@ const BatchDecoder::Sequence& BatchDecoder::at(int64_t id) const {
   return *sequences_[static_cast<size_t>(id)];
 }
 
-bool BatchDecoder::finished(int64_t id) const { return at(id).finished; }
-const std::vector<int32_t>& BatchDecoder::tokens(int64_t id) const { return at(id).tokens; }
-const SpeculativeStats& BatchDecoder::stats(int64_t id) const { return at(id).stats; }
+bool BatchDecoder::finished(int64_t id) const {
+  return at(id).finished;
+}
+const std::vector<int32_t>& BatchDecoder::tokens(int64_t id) const {
+  return at(id).tokens;
+}
+const SpeculativeStats& BatchDecoder::stats(int64_t id) const {
+  return at(id).stats;
+}
 
 int64_t BatchDecoder::live() const {
   int64_t n = 0;
@@ -102,29 +109,87 @@ void BatchDecoder::finish(Sequence& s) {
   s.drafter.reset();
 }
 
-// Prefill alone (in chunks), then the root from the prefill's logits at output position 0 and
-// the drafter's start: what speculative_generate does before its first cycle.
-void BatchDecoder::start(Sequence& s) {
-  ForwardResult out;
+// The prompts of all newcomers in one forward per round of chunks (each sequence advances by its
+// own prefill_chunk, its rows attached to its own cache), then for each the root from its last
+// prompt row's logits at output position 0 and the drafter's start: what speculative_generate
+// does before its first cycle, bit for bit (batch invariance).
+void BatchDecoder::start(const std::vector<Sequence*>& newcomers) {
+  const int64_t V = model_.config().vocab_size, d = model_.config().hidden_size;
   const auto t0 = Clock::now();
-  prefill(model_, s.kv, s.prompt, s.options.prefill_chunk, out, pool_);
-  s.stats.prefill_seconds = since(t0);
-  s.started = true;
-  s.decode_start = Clock::now();
-  bool go = s.options.max_new_tokens > 0;
-  if (go) {
-    s.root = sample_token(out.logits.data(), model_.config().vocab_size, s.options.sampling, 0);
-    go = emit(s, s.root);
+  const size_t n = newcomers.size();
+  std::vector<std::vector<float>> hidden(n), last_logits(n);
+  std::vector<int64_t> done(n, 0);
+  std::vector<KvCache*> caches;
+  for (Sequence* s : newcomers) caches.push_back(&s->kv);
+  ForwardResult out;
+  // If a round fails (the pool ran out of blocks), the newcomers start again from nothing at the
+  // next step rather than from a half-filled cache.
+  try {
+    for (bool more = true; more;) {
+      Batch batch;
+      std::vector<int32_t> logit_rows;
+      std::vector<size_t> ends_here;  // sequences whose last prompt row is in this round
+      std::vector<std::pair<size_t, int64_t>> span;  // per sequence in the round: (first row, rows)
+      for (size_t j = 0; j < n; ++j) {
+        const Sequence& s = *newcomers[j];
+        const auto len = static_cast<int64_t>(s.prompt.size());
+        const int64_t chunk =
+            std::min(std::max<int64_t>(1, s.options.prefill_chunk), len - done[j]);
+        span.emplace_back(static_cast<size_t>(batch.size()), chunk);
+        if (chunk == 0) continue;
+        batch.append(Batch::causal(std::span(s.prompt).subspan(done[j], chunk),
+                                   static_cast<int32_t>(done[j])),
+                     static_cast<int32_t>(j));
+        if (done[j] + chunk == len) {
+          logit_rows.push_back(static_cast<int32_t>(batch.size() - 1));
+          ends_here.push_back(j);
+        }
+      }
+      model_.forward(batch, caches, logit_rows, out, pool_);
+      more = false;
+      for (size_t j = 0; j < n; ++j) {
+        const auto [first, rows] = span[j];
+        if (rows == 0) continue;
+        caches[j]->keep_all();
+        hidden[j].insert(hidden[j].end(), out.hidden.begin() + static_cast<int64_t>(first) * d,
+                         out.hidden.begin() + (static_cast<int64_t>(first) + rows) * d);
+        done[j] += rows;
+        more = more || done[j] < static_cast<int64_t>(newcomers[j]->prompt.size());
+      }
+      for (size_t r = 0; r < ends_here.size(); ++r)
+        last_logits[ends_here[r]].assign(out.logits.begin() + static_cast<int64_t>(r) * V,
+                                         out.logits.begin() + static_cast<int64_t>(r + 1) * V);
+    }
+  } catch (...) {
+    for (KvCache* kv : caches) kv->truncate(0);
+    throw;
   }
-  if (!go) return finish(s);
-  const auto td = Clock::now();
-  s.drafter->begin(s.prompt, out.hidden.data(), s.root);
-  s.stats.draft_seconds += since(td);
+  const double prefill_seconds = since(t0);
+  for (size_t j = 0; j < n; ++j) {
+    Sequence& s = *newcomers[j];
+    s.stats.prefill_seconds = prefill_seconds;  // each waited for the shared prefill
+    s.started = true;
+    s.decode_start = Clock::now();
+    bool go = s.options.max_new_tokens > 0;
+    if (go) {
+      s.root = sample_token(last_logits[j].data(), V, s.options.sampling, 0);
+      go = emit(s, s.root);
+    }
+    if (!go) {
+      finish(s);
+      continue;
+    }
+    const auto td = Clock::now();
+    s.drafter->begin(s.prompt, hidden[j].data(), s.root);
+    s.stats.draft_seconds += since(td);
+  }
 }
 
 int64_t BatchDecoder::step() {
+  std::vector<Sequence*> newcomers;
   for (auto& s : sequences_)
-    if (s && !s->started && !s->finished) start(*s);
+    if (s && !s->started && !s->finished) newcomers.push_back(s.get());
+  if (!newcomers.empty()) start(newcomers);
 
   // Every live sequence drafts; its tree becomes its rows of the one verify batch.
   const int64_t V = model_.config().vocab_size, d = model_.config().hidden_size;
@@ -165,11 +230,10 @@ int64_t BatchDecoder::step() {
     Sequence& s = *batch_of[j];
     const float* logits = out.logits.data() + first_row[j] * V;
     const float* hidden = out.hidden.data() + first_row[j] * d;
-    const Verdict verdict =
-        s.options.sampling.greedy()
-            ? verify_greedy(s.tree, logits, V)
-            : verify_sampling(s.tree, logits, V, s.options.sampling,
-                              static_cast<uint64_t>(s.stats.new_tokens));
+    const Verdict verdict = s.options.sampling.greedy()
+                                ? verify_greedy(s.tree, logits, V)
+                                : verify_sampling(s.tree, logits, V, s.options.sampling,
+                                                  static_cast<uint64_t>(s.stats.new_tokens));
     check_verdict(verdict, s.tree, V);
     s.kv.keep(verdict.path);
     // Each sequence waited for the whole shared forward: that is its verify time.

@@ -8,6 +8,7 @@
 #include "draft/eagle_head.h"
 #include "speculative/batch_decoder.h"
 #include "support/batch_runs.h"
+#include "support/decoding.h"
 #include "support/errors.h"
 #include "support/random_models.h"
 
@@ -48,6 +49,28 @@ TEST(BatchDecoding, BadSequencesAreErrors) {
   EXPECT_EQ(decoder.tokens(id).size(), 3u);  // the root from the prefill, then 2 more slots
   decoder.remove(id);
   EXPECT_EQ(test::error_of([&] { decoder.finished(id); }), "batch decoder: no sequence 0");
+}
+
+// Two prompts that the pool cannot hold together: the step fails with the pool's message and
+// leaves no block held; with one of them removed, the other decodes as it would alone.
+TEST(BatchDecoding, APoolTooSmallFailsTheStepAndHoldsNothing) {
+  auto target = test::load_random_model("batch-dec", test::tiny_config(), DType::BF16, 21, 0.3f);
+  ThreadPool pool(1);
+  auto kv_pool = target->make_pool(48, 16);
+  BatchDecoder decoder(*target, kv_pool, 48, pool);
+  GenerationOptions opt;
+  opt.max_new_tokens = 8;
+  const std::vector<int32_t> prompt(30, 5);
+  const int64_t a = decoder.add(prompt, opt, nullptr);
+  const int64_t b = decoder.add(std::vector<int32_t>(30, 6), opt, nullptr);
+  EXPECT_EQ(test::error_of([&] { decoder.step(); }),
+            "KV memory full: a batch of 30 tokens needs 2 more blocks of 16 tokens, 1 of 3 are free");
+  EXPECT_EQ(kv_pool->used_blocks(), 0);
+  decoder.remove(b);
+  while (decoder.step() > 0) {
+  }
+  EXPECT_EQ(decoder.tokens(a), test::plain_tokens(*target, prompt, opt, 48, pool));
+  EXPECT_EQ(kv_pool->used_blocks(), 0);
 }
 
 }  // namespace
