@@ -25,6 +25,7 @@ class BatchDecoder {
   // each sequence's context limit (tokens, prompt included).
   BatchDecoder(LlamaModel& model, std::shared_ptr<KvPool> kv_pool, int64_t context,
                ThreadPool& pool);
+  ~BatchDecoder();
   BatchDecoder(const BatchDecoder&) = delete;
   BatchDecoder& operator=(const BatchDecoder&) = delete;
 
@@ -34,7 +35,7 @@ class BatchDecoder {
   int64_t add(std::vector<int32_t> prompt, const GenerationOptions& options,
               std::unique_ptr<Drafter> drafter);
 
-  // One step: prefills the sequences added since the last step (each alone, in chunks), then one
+  // One step: prefills the sequences added since the last step (together, in chunks), then one
   // draft per live sequence and one target forward for all their trees; emits each sequence's
   // accepted tokens and bonus. A sequence that reaches its limit, EOS or the end of its context
   // finishes (its KV memory goes back to the pool at once). Returns the number of live
@@ -52,7 +53,7 @@ class BatchDecoder {
   struct Sequence;
   Sequence& at(int64_t id);
   const Sequence& at(int64_t id) const;
-  void start(Sequence& s);
+  void start(const std::vector<Sequence*>& newcomers);
   bool emit(Sequence& s, int32_t token);
   void finish(Sequence& s);
 

@@ -1,0 +1,77 @@
+// Many sequences decoded together in one target forward per step (BatchDecoder) produce, for each
+// sequence, exactly the tokens of plain decoding of it alone: greedy and seeded sampling, 1..16
+// concurrent sequences with different prompts, drafters (EAGLE dynamic/static/chain, lookup, the
+// root alone, a scripted oracle) and lengths, sequences joining mid-way. Real models in
+// test_batch_decoding_slow.cpp.
+#include <gtest/gtest.h>
+
+#include "draft/eagle_head.h"
+#include "speculative/batch_decoder.h"
+#include "support/batch_runs.h"
+#include "support/decoding.h"
+#include "support/errors.h"
+#include "support/random_models.h"
+
+namespace eagle2 {
+namespace {
+
+TEST(BatchDecoding, EverySequenceEqualsItsPlainDecodingAlone) {
+  auto target = test::load_random_model("batch-dec", test::tiny_config(), DType::BF16, 21, 0.3f);
+  auto head = EagleHead::load(test::write_random_head("batch-dec", *target), *target);
+  ThreadPool pool(2);
+  const auto cases = test::drafter_cases(*head, pool, target->config().vocab_size, 256);
+  const auto prompts = test::random_prompts(3, 5, target->config().vocab_size);
+  test::BatchRunOptions opt;
+  SamplingParams hot;
+  hot.temperature = 0.9f;
+  hot.top_k = 20;
+  hot.seed = 77;
+  opt.sampling = {SamplingParams{}, hot};
+  EXPECT_EQ(test::check_batch_equality(*target, cases, prompts, opt, pool), 2 * (1 + 2 + 5 + 16));
+}
+
+TEST(BatchDecoding, BadSequencesAreErrors) {
+  auto target = test::load_random_model("batch-dec", test::tiny_config(), DType::BF16, 21, 0.3f);
+  ThreadPool pool(1);
+  BatchDecoder decoder(*target, target->make_pool(64), 32, pool);
+  EXPECT_EQ(test::error_of([&] { decoder.add({}, {}, nullptr); }), "the prompt is empty");
+  EXPECT_EQ(test::error_of([&] { decoder.add(std::vector<int32_t>(33, 1), {}, nullptr); }),
+            "the prompt has 33 tokens but the context holds 32 (raise --ctx)");
+  EXPECT_EQ(test::error_of([&] { decoder.tokens(0); }), "batch decoder: no sequence 0");
+  // A context that stops a sequence: it finishes at the end of its context, as alone.
+  GenerationOptions opt;
+  opt.max_new_tokens = 100;
+  opt.stop_at_eos = false;
+  const int64_t id = decoder.add(std::vector<int32_t>(30, 2), opt, nullptr);
+  while (decoder.step() > 0) {
+  }
+  EXPECT_TRUE(decoder.stats(id).stopped_at_context);
+  EXPECT_EQ(decoder.tokens(id).size(), 3u);  // the root from the prefill, then 2 more slots
+  decoder.remove(id);
+  EXPECT_EQ(test::error_of([&] { decoder.finished(id); }), "batch decoder: no sequence 0");
+}
+
+// Two prompts that the pool cannot hold together: the step fails with the pool's message and
+// leaves no block held; with one of them removed, the other decodes as it would alone.
+TEST(BatchDecoding, APoolTooSmallFailsTheStepAndHoldsNothing) {
+  auto target = test::load_random_model("batch-dec", test::tiny_config(), DType::BF16, 21, 0.3f);
+  ThreadPool pool(1);
+  auto kv_pool = target->make_pool(48, 16);
+  BatchDecoder decoder(*target, kv_pool, 48, pool);
+  GenerationOptions opt;
+  opt.max_new_tokens = 8;
+  const std::vector<int32_t> prompt(30, 5);
+  const int64_t a = decoder.add(prompt, opt, nullptr);
+  const int64_t b = decoder.add(std::vector<int32_t>(30, 6), opt, nullptr);
+  EXPECT_EQ(test::error_of([&] { decoder.step(); }),
+            "KV memory full: a batch of 30 tokens needs 2 more blocks of 16 tokens, 1 of 3 are free");
+  EXPECT_EQ(kv_pool->used_blocks(), 0);
+  decoder.remove(b);
+  while (decoder.step() > 0) {
+  }
+  EXPECT_EQ(decoder.tokens(a), test::plain_tokens(*target, prompt, opt, 48, pool));
+  EXPECT_EQ(kv_pool->used_blocks(), 0);
+}
+
+}  // namespace
+}  // namespace eagle2
