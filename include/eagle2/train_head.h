@@ -24,6 +24,7 @@ class HeadData {
   HeadData& operator=(HeadData&&) noexcept;
 
   size_t size() const;         // sequences
+  bool empty() const { return size() == 0; }
   int64_t positions() const;   // training positions (each sequence's length - 1, summed)
   double feature_rms() const;  // root-mean-square of every feature value
 

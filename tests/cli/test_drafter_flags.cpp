@@ -15,6 +15,9 @@
 namespace eagle2 {
 namespace {
 
+// The CLI builds the public API's spec (eagle2/drafter.h).
+using api::DrafterSpec;
+using api::parse_drafter_spec;
 using test::error_of;
 
 // Parses `args` (shell-free words) as generate's drafter flags.

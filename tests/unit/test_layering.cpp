@@ -1,10 +1,14 @@
 // The folder layering of src/ (docs/ARCHITECTURE.md): every quoted include of a file in src/ names
 // a file of its own folder or of a lower layer, never a peer or a layer above. Checked on the
 // source text, so an upward include fails here before it can grow into a dependency cycle.
+// And the public API's boundary: the tools include only include/eagle2/ and their own folder's
+// headers, and the public headers include only each other and the standard library. (The build
+// enforces the first too: tools compile with include/ alone on their path.)
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,8 +23,13 @@ namespace fs = std::filesystem;
 const std::map<std::string, int> kLayer = {
     {"core", 0},        {"report", 0},   {"kernels", 1}, {"io", 1},
     {"tokenizer", 1},   {"sampling", 1}, {"model", 2},   {"draft", 3},
-    {"speculative", 4}, {"bench", 5},    {"train", 5},
+    {"speculative", 4}, {"bench", 5},    {"train", 5},   {"api", 6},
 };
+
+// Public headers (include/eagle2/) that the engine itself is built on, from layer 0 up: the one
+// exception type and the one number parser. Every other public header is a facade over the engine
+// and only src/api may include it.
+const std::set<std::string> kSharedPublicHeaders = {"eagle2/error.h", "eagle2/parse_number.h"};
 
 // The folder of a quoted include with a folder part ('#include "model/batch.h"' -> "model"), or ""
 // for any other line. Plain string scanning: std::regex trips GCC 12's -Wmaybe-uninitialized in
@@ -39,6 +48,83 @@ std::string included_folder(const std::string& line) {
                             std::string::npos)
     return "";
   return folder;
+}
+
+// The path of an #include line and whether it is in angle brackets; "" for any other line.
+std::string included_path(const std::string& line, bool* angled) {
+  size_t i = line.find_first_not_of(" \t");
+  if (i == std::string::npos || line[i] != '#') return "";
+  i = line.find_first_not_of(" \t", i + 1);
+  if (i == std::string::npos || line.compare(i, 7, "include") != 0) return "";
+  i = line.find_first_not_of(" \t", i + 7);
+  if (i == std::string::npos || (line[i] != '"' && line[i] != '<')) return "";
+  *angled = line[i] == '<';
+  const size_t end = line.find(*angled ? '>' : '"', i + 1);
+  return end == std::string::npos ? "" : line.substr(i + 1, end - i - 1);
+}
+
+// Every #include of the files below `dir` (recursively) with extension .h or .cpp, as
+// (file relative to the source root, included path, angled).
+struct Include {
+  std::string file, path;
+  bool angled;
+};
+std::vector<Include> includes_below(const fs::path& dir) {
+  std::vector<Include> out;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    const std::string ext = entry.path().extension().string();
+    if (!entry.is_regular_file() || (ext != ".h" && ext != ".cpp")) continue;
+    const std::string text = test::read_file(entry.path().string());
+    const std::string file =
+        fs::relative(entry.path(), fs::path(EAGLE2_SOURCE_DIR)).string();
+    size_t begin = 0;
+    while (begin < text.size()) {
+      size_t end = text.find('\n', begin);
+      if (end == std::string::npos) end = text.size();
+      bool angled = false;
+      const std::string path = included_path(text.substr(begin, end - begin), &angled);
+      if (!path.empty()) out.push_back({file, path, angled});
+      begin = end + 1;
+    }
+  }
+  return out;
+}
+
+TEST(Layering, IncludedPathReadsBothForms) {
+  bool angled = false;
+  EXPECT_EQ(included_path("#include \"eagle2/model.h\"", &angled), "eagle2/model.h");
+  EXPECT_FALSE(angled);
+  EXPECT_EQ(included_path(" # include <CLI/CLI.hpp>  // why", &angled), "CLI/CLI.hpp");
+  EXPECT_TRUE(angled);
+  EXPECT_EQ(included_path("// #include \"model/x.h\"", &angled), "");
+}
+
+TEST(Layering, ToolsIncludeOnlyThePublicApiAndTheirOwnHeaders) {
+  std::vector<std::string> violations;
+  const std::vector<Include> all = includes_below(fs::path(EAGLE2_SOURCE_DIR) / "tools");
+  for (const Include& inc : all) {
+    if (inc.angled) continue;  // the standard library and system packages (CLI11, ...)
+    const bool own = inc.path.find('/') == std::string::npos &&
+                     fs::exists((fs::path(EAGLE2_SOURCE_DIR) / inc.file).parent_path() / inc.path);
+    if (!own && !inc.path.starts_with("eagle2/"))
+      violations.push_back(inc.file + " includes \"" + inc.path + "\"");
+  }
+  EXPECT_GT(all.size(), 50u);
+  EXPECT_TRUE(violations.empty())
+      << "tools see only include/eagle2/ (add to the public API what they need): "
+      << ::testing::PrintToString(violations);
+}
+
+TEST(Layering, PublicHeadersIncludeOnlyPublicHeadersAndTheStandardLibrary) {
+  std::vector<std::string> violations;
+  const std::vector<Include> all = includes_below(fs::path(EAGLE2_SOURCE_DIR) / "include");
+  for (const Include& inc : all) {
+    const bool ok = inc.angled ? inc.path.find('/') == std::string::npos
+                               : inc.path.starts_with("eagle2/");
+    if (!ok) violations.push_back(inc.file + " includes " + inc.path);
+  }
+  EXPECT_GT(all.size(), 20u);
+  EXPECT_TRUE(violations.empty()) << ::testing::PrintToString(violations);
 }
 
 TEST(Layering, IncludedFolderReadsOnlyQuotedFolderIncludes) {
@@ -78,6 +164,16 @@ TEST(Layering, NoIncludeOfAPeerOrAHigherLayer) {
       const std::string target = included_folder(line);
       if (target.empty()) continue;
       if (target == folder) continue;
+      if (target == "eagle2") {
+        // The public headers: the ones the engine shares with its callers from layer 0 up, the
+        // rest for the API's implementation only.
+        bool angled = false;
+        const std::string path = included_path(line, &angled);
+        if (!kSharedPublicHeaders.count(path) && folder != "api")
+          violations.push_back("src/" + folder + "/" + entry.path().filename().string() +
+                               " includes " + path + " (only src/api implements the public API)");
+        continue;
+      }
       auto to = kLayer.find(target);
       if (to == kLayer.end() || to->second >= own->second) {
         violations.push_back("src/" + folder + "/" + entry.path().filename().string() +

@@ -3,20 +3,26 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <memory>
 #include <optional>
-#include <sstream>
+#include <string>
+#include <vector>
 
-#include "bench/bench_charts.h"
-#include "bench/bench_runner.h"
 #include "commands.h"
 #include "drafter_flags.h"
-#include "core/error.h"
-#include "core/parse_number.h"
+#include "eagle2/bench.h"
+#include "eagle2/drafter.h"
+#include "eagle2/error.h"
+#include "eagle2/head.h"
+#include "eagle2/model.h"
+#include "eagle2/parse_number.h"
+#include "eagle2/prompts.h"
+#include "eagle2/runtime.h"
+#include "eagle2/tokenizer.h"
 #include "flag_checks.h"
-#include "kernels/cpu.h"
 
 namespace eagle2::cli {
+
+using namespace eagle2::api;
 
 namespace {
 
@@ -82,20 +88,20 @@ int run_bench_cmd(const BenchFlags& f) {
     sets.push_back({name.substr(0, name.find('.')), load_prompt_set(path, po)});
   }
 
-  auto model = LlamaModel::load(f.run.model_dir);
+  Model model = Model::load(f.run.model_dir);
   const std::string tok_path = f.run.model_dir + "/tokenizer.model";
   if (!std::filesystem::exists(tok_path)) fail(f.run.model_dir, ": no tokenizer.model");
-  auto tok = Tokenizer::load(tok_path);
-  std::unique_ptr<EagleHead> head;
-  if (!f.head_dir.empty()) head = EagleHead::load(f.head_dir, *model);
+  const Tokenizer tok = Tokenizer::load(tok_path);
+  std::optional<Head> head;
+  if (!f.head_dir.empty()) head = Head::load(f.head_dir, model);
   if (f.draft_vocab > 0) {
     if (!head) fail("--draft-vocab needs an EAGLE head: pass --draft HEAD_DIR");
     apply_draft_vocab(*head, f.head_dir, f.draft_vocab);
   }
-  opt.ctx = resolve_ctx(f.run, model->config().max_position_embeddings);
-  ThreadPool pool(resolve_threads(f.run));
+  opt.ctx = resolve_ctx(f.run, model.config().max_position_embeddings);
+  Threads threads(resolve_threads(f.run));
 
-  const auto records = run_bench(*model, head.get(), *tok, sets, specs, opt, pool,
+  const BenchRun runs = run_bench(model, head ? &*head : nullptr, tok, sets, specs, opt, threads,
                                  [last = -1](int64_t done, int64_t total) mutable {
                                    // Redraw only when the bar moves: the output may be a log file.
                                    const int width = 30;
@@ -109,30 +115,30 @@ int run_bench_cmd(const BenchFlags& f) {
                                                 static_cast<long long>(total));
                                    if (done == total) std::fprintf(stderr, "\n");
                                  });
-  const auto summary = summarize(records);
+  const std::vector<BenchSummary>& summary = runs.summary();
   std::printf("model %s, head %s, %d threads, kernels %s, %lld new tokens per prompt, %d rep(s), "
               "%d warm-up prompt(s) per drafter and pass\n",
-              f.run.model_dir.c_str(), f.head_dir.empty() ? "none" : f.head_dir.c_str(), pool.size(),
-              kernel_path_name(active_kernel_path()), static_cast<long long>(f.max_new), f.reps,
+              f.run.model_dir.c_str(), f.head_dir.empty() ? "none" : f.head_dir.c_str(),
+              threads.size(), kernel_name(), static_cast<long long>(f.max_new), f.reps,
               f.warmup);
   std::printf("%-24s %-18s %5s %9s %8s %7s %7s %7s %9s\n", "prompt set", "drafter", "temp",
               "tokens/s", "speedup", "tau", "draft%", "verify%", "distinct4");
-  for (const Summary& s : summary)
+  for (const BenchSummary& s : summary)
     std::printf("%-24s %-18s %5.2f %9.1f %7.2fx %7.2f %6.0f%% %6.0f%% %9.3f\n",
                 s.prompt_set.c_str(), s.drafter.c_str(), static_cast<double>(s.temperature),
                 s.tokens_per_second, s.speedup, s.tau, 100 * s.draft_share, 100 * s.verify_share,
                 s.distinct4);
-  if (!f.json_out.empty()) write_file(f.json_out, bench_to_json(summary, records));
-  if (!f.csv_out.empty()) write_file(f.csv_out, summaries_to_csv(summary));
+  if (!f.json_out.empty()) write_file(f.json_out, runs.json());
+  if (!f.csv_out.empty()) write_file(f.csv_out, runs.csv());
   if (!f.svg_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(f.svg_dir, ec);
     if (ec) fail(f.svg_dir, ": cannot create directory: ", ec.message());
-    const auto charts = bench_charts(summary);
+    const auto charts = runs.charts();
     for (const auto& [name, svg] : charts) write_file(f.svg_dir + "/" + name, svg);
     std::printf("wrote %zu chart(s) to %s\n", charts.size(), f.svg_dir.c_str());
   }
-  const auto mismatches = greedy_mismatches(records);
+  const auto mismatches = runs.greedy_mismatches();
   if (!mismatches.empty()) {
     for (const auto& m : mismatches) std::fprintf(stderr, "LOSSLESSNESS VIOLATED: %s\n", m.c_str());
     fail(mismatches.size(), " greedy output(s) differ from plain decoding");

@@ -1,20 +1,22 @@
 // eagle2 cost-curve: the verify cost curve of a model on this machine (cost of a k-token batch
 // relative to one token) and how close plain decoding runs to the memory-bandwidth bound.
 #include <cstdio>
-#include <memory>
 #include <optional>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "commands.h"
-#include "core/error.h"
-#include "core/parse_number.h"
+#include "eagle2/cost.h"
+#include "eagle2/error.h"
+#include "eagle2/model.h"
+#include "eagle2/parse_number.h"
+#include "eagle2/runtime.h"
 #include "flag_checks.h"
-#include "kernels/bandwidth.h"
-#include "kernels/cpu.h"
-#include "model/cost_curve.h"
-#include "model/llama_model.h"
 
 namespace eagle2::cli {
+
+using namespace eagle2::api;
 
 namespace {
 
@@ -51,24 +53,24 @@ int run_cost_curve(const CostCurveFlags& f) {
   opt.context = f.context;
   opt.repetitions = f.reps;
   opt.tree = !f.chain;
-  std::unique_ptr<LlamaModel> model = LlamaModel::load(f.run.model_dir);
-  const LlamaConfig& c = model->config();
-  ThreadPool pool(resolve_threads(f.run));
+  Model model = Model::load(f.run.model_dir);
+  const ModelConfig& c = model.config();
+  Threads threads(resolve_threads(f.run));
 
-  const double bandwidth = measure_read_bandwidth_gbs(pool, size_t{1} << 30);
-  const std::vector<CostPoint> curve = measure_cost_curve(*model, opt, pool);
+  const double bandwidth = measure_read_bandwidth_gbs(threads, size_t{1} << 30);
+  const std::vector<CostPoint> curve = measure_cost_curve(model, opt, threads);
 
   // Bytes one decode step must read: every weight matrix (the embedding table only when it is
   // also the lm_head) plus the keys and values of the context.
-  double weight_bytes = static_cast<double>(model->weight_bytes());
-  if (!c.tie_word_embeddings) weight_bytes -= static_cast<double>(model->embedding().nbytes());
+  double weight_bytes = static_cast<double>(model.weight_bytes());
+  if (!c.tie_word_embeddings) weight_bytes -= static_cast<double>(model.embedding_bytes());
   const double kv_bytes = 2.0 * static_cast<double>(c.num_layers * c.num_kv_heads * c.head_dim) *
                           static_cast<double>(opt.context) * sizeof(float);
   const double bound_s = (weight_bytes + kv_bytes) / (bandwidth * 1e9);
 
   std::printf("model %s: %.1f M parameters, %.1f MB read per token, %d threads, kernels %s\n",
-              f.run.model_dir.c_str(), static_cast<double>(model->parameter_count()) / 1e6,
-              (weight_bytes + kv_bytes) / 1e6, pool.size(), kernel_path_name(active_kernel_path()));
+              f.run.model_dir.c_str(), static_cast<double>(model.parameter_count()) / 1e6,
+              (weight_bytes + kv_bytes) / 1e6, threads.size(), kernel_name());
   std::printf("measured read bandwidth %.1f GB/s -> bound %.2f ms per token (%.1f tokens/s)\n",
               bandwidth, bound_s * 1e3, 1.0 / bound_s);
   std::printf("%6s %12s %10s %14s\n", "k", "ms/forward", "cost/k=1", "tokens/s (k)");
@@ -83,7 +85,7 @@ int run_cost_curve(const CostCurveFlags& f) {
   if (!sequences.empty()) {
     // B independent sequences, one token each, in one forward: what serving B requests at once
     // costs per step against serving one.
-    const std::vector<CostPoint> multi = measure_sequence_cost(*model, sequences, opt, pool);
+    const std::vector<CostPoint> multi = measure_sequence_cost(model, sequences, opt, threads);
     std::printf("%9s %12s %10s %14s\n", "sequences", "ms/forward", "cost/B=1", "tokens/s (B)");
     for (const CostPoint& p : multi)
       std::printf("%9lld %12.3f %10.2f %14.1f\n", static_cast<long long>(p.k), p.seconds * 1e3,

@@ -3,21 +3,24 @@
 // that both decoders produced the same tokens), tau and the speedup measured side by side.
 #include <cstdio>
 #include <filesystem>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "bench/bench_runner.h"
-#include "bench/prompt_set.h"
 #include "commands.h"
 #include "drafter_flags.h"
-#include "core/error.h"
+#include "eagle2/bench.h"
+#include "eagle2/drafter.h"
+#include "eagle2/error.h"
+#include "eagle2/head.h"
+#include "eagle2/model.h"
+#include "eagle2/prompts.h"
+#include "eagle2/runtime.h"
+#include "eagle2/tokenizer.h"
 #include "flag_checks.h"
-#include "kernels/cpu.h"
-#include "model/llama_model.h"
-#include "tokenizer/tokenizer.h"
 
 namespace eagle2::cli {
+
+using namespace eagle2::api;
 
 namespace {
 
@@ -99,12 +102,12 @@ int run_demo(const DemoFlags& f) {
   const std::string tok_path = model_dir + "/tokenizer.model";
   if (!fs::exists(tok_path)) fail(model_dir, ": no tokenizer.model (the demo prints text)");
 
-  std::unique_ptr<LlamaModel> model = LlamaModel::load(model_dir);
-  std::unique_ptr<EagleHead> head = EagleHead::load(head_dir, *model);
+  Model model = Model::load(model_dir);
+  Head head = Head::load(head_dir, model);
   const int64_t draft_vocab =
       f.draft_vocab >= 0 ? f.draft_vocab : fs::exists(head_dir + "/draft_vocab.tsv") ? 1024 : 0;
-  apply_draft_vocab(*head, head_dir, draft_vocab);
-  auto tok = Tokenizer::load(tok_path);
+  apply_draft_vocab(head, head_dir, draft_vocab);
+  const Tokenizer tok = Tokenizer::load(tok_path);
   PromptSet set{"demo", f.prompts.empty() ? builtin_prompts() : load_prompt_set(f.prompts, {})};
   const DrafterSpec eagle = parse_drafter_spec(f.tree);
   if (eagle.kind == "plain" || eagle.kind == "none")
@@ -112,44 +115,44 @@ int run_demo(const DemoFlags& f) {
 
   RunFlags run = f.run;
   run.model_dir = model_dir;
-  ThreadPool pool(resolve_threads(run));
+  Threads threads(resolve_threads(run));
   BenchOptions opt;
   opt.max_new_tokens = f.n;
   opt.temperatures = {0.0f};
   // One untimed generation per side first (bench's warm-up): page faults of the freshly loaded
   // weights and the first allocations land on neither side, and a learning drafter starts warm.
   opt.warmup_prompts = 1;
-  opt.ctx = resolve_ctx(run, model->config().max_position_embeddings);
+  opt.ctx = resolve_ctx(run, model.config().max_position_embeddings);
 
   std::printf("eagle2 demo: %s (%lld layers, hidden %lld) with the EAGLE-2 head %s\n",
-              model_dir.c_str(), static_cast<long long>(model->config().num_layers),
-              static_cast<long long>(model->config().hidden_size), head_dir.c_str());
+              model_dir.c_str(), static_cast<long long>(model.config().num_layers),
+              static_cast<long long>(model.config().hidden_size), head_dir.c_str());
   std::printf("greedy decoding of %lld tokens per prompt, %d threads, %s kernels, drafter %s",
-              static_cast<long long>(f.n), pool.size(), kernel_path_name(active_kernel_path()),
+              static_cast<long long>(f.n), threads.size(), kernel_name(),
               eagle.label.c_str());
   if (draft_vocab > 0) std::printf(", draft vocabulary %lld", static_cast<long long>(draft_vocab));
   std::printf("\n\n");
   std::fflush(stdout);
 
-  const std::vector<RunRecord> records =
-      run_bench(*model, head.get(), *tok, {set}, {parse_drafter_spec("plain"), eagle}, opt, pool);
-  const std::vector<std::string> mismatches = greedy_mismatches(records);
+  const BenchRun runs =
+      run_bench(model, &head, tok, {set}, {parse_drafter_spec("plain"), eagle}, opt, threads);
+  const std::vector<std::string> mismatches = runs.greedy_mismatches();
   for (size_t p = 0; p < set.prompts.size(); ++p) {
-    const RunRecord& plain = records[2 * p];
-    const RunRecord& spec = records[2 * p + 1];
+    const std::vector<int32_t>& plain = runs.tokens(2 * p);
+    const std::vector<int32_t>& spec = runs.tokens(2 * p + 1);
     // This prompt's tau and speedup, computed as bench computes them.
-    const Summary one = summarize({plain, spec})[1];
+    const BenchSummary one = runs.summary_of({2 * p, 2 * p + 1})[1];
     std::printf("--- %s ---\n%s", set.prompts[p].id.c_str(), set.prompts[p].text.c_str());
-    StreamingDecoder text(*tok, tok->encode(set.prompts[p].text, true));
+    TextStream text(tok, tok.encode(set.prompts[p].text, true));
     std::string completion;
-    for (const int32_t t : plain.tokens) completion += text.push(t);
+    for (const int32_t t : plain) completion += text.push(t);
     completion += text.finish();
     std::printf("%s\n", completion.c_str());
     std::printf("--- plain %.1f tokens/s | EAGLE-2 %.1f tokens/s, %.2fx | tau %.2f | %s\n\n",
                 one.tokens_per_second / one.speedup, one.tokens_per_second, one.speedup, one.tau,
-                plain.tokens == spec.tokens ? "identical to plain decoding" : "DIFFERENT");
+                plain == spec ? "identical to plain decoding" : "DIFFERENT");
   }
-  for (const Summary& s : summarize(records)) {
+  for (const BenchSummary& s : runs.summary()) {
     if (s.drafter == "plain") continue;
     std::printf("all prompts: plain %.1f tokens/s, EAGLE-2 %.1f tokens/s: speedup %.2fx, tau %.2f "
                 "(tokens per target forward)\n",

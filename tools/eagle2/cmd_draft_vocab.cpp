@@ -5,14 +5,15 @@
 #include <vector>
 
 #include "commands.h"
-#include "core/error.h"
-#include "core/regular_file.h"
-#include "draft/draft_vocab.h"
-#include "model/llama_config.h"
-#include "tokenizer/tokenizer.h"
-#include "train/train_lm.h"
+#include "eagle2/corpus.h"
+#include "eagle2/error.h"
+#include "eagle2/head.h"
+#include "eagle2/model.h"
+#include "eagle2/tokenizer.h"
 
 namespace eagle2::cli {
+
+using namespace eagle2::api;
 
 namespace {
 
@@ -25,14 +26,14 @@ int run_draft_vocab(const DraftVocabFlags& f) {
   if (f.out.empty() && f.head_dir.empty())
     fail("draft-vocab: pass --draft HEAD_DIR (writes HEAD_DIR/draft_vocab.tsv) or -o FILE");
   const std::string out = f.out.empty() ? f.head_dir + "/draft_vocab.tsv" : f.out;
-  const LlamaConfig cfg = LlamaConfig::load(f.model_dir + "/config.json");
-  auto tok = Tokenizer::load(f.model_dir + "/tokenizer.model");
+  const ModelConfig cfg = load_model_config(f.model_dir + "/config.json");
+  const Tokenizer tok = Tokenizer::load(f.model_dir + "/tokenizer.model");
   std::vector<int64_t> counts(static_cast<size_t>(cfg.vocab_size), 0);
   int64_t total = 0;
-  const std::vector<std::string> files = train::expand_text_paths(f.corpus);
+  const std::vector<std::string> files = expand_text_paths(f.corpus);
   for (const std::string& path : files) {
-    const std::string text = read_regular_file(path, read_limit::kCorpusFile, "a corpus file");
-    for (int32_t id : tok->encode(text, /*add_bos=*/false)) {
+    const std::string text = read_corpus_file(path);
+    for (int32_t id : tok.encode(text, /*add_bos=*/false)) {
       if (id < 0 || id >= cfg.vocab_size)
         fail(path, ": the tokenizer produced id ", id, " outside the model's vocabulary of ", cfg.vocab_size);
       ++counts[static_cast<size_t>(id)];

@@ -7,17 +7,18 @@
 #include <sstream>
 
 #include "commands.h"
-#include "core/error.h"
-#include "core/parse_number.h"
-#include "flag_checks.h"
-#include "kernels/cpu.h"
-#include "model/llama_model.h"
-#include "speculative/generation.h"
-#include "speculative/speculative_decoder.h"
-#include "tokenizer/tokenizer.h"
 #include "drafter_flags.h"
+#include "eagle2/error.h"
+#include "eagle2/generate.h"
+#include "eagle2/model.h"
+#include "eagle2/parse_number.h"
+#include "eagle2/runtime.h"
+#include "eagle2/tokenizer.h"
+#include "flag_checks.h"
 
 namespace eagle2::cli {
+
+using namespace eagle2::api;
 
 namespace {
 
@@ -49,14 +50,14 @@ std::vector<int32_t> parse_ids(const std::string& text) {
 }
 
 int run_generate(const GenerateFlags& f) {
-  SamplingParams sampling{f.temp, f.top_k, f.top_p, f.seed};
+  SamplingOptions sampling{f.temp, f.top_k, f.top_p, f.seed};
   sampling.validate();
   if (f.prompt_given == f.ids_given) fail("give exactly one of -p/--prompt and --ids");
   if (f.prompt_given && f.prompt.empty()) fail("-p/--prompt: the prompt is empty");
 
-  std::unique_ptr<LlamaModel> model = LlamaModel::load(f.run.model_dir);
-  const LlamaConfig& cfg = model->config();
-  std::unique_ptr<Tokenizer> tok;
+  Model model = Model::load(f.run.model_dir);
+  const ModelConfig& cfg = model.config();
+  std::optional<Tokenizer> tok;
   const std::string tok_path = f.run.model_dir + "/tokenizer.model";
   if (std::filesystem::exists(tok_path)) tok = Tokenizer::load(tok_path);
 
@@ -71,20 +72,20 @@ int run_generate(const GenerateFlags& f) {
   if (static_cast<int64_t>(prompt.size()) >= ctx)
     fail("the prompt has ", prompt.size(), " tokens but --ctx is ", ctx,
          ": raise --ctx or shorten the prompt");
-  KvCache kv = model->make_cache(ctx);
-  ThreadPool pool(resolve_threads(f.run));
+  KvCache kv(model, ctx);
+  Threads threads(resolve_threads(f.run));
 
-  GenerationOptions opt;
+  GenerateOptions opt;
   opt.max_new_tokens = f.n;
   opt.sampling = sampling;
   opt.stop_at_eos = !f.ignore_eos;
 
   // Loaded before anything is printed: a bad head is one error line, not a prompt and an error.
-  DrafterBundle drafter = make_drafter(f.draft, *model, ctx, sampling.temperature, pool);
+  DrafterBundle drafter = make_drafter(f.draft, model, ctx, sampling.temperature, threads);
 
-  std::unique_ptr<StreamingDecoder> stream;
+  std::optional<TextStream> stream;
   if (tok) {
-    stream = std::make_unique<StreamingDecoder>(*tok, prompt);
+    stream.emplace(*tok, prompt);
     std::fputs(f.prompt.c_str(), stdout);
   }
   auto on_token = [&](int32_t t) {
@@ -103,26 +104,25 @@ int run_generate(const GenerateFlags& f) {
   };
 
   if (!drafter) {
-    const GenerationStats st = generate_plain(*model, kv, prompt, opt, pool, on_token);
+    const Stats st = generate_plain(model, kv, prompt, opt, threads, on_token);
     finish_text();
     std::fprintf(stderr,
                  "[stats] prompt %lld tokens, %.1f tokens/s | decode %lld tokens, %.1f tokens/s | "
                  "threads %d, kernels %s%s\n",
-                 static_cast<long long>(st.prompt_tokens), st.prefill_tokens_per_second(),
-                 static_cast<long long>(st.new_tokens), st.decode_tokens_per_second(), pool.size(),
-                 kernel_path_name(active_kernel_path()),
+                 static_cast<long long>(st.prompt_tokens), st.prefill_tokens_per_second,
+                 static_cast<long long>(st.new_tokens), st.decode_tokens_per_second,
+                 threads.size(), kernel_name(),
                  st.stopped_at_context ? " | stopped: context full" : "");
     return 0;
   }
-  SpeculativeHooks hooks;
+  CycleCallback on_cycle;
   if (f.draft.verbose)
-    hooks.trace = [&](const CycleTrace& c) { print_cycle(stderr, c, tok.get()); };
-  const SpeculativeStats st =
-      speculative_generate(*model, kv, *drafter, prompt, opt, pool, on_token, hooks);
+    on_cycle = [&](const Cycle& c) { print_cycle(stderr, c, tok ? &*tok : nullptr); };
+  const Stats st = generate_speculative(model, kv, drafter.drafter, prompt, opt, threads,
+                                        on_token, on_cycle);
   finish_text();
-  print_speculative_stats(stderr, drafter->name(), st);
-  std::fprintf(stderr, "[stats] threads %d, kernels %s%s\n", pool.size(),
-               kernel_path_name(active_kernel_path()),
+  print_speculative_stats(stderr, drafter.drafter.name(), st);
+  std::fprintf(stderr, "[stats] threads %d, kernels %s%s\n", threads.size(), kernel_name(),
                st.stopped_at_context ? " | stopped: context full" : "");
   return 0;
 }

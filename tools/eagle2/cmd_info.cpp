@@ -1,38 +1,31 @@
 // eagle2 info: what a model folder holds and what running it costs in memory.
 #include <cstdio>
 #include <filesystem>
-#include <memory>
+#include <string>
 
 #include "commands.h"
-#include "model/llama_model.h"
-#include "tokenizer/tokenizer.h"
+#include "eagle2/model.h"
+#include "eagle2/tokenizer.h"
 
 namespace eagle2::cli {
 
+using namespace eagle2::api;
+
 namespace {
 
-const char* rope_scaling_name(RopeScaling s) {
-  switch (s) {
-    case RopeScaling::None: return "none";
-    case RopeScaling::Linear: return "linear";
-    case RopeScaling::Llama3: return "llama3";
-  }
-  return "?";
-}
-
 int run_info(const RunFlags& f) {
-  std::unique_ptr<LlamaModel> model = LlamaModel::load(f.model_dir);
-  const LlamaConfig& c = model->config();
+  const Model model = Model::load(f.model_dir);
+  const ModelConfig& c = model.config();
   const int64_t ctx = resolve_ctx(f, c.max_position_embeddings);
   const double mib = 1024.0 * 1024.0;
   const double kv_bytes = 2.0 * static_cast<double>(c.num_layers * c.num_kv_heads * c.head_dim) *
                           static_cast<double>(ctx) * sizeof(float);
   std::string dtypes;
-  for (const auto& d : model->weight_dtypes()) dtypes += (dtypes.empty() ? "" : ", ") + d;
+  for (const auto& d : model.weight_dtypes()) dtypes += (dtypes.empty() ? "" : ", ") + d;
   std::printf("model          %s\n", f.model_dir.c_str());
   std::printf("architecture   %s\n", c.architecture.c_str());
-  std::printf("parameters     %lld (%.2f M)\n", static_cast<long long>(model->parameter_count()),
-              static_cast<double>(model->parameter_count()) / 1e6);
+  std::printf("parameters     %lld (%.2f M)\n", static_cast<long long>(model.parameter_count()),
+              static_cast<double>(model.parameter_count()) / 1e6);
   std::printf("dtypes         %s\n", dtypes.c_str());
   std::printf("layers         %lld\n", static_cast<long long>(c.num_layers));
   std::printf("hidden         %lld (intermediate %lld)\n", static_cast<long long>(c.hidden_size),
@@ -48,13 +41,13 @@ int run_info(const RunFlags& f) {
   std::printf("\nmax positions  %lld%s\n", static_cast<long long>(c.max_position_embeddings),
               c.sliding_window ? (" (sliding window " + std::to_string(*c.sliding_window) + ")").c_str() : "");
   std::printf("memory         weights %.1f MiB (memory-mapped), KV cache %.1f MiB at --ctx %lld\n",
-              static_cast<double>(model->weight_bytes()) / mib, kv_bytes / mib,
+              static_cast<double>(model.weight_bytes()) / mib, kv_bytes / mib,
               static_cast<long long>(ctx));
   const std::string tok_path = f.model_dir + "/tokenizer.model";
   if (std::filesystem::exists(tok_path)) {
-    auto tok = Tokenizer::load(tok_path);
-    std::printf("tokenizer      SentencePiece, %d pieces (bos %d, eos %d)\n", tok->vocab_size(),
-                tok->bos_id(), tok->eos_id());
+    const Tokenizer tok = Tokenizer::load(tok_path);
+    std::printf("tokenizer      SentencePiece, %d pieces (bos %d, eos %d)\n", tok.vocab_size(),
+                tok.bos_id(), tok.eos_id());
   } else {
     std::printf("tokenizer      none (use --ids)\n");
   }

@@ -2,15 +2,16 @@
 // tests and benchmarks (no model can be downloaded here).
 #include <cstdio>
 #include <map>
-#include <memory>
+#include <string>
 
 #include "commands.h"
-#include "core/error.h"
+#include "eagle2/error.h"
+#include "eagle2/model.h"
 #include "flag_checks.h"
-#include "model/llama_config.h"
-#include "model/random_model.h"
 
 namespace eagle2::cli {
+
+using namespace eagle2::api;
 
 namespace {
 
@@ -25,7 +26,7 @@ struct MakeRandomFlags {
 };
 
 // Shapes of common LLaMA sizes (parameter counts with vocab 32000).
-LlamaConfig preset_config(const std::string& name) {
+ModelConfig preset_config(const std::string& name) {
   struct Shape { int64_t d, I, L, H, KV, V; };
   static const std::map<std::string, Shape> presets = {
       {"tiny", {64, 172, 2, 8, 4, 512}},               // ~0.2 M, for tests
@@ -36,7 +37,7 @@ LlamaConfig preset_config(const std::string& name) {
   auto it = presets.find(name);
   if (it == presets.end()) fail("--preset: unknown preset '", name, "' (tiny, small, llama-1b, llama-7b)");
   const Shape& s = it->second;
-  LlamaConfig c;
+  ModelConfig c;
   c.architecture = "LlamaForCausalLM";
   c.hidden_size = s.d;
   c.intermediate_size = s.I;
@@ -53,7 +54,7 @@ LlamaConfig preset_config(const std::string& name) {
 }
 
 int run_make_random(const MakeRandomFlags& f) {
-  LlamaConfig c = preset_config(f.preset);
+  ModelConfig c = preset_config(f.preset);
   if (f.hidden) c.hidden_size = f.hidden;
   if (f.intermediate) c.intermediate_size = f.intermediate;
   if (f.layers) c.num_layers = f.layers;
@@ -65,7 +66,7 @@ int run_make_random(const MakeRandomFlags& f) {
   if (c.hidden_size % c.num_heads != 0) fail("--hidden must be a multiple of --heads");
   c.head_dim = c.hidden_size / c.num_heads;
   // Round-trip through the parser so that every check a loaded config gets applies here too.
-  c = LlamaConfig::parse(c.to_json(), "--preset/--hidden/...");
+  c = parse_model_config(model_config_json(c), "--preset/--hidden/...");
   DType dt;
   if (f.dtype == "f32") dt = DType::F32;
   else if (f.dtype == "f16") dt = DType::F16;

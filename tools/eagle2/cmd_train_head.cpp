@@ -6,21 +6,22 @@
 #include <cstdio>
 #include <unistd.h>
 #include <filesystem>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "bench/prompt_set.h"
 #include "commands.h"
-#include "core/error.h"
+#include "eagle2/error.h"
+#include "eagle2/head.h"
+#include "eagle2/model.h"
+#include "eagle2/prompts.h"
+#include "eagle2/runtime.h"
+#include "eagle2/tokenizer.h"
+#include "eagle2/train_head.h"
 #include "flag_checks.h"
-#include "draft/eagle_head.h"
-#include "model/llama_model.h"
-#include "tokenizer/tokenizer.h"
-#include "train/eagle_head_trainer.h"
-#include "train/head_data.h"
 
 namespace eagle2::cli {
+
+using namespace eagle2::api;
 
 namespace {
 
@@ -36,7 +37,7 @@ struct TrainHeadFlags {
   int sampled = 1;
   bool no_greedy = false;
   bool fc_identity = false;
-  train::HeadTrainOptions train;
+  HeadTrainOptions train;
   int64_t tau_tokens = 96;
   bool no_tau = false;
   std::string dtype = "f32";  // of the exported head tensors
@@ -96,12 +97,12 @@ int run_train_head(TrainHeadFlags f) {
     fail("give --prompts (self-distillation) or --text (train on given text)");
   if (!f.prompt_files.empty() && !f.text_files.empty())
     fail("give either --prompts or --text, not both");
-  std::unique_ptr<LlamaModel> target = LlamaModel::load(f.run.model_dir);
+  Model target = Model::load(f.run.model_dir);
   const std::string tok_path = f.run.model_dir + "/tokenizer.model";
   if (!std::filesystem::exists(tok_path)) fail(f.run.model_dir, ": no tokenizer.model");
-  std::unique_ptr<Tokenizer> tok = Tokenizer::load(tok_path);
-  ThreadPool pool(resolve_threads(f.run));
-  const int64_t cap = resolve_ctx(f.run, target->config().max_position_embeddings);
+  const Tokenizer tok = Tokenizer::load(tok_path);
+  Threads threads(resolve_threads(f.run));
+  const int64_t cap = resolve_ctx(f.run, target.config().max_position_embeddings);
 
   const bool self = f.text_files.empty();
   PromptSetOptions po;
@@ -125,8 +126,8 @@ int run_train_head(TrainHeadFlags f) {
                                 std::max<int64_t>(1, n_items - 1));
   if (n_items - n_held < 1) fail("need at least 2 prompts or documents (one is held out)");
 
-  std::vector<std::vector<int32_t>> ids = encode_all(*tok, items);
-  std::vector<std::vector<int32_t>> eval_ids = encode_all(*tok, eval_prompts);
+  std::vector<std::vector<int32_t>> ids = encode_all(tok, items);
+  std::vector<std::vector<int32_t>> eval_ids = encode_all(tok, eval_prompts);
   if (eval_prompts.empty()) {
     for (int64_t i = n_items - n_held; i < n_items; ++i) {
       std::vector<int32_t> p = ids[static_cast<size_t>(i)];
@@ -135,39 +136,39 @@ int run_train_head(TrainHeadFlags f) {
       eval_ids.push_back(std::move(p));
     }
   }
-  train::SelfDistillOptions so;
+  SelfDistillOptions so;
   so.max_new_tokens = f.max_new;
   so.sampled_per_prompt = f.sampled;
   so.greedy = !f.no_greedy;
   so.seed = f.train.seed;
   so.max_tokens = cap;
-  std::vector<train::HeadSequence> all;
+  HeadData all;
   const auto t_data = std::chrono::steady_clock::now();
   auto bar = [](int64_t done, int64_t total) { draw_bar("data ", done, total); };
   if (self) {
     std::vector<std::vector<int32_t>> prompts = ids;
     if (!eval_prompts.empty()) prompts.insert(prompts.end(), eval_ids.begin(), eval_ids.end());
-    all = train::self_distill(*target, prompts, so, pool, bar);
+    all = self_distill(target, prompts, so, threads, bar);
   } else {
-    all = train::from_documents(*target, ids, std::min<int64_t>(cap, f.train.seq_len + 1),
-                                target->config().bos_token_id, pool, bar);
+    all = from_documents(target, ids, std::min<int64_t>(cap, f.train.seq_len + 1),
+                         target.config().bos_token_id, threads, bar);
   }
-  std::vector<train::HeadSequence> data, held;
-  train::split_by_source(std::move(all), !eval_prompts.empty() ? static_cast<int64_t>(eval_ids.size())
-                                                               : n_held,
-                         data, held);
+  HeadData data, held;
+  split_by_source(std::move(all),
+                  !eval_prompts.empty() ? static_cast<int64_t>(eval_ids.size()) : n_held, data,
+                  held);
   const double data_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t_data).count();
   std::printf("data: %zu training sequences (%lld positions), %zu held-out (%lld positions), %s, "
               "%.1f s\n",
-              data.size(), static_cast<long long>(train::count_positions(data)), held.size(),
-              static_cast<long long>(train::count_positions(held)),
+              data.size(), static_cast<long long>(data.positions()), held.size(),
+              static_cast<long long>(held.positions()),
               self ? "self-distilled (greedy + temperature 1)" : "given text", data_s);
-  std::printf("feature RMS %.3f\n", train::feature_rms(data));
+  std::printf("feature RMS %.3f\n", data.feature_rms());
 
-  train::EagleHeadTrainer head(*target, train::HeadInit{f.train.seed, f.fc_identity});
-  const train::HeadTrainResult r = train::train_head(
-      head, data, f.train, pool, [last = -1.0](const train::HeadTrainProgress& p) mutable {
+  HeadTrainer head(target, HeadInit{f.train.seed, f.fc_identity});
+  const HeadTrainResult r = head.train(
+      data, f.train, threads, [last = -1.0](const HeadTrainProgress& p) mutable {
         const bool tty = stderr_is_tty();
         if (tty ? p.seconds - last < 0.25 && p.step != p.steps : !log_line_due(p.step, p.steps))
           return;
@@ -195,15 +196,15 @@ int run_train_head(TrainHeadFlags f) {
   std::printf("wrote %s (config.json + model.safetensors)\n", f.out_dir.c_str());
 
   if (!held.empty()) {
-    const train::HeadAgreement a = train::evaluate_agreement(head, held, cap, pool);
+    const HeadAgreement a = head.agreement(held, cap, threads);
     std::printf("held-out agreement with the target over %lld positions: top-1 %.1f%%, "
                 "top-5 %.1f%%, top-10 %.1f%% (loss %.4f)\n",
                 static_cast<long long>(a.positions), 100 * a.top1, 100 * a.top5, 100 * a.top10,
                 a.loss.total);
   }
   if (!f.no_tau && !eval_ids.empty()) {
-    std::unique_ptr<EagleHead> loaded = EagleHead::load(f.out_dir, *target);
-    const double tau = train::measure_tau(*target, *loaded, eval_ids, f.tau_tokens, pool);
+    Head loaded = Head::load(f.out_dir, target);
+    const double tau = measure_tau(target, loaded, eval_ids, f.tau_tokens, threads);
     std::printf("held-out tau (temperature 0, dynamic tree 60/5/10, %zu prompts, %lld new "
                 "tokens): %.2f\n",
                 eval_ids.size(), static_cast<long long>(f.tau_tokens), tau);

@@ -6,16 +6,17 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "commands.h"
+#include "eagle2/runtime.h"
+#include "eagle2/train_lm.h"
 #include "flag_checks.h"
-#include "core/thread_pool.h"
-#include "train/train_lm.h"
 
 namespace eagle2::cli {
+
+using namespace eagle2::api;
 
 namespace {
 
@@ -44,7 +45,7 @@ class ProgressBar {
  public:
   ProgressBar() : tty_(isatty(fileno(stderr)) != 0) {}
 
-  void update(const train::TrainLmProgress& p) {
+  void update(const TrainLmProgress& p) {
     const auto now = std::chrono::steady_clock::now();
     const bool last = p.step >= p.steps;
     if (tty_) {
@@ -60,7 +61,7 @@ class ProgressBar {
     bar.resize(kWidth, ' ');
     std::fprintf(stderr, "%s[%s] step %lld/%lld  loss %.4f  lr %.2e  %.0f tok/s  ETA %s%s",
                  tty_ ? "\r" : "", bar.c_str(), static_cast<long long>(p.step),
-                 static_cast<long long>(p.steps), p.stats.loss, p.stats.lr, p.tokens_per_s,
+                 static_cast<long long>(p.steps), p.loss, p.lr, p.tokens_per_s,
                  duration(p.eta_s).c_str(), tty_ ? "\x1b[K" : "\n");
     open_ = tty_;
     std::fflush(stderr);
@@ -86,26 +87,26 @@ class ProgressBar {
 };
 
 int run_train_lm_command(const TrainLmFlags& f) {
-  const train::TrainLmConfig cfg = train::TrainLmConfig::load(f.config);
-  train::TrainLmOptions opt;
+  const TrainLmConfig cfg = TrainLmConfig::load(f.config);
+  TrainLmOptions opt;
   opt.corpus = f.corpus;
   opt.held_out = f.held_out;
   opt.out_dir = f.out;
   opt.resume = f.resume;
   opt.stop_after = f.stop_after;
 
-  ThreadPool pool(resolve_threads(f.threads));
+  Threads threads(resolve_threads(f.threads));
   ProgressBar bar;
-  train::TrainLmEvents ev;
+  TrainLmEvents ev;
   ev.message = [&](const std::string& s) { bar.line(s); };
-  ev.step = [&](const train::TrainLmProgress& p) { bar.update(p); };
+  ev.step = [&](const TrainLmProgress& p) { bar.update(p); };
   ev.held_out = [&](int64_t step, double loss) {
     char buf[96];
     std::snprintf(buf, sizeof buf, "step %lld: held-out loss %.4f (perplexity %.2f)",
                   static_cast<long long>(step), loss, std::exp(loss));
     bar.line(buf);
   };
-  const train::TrainLmResult r = train::run_train_lm(cfg, opt, ev, pool);
+  const TrainLmResult r = run_train_lm(cfg, opt, ev, threads);
   bar.finish();
   std::printf("wrote %s: %lld steps", f.out.c_str(), static_cast<long long>(r.steps_done));
   if (r.steps_run > 0)

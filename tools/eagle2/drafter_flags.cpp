@@ -1,19 +1,18 @@
 #include "drafter_flags.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <utility>
+#include <vector>
 
-#include "core/error.h"
-#include "core/parse_number.h"
-#include "core/regular_file.h"
-#include "draft/draft_vocab.h"
-#include "draft/tree_builder.h"
+#include "eagle2/error.h"
+#include "eagle2/parse_number.h"
 #include "flag_checks.h"
-#include "model/cost_curve.h"
-#include "speculative/tree_budget.h"
 
 namespace eagle2::cli {
+
+using namespace eagle2::api;
 
 namespace {
 
@@ -33,24 +32,21 @@ TreeChoices read_tree_choices(const std::string& value) {
     return parse_tree_choices(value, "--choices");
   if (first == std::string::npos)
     fail("--choices: empty (give JSON such as [[0], [1], [0, 0]] or a file)");
-  const std::string text = read_regular_file(value, read_limit::kJson, "tree choices");
-  return parse_tree_choices(text, "--choices " + value);
+  return load_tree_choices(value, "--choices " + value);
 }
 
 // The library's measurement, printed with --verbose.
-std::shared_ptr<const VerifyCostModel> measure_verify_cost(LlamaModel& target, int64_t ctx,
-                                                           bool verbose, ThreadPool& pool) {
-  std::vector<CostPoint> curve;
-  auto model = eagle2::measure_verify_cost(target, ctx, pool, &curve);
+VerifyCost measure_verify_cost(Model& target, int64_t ctx, bool verbose, Threads& threads) {
+  VerifyCost cost = VerifyCost::measure(target, ctx, threads);
   if (verbose) {
     std::fprintf(stderr, "[budget] verify cost curve (context %lld):",
                  static_cast<long long>(std::min<int64_t>(64, ctx / 2)));
-    for (const CostPoint& p : curve)
+    for (const CostPoint& p : cost.curve())
       std::fprintf(stderr, " k=%lld %.3fms (x%.2f)", static_cast<long long>(p.k),
                    1e3 * p.seconds, p.relative);
     std::fprintf(stderr, "\n");
   }
-  return model;
+  return cost;
 }
 
 }  // namespace
@@ -158,52 +154,53 @@ DrafterSpec drafter_spec_from_flags(const DrafterFlags& f) {
   return spec;
 }
 
-DrafterBundle make_drafter(const DrafterFlags& f, LlamaModel& target, int64_t ctx,
-                           float temperature, ThreadPool& pool) {
+DrafterBundle make_drafter(const DrafterFlags& f, Model& target, int64_t ctx, float temperature,
+                           Threads& threads) {
   const DrafterSpec spec = drafter_spec_from_flags(f);
   DrafterBundle b;
   if (spec.needs_head()) {
     if (f.head_dir.empty())
       fail(f.spec_given ? "--spec " + f.spec : "--tree " + spec.kind,
            " needs an EAGLE head: pass --draft HEAD_DIR");
-    b.head = EagleHead::load(f.head_dir, target);
+    b.head = Head::load(f.head_dir, target);
     apply_draft_vocab(*b.head, f.head_dir, f.draft_vocab);
   }
-  std::shared_ptr<const VerifyCostModel> cost;
-  if (spec.auto_budget) cost = measure_verify_cost(target, ctx, f.verbose, pool);
-  b.policies = std::make_unique<DraftPolicies>(std::move(cost));
-  b.drafter = eagle2::make_drafter(spec, b.head.get(), pool, ctx, *b.policies, temperature);
+  std::optional<VerifyCost> cost;
+  if (spec.auto_budget) cost = measure_verify_cost(target, ctx, f.verbose, threads);
+  b.drafter = Drafter::make(spec, b.head ? &*b.head : nullptr, threads, ctx, temperature,
+                            cost ? &*cost : nullptr);
   return b;
 }
 
-void apply_draft_vocab(EagleHead& head, const std::string& head_dir, int64_t n) {
+void apply_draft_vocab(Head& head, const std::string& head_dir, int64_t n) {
   if (n <= 0) return;
-  head.restrict_vocab(draft_vocab_subset(head_dir + "/draft_vocab.tsv", head.config().vocab_size, n));
+  head.restrict_vocab(head_dir + "/draft_vocab.tsv", n);
 }
 
-void print_cycle(FILE* out, const CycleTrace& c, const Tokenizer* tok) {
+void print_cycle(FILE* out, const Cycle& c, const Tokenizer* tok) {
+  const int64_t nodes = static_cast<int64_t>(c.tokens.size());
   std::fprintf(out, "[cycle %lld] root at position %lld, %lld nodes, accepted %lld + bonus %d",
                static_cast<long long>(c.cycle), static_cast<long long>(c.committed),
-               static_cast<long long>(c.tree.size()), static_cast<long long>(c.verdict.accepted()),
-               c.verdict.bonus);
-  if (tok) std::fprintf(out, " '%s'", tok->piece(c.verdict.bonus).c_str());
+               static_cast<long long>(nodes), static_cast<long long>(c.accepted), c.bonus);
+  if (tok) std::fprintf(out, " '%s'", tok->piece(c.bonus).c_str());
   std::fprintf(out, "\n  path:");
-  for (int32_t n : c.verdict.path) std::fprintf(out, " %d", n);
+  for (int32_t n : c.path) std::fprintf(out, " %d", n);
   std::fprintf(out, "\n  %5s %7s %7s %10s  piece\n", "node", "token", "parent", "value");
-  for (int64_t i = 0; i < c.tree.size(); ++i) {
-    std::fprintf(out, "  %5lld %7d %7d %10.4f  %s\n", static_cast<long long>(i), c.tree.tokens[i],
-                 c.tree.parents[i], static_cast<double>(c.tree.values[i]),
-                 tok ? tok->piece(c.tree.tokens[i]).c_str() : "");
+  for (int64_t i = 0; i < nodes; ++i) {
+    const size_t n = static_cast<size_t>(i);
+    std::fprintf(out, "  %5lld %7d %7d %10.4f  %s\n", static_cast<long long>(i), c.tokens[n],
+                 c.parents[n], static_cast<double>(c.values[n]),
+                 tok ? tok->piece(c.tokens[n]).c_str() : "");
   }
 }
 
-void print_speculative_stats(FILE* out, const std::string& drafter, const SpeculativeStats& st) {
+void print_speculative_stats(FILE* out, const std::string& drafter, const Stats& st) {
   std::fprintf(out,
                "[stats] drafter %s | tau %.3f over %lld cycles | prompt %lld tokens, %.1f "
                "tokens/s | decode %lld tokens, %.1f tokens/s\n",
-               drafter.c_str(), st.tau(), static_cast<long long>(st.cycles),
-               static_cast<long long>(st.prompt_tokens), st.prefill_tokens_per_second(),
-               static_cast<long long>(st.new_tokens), st.decode_tokens_per_second());
+               drafter.c_str(), st.tau, static_cast<long long>(st.cycles),
+               static_cast<long long>(st.prompt_tokens), st.prefill_tokens_per_second,
+               static_cast<long long>(st.new_tokens), st.decode_tokens_per_second);
   std::fprintf(out, "[stats] accepted length histogram:");
   for (size_t a = 0; a < st.accept_histogram.size(); ++a)
     std::fprintf(out, " %zu:%lld", a, static_cast<long long>(st.accept_histogram[a]));
@@ -211,8 +208,7 @@ void print_speculative_stats(FILE* out, const std::string& drafter, const Specul
   std::fprintf(out,
                "\n[stats] time: draft %.3fs (%.0f%%), verify %.3fs (%.0f%%), other %.3fs (%.0f%%)\n",
                st.draft_seconds, 100 * st.draft_seconds / total, st.verify_seconds,
-               100 * st.verify_seconds / total, st.other_seconds(),
-               100 * st.other_seconds() / total);
+               100 * st.verify_seconds / total, st.other_seconds, 100 * st.other_seconds / total);
 }
 
 }  // namespace eagle2::cli

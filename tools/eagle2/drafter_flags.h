@@ -4,14 +4,15 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
-#include <memory>
+#include <optional>
 #include <string>
 
-#include "draft/eagle_head.h"
-#include "speculative/drafter.h"
-#include "speculative/drafter_spec.h"
-#include "speculative/speculative_decoder.h"
-#include "tokenizer/tokenizer.h"
+#include "eagle2/drafter.h"
+#include "eagle2/generate.h"
+#include "eagle2/head.h"
+#include "eagle2/model.h"
+#include "eagle2/runtime.h"
+#include "eagle2/tokenizer.h"
 
 namespace eagle2::cli {
 
@@ -43,28 +44,25 @@ void add_drafter_flags(CLI::App& cmd, DrafterFlags& flags);
 // The spec the flags ask for: --spec as given, else the shorthands' ("plain" without --draft and
 // --tree: generate's --tree none has always meant plain decoding, not the speculative loop).
 // Reads a --choices file.
-DrafterSpec drafter_spec_from_flags(const DrafterFlags& flags);
+api::DrafterSpec drafter_spec_from_flags(const DrafterFlags& flags);
 
-// The drafter the flags ask for (nullptr for plain decoding). Owns the head it loads and the
-// policies its drafter learns into (one engine, one sequence: the CLI's whole lifetime).
+// The drafter the flags ask for (empty for plain decoding) and the head it drafts with. The
+// drafter owns the policy it learns into (one engine, one sequence: the CLI's whole lifetime).
 struct DrafterBundle {
-  std::unique_ptr<EagleHead> head;
-  std::unique_ptr<DraftPolicies> policies;
-  std::unique_ptr<Drafter> drafter;
-  explicit operator bool() const { return drafter != nullptr; }
-  Drafter* operator->() const { return drafter.get(); }
-  Drafter& operator*() const { return *drafter; }
+  std::optional<api::Head> head;
+  api::Drafter drafter;  // declared after the head: destroyed before it
+  explicit operator bool() const { return static_cast<bool>(drafter); }
 };
 // The target is not const: --total-tokens auto times forwards of it. `temperature`: the one the
 // sequence is decoded at (the drafter learns per head and temperature).
-DrafterBundle make_drafter(const DrafterFlags& flags, LlamaModel& target, int64_t ctx,
-                           float temperature, ThreadPool& pool);
+DrafterBundle make_drafter(const DrafterFlags& flags, api::Model& target, int64_t ctx,
+                           float temperature, api::Threads& threads);
 
-void print_cycle(FILE* out, const CycleTrace& cycle, const Tokenizer* tok);
+void print_cycle(FILE* out, const api::Cycle& cycle, const api::Tokenizer* tok);
 
 // --draft-vocab N: restricts the head to the N most frequent tokens of HEAD_DIR/draft_vocab.tsv
 // (nothing for N = 0).
-void apply_draft_vocab(EagleHead& head, const std::string& head_dir, int64_t n);
-void print_speculative_stats(FILE* out, const std::string& drafter, const SpeculativeStats& st);
+void apply_draft_vocab(api::Head& head, const std::string& head_dir, int64_t n);
+void print_speculative_stats(FILE* out, const std::string& drafter, const api::Stats& st);
 
 }  // namespace eagle2::cli

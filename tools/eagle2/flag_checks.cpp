@@ -3,10 +3,11 @@
 #include <sched.h>
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <thread>
 
-#include "core/parse_number.h"
+#include "eagle2/parse_number.h"
 
 namespace eagle2::cli {
 

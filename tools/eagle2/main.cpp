@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "commands.h"
-#include "core/error.h"
+#include "eagle2/error.h"
 
 namespace {
 

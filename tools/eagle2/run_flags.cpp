@@ -1,8 +1,7 @@
 #include <algorithm>
 
 #include "commands.h"
-#include "core/error.h"
-#include "core/thread_pool.h"
+#include "eagle2/runtime.h"
 #include "flag_checks.h"
 
 namespace eagle2::cli {
@@ -23,7 +22,7 @@ void add_run_flags(CLI::App& cmd, RunFlags& flags) {
 
 int resolve_threads(int requested) {
   // The default counts the machine's physical cores; a container may grant fewer CPUs.
-  return requested > 0 ? requested : std::min(default_thread_count(), available_cpus());
+  return requested > 0 ? requested : std::min(api::default_thread_count(), available_cpus());
 }
 
 int resolve_threads(const RunFlags& flags) { return resolve_threads(flags.threads); }
