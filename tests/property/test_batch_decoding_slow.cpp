@@ -43,8 +43,9 @@ TEST(BatchDecoding, BundledModelGreedy) {
   auto head = EagleHead::load(test::kBundledHead, *target);
   auto tok = Tokenizer::load(test::kBundledModel + "/tokenizer.model");
   std::vector<std::vector<int32_t>> prompts;
-  for (const char* text : {"def fibonacci(n):\n", "import os\nimport sys\n\n", "class Stack:\n    def ",
-                           "for i in range(10):\n", "# Read a file and count its lines\ndef "})
+  for (const char* text :
+       {"def fibonacci(n):\n", "import os\nimport sys\n\n", "class Stack:\n    def ",
+        "for i in range(10):\n", "# Read a file and count its lines\ndef "})
     prompts.push_back(tok->encode(text, true));
   ThreadPool pool(2);
   const auto cases = test::drafter_cases(*head, pool, target->config().vocab_size, 256);
