@@ -45,7 +45,8 @@ void Batch::validate(int64_t vocab_size, int64_t n_sequences) const {
   for (size_t i = 0; i < sequences.size(); ++i) {
     if (sequences[i] < 0 || sequences[i] >= n_sequences)
       fail("batch: row ", i, " names sequence ", sequences[i], ", outside [0, ", n_sequences, ")");
-    if (parents[i] >= 0 && parents[i] < static_cast<int32_t>(i) && sequences[parents[i]] != sequences[i])
+    if (parents[i] >= 0 && parents[i] < static_cast<int32_t>(i) &&
+        sequences[parents[i]] != sequences[i])
       fail("batch: row ", i, " of sequence ", sequences[i], " has parent ", parents[i],
            " of sequence ", sequences[parents[i]]);
   }

@@ -16,7 +16,7 @@ namespace eagle2 {
 struct Batch {
   std::vector<int32_t> tokens;
   std::vector<int32_t> positions;
-  std::vector<int32_t> parents;  // parents[i] < i, or -1: attached to the committed context only
+  std::vector<int32_t> parents;    // parents[i] < i, or -1: attached to the committed context only
   std::vector<int32_t> sequences;  // per row; empty: every row is in sequence 0
 
   int64_t size() const { return static_cast<int64_t>(tokens.size()); }

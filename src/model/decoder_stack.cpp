@@ -25,8 +25,8 @@ void DecoderStack::check(const DecoderRows& rows, int64_t n_layers) const {
   for (KvCache* kv : rows.caches) {
     if (kv == nullptr) fail("decoder: null KV cache");
     if (kv->n_layers() < n_layers || kv->kv_dim() != n_kv_heads_ * head_dim_)
-      fail("decoder: a KV cache of ", kv->n_layers(), " layers x ", kv->kv_dim(),
-           " does not fit ", n_layers, " layers x ", n_kv_heads_ * head_dim_);
+      fail("decoder: a KV cache of ", kv->n_layers(), " layers x ", kv->kv_dim(), " does not fit ",
+           n_layers, " layers x ", n_kv_heads_ * head_dim_);
   }
   for (int64_t i = 0; i < rows.n; ++i) {
     const int32_t s = rows.sequence ? rows.sequence[i] : 0;
@@ -36,7 +36,8 @@ void DecoderStack::check(const DecoderRows& rows, int64_t n_layers) const {
     if (rows.slots[i] < lo || rows.slots[i] >= hi)
       fail("decoder: row ", i, " writes KV slot ", rows.slots[i], " outside the reserved [", lo,
            ", ", hi, ")");
-    if (rows.positions[i] < 0) fail("decoder: row ", i, " has negative position ", rows.positions[i]);
+    if (rows.positions[i] < 0)
+      fail("decoder: row ", i, " has negative position ", rows.positions[i]);
     for (int64_t j = rows.visible_begin[i]; j < rows.visible_begin[i + 1]; ++j)
       if (rows.visible[j] < lo || rows.visible[j] >= hi)
         fail("decoder: row ", i, " sees KV slot ", rows.visible[j], " outside the reserved [", lo,
@@ -66,7 +67,8 @@ void DecoderStack::forward(std::span<const DecoderLayerWeights> layers, const De
   w.sequences.clear();
   for (const KvCache* kv : rows.caches)
     w.sequences.push_back({.table = kv->block_table().data(), .n_context = kv->size()});
-  for (size_t l = 0; l < layers.size(); ++l) layer(layers[l], static_cast<int64_t>(l), rows, x, pool);
+  for (size_t l = 0; l < layers.size(); ++l)
+    layer(layers[l], static_cast<int64_t>(l), rows, x, pool);
 }
 
 void DecoderStack::layer(const DecoderLayerWeights& L, int64_t l, const DecoderRows& rows, float* x,
@@ -107,12 +109,21 @@ void DecoderStack::layer(const DecoderLayerWeights& L, int64_t l, const DecoderR
     while (r1 < T && &cache_of(r1).pool() == pool_of_run) ++r1;
     const KvCache& kv = cache_of(r0);
     attention_batch(path,
-                    {.q = &w.q[r0 * qd], .k = kv.key_base(l), .v = kv.value_base(l), .stride = kvd,
-                     .shift = kv.block_shift(), .sequences = w.sequences.data(),
+                    {.q = &w.q[r0 * qd],
+                     .k = kv.key_base(l),
+                     .v = kv.value_base(l),
+                     .stride = kvd,
+                     .shift = kv.block_shift(),
+                     .sequences = w.sequences.data(),
                      .row_sequence = rows.sequence ? rows.sequence + r0 : nullptr,
-                     .visible = rows.visible, .visible_begin = rows.visible_begin + r0,
-                     .n_rows = r1 - r0, .n_heads = H, .n_kv_heads = KV, .head_dim = hd,
-                     .scale = scale, .out = &w.attn[r0 * qd]},
+                     .visible = rows.visible,
+                     .visible_begin = rows.visible_begin + r0,
+                     .n_rows = r1 - r0,
+                     .n_heads = H,
+                     .n_kv_heads = KV,
+                     .head_dim = hd,
+                     .scale = scale,
+                     .out = &w.attn[r0 * qd]},
                     pool);
     r0 = r1;
   }

@@ -70,7 +70,8 @@ void KvCache::shrink_to(int64_t slots) {
 
 void KvCache::begin_batch(int64_t n_rows) {
   if (n_rows < 0 || size_ + n_rows > capacity_)
-    fail("context full: ", size_, " cached tokens + ", n_rows, " new ones exceed --ctx ", capacity_);
+    fail("context full: ", size_, " cached tokens + ", n_rows, " new ones exceed --ctx ",
+         capacity_);
   const int64_t need = blocks_for(size_ + n_rows, pool_->block_shift());
   const int64_t more = need - static_cast<int64_t>(blocks_.size());
   if (more > pool_->free_blocks())

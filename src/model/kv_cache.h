@@ -47,7 +47,9 @@ class KvCache {
 
   // Slot `slot` (< size + pending) of layer `layer`.
   float* key(int64_t layer, int64_t slot) { return pool_->key_base(layer) + row(slot) * kv_dim(); }
-  float* value(int64_t layer, int64_t slot) { return pool_->value_base(layer) + row(slot) * kv_dim(); }
+  float* value(int64_t layer, int64_t slot) {
+    return pool_->value_base(layer) + row(slot) * kv_dim();
+  }
   const float* key(int64_t layer, int64_t slot) const {
     return pool_->key_base(layer) + row(slot) * kv_dim();
   }

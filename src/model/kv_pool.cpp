@@ -52,7 +52,8 @@ KvPool::KvPool(int64_t n_layers, int64_t kv_dim, int64_t block_size, int64_t n_b
   // Block 0 is handed out first, then 1, 2, ...: one sequence alone gets its blocks in storage
   // order, which keeps its reads sequential.
   free_.resize(static_cast<size_t>(n_blocks));
-  for (int64_t i = 0; i < n_blocks; ++i) free_[static_cast<size_t>(i)] = static_cast<int32_t>(n_blocks - 1 - i);
+  for (int64_t i = 0; i < n_blocks; ++i)
+    free_[static_cast<size_t>(i)] = static_cast<int32_t>(n_blocks - 1 - i);
   in_use_.assign(static_cast<size_t>(n_blocks), 0);
 }
 

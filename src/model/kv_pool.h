@@ -1,9 +1,10 @@
-// The memory behind KV caches: fixed-size blocks of token slots over one allocation, shared by every
-// sequence of a model (model/kv_cache.h holds each sequence's block table). Storage is per layer:
-// keys of layer l, storage row r at key_base(l) + r * kv_dim, where row r is slot r % block_size of
-// block r / block_size (likewise values). Blocks are handed out from a free list and come back
-// when a sequence no longer needs them, so many sequences of different lengths share one budget
-// without fragmentation: a sequence holds ceil(tokens / block_size) blocks, never its maximum.
+// The memory behind KV caches: fixed-size blocks of token slots over one allocation, shared by
+// every sequence of a model (model/kv_cache.h holds each sequence's block table). Storage is per
+// layer: keys of layer l, storage row r at key_base(l) + r * kv_dim, where row r is slot r %
+// block_size of block r / block_size (likewise values). Blocks are handed out from a free list and
+// come back when a sequence no longer needs them, so many sequences of different lengths share one
+// budget without fragmentation: a sequence holds ceil(tokens / block_size) blocks, never its
+// maximum.
 #pragma once
 
 #include <cstddef>
@@ -42,16 +43,20 @@ class KvPool {
 
   float* key_base(int64_t layer) { return &k_[static_cast<size_t>(layer) * layer_floats_]; }
   float* value_base(int64_t layer) { return &v_[static_cast<size_t>(layer) * layer_floats_]; }
-  const float* key_base(int64_t layer) const { return &k_[static_cast<size_t>(layer) * layer_floats_]; }
-  const float* value_base(int64_t layer) const { return &v_[static_cast<size_t>(layer) * layer_floats_]; }
+  const float* key_base(int64_t layer) const {
+    return &k_[static_cast<size_t>(layer) * layer_floats_];
+  }
+  const float* value_base(int64_t layer) const {
+    return &v_[static_cast<size_t>(layer) * layer_floats_];
+  }
 
  private:
   int64_t n_layers_, kv_dim_, n_blocks_;
   int shift_ = 0;
   size_t layer_floats_ = 0;  // n_blocks * block_size * kv_dim
   std::vector<float> k_, v_;
-  std::vector<int32_t> free_;     // a stack: the next allocate() takes the back
-  std::vector<uint8_t> in_use_;   // per block
+  std::vector<int32_t> free_;    // a stack: the next allocate() takes the back
+  std::vector<uint8_t> in_use_;  // per block
   int64_t peak_used_ = 0;
 };
 

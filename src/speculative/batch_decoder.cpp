@@ -5,16 +5,10 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/stopwatch.h"
 #include "speculative/cycle_checks.h"
 
 namespace eagle2 {
-
-namespace {
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-}  // namespace
 
 struct BatchDecoder::Sequence {
   Sequence(std::vector<int32_t> p, const GenerationOptions& o, std::unique_ptr<Drafter> dr,
@@ -29,7 +23,7 @@ struct BatchDecoder::Sequence {
   int32_t root = 0;
   bool started = false, finished = false;
   DraftTree tree;
-  Clock::time_point decode_start;
+  SteadyClock::time_point decode_start;
 };
 
 BatchDecoder::BatchDecoder(LlamaModel& model, std::shared_ptr<KvPool> kv_pool, int64_t context,
@@ -104,7 +98,7 @@ bool BatchDecoder::emit(Sequence& s, int32_t token) {
 
 void BatchDecoder::finish(Sequence& s) {
   s.finished = true;
-  if (s.started) s.stats.decode_seconds = since(s.decode_start);
+  if (s.started) s.stats.decode_seconds = seconds_since(s.decode_start);
   s.kv.truncate(0);  // its blocks go back to the pool now, not when it is removed
   s.drafter.reset();
 }
@@ -115,7 +109,7 @@ void BatchDecoder::finish(Sequence& s) {
 // does before its first cycle, bit for bit (batch invariance).
 void BatchDecoder::start(const std::vector<Sequence*>& newcomers) {
   const int64_t V = model_.config().vocab_size, d = model_.config().hidden_size;
-  const auto t0 = Clock::now();
+  const auto t0 = SteadyClock::now();
   const size_t n = newcomers.size();
   std::vector<std::vector<float>> hidden(n), last_logits(n);
   std::vector<int64_t> done(n, 0);
@@ -164,12 +158,12 @@ void BatchDecoder::start(const std::vector<Sequence*>& newcomers) {
     for (KvCache* kv : caches) kv->truncate(0);
     throw;
   }
-  const double prefill_seconds = since(t0);
+  const double prefill_seconds = seconds_since(t0);
   for (size_t j = 0; j < n; ++j) {
     Sequence& s = *newcomers[j];
     s.stats.prefill_seconds = prefill_seconds;  // each waited for the shared prefill
     s.started = true;
-    s.decode_start = Clock::now();
+    s.decode_start = SteadyClock::now();
     bool go = s.options.max_new_tokens > 0;
     if (go) {
       s.root = sample_token(last_logits[j].data(), V, s.options.sampling, 0);
@@ -179,9 +173,9 @@ void BatchDecoder::start(const std::vector<Sequence*>& newcomers) {
       finish(s);
       continue;
     }
-    const auto td = Clock::now();
+    const auto td = SteadyClock::now();
     s.drafter->begin(s.prompt, hidden[j].data(), s.root);
-    s.stats.draft_seconds += since(td);
+    s.stats.draft_seconds += seconds_since(td);
   }
 }
 
@@ -206,9 +200,9 @@ int64_t BatchDecoder::step() {
       finish(s);
       continue;
     }
-    const auto td = Clock::now();
+    const auto td = SteadyClock::now();
     s.drafter->draft(room, s.tree);
-    s.stats.draft_seconds += since(td);
+    s.stats.draft_seconds += seconds_since(td);
     check_drafted_tree(s.tree, V, s.root, room, s.drafter->name());
     first_row.push_back(batch.size());
     batch.append(Batch::tree(s.tree.tokens, s.tree.parents, static_cast<int32_t>(n)),
@@ -218,12 +212,12 @@ int64_t BatchDecoder::step() {
   }
   if (batch_of.empty()) return live();
 
-  const auto tv = Clock::now();
+  const auto tv = SteadyClock::now();
   std::vector<int32_t> rows(static_cast<size_t>(batch.size()));
   for (size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<int32_t>(i);
   ForwardResult out;
   model_.forward(batch, caches, rows, out, pool_);
-  const double forward_seconds = since(tv);
+  const double forward_seconds = seconds_since(tv);
 
   std::vector<float> path_features;
   for (size_t j = 0; j < batch_of.size(); ++j) {
@@ -256,9 +250,9 @@ int64_t BatchDecoder::step() {
     path_features.resize(verdict.path.size() * static_cast<size_t>(d));
     for (size_t k = 0; k < verdict.path.size(); ++k)
       std::memcpy(&path_features[k * d], hidden + verdict.path[k] * d, d * sizeof(float));
-    const auto td = Clock::now();
+    const auto td = SteadyClock::now();
     s.drafter->accept(s.tree, verdict.path, path_features.data(), verdict.bonus);
-    s.stats.draft_seconds += since(td);
+    s.stats.draft_seconds += seconds_since(td);
     s.root = verdict.bonus;
   }
   return live();

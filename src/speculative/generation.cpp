@@ -4,14 +4,9 @@
 #include <chrono>
 
 #include "core/error.h"
+#include "core/stopwatch.h"
 
 namespace eagle2 {
-
-namespace {
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-}  // namespace
 
 bool is_eos(const LlamaConfig& cfg, int32_t token) {
   return std::find(cfg.eos_token_ids.begin(), cfg.eos_token_ids.end(), token) !=
@@ -51,11 +46,11 @@ GenerationStats generate_plain(LlamaModel& model, KvCache& kv, const std::vector
   const LlamaConfig& cfg = model.config();
   ForwardResult out;
 
-  auto t0 = std::chrono::steady_clock::now();
+  auto t0 = SteadyClock::now();
   prefill(model, kv, prompt, options.prefill_chunk, out, pool);
   stats.prefill_seconds = seconds_since(t0);
 
-  t0 = std::chrono::steady_clock::now();
+  t0 = SteadyClock::now();
   const int32_t row0 = 0;
   while (stats.new_tokens < options.max_new_tokens) {
     // Output position new_tokens: the same number the speculative loop samples this token with.

@@ -5,17 +5,10 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/stopwatch.h"
 #include "speculative/cycle_checks.h"
 
 namespace eagle2 {
-
-namespace {
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-}  // namespace
 
 double SpeculativeStats::tau() const {
   if (cycles == 0) return 0;
@@ -42,11 +35,11 @@ SpeculativeStats speculative_generate(LlamaModel& model, KvCache& kv, Drafter& d
   const int64_t V = cfg.vocab_size, d = cfg.hidden_size;
   ForwardResult out;
 
-  auto t0 = Clock::now();
+  auto t0 = SteadyClock::now();
   prefill(model, kv, prompt, options.prefill_chunk, out, pool);
-  st.prefill_seconds = since(t0);
+  st.prefill_seconds = seconds_since(t0);
 
-  const auto decode_start = Clock::now();
+  const auto decode_start = SteadyClock::now();
   // Emits one token; false when generation must stop (EOS, limit, or the caller).
   auto emit = [&](int32_t token) {
     if (options.stop_at_eos && is_eos(cfg, token)) {
@@ -65,9 +58,9 @@ SpeculativeStats speculative_generate(LlamaModel& model, KvCache& kv, Drafter& d
     go = emit(root);
   }
   if (go) {
-    auto td = Clock::now();
+    auto td = SteadyClock::now();
     drafter.begin(prompt, out.hidden.data(), root);
-    st.draft_seconds += since(td);
+    st.draft_seconds += seconds_since(td);
   }
   DraftTree tree;
   std::vector<int32_t> rows;
@@ -79,12 +72,12 @@ SpeculativeStats speculative_generate(LlamaModel& model, KvCache& kv, Drafter& d
       st.stopped_at_context = true;
       break;
     }
-    auto td = Clock::now();
+    auto td = SteadyClock::now();
     drafter.draft(room, tree);
-    st.draft_seconds += since(td);
+    st.draft_seconds += seconds_since(td);
     check_drafted_tree(tree, V, root, room, drafter.name());
 
-    auto tv = Clock::now();
+    auto tv = SteadyClock::now();
     rows.resize(static_cast<size_t>(tree.size()));
     for (int64_t i = 0; i < tree.size(); ++i) rows[i] = static_cast<int32_t>(i);
     model.forward(Batch::tree(tree.tokens, tree.parents, static_cast<int32_t>(n)), kv, rows, out,
@@ -99,7 +92,7 @@ SpeculativeStats speculative_generate(LlamaModel& model, KvCache& kv, Drafter& d
             : verify_sampling(tree, out.logits.data(), V, options.sampling, first_position);
     check_verdict(verdict, tree, V);
     kv.keep(verdict.path);
-    st.verify_seconds += since(tv);
+    st.verify_seconds += seconds_since(tv);
 
     ++st.cycles;
     ++st.target_forwards;
@@ -116,12 +109,12 @@ SpeculativeStats speculative_generate(LlamaModel& model, KvCache& kv, Drafter& d
     path_features.resize(verdict.path.size() * static_cast<size_t>(d));
     for (size_t j = 0; j < verdict.path.size(); ++j)
       std::memcpy(&path_features[j * d], &out.hidden[verdict.path[j] * d], d * sizeof(float));
-    td = Clock::now();
+    td = SteadyClock::now();
     drafter.accept(tree, verdict.path, path_features.data(), verdict.bonus);
-    st.draft_seconds += since(td);
+    st.draft_seconds += seconds_since(td);
     root = verdict.bonus;
   }
-  st.decode_seconds = since(decode_start);
+  st.decode_seconds = seconds_since(decode_start);
   return st;
 }
 

@@ -14,52 +14,45 @@ std::vector<std::vector<int32_t>> children_of(const DraftTree& tree) {
   return ch;
 }
 
-Verdict verify_greedy(const DraftTree& tree, const float* logits, int64_t vocab) {
+namespace {
+
+// From the root, the target's token at each level picks the child holding it (the first such
+// child) and the walk goes on from there; when no child holds it, that token is the bonus. Greedy
+// and position-keyed sampling differ only in how the token is picked: pick(node, depth).
+template <class PickToken>
+Verdict follow_target_tokens(const DraftTree& tree, int64_t vocab, PickToken&& pick) {
   validate_draft_tree(tree, vocab, "verify: draft tree");
   const auto children = children_of(tree);
   Verdict v;
-  int32_t node = 0;
   v.path.push_back(0);
-  for (;;) {
-    const int32_t best = argmax(logits + node * vocab, vocab);
-    int32_t next = -1;
-    for (int32_t c : children[node])
-      if (tree.tokens[c] == best) {
-        next = c;
-        break;
-      }
-    if (next < 0) {
-      v.bonus = best;
+  for (int32_t node = 0, depth = 0;; ++depth) {
+    const int32_t x = pick(node, depth);
+    const std::vector<int32_t>& ch = children[static_cast<size_t>(node)];
+    const auto it =
+        std::find_if(ch.begin(), ch.end(), [&](int32_t c) { return tree.tokens[c] == x; });
+    if (it == ch.end()) {
+      v.bonus = x;
       return v;
     }
-    node = next;
+    node = *it;
     v.path.push_back(node);
   }
 }
 
+}  // namespace
+
+Verdict verify_greedy(const DraftTree& tree, const float* logits, int64_t vocab) {
+  return follow_target_tokens(
+      tree, vocab, [&](int32_t node, int32_t) { return argmax(logits + node * vocab, vocab); });
+}
+
 Verdict verify_sampling(const DraftTree& tree, const float* logits, int64_t vocab,
                         const SamplingParams& params, uint64_t first_position) {
-  validate_draft_tree(tree, vocab, "verify: draft tree");
-  const auto children = children_of(tree);
-  Verdict v;
-  int32_t node = 0;
-  v.path.push_back(0);
-  for (uint64_t position = first_position;; ++position) {
+  return follow_target_tokens(tree, vocab, [&](int32_t node, int32_t depth) {
     const Distribution p = process_logits(logits + node * vocab, vocab, params);
-    const int32_t x = sample_with(p, counter_uniform(params.seed, position));
-    int32_t next = -1;
-    for (int32_t c : children[node])
-      if (tree.tokens[c] == x) {
-        next = c;
-        break;
-      }
-    if (next < 0) {
-      v.bonus = x;
-      return v;
-    }
-    node = next;
-    v.path.push_back(node);
-  }
+    return sample_with(p,
+                       counter_uniform(params.seed, first_position + static_cast<uint64_t>(depth)));
+  });
 }
 
 Verdict verify_sampling_rejection(const DraftTree& tree, const float* logits, int64_t vocab,

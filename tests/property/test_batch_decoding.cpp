@@ -63,8 +63,9 @@ TEST(BatchDecoding, APoolTooSmallFailsTheStepAndHoldsNothing) {
   const std::vector<int32_t> prompt(30, 5);
   const int64_t a = decoder.add(prompt, opt, nullptr);
   const int64_t b = decoder.add(std::vector<int32_t>(30, 6), opt, nullptr);
-  EXPECT_EQ(test::error_of([&] { decoder.step(); }),
-            "KV memory full: a batch of 30 tokens needs 2 more blocks of 16 tokens, 1 of 3 are free");
+  EXPECT_EQ(
+      test::error_of([&] { decoder.step(); }),
+      "KV memory full: a batch of 30 tokens needs 2 more blocks of 16 tokens, 1 of 3 are free");
   EXPECT_EQ(kv_pool->used_blocks(), 0);
   decoder.remove(b);
   while (decoder.step() > 0) {

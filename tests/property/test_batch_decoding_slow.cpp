@@ -8,22 +8,17 @@
 #include "support/batch_runs.h"
 #include "support/cli.h"
 #include "support/shared_data.h"
+#include "support/stories.h"
 #include "tokenizer/tokenizer.h"
 
 namespace eagle2 {
 namespace {
 
 TEST(BatchDecoding, StoriesModelGreedyAndSampled) {
-  EAGLE2_SHARED_FILE(model_cfg, "data/models/stories260K-hf/config.json");
-  EAGLE2_SHARED_FILE(head_cfg, "data/models/stories260K-eagle-head/config.json");
-  EAGLE2_SHARED_FILE(corpus, "data/corpora/tinystories_valid_head.txt");
-  const std::string model_dir = model_cfg.substr(0, model_cfg.rfind('/'));
-  auto target = LlamaModel::load(model_dir);
-  auto head = EagleHead::load(head_cfg.substr(0, head_cfg.rfind('/')), *target);
-  auto tok = Tokenizer::load(model_dir + "/tokenizer.model");
-  std::vector<std::vector<int32_t>> prompts;
-  for (const std::string& text : test::held_out_openings(corpus, 8))
-    prompts.push_back(tok->encode(text, true));
+  EAGLE2_STORIES(s, 8);
+  LlamaModel* target = s.target.get();
+  EagleHead* head = s.head.get();
+  const std::vector<std::vector<int32_t>>& prompts = s.prompts;
   ThreadPool pool(2);
   const auto cases = test::drafter_cases(*head, pool, target->config().vocab_size, 512);
   test::BatchRunOptions opt;
@@ -43,8 +38,9 @@ TEST(BatchDecoding, BundledModelGreedy) {
   auto head = EagleHead::load(test::kBundledHead, *target);
   auto tok = Tokenizer::load(test::kBundledModel + "/tokenizer.model");
   std::vector<std::vector<int32_t>> prompts;
-  for (const char* text : {"def fibonacci(n):\n", "import os\nimport sys\n\n", "class Stack:\n    def ",
-                           "for i in range(10):\n", "# Read a file and count its lines\ndef "})
+  for (const char* text :
+       {"def fibonacci(n):\n", "import os\nimport sys\n\n", "class Stack:\n    def ",
+        "for i in range(10):\n", "# Read a file and count its lines\ndef "})
     prompts.push_back(tok->encode(text, true));
   ThreadPool pool(2);
   const auto cases = test::drafter_cases(*head, pool, target->config().vocab_size, 256);

@@ -7,6 +7,7 @@
 #include "support/equality_runs.h"
 #include "support/random_models.h"
 #include "support/shared_data.h"
+#include "support/stories.h"
 #include "tokenizer/tokenizer.h"
 
 namespace eagle2 {
@@ -24,19 +25,13 @@ void check_greedy_equality(LlamaModel& target, EagleHead& head,
 }
 
 TEST(GreedyEquality, StoriesModelEveryDrafterEveryBudget) {
-  EAGLE2_SHARED_FILE(model_cfg, "data/models/stories260K-hf/config.json");
-  EAGLE2_SHARED_FILE(head_cfg, "data/models/stories260K-eagle-head/config.json");
-  EAGLE2_SHARED_FILE(corpus, "data/corpora/tinystories_valid_head.txt");
-  const std::string model_dir = model_cfg.substr(0, model_cfg.rfind('/'));
-  auto target = LlamaModel::load(model_dir);
-  auto head = EagleHead::load(head_cfg.substr(0, head_cfg.rfind('/')), *target);
-  auto tok = Tokenizer::load(model_dir + "/tokenizer.model");
-  std::vector<std::vector<int32_t>> prompts;
-  for (const std::string& text : test::held_out_openings(corpus, static_cast<size_t>(test::scaled(32))))
-    prompts.push_back(tok->encode(text, true));
+  EAGLE2_STORIES(s, static_cast<size_t>(test::scaled(32)));
+  LlamaModel& target = *s.target;
+  EagleHead& head = *s.head;
+  const std::vector<std::vector<int32_t>>& prompts = s.prompts;
   ASSERT_GE(prompts.size(), static_cast<size_t>(test::scaled(30)));
   test::Coverage cov;
-  check_greedy_equality(*target, *head, prompts, 48, 512, cov);
+  check_greedy_equality(target, head, prompts, 48, 512, cov);
   // The runs must have covered total rejection, partial and full acceptance.
   for (const std::string name : {"dynamic-60-5-10", "scripted"}) {
     SCOPED_TRACE(name);

@@ -96,7 +96,8 @@ std::vector<Rows> run_together(LlamaModel& m, const std::vector<Case>& cases, in
       batch_row[s].push_back(static_cast<int32_t>(all.tokens.size()));
       all.tokens.push_back(b.tokens[i]);
       all.positions.push_back(b.positions[i]);
-      all.parents.push_back(b.parents[i] < 0 ? -1 : batch_row[s][static_cast<size_t>(b.parents[i])]);
+      all.parents.push_back(b.parents[i] < 0 ? -1
+                                             : batch_row[s][static_cast<size_t>(b.parents[i])]);
       all.sequences.push_back(static_cast<int32_t>(s));
     }
   }
@@ -133,8 +134,10 @@ std::vector<Rows> run_together(LlamaModel& m, const std::vector<Case>& cases, in
 void expect_same_bits(const Rows& a, const Rows& b, const std::string& what) {
   ASSERT_EQ(a.logits.size(), b.logits.size()) << what;
   ASSERT_EQ(a.hidden.size(), b.hidden.size()) << what;
-  EXPECT_EQ(0, std::memcmp(a.logits.data(), b.logits.data(), a.logits.size() * sizeof(float))) << what;
-  EXPECT_EQ(0, std::memcmp(a.hidden.data(), b.hidden.data(), a.hidden.size() * sizeof(float))) << what;
+  EXPECT_EQ(0, std::memcmp(a.logits.data(), b.logits.data(), a.logits.size() * sizeof(float)))
+      << what;
+  EXPECT_EQ(0, std::memcmp(a.hidden.data(), b.hidden.data(), a.hidden.size() * sizeof(float)))
+      << what;
 }
 
 class MultiSequence : public ::testing::TestWithParam<DType> {};
@@ -155,15 +158,14 @@ TEST_P(MultiSequence, EveryRowHasTheBitsOfItsSequenceAlone) {
         for (int s = 0; s < n_seq; ++s)
           expect_same_bits(together[s], alone[s],
                            "sequence " + std::to_string(s) + " of " + std::to_string(n_seq) +
-                               ", block " + std::to_string(block) + ", " +
-                               std::to_string(threads) + " threads");
+                               ", block " + std::to_string(block) + ", " + std::to_string(threads) +
+                               " threads");
       }
     }
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(AllDTypes, MultiSequence,
-                         ::testing::Values(DType::F32, DType::BF16),
+INSTANTIATE_TEST_SUITE_P(AllDTypes, MultiSequence, ::testing::Values(DType::F32, DType::BF16),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
 // The head's forward over rows of several sequences gives each row the bits of its sequence
@@ -247,8 +249,9 @@ TEST(MultiSequence, BadBatchesAreErrors) {
   Batch wide;
   wide.append(Batch::causal(std::vector<int32_t>(10, 3), 0), 0);
   wide.append(Batch::causal(std::vector<int32_t>(10, 4), 0), 1);
-  EXPECT_EQ(test::error_of([&] { m->forward(wide, two, {}, out, pool); }),
-            "KV memory full: a batch of 10 tokens needs 1 more blocks of 16 tokens, 0 of 1 are free");
+  EXPECT_EQ(
+      test::error_of([&] { m->forward(wide, two, {}, out, pool); }),
+      "KV memory full: a batch of 10 tokens needs 1 more blocks of 16 tokens, 0 of 1 are free");
   EXPECT_EQ(small->used_blocks(), 0);
   EXPECT_EQ(c.pending(), 0);
 }

@@ -11,34 +11,11 @@
 #include "support/equality_runs.h"
 #include "support/scripted_drafter.h"
 #include "support/shared_data.h"
+#include "support/stories.h"
 #include "tokenizer/tokenizer.h"
 
 namespace eagle2 {
 namespace {
-
-struct Stories {
-  std::unique_ptr<LlamaModel> target;
-  std::unique_ptr<EagleHead> head;
-  std::vector<std::vector<int32_t>> prompts;
-};
-
-Stories load_stories(const std::string& model_cfg, const std::string& head_cfg,
-                     const std::string& corpus, size_t n_prompts) {
-  Stories s;
-  const std::string model_dir = model_cfg.substr(0, model_cfg.rfind('/'));
-  s.target = LlamaModel::load(model_dir);
-  s.head = EagleHead::load(head_cfg.substr(0, head_cfg.rfind('/')), *s.target);
-  auto tok = Tokenizer::load(model_dir + "/tokenizer.model");
-  for (const std::string& text : test::held_out_openings(corpus, n_prompts))
-    s.prompts.push_back(tok->encode(text, true));
-  return s;
-}
-
-#define EAGLE2_STORIES(var, n_prompts)                                                      \
-  EAGLE2_SHARED_FILE(model_cfg, "data/models/stories260K-hf/config.json");                  \
-  EAGLE2_SHARED_FILE(head_cfg, "data/models/stories260K-eagle-head/config.json");           \
-  EAGLE2_SHARED_FILE(corpus, "data/corpora/tinystories_valid_head.txt");                    \
-  Stories var = load_stories(model_cfg, head_cfg, corpus, n_prompts)
 
 TEST(SampledEquality, StoriesModelEveryDrafter) {
   EAGLE2_STORIES(s, static_cast<size_t>(test::scaled(8)));

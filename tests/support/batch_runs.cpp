@@ -24,8 +24,8 @@ int64_t check_batch_equality(LlamaModel& target, const std::vector<DrafterCase>&
         e.prompt = prompts[static_cast<size_t>(s) % prompts.size()];
         e.opt.sampling = sampling;
         e.opt.sampling.seed = sampling.seed + static_cast<uint64_t>(s);
-        e.opt.max_new_tokens = options.max_new_tokens / 3 +
-                               (options.max_new_tokens * 2 / 3) * (s % 4) / 3;
+        e.opt.max_new_tokens =
+            options.max_new_tokens / 3 + (options.max_new_tokens * 2 / 3) * (s % 4) / 3;
         e.drafter = (static_cast<size_t>(s) + static_cast<size_t>(n_seq)) % cases.size();
         e.tokens = plain_tokens(target, e.prompt, e.opt, options.ctx, pool);
         expect.push_back(std::move(e));
@@ -38,8 +38,8 @@ int64_t check_batch_equality(LlamaModel& target, const std::vector<DrafterCase>&
       auto add = [&](size_t s) {
         std::vector<int32_t> truth = expect[s].prompt;
         truth.insert(truth.end(), expect[s].tokens.begin(), expect[s].tokens.end());
-        ids.push_back(decoder.add(expect[s].prompt, expect[s].opt,
-                                  cases[expect[s].drafter].make(truth)));
+        ids.push_back(
+            decoder.add(expect[s].prompt, expect[s].opt, cases[expect[s].drafter].make(truth)));
       };
       const size_t first = (static_cast<size_t>(n_seq) + 1) / 2;
       for (size_t s = 0; s < first; ++s) add(s);
