@@ -207,6 +207,9 @@ void attention_multi_avx512(const float* k, const float* v, int64_t stride, cons
     };
     for (int64_t j0 = 0; j0 < n_context; j0 += 16) {
       const int64_t count = n_context - j0 < 16 ? n_context - j0 : 16;
+      // The block's value rows, looked up in the block table once for all the queries.
+      const float* vrow[16];
+      for (int64_t i = 0; i < count; ++i) vrow[i] = v + row_of(table, shift, j0 + i) * stride;
       for (int64_t qi = 0; qi < n_queries; ++qi) {
         float* aq = acc + qi * 256;
         __m512 a[kParts][kVecs];
@@ -215,14 +218,14 @@ void attention_multi_avx512(const float* k, const float* v, int64_t stride, cons
         const float* p = queries[qi].scores + j0;
         int64_t j = 0;
         for (; j + kParts <= count; j += kParts) {
-          add_slot(a[0], v + row_of(table, shift, j0 + j) * stride, p[j]);
-          add_slot(a[1], v + row_of(table, shift, j0 + j + 1) * stride, p[j + 1]);
-          add_slot(a[2], v + row_of(table, shift, j0 + j + 2) * stride, p[j + 2]);
-          add_slot(a[3], v + row_of(table, shift, j0 + j + 3) * stride, p[j + 3]);
+          add_slot(a[0], vrow[j], p[j]);
+          add_slot(a[1], vrow[j + 1], p[j + 1]);
+          add_slot(a[2], vrow[j + 2], p[j + 2]);
+          add_slot(a[3], vrow[j + 3], p[j + 3]);
         }
-        if (j < count) add_slot(a[0], v + row_of(table, shift, j0 + j) * stride, p[j]), ++j;
-        if (j < count) add_slot(a[1], v + row_of(table, shift, j0 + j) * stride, p[j]), ++j;
-        if (j < count) add_slot(a[2], v + row_of(table, shift, j0 + j) * stride, p[j]), ++j;
+        if (j < count) add_slot(a[0], vrow[j], p[j]), ++j;
+        if (j < count) add_slot(a[1], vrow[j], p[j]), ++j;
+        if (j < count) add_slot(a[2], vrow[j], p[j]), ++j;
         for (int r = 0; r < kParts; ++r)
           for (int i = 0; i < kVecs; ++i) _mm512_storeu_ps(aq + (r * kVecs + i) * 16, a[r][i]);
       }
