@@ -1,0 +1,34 @@
+// Finite-difference gradient checking for the tests of src/train's backward passes: central
+// differences of a double-precision loss (float32 differences would be too coarse for 1e-3
+// checks) and the comparisons the checks share.
+#pragma once
+
+#include <functional>
+#include <random>
+#include <vector>
+
+namespace eagle2::test::grad_check {
+
+using Vec = std::vector<float>;
+using DVec = std::vector<double>;
+
+// n uniform values in [lo, hi).
+Vec rnd(size_t n, std::mt19937& g, float lo = -1.0f, float hi = 1.0f);
+
+DVec to_d(const Vec& v);
+
+// sum(a * r): the loss L = sum(out * R) of a reference output, so dout = R.
+double dot(const DVec& a, const Vec& r);
+
+// dL/dx by central differences; f reads x (captured by reference).
+DVec numeric_grad(DVec& x, const std::function<double()>& f, double h = 1e-6);
+
+// Max error relative to the gradient's scale; also guards against a vacuous all-zero check.
+void expect_grad(const Vec& analytic, const DVec& numeric, const char* what, double rtol = 1e-3);
+
+// A float forward against its double reference, relative to the reference's scale.
+void expect_close(const Vec& got, const DVec& want, double rtol, const char* what);
+
+bool same_bits(const Vec& a, const Vec& b);
+
+}  // namespace eagle2::test::grad_check
