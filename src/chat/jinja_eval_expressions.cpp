@@ -113,7 +113,7 @@ Value Evaluator::call(const Value& fn, const Args& args, Scope* calling, const N
     // x.append(...) and the like: name the missing method rather than "cannot call undefined".
     if (callee.type == NodeType::Member && !callee.flag && callee.b->literal.is(Kind::String) &&
         fn.is_undefined())
-      throw Failure("'" + callee.b->literal.str() + "' is not a method or callable attribute here");
+      throw Failure("cannot call '" + callee.b->literal.str() + "': there is no such method here");
     throw Failure(std::string("cannot call ") + kind_name(fn.kind()));
   }
   const Function& f = fn.function();
@@ -164,7 +164,7 @@ Value Evaluator::call_body(const Node& definition, const std::string& display_na
     scope->vars.set("varargs", heap_.array(std::move(extra)));
   } else if (args.positional.size() > params.size()) {
     throw Failure(display_name + " takes at most " + std::to_string(params.size()) +
-                  " arguments, got " + std::to_string(args.positional.size()));
+                  " argument(s), got " + std::to_string(args.positional.size()));
   }
   // Defaults are evaluated last, in the macro's scope, so they can use the parameters before them.
   for (const Node* p : pending_defaults) scope->vars.set(p->name, eval(*p->a, scope));
