@@ -124,20 +124,23 @@ Evaluator::Flow Evaluator::exec_for(const Node& n, Scope* scope, std::string& ou
   }
   const size_t count = items->size();
   bool iterated = false;
+  // One `loop` object updated in place: a fresh one per iteration (as the reference makes) would
+  // keep every iteration's object alive in the heap until the render ends.
+  Object* loop = heap_.new_object();
+  loop_scope->vars.set("loop", Value::of(loop));
   for (size_t i = 0; i < count; ++i) {
     heap_.step();
-    Object loop;
     const double index = static_cast<double>(i), length = static_cast<double>(count);
-    loop.set("index", Value::integer(index + 1));
-    loop.set("index0", Value::integer(index));
-    loop.set("revindex", Value::integer(length - index));
-    loop.set("revindex0", Value::integer(length - index - 1));
-    loop.set("first", Value::boolean(i == 0));
-    loop.set("last", Value::boolean(i + 1 == count));
-    loop.set("length", Value::integer(length));
-    loop.set("previtem", i > 0 ? (*items)[i - 1] : Value());
-    loop.set("nextitem", i + 1 < count ? (*items)[i + 1] : Value());
-    loop_scope->vars.set("loop", heap_.object(std::move(loop)));
+    loop->set("index", Value::integer(index + 1));
+    loop->set("index0", Value::integer(index));
+    loop->set("revindex", Value::integer(length - index));
+    loop->set("revindex0", Value::integer(length - index - 1));
+    loop->set("first", Value::boolean(i == 0));
+    loop->set("last", Value::boolean(i + 1 == count));
+    loop->set("length", Value::integer(length));
+    loop->set("previtem", i > 0 ? (*items)[i - 1] : Value());
+    loop->set("nextitem", i + 1 < count ? (*items)[i + 1] : Value());
+    loop_scope->vars.set("loop", Value::of(loop));  // the body may have set `loop` to something else
     bind_loop_target(*n.a, (*items)[i], loop_scope);
     const size_t mark = out.size();
     const Flow flow = exec_block(n.body, loop_scope, out);

@@ -26,7 +26,7 @@ struct Limits {
   uint64_t max_steps = 20'000'000;
   // Bytes allocated for strings, lists, mappings and scopes over the whole render (freed memory is
   // not given back to this budget, so it also bounds the peak).
-  uint64_t max_alloc_bytes = uint64_t{512} << 20;
+  uint64_t max_alloc_bytes = uint64_t{256} << 20;
 };
 
 // A failure of a value-level operation (a filter on the wrong type, a limit reached) that does not

@@ -366,7 +366,7 @@ Value range(const Args& args, Heap& heap) {
   if (step == 0) throw Failure("range() step must not be zero");
   const double count = std::max(0.0, std::ceil((stop - start) / step));
   if (!(count < 1e12)) throw Failure("range() of " + js_number(count) + " numbers is too long");
-  heap.charge(static_cast<uint64_t>(count) * sizeof(Value));  // before the list is built
+  heap.check_room(static_cast<uint64_t>(count) * sizeof(Value));  // before the list is built
   heap.step(static_cast<uint64_t>(count));
   std::vector<Value> items;
   items.reserve(static_cast<size_t>(count));

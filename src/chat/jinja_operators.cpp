@@ -68,7 +68,10 @@ Value binary_op(std::string_view op, const Value& l, const Value& r, Heap& heap)
     if (op == ">=") return Value::boolean(a >= b);
   } else if (l.is(Kind::Array) && r.is(Kind::Array)) {
     if (op == "+") {
-      std::vector<Value> items = l.array().items;
+      heap.check_room((l.array().items.size() + r.array().items.size()) * sizeof(Value));
+      std::vector<Value> items;
+      items.reserve(l.array().items.size() + r.array().items.size());
+      items.insert(items.end(), l.array().items.begin(), l.array().items.end());
       items.insert(items.end(), r.array().items.begin(), r.array().items.end());
       return heap.array(std::move(items));
     }

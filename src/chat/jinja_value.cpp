@@ -1,5 +1,6 @@
 #include "chat/jinja_value.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -57,9 +58,16 @@ const Value* Scope::lookup(std::string_view name) const {
 
 void Heap::charge(uint64_t bytes) {
   allocated_ += bytes;
-  if (allocated_ > limits_.max_alloc_bytes)
-    throw Failure("the template allocated more than " + std::to_string(limits_.max_alloc_bytes) +
-                  " bytes (limit)");
+  if (allocated_ > limits_.max_alloc_bytes) over_budget();
+}
+
+void Heap::check_room(uint64_t bytes) const {
+  if (bytes > limits_.max_alloc_bytes - std::min(allocated_, limits_.max_alloc_bytes)) over_budget();
+}
+
+void Heap::over_budget() const {
+  throw Failure("the template allocated more than " + std::to_string(limits_.max_alloc_bytes) +
+                " bytes (limit)");
 }
 
 void Heap::over_steps() const {
@@ -74,12 +82,12 @@ void Heap::over_string(size_t bytes) const {
 
 Value Heap::str(std::string s) {
   check_string_size(s.size());
-  charge(s.size() + 32);
+  charge(s.capacity() + 32);
   return Value::string(std::make_shared<const std::string>(std::move(s)));
 }
 
 Value Heap::array(std::vector<Value> items, bool tuple) {
-  charge(sizeof(Array) + items.size() * sizeof(Value));
+  charge(sizeof(Array) + items.capacity() * sizeof(Value));  // what the vector really holds
   arrays_.push_back(std::make_unique<Array>(Array{std::move(items), tuple}));
   return Value::of(arrays_.back().get());
 }

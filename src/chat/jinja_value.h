@@ -147,8 +147,12 @@ class Heap {
     if (bytes > limits_.max_string_bytes) over_string(bytes);
   }
   void charge(uint64_t bytes);
+  // Fails if `bytes` more would pass the allocation budget, charging nothing: checked before
+  // building something large (a range, a joined list) that is charged once it exists.
+  void check_room(uint64_t bytes) const;
 
  private:
+  [[noreturn]] void over_budget() const;
   [[noreturn]] void over_steps() const;
   [[noreturn]] void over_string(size_t bytes) const;
 
