@@ -25,22 +25,22 @@ enum class NodeType {
   Break,
   Continue,
   // Expressions
-  Literal,     // literal: a string, integer or float
-  Identifier,  // name
-  ArrayLit,    // list: items
-  TupleLit,    // list: items
-  ObjectLit,   // list: key, value, key, value, ...
-  Member,      // a: object; b: the key expression (name for a.b is a string Literal)
-  Slice,       // a: object; list: start, stop, step (null where omitted)
-  Call,        // a: callee; list: arguments (expressions, KeywordArg, Spread, KeywordSpread)
-  Filter,      // a: operand; name; list: arguments (as Call); flag: written with parentheses
-  Test,        // a: operand; name; flag: `is not`
-  Unary,       // name: "not", "-" or "+"; a: operand
-  Binary,      // name: the operator; a, b: operands
-  Select,      // a: value; b: condition (`a if b` without else: undefined when false)
-  Ternary,     // a: value if true; b: condition; c: value if false
-  KeywordArg,  // name; a: value (or a parameter's default)
-  Spread,      // a: *list argument
+  Literal,        // literal: a string, integer or float
+  Identifier,     // name
+  ArrayLit,       // list: items
+  TupleLit,       // list: items
+  ObjectLit,      // list: key, value, key, value, ...
+  Member,         // a: object; b: the key expression (name for a.b is a string Literal)
+  Slice,          // a: object; list: start, stop, step (null where omitted)
+  Call,           // a: callee; list: arguments (expressions, KeywordArg, Spread, KeywordSpread)
+  Filter,         // a: operand; name; list: arguments (as Call); flag: written with parentheses
+  Test,           // a: operand; name; flag: `is not`
+  Unary,          // name: "not", "-" or "+"; a: operand
+  Binary,         // name: the operator; a, b: operands
+  Select,         // a: value; b: condition (`a if b` without else: undefined when false)
+  Ternary,        // a: value if true; b: condition; c: value if false
+  KeywordArg,     // name; a: value (or a parameter's default)
+  Spread,         // a: *list argument
   KeywordSpread,  // a: **mapping argument
 };
 

@@ -49,7 +49,9 @@ Evaluator::Flow Evaluator::exec(const Node& n, Scope* scope, std::string& out) {
 
 Evaluator::Flow Evaluator::exec_statement(const Node& n, Scope* scope, std::string& out) {
   switch (n.type) {
-    case NodeType::Text: append(out, n.literal.str()); return Flow::Normal;
+    case NodeType::Text:
+      append(out, n.literal.str());
+      return Flow::Normal;
     case NodeType::Output: {
       const Value v = eval(*n.a, scope);
       if (!v.is_undefined() && !v.is(Kind::None)) append(out, display(v, heap_.limits()));
@@ -59,8 +61,10 @@ Evaluator::Flow Evaluator::exec_statement(const Node& n, Scope* scope, std::stri
       for (const auto& [cond, body] : n.branches)
         if (truthy(eval(*cond, scope))) return exec_block(body, scope, out);
       return exec_block(n.alt, scope, out);
-    case NodeType::For: return exec_for(n, scope, out);
-    case NodeType::Set: return exec_set(n, scope, out);
+    case NodeType::For:
+      return exec_for(n, scope, out);
+    case NodeType::Set:
+      return exec_set(n, scope, out);
     case NodeType::Macro: {
       Function f;
       f.type = Function::Type::Macro;
@@ -69,19 +73,25 @@ Evaluator::Flow Evaluator::exec_statement(const Node& n, Scope* scope, std::stri
       scope->vars.set(n.name, heap_.function(std::move(f)));
       return Flow::Normal;
     }
-    case NodeType::CallBlock: exec_call_block(n, scope, out); return Flow::Normal;
+    case NodeType::CallBlock:
+      exec_call_block(n, scope, out);
+      return Flow::Normal;
     case NodeType::FilterBlock: {
       std::string body;
       const Flow flow = exec_block(n.body, scope, body);
       if (flow != Flow::Normal) return flow;
       const Node& filter = *n.a;
-      const Value v = apply_filter(filter.name, heap_.str(std::move(body)), eval_args(filter.list, scope), heap_);
+      const Value v = apply_filter(filter.name, heap_.str(std::move(body)),
+                                   eval_args(filter.list, scope), heap_);
       if (!v.is_undefined() && !v.is(Kind::None)) append(out, display(v, heap_.limits()));
       return Flow::Normal;
     }
-    case NodeType::Break: return Flow::Break;
-    case NodeType::Continue: return Flow::Continue;
-    default: throw Failure("an expression cannot stand as a statement");  // the parser never makes one
+    case NodeType::Break:
+      return Flow::Break;
+    case NodeType::Continue:
+      return Flow::Continue;
+    default:
+      throw Failure("an expression cannot stand as a statement");  // the parser never makes one
   }
 }
 
@@ -140,7 +150,8 @@ Evaluator::Flow Evaluator::exec_for(const Node& n, Scope* scope, std::string& ou
     loop->set("length", Value::integer(length));
     loop->set("previtem", i > 0 ? (*items)[i - 1] : Value());
     loop->set("nextitem", i + 1 < count ? (*items)[i + 1] : Value());
-    loop_scope->vars.set("loop", Value::of(loop));  // the body may have set `loop` to something else
+    loop_scope->vars.set("loop",
+                         Value::of(loop));  // the body may have set `loop` to something else
     bind_loop_target(*n.a, (*items)[i], loop_scope);
     const size_t mark = out.size();
     const Flow flow = exec_block(n.body, loop_scope, out);
@@ -174,15 +185,18 @@ Evaluator::Flow Evaluator::exec_set(const Node& n, Scope* scope, std::string& ou
 
 void Evaluator::assign(const Node& target, const Value& value, Scope* scope) {
   switch (target.type) {
-    case NodeType::Identifier: scope->vars.set(target.name, value); return;
+    case NodeType::Identifier:
+      scope->vars.set(target.name, value);
+      return;
     case NodeType::TupleLit: {
       if (!value.is(Kind::Array))
         throw Failure(std::string("cannot unpack ") + kind_name(value.kind()) + " in {% set %}");
       const auto& values = value.array().items;
       if (values.size() != target.list.size())
         throw Failure(std::string(values.size() < target.list.size() ? "too few" : "too many") +
-                      " values to unpack in {% set %} (expected " + std::to_string(target.list.size()) +
-                      ", got " + std::to_string(values.size()) + ")");
+                      " values to unpack in {% set %} (expected " +
+                      std::to_string(target.list.size()) + ", got " +
+                      std::to_string(values.size()) + ")");
       for (size_t i = 0; i < values.size(); ++i) scope->vars.set(target.list[i]->name, values[i]);
       return;
     }
@@ -191,11 +205,13 @@ void Evaluator::assign(const Node& target, const Value& value, Scope* scope) {
       if (!object.is(Kind::Namespace))
         throw Failure(std::string("cannot set an attribute of ") + kind_name(object.kind()) +
                       "; only a namespace() takes {% set ns.name = ... %}");
-      if (!target.b->literal.is(Kind::String)) throw Failure("a namespace attribute must be a name");
+      if (!target.b->literal.is(Kind::String))
+        throw Failure("a namespace attribute must be a name");
       object.object().set(target.b->literal.str(), value);
       return;
     }
-    default: throw Failure("cannot assign to this expression");  // the parser allows no other
+    default:
+      throw Failure("cannot assign to this expression");  // the parser allows no other
   }
 }
 
@@ -211,7 +227,8 @@ void Evaluator::exec_call_block(const Node& n, Scope* scope, std::string& out) {
   Scope* env = heap_.scope(scope);
   env->vars.set("caller", heap_.function(std::move(caller)));
   const Value result = call(callee, args, env, *call_node.a);
-  if (!result.is_undefined() && !result.is(Kind::None)) append(out, display(result, heap_.limits()));
+  if (!result.is_undefined() && !result.is(Kind::None))
+    append(out, display(result, heap_.limits()));
 }
 
 // --- Template ---
@@ -219,7 +236,9 @@ void Evaluator::exec_call_block(const Node& n, Scope* scope, std::string& out) {
 Template::Template(std::string_view source, std::string name, const Limits& limits)
     : program_(parse(source, name, limits)), limits_(limits) {}
 
-const std::string& Template::name() const { return program_->name; }
+const std::string& Template::name() const {
+  return program_->name;
+}
 
 std::string Template::render(const nlohmann::ordered_json& variables, const Date& today) const {
   if (!variables.is_object()) fail(name(), ": the variables must be a JSON object");

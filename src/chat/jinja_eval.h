@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "chat/jinja_ast.h"
+#include "chat/jinja_globals.h"
 #include "chat/jinja_methods.h"
 #include "chat/jinja_value.h"
 

@@ -17,7 +17,8 @@ Value Evaluator::eval(const Node& n, Scope* scope) {
 
 Value Evaluator::eval_expression(const Node& n, Scope* scope) {
   switch (n.type) {
-    case NodeType::Literal: return n.literal;
+    case NodeType::Literal:
+      return n.literal;
     case NodeType::Identifier: {
       const Value* v = scope->lookup(n.name);
       return v ? *v : Value();
@@ -51,7 +52,8 @@ Value Evaluator::eval_expression(const Node& n, Scope* scope) {
         if (n.list[i]) parts[i] = eval(*n.list[i], scope);
       return get_slice(object, parts[0], parts[1], parts[2], heap_);
     }
-    case NodeType::Call: return eval_call(n, scope);
+    case NodeType::Call:
+      return eval_call(n, scope);
     case NodeType::Filter: {
       const Value operand = eval(*n.a, scope);
       return apply_filter(n.name, operand, eval_args(n.list, scope), heap_);
@@ -60,17 +62,20 @@ Value Evaluator::eval_expression(const Node& n, Scope* scope) {
       const Value operand = eval(*n.a, scope);
       return Value::boolean(apply_test(n.name, operand, eval_args(n.list, scope)) != n.flag);
     }
-    case NodeType::Unary: return unary_op(n.name, eval(*n.a, scope));
+    case NodeType::Unary:
+      return unary_op(n.name, eval(*n.a, scope));
     case NodeType::Binary: {
       const Value left = eval(*n.a, scope);
       if (n.name == "and") return truthy(left) ? eval(*n.b, scope) : left;
       if (n.name == "or") return truthy(left) ? left : eval(*n.b, scope);
       return binary_op(n.name, left, eval(*n.b, scope), heap_);
     }
-    case NodeType::Select: return truthy(eval(*n.b, scope)) ? eval(*n.a, scope) : Value();
+    case NodeType::Select:
+      return truthy(eval(*n.b, scope)) ? eval(*n.a, scope) : Value();
     case NodeType::Ternary:
       return truthy(eval(*n.b, scope)) ? eval(*n.a, scope) : eval(*n.c, scope);
-    default: throw Failure("this can only appear in an argument list");
+    default:
+      throw Failure("this can only appear in an argument list");
   }
 }
 
@@ -80,7 +85,8 @@ Args Evaluator::eval_args(const std::vector<NodePtr>& list, Scope* scope) {
   for (const NodePtr& arg : list) {
     if (arg->type == NodeType::Spread) {
       const Value v = eval(*arg->a, scope);
-      if (!v.is(Kind::Array)) throw Failure(std::string("cannot unpack ") + kind_name(v.kind()) + " with *");
+      if (!v.is(Kind::Array))
+        throw Failure(std::string("cannot unpack ") + kind_name(v.kind()) + " with *");
       args.positional.insert(args.positional.end(), v.array().items.begin(), v.array().items.end());
     } else if (arg->type != NodeType::KeywordArg && arg->type != NodeType::KeywordSpread) {
       args.positional.push_back(eval(*arg, scope));
@@ -95,7 +101,8 @@ Args Evaluator::eval_args(const std::vector<NodePtr>& list, Scope* scope) {
       add(arg->name, eval(*arg->a, scope));
     } else if (arg->type == NodeType::KeywordSpread) {
       const Value v = eval(*arg->a, scope);
-      if (!v.is(Kind::Object)) throw Failure(std::string("cannot unpack ") + kind_name(v.kind()) + " with **");
+      if (!v.is(Kind::Object))
+        throw Failure(std::string("cannot unpack ") + kind_name(v.kind()) + " with **");
       for (const auto& [k, value] : v.object().entries()) add(k, value);
     }
   }
@@ -118,10 +125,14 @@ Value Evaluator::call(const Value& fn, const Args& args, Scope* calling, const N
   }
   const Function& f = fn.function();
   switch (f.type) {
-    case Function::Type::Global: return call_global(f, args, heap_, today_);
-    case Function::Type::Method: return call_method(f, args, heap_);
-    case Function::Type::Macro: return call_body(*f.node, "macro '" + f.name + "'", args, calling);
-    case Function::Type::Caller: return call_body(*f.node, "the call block's caller()", args, f.scope);
+    case Function::Type::Global:
+      return call_global(f, args, heap_, today_);
+    case Function::Type::Method:
+      return call_method(f, args, heap_);
+    case Function::Type::Macro:
+      return call_body(*f.node, "macro '" + f.name + "'", args, calling);
+    case Function::Type::Caller:
+      return call_body(*f.node, "the call block's caller()", args, f.scope);
   }
   return Value();
 }
@@ -160,7 +171,8 @@ Value Evaluator::call_body(const Node& definition, const std::string& display_na
   }
   if (special & 1) {
     std::vector<Value> extra;
-    for (size_t i = params.size(); i < args.positional.size(); ++i) extra.push_back(args.positional[i]);
+    for (size_t i = params.size(); i < args.positional.size(); ++i)
+      extra.push_back(args.positional[i]);
     scope->vars.set("varargs", heap_.array(std::move(extra)));
   } else if (args.positional.size() > params.size()) {
     throw Failure(display_name + " takes at most " + std::to_string(params.size()) +

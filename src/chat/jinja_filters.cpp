@@ -14,9 +14,12 @@ namespace {
 std::string a_kind(Kind k) {
   switch (k) {
     case Kind::Undefined:
-    case Kind::None: return kind_name(k);
-    case Kind::Int: return "an integer";
-    default: return std::string("a ") + kind_name(k);
+    case Kind::None:
+      return kind_name(k);
+    case Kind::Int:
+      return "an integer";
+    default:
+      return std::string("a ") + kind_name(k);
   }
 }
 
@@ -37,14 +40,17 @@ const Value* flag_arg(const Args& args, size_t i, std::string_view name, std::st
 std::string tojson(const Value& v, const Args& args, const Limits& limits) {
   JsonStyle style;
   if (const Value* indent = args.get(0, "indent")) {
-    if (!indent->is(Kind::Int) && !indent->is(Kind::None)) bad_argument("tojson", "indent must be an integer");
-    if (indent->is(Kind::Int)) style.indent = static_cast<int>(std::clamp(indent->number(), -1.0, 1e6));
+    if (!indent->is(Kind::Int) && !indent->is(Kind::None))
+      bad_argument("tojson", "indent must be an integer");
+    if (indent->is(Kind::Int))
+      style.indent = static_cast<int>(std::clamp(indent->number(), -1.0, 1e6));
   }
-  if (const Value* a = flag_arg(args, 99, "ensure_ascii", "tojson")) style.ensure_ascii = a->as_bool();
+  if (const Value* a = flag_arg(args, 99, "ensure_ascii", "tojson"))
+    style.ensure_ascii = a->as_bool();
   if (const Value* s = flag_arg(args, 99, "sort_keys", "tojson")) style.sort_keys = s->as_bool();
   if (const Value* sep = args.keyword_arg("separators"); sep && !sep->is(Kind::None)) {
-    if (!sep->is(Kind::Array) || sep->array().items.size() != 2 || !sep->array().items[0].is(Kind::String) ||
-        !sep->array().items[1].is(Kind::String))
+    if (!sep->is(Kind::Array) || sep->array().items.size() != 2 ||
+        !sep->array().items[0].is(Kind::String) || !sep->array().items[1].is(Kind::String))
       bad_argument("tojson", "separators must be two strings");
     style.custom_separators = true;
     style.item_separator = sep->array().items[0].str();
@@ -92,7 +98,8 @@ Value to_number(std::string_view name, const Value& v, const Args& args) {
     }
     return integer ? Value::integer(std::trunc(x)) : Value::floating(x);
   }
-  if (v.is_number()) return integer ? Value::integer(std::floor(v.number())) : Value::floating(v.number());
+  if (v.is_number())
+    return integer ? Value::integer(std::floor(v.number())) : Value::floating(v.number());
   if (v.is(Kind::Bool)) return integer ? Value::integer(v.number()) : Value::floating(v.number());
   not_for(name, v);
 }
@@ -111,10 +118,12 @@ Value join(const Value& v, const Args& args, Heap& heap) {
   if (v.is(Kind::Array)) {
     heap.step(v.array().items.size());
     bool first = true;
-    for (const Value& item : v.array().items) add(js_string(item, heap.limits()), first), first = false;
+    for (const Value& item : v.array().items)
+      add(js_string(item, heap.limits()), first), first = false;
   } else if (v.is(Kind::String)) {
     const std::vector<size_t> at = code_point_offsets(v.str());
-    for (size_t k = 0; k + 1 < at.size(); ++k) add(v.str().substr(at[k], at[k + 1] - at[k]), k == 0);
+    for (size_t k = 0; k + 1 < at.size(); ++k)
+      add(v.str().substr(at[k], at[k + 1] - at[k]), k == 0);
   } else {
     not_for("join", v);
   }
@@ -125,16 +134,20 @@ Value sort(const Value& v, const Args& args, Heap& heap) {
   const Value* reverse = flag_arg(args, 0, "reverse", "sort");
   const Value* case_sensitive = flag_arg(args, 1, "case_sensitive", "sort");
   const Value* attribute = args.get(2, "attribute");
-  if (attribute && !attribute->is(Kind::String) && !attribute->is(Kind::Int) && !attribute->is(Kind::None))
+  if (attribute && !attribute->is(Kind::String) && !attribute->is(Kind::Int) &&
+      !attribute->is(Kind::None))
     bad_argument("sort", "attribute must be a string or an integer");
   const bool by_attribute = attribute && !attribute->is(Kind::None);
-  const std::string path = !by_attribute ? "" : attribute->is(Kind::Int) ? js_number(attribute->number()) : attribute->str();
+  const std::string path = !by_attribute              ? ""
+                           : attribute->is(Kind::Int) ? js_number(attribute->number())
+                                                      : attribute->str();
   std::vector<Value> items = v.array().items;
   heap.step(items.size() * 8);
   const bool desc = reverse && reverse->as_bool(), cs = case_sensitive && case_sensitive->as_bool();
   std::stable_sort(items.begin(), items.end(), [&](const Value& a, const Value& b) {
-    const int c = by_attribute ? compare_values(attribute_path(a, path), attribute_path(b, path), cs)
-                               : compare_values(a, b, cs);
+    const int c = by_attribute
+                      ? compare_values(attribute_path(a, path), attribute_path(b, path), cs)
+                      : compare_values(a, b, cs);
     return desc ? c > 0 : c < 0;
   });
   return heap.array(std::move(items));
@@ -146,12 +159,20 @@ std::string identity_key(const Value& v) {
   std::string key(1, v.is_number() ? 'n' : static_cast<char>('A' + static_cast<int>(v.kind())));
   switch (v.kind()) {
     case Kind::Int:
-    case Kind::Float: key += js_number(v.number()); break;  // 1 and 1.0 are one number
-    case Kind::String: key += v.str(); break;
-    case Kind::Bool: key += v.as_bool() ? 't' : 'f'; break;
+    case Kind::Float:
+      key += js_number(v.number());
+      break;  // 1 and 1.0 are one number
+    case Kind::String:
+      key += v.str();
+      break;
+    case Kind::Bool:
+      key += v.as_bool() ? 't' : 'f';
+      break;
     case Kind::None:
-    case Kind::Undefined: break;
-    default: key += std::to_string(reinterpret_cast<uintptr_t>(v.identity()));
+    case Kind::Undefined:
+      break;
+    default:
+      key += std::to_string(reinterpret_cast<uintptr_t>(v.identity()));
   }
   return key;
 }
@@ -175,19 +196,22 @@ Value select(std::string_view name, const Value& v, const Args& args, Heap& heap
   if (args.positional.size() > test_at && !args.positional[test_at].is(Kind::String))
     bad_argument(name, "the test must be named by a string");
   Args test_args;
-  for (size_t i = test_at + 1; i < args.positional.size(); ++i) test_args.positional.push_back(args.positional[i]);
+  for (size_t i = test_at + 1; i < args.positional.size(); ++i)
+    test_args.positional.push_back(args.positional[i]);
   std::vector<Value> kept;
   heap.step(v.array().items.size());
   for (const Value& item : v.array().items) {
     const Value* subject = &item;
     if (by_attribute) {
-      if (!item.is_mapping_like()) throw Failure("filter '" + std::string(name) + "' applies to a list of mappings");
+      if (!item.is_mapping_like())
+        throw Failure("filter '" + std::string(name) + "' applies to a list of mappings");
       subject = item.object().find(args.positional[0].str());
     }
     bool passed = false;
     if (subject)
-      passed = args.positional.size() > test_at ? apply_test(args.positional[test_at].str(), *subject, test_args)
-                                                 : truthy(*subject);
+      passed = args.positional.size() > test_at
+                   ? apply_test(args.positional[test_at].str(), *subject, test_args)
+                   : truthy(*subject);
     if (passed == keep_passing) kept.push_back(item);
   }
   return heap.array(std::move(kept));
@@ -208,7 +232,8 @@ Value map(const Value& v, const Args& args, Heap& heap) {
     Args rest;  // map('filter', args...): the filter applied to each item
     rest.positional.assign(args.positional.begin() + 1, args.positional.end());
     rest.keyword = args.keyword;
-    for (const Value& item : v.array().items) out.push_back(apply_filter(args.positional[0].str(), item, rest, heap));
+    for (const Value& item : v.array().items)
+      out.push_back(apply_filter(args.positional[0].str(), item, rest, heap));
   } else {
     bad_argument("map", "needs attribute='...' or the name of a filter");
   }
@@ -220,13 +245,16 @@ Value indent(const std::string& s, const Args& args, Heap& heap) {
   if (width && !width->is(Kind::Int)) bad_argument("indent", "width must be an integer");
   const Value* first = args.get(1, "first");
   const Value* blank = args.get(2, "blank");
-  const std::string pad(static_cast<size_t>(std::clamp(width ? width->number() : 4.0, 0.0, 1e6)), ' ');
+  const std::string pad(static_cast<size_t>(std::clamp(width ? width->number() : 4.0, 0.0, 1e6)),
+                        ' ');
   std::string out;
   size_t begin = 0, line = 0;
   while (true) {
     const size_t end = s.find('\n', begin);
-    const std::string_view text = std::string_view(s).substr(begin, end == std::string::npos ? std::string::npos : end - begin);
-    const bool skip = (line == 0 && !(first && truthy(*first))) || (text.empty() && !(blank && truthy(*blank)));
+    const std::string_view text = std::string_view(s).substr(
+        begin, end == std::string::npos ? std::string::npos : end - begin);
+    const bool skip =
+        (line == 0 && !(first && truthy(*first))) || (text.empty() && !(blank && truthy(*blank)));
     if (!skip) out += pad;
     out += text;
     heap.check_string_size(out.size());
@@ -275,7 +303,8 @@ Value apply_filter(std::string_view name, const Value& v, const Args& args, Heap
   }
   if (name == "abs") {
     if (!v.is_number()) not_for(name, v);
-    return v.is(Kind::Int) ? Value::integer(std::fabs(v.number())) : Value::floating(std::fabs(v.number()));
+    return v.is(Kind::Int) ? Value::integer(std::fabs(v.number()))
+                           : Value::floating(std::fabs(v.number()));
   }
   if (name == "bool") {
     if (!v.is(Kind::Bool)) not_for(name, v);
@@ -300,13 +329,15 @@ Value apply_filter(std::string_view name, const Value& v, const Args& args, Heap
     if (name == "lower") return heap.str(to_lower(s));
     if (name == "title") return heap.str(title_case(s));
     if (name == "capitalize") return heap.str(capitalize(s));
-    if (name == "trim") return heap.str(trim(s));  // characters to strip are ignored, as in the reference
+    if (name == "trim")
+      return heap.str(trim(s));  // characters to strip are ignored, as in the reference
     if (name == "indent") return indent(s, args, heap);
     if (name == "replace") return method("replace", v, args, heap);
     if (name == "list" || name == "first" || name == "last" || name == "reverse") {
       const std::vector<size_t> at = code_point_offsets(s);
       std::vector<Value> chars;
-      for (size_t k = 0; k + 1 < at.size(); ++k) chars.push_back(heap.str(std::string_view(s).substr(at[k], at[k + 1] - at[k])));
+      for (size_t k = 0; k + 1 < at.size(); ++k)
+        chars.push_back(heap.str(std::string_view(s).substr(at[k], at[k + 1] - at[k])));
       if (name == "first") return chars.empty() ? Value() : chars.front();
       if (name == "last") return chars.empty() ? Value() : chars.back();
       if (name == "list") return heap.array(std::move(chars));
@@ -315,10 +346,10 @@ Value apply_filter(std::string_view name, const Value& v, const Args& args, Heap
       return heap.str(std::move(out));
     }
   }
-  static const char* const kKnown[] = {"list", "first", "last", "reverse", "sort", "unique",
-                                       "selectattr", "rejectattr", "select", "reject", "map",
-                                       "upper", "lower", "title", "capitalize", "trim", "indent",
-                                       "replace"};
+  static const char* const kKnown[] = {
+      "list",       "first",      "last",       "reverse", "sort",   "unique",
+      "selectattr", "rejectattr", "select",     "reject",  "map",    "upper",
+      "lower",      "title",      "capitalize", "trim",    "indent", "replace"};
   if (std::find(std::begin(kKnown), std::end(kKnown), name) != std::end(kKnown)) not_for(name, v);
   throw Failure("unknown filter '" + std::string(name) + "'");
 }
@@ -342,7 +373,8 @@ bool apply_test(std::string_view name, const Value& v, const Args& args) {
   if (name == "lower") return k == Kind::String && to_lower(v.str()) == v.str();
   if (name == "upper") return k == Kind::String && to_upper(v.str()) == v.str();
   if (name == "odd" || name == "even") {
-    if (k != Kind::Int) throw Failure("test '" + std::string(name) + "' applies to integers, not to " + a_kind(k));
+    if (k != Kind::Int)
+      throw Failure("test '" + std::string(name) + "' applies to integers, not to " + a_kind(k));
     const bool odd = std::fmod(v.number(), 2) != 0;
     return name == "odd" ? odd : !odd;
   }

@@ -24,13 +24,27 @@ void append_quoted(std::string& out, std::string_view s, bool ensure_ascii) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
       switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\b': out += "\\b"; break;
-        case '\f': out += "\\f"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
+        case '"':
+          out += "\\\"";
+          break;
+        case '\\':
+          out += "\\\\";
+          break;
+        case '\b':
+          out += "\\b";
+          break;
+        case '\f':
+          out += "\\f";
+          break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
         default:
           if (c < 0x20 || (ensure_ascii && c == 0x7F)) {
             std::snprintf(buf, sizeof buf, "\\u%04x", c);
@@ -98,16 +112,31 @@ class Writer {
   void write(const Value& v, int depth) {
     if (depth > limits_.max_value_depth) too_deep(limits_);
     switch (v.kind()) {
-      case Kind::Undefined: out_ += style_.undefined_as_null ? "null" : "undefined"; break;
-      case Kind::None: out_ += "null"; break;
-      case Kind::Bool: out_ += v.as_bool() ? "true" : "false"; break;
+      case Kind::Undefined:
+        out_ += style_.undefined_as_null ? "null" : "undefined";
+        break;
+      case Kind::None:
+        out_ += "null";
+        break;
+      case Kind::Bool:
+        out_ += v.as_bool() ? "true" : "false";
+        break;
       case Kind::Int:
-      case Kind::Float: out_ += std::isfinite(v.number()) ? js_number(v.number()) : "null"; break;
-      case Kind::String: append_quoted(out_, v.str(), style_.ensure_ascii); break;
-      case Kind::Array: write_array(v.array(), depth); break;
+      case Kind::Float:
+        out_ += std::isfinite(v.number()) ? js_number(v.number()) : "null";
+        break;
+      case Kind::String:
+        append_quoted(out_, v.str(), style_.ensure_ascii);
+        break;
+      case Kind::Array:
+        write_array(v.array(), depth);
+        break;
       case Kind::Object:
-      case Kind::Namespace: write_object(v.object(), depth); break;
-      case Kind::Function: throw Failure("a function cannot be converted to JSON");
+      case Kind::Namespace:
+        write_object(v.object(), depth);
+        break;
+      case Kind::Function:
+        throw Failure("a function cannot be converted to JSON");
     }
     if (out_.size() > limits_.max_string_bytes)
       throw Failure("JSON text exceeds the limit of " + std::to_string(limits_.max_string_bytes) +
@@ -192,10 +221,14 @@ Value from_json(const nlohmann::ordered_json& j, Heap& heap, int depth) {
   heap.step();
   switch (j.type()) {
     case T::null:
-    case T::discarded: return Value::none();
-    case T::boolean: return Value::boolean(j.get<bool>());
-    case T::number_integer: return Value::integer(static_cast<double>(j.get<int64_t>()));
-    case T::number_unsigned: return Value::integer(static_cast<double>(j.get<uint64_t>()));
+    case T::discarded:
+      return Value::none();
+    case T::boolean:
+      return Value::boolean(j.get<bool>());
+    case T::number_integer:
+      return Value::integer(static_cast<double>(j.get<int64_t>()));
+    case T::number_unsigned:
+      return Value::integer(static_cast<double>(j.get<uint64_t>()));
     case T::number_float: {
       const double x = j.get<double>();
       return std::isfinite(x) && x == std::trunc(x) ? Value::integer(x) : Value::floating(x);
@@ -230,7 +263,8 @@ Value from_json(const nlohmann::ordered_json& j, Heap& heap, int depth) {
       for (const auto& e : named) o.set(*e.first, from_json(*e.second, heap, depth + 1));
       return heap.object(std::move(o));
     }
-    case T::binary: throw Failure("binary JSON values are not supported");
+    case T::binary:
+      throw Failure("binary JSON values are not supported");
   }
   return Value();
 }

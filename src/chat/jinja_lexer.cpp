@@ -14,12 +14,18 @@ void syntax_error(std::string_view name, int line, const std::string& what) {
 std::string describe(const Token* token) {
   if (!token) return "the end of the template";
   switch (token->type) {
-    case Tok::Text: return "text";
-    case Tok::Comment: return "a comment";
-    case Tok::String: return "a string";
-    case Tok::Number: return "the number " + token->value;
-    case Tok::Identifier: return "'" + token->value + "'";
-    default: return "'" + token->value + "'";
+    case Tok::Text:
+      return "text";
+    case Tok::Comment:
+      return "a comment";
+    case Tok::String:
+      return "a string";
+    case Tok::Number:
+      return "the number " + token->value;
+    case Tok::Identifier:
+      return "'" + token->value + "'";
+    default:
+      return "'" + token->value + "'";
   }
 }
 
@@ -158,8 +164,12 @@ Preprocessed preprocess(std::string_view source) {
 namespace eagle2::jinja {
 namespace {
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
-bool is_word(char c) { return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool is_word(char c) {
+  return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+}
 
 // The reference's table, in its order (longer operators before their prefixes).
 struct Fixed {
@@ -167,16 +177,21 @@ struct Fixed {
   Tok type;
 };
 constexpr Fixed kFixed[] = {
-    {"{%", Tok::OpenStatement}, {"%}", Tok::CloseStatement}, {"{{", Tok::OpenExpression},
-    {"}}", Tok::CloseExpression}, {"(", Tok::OpenParen},       {")", Tok::CloseParen},
-    {"{", Tok::OpenBrace},        {"}", Tok::CloseBrace},       {"[", Tok::OpenBracket},
-    {"]", Tok::CloseBracket},     {",", Tok::Comma},            {".", Tok::Dot},
-    {":", Tok::Colon},            {"|", Tok::Pipe},             {"<=", Tok::Comparison},
-    {">=", Tok::Comparison},      {"==", Tok::Comparison},      {"!=", Tok::Comparison},
-    {"<", Tok::Comparison},       {">", Tok::Comparison},       {"+", Tok::Additive},
-    {"-", Tok::Additive},         {"~", Tok::Additive},         {"**", Tok::Power},
-    {"*", Tok::Multiplicative},   {"//", Tok::Multiplicative},  {"/", Tok::Multiplicative},
-    {"%", Tok::Multiplicative},   {"=", Tok::Equals},
+    {"{%", Tok::OpenStatement},  {"%}", Tok::CloseStatement},
+    {"{{", Tok::OpenExpression}, {"}}", Tok::CloseExpression},
+    {"(", Tok::OpenParen},       {")", Tok::CloseParen},
+    {"{", Tok::OpenBrace},       {"}", Tok::CloseBrace},
+    {"[", Tok::OpenBracket},     {"]", Tok::CloseBracket},
+    {",", Tok::Comma},           {".", Tok::Dot},
+    {":", Tok::Colon},           {"|", Tok::Pipe},
+    {"<=", Tok::Comparison},     {">=", Tok::Comparison},
+    {"==", Tok::Comparison},     {"!=", Tok::Comparison},
+    {"<", Tok::Comparison},      {">", Tok::Comparison},
+    {"+", Tok::Additive},        {"-", Tok::Additive},
+    {"~", Tok::Additive},        {"**", Tok::Power},
+    {"*", Tok::Multiplicative},  {"//", Tok::Multiplicative},
+    {"/", Tok::Multiplicative},  {"%", Tok::Multiplicative},
+    {"=", Tok::Equals},
 };
 
 class Lexer {
@@ -194,8 +209,9 @@ class Lexer {
       if (!last || *last == Tok::CloseStatement || *last == Tok::CloseExpression ||
           *last == Tok::Comment) {
         const size_t start = pos_;
-        while (pos_ < s.size() && !(s[pos_] == '{' && pos_ + 1 < s.size() &&
-                                    (s[pos_ + 1] == '%' || s[pos_ + 1] == '{' || s[pos_ + 1] == '#')))
+        while (pos_ < s.size() &&
+               !(s[pos_] == '{' && pos_ + 1 < s.size() &&
+                 (s[pos_ + 1] == '%' || s[pos_ + 1] == '{' || s[pos_ + 1] == '#')))
           ++pos_;
         if (pos_ > start) {
           push(Tok::Text, std::string(s.substr(start, pos_ - start)), start);
@@ -252,8 +268,8 @@ class Lexer {
  private:
   int line_at(size_t pos) const {
     const uint32_t origin = pos < pre_.origin.size() ? pre_.origin[pos]
-                            : pre_.origin.empty()     ? 0
-                                                      : pre_.origin.back() + 1;
+                            : pre_.origin.empty()    ? 0
+                                                     : pre_.origin.back() + 1;
     const auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), origin);
     return static_cast<int>(it - line_starts_.begin());
   }
@@ -296,8 +312,10 @@ class Lexer {
       case Tok::Number:
       case Tok::String:
       case Tok::CloseParen:
-      case Tok::CloseBracket: return false;
-      default: return true;
+      case Tok::CloseBracket:
+        return false;
+      default:
+        return true;
     }
   }
 
@@ -380,19 +398,38 @@ class Lexer {
       }
       flush_high();
       switch (e) {
-        case 'n': value += '\n'; break;
-        case 't': value += '\t'; break;
-        case 'r': value += '\r'; break;
-        case 'b': value += '\b'; break;
-        case 'f': value += '\f'; break;
-        case 'v': value += '\v'; break;
-        case '\'': value += '\''; break;
-        case '"': value += '"'; break;
-        case '\\': value += '\\'; break;
+        case 'n':
+          value += '\n';
+          break;
+        case 't':
+          value += '\t';
+          break;
+        case 'r':
+          value += '\r';
+          break;
+        case 'b':
+          value += '\b';
+          break;
+        case 'f':
+          value += '\f';
+          break;
+        case 'v':
+          value += '\v';
+          break;
+        case '\'':
+          value += '\'';
+          break;
+        case '"':
+          value += '"';
+          break;
+        case '\\':
+          value += '\\';
+          break;
         default: {
           size_t n = 0;
           code_point_at(s, pos_ - 1, &n);
-          error_at(start, "unknown escape \\" + std::string(s.substr(pos_ - 1, n)) + " in a string");
+          error_at(start,
+                   "unknown escape \\" + std::string(s.substr(pos_ - 1, n)) + " in a string");
         }
       }
     }

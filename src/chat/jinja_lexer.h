@@ -13,11 +13,26 @@
 namespace eagle2::jinja {
 
 enum class Tok {
-  Text, Comment,
-  OpenStatement, CloseStatement, OpenExpression, CloseExpression,
-  Number, String, Identifier,
-  Equals, OpenParen, CloseParen, OpenBracket, CloseBracket, OpenBrace, CloseBrace,
-  Comma, Dot, Colon, Pipe,
+  Text,
+  Comment,
+  OpenStatement,
+  CloseStatement,
+  OpenExpression,
+  CloseExpression,
+  Number,
+  String,
+  Identifier,
+  Equals,
+  OpenParen,
+  CloseParen,
+  OpenBracket,
+  CloseBracket,
+  OpenBrace,
+  CloseBrace,
+  Comma,
+  Dot,
+  Colon,
+  Pipe,
   Additive,        // + - ~
   Multiplicative,  // * / // %
   Power,           // **

@@ -18,7 +18,8 @@ struct Limits {
   // Evaluations in progress at once: nested expressions, blocks and macro calls (bounds the
   // evaluator's recursion, so recursive macros end here).
   int max_depth = 500;
-  // Nesting of values: input JSON, and values printed or serialized (a namespace can contain itself).
+  // Nesting of values: input JSON, and values printed or serialized (a namespace can contain
+  // itself).
   int max_value_depth = 128;
   // The longest string, the rendered output included.
   size_t max_string_bytes = size_t{32} << 20;

@@ -20,9 +20,9 @@ const Value* Args::get(size_t i, std::string_view name) const {
 
 namespace {
 
-const char* const kStringMethods[] = {"upper",  "lower",      "strip",    "title",
-                                      "capitalize", "rstrip", "lstrip",   "startswith",
-                                      "endswith", "split",    "replace"};
+const char* const kStringMethods[] = {"upper",      "lower",  "strip",  "title",
+                                      "capitalize", "rstrip", "lstrip", "startswith",
+                                      "endswith",   "split",  "replace"};
 const char* const kObjectMethods[] = {"get", "items", "keys", "values", "dictsort"};
 
 template <size_t N>
@@ -49,10 +49,11 @@ double index_of(double x) {
 Value get_member(const Value& object, const Value& key, Heap& heap) {
   if (object.is_mapping_like()) {
     if (!key.is(Kind::String))
-      throw Failure(std::string("a ") + kind_name(object.kind()) + " is indexed by strings, not by " +
-                    kind_name(key.kind()));
+      throw Failure(std::string("a ") + kind_name(object.kind()) +
+                    " is indexed by strings, not by " + kind_name(key.kind()));
     if (const Value* v = object.object().find(key.str())) return *v;
-    if (object.is(Kind::Object) && listed(kObjectMethods, key.str())) return bound(object, key.str(), heap);
+    if (object.is(Kind::Object) && listed(kObjectMethods, key.str()))
+      return bound(object, key.str(), heap);
     return Value();
   }
   if (object.is(Kind::Array) || object.is(Kind::String)) {
@@ -72,21 +73,24 @@ Value get_member(const Value& object, const Value& key, Heap& heap) {
                     " is indexed by integers (or names its methods by strings), not by " +
                     kind_name(key.kind()));
     if (key.str() == "length")
-      return Value::integer(static_cast<double>(object.is(Kind::String) ? utf16_length(object.str())
-                                                                        : object.array().items.size()));
-    if (object.is(Kind::String) && listed(kStringMethods, key.str())) return bound(object, key.str(), heap);
+      return Value::integer(static_cast<double>(
+          object.is(Kind::String) ? utf16_length(object.str()) : object.array().items.size()));
+    if (object.is(Kind::String) && listed(kStringMethods, key.str()))
+      return bound(object, key.str(), heap);
     return Value();
   }
   // Anything else has no attributes; asking by name is undefined, as in the reference.
   if (!key.is(Kind::String))
-    throw Failure(std::string("cannot index ") + kind_name(object.kind()) + " by " + kind_name(key.kind()));
+    throw Failure(std::string("cannot index ") + kind_name(object.kind()) + " by " +
+                  kind_name(key.kind()));
   return Value();
 }
 
-Value get_slice(const Value& object, const Value& start_v, const Value& stop_v,
-                const Value& step_v, Heap& heap) {
+Value get_slice(const Value& object, const Value& start_v, const Value& stop_v, const Value& step_v,
+                Heap& heap) {
   if (!object.is(Kind::Array) && !object.is(Kind::String))
-    throw Failure(std::string("only lists and strings can be sliced, not ") + kind_name(object.kind()));
+    throw Failure(std::string("only lists and strings can be sliced, not ") +
+                  kind_name(object.kind()));
   for (const Value* part : {&start_v, &stop_v, &step_v})
     if (!part->is_undefined() && !part->is(Kind::Int))
       throw Failure(std::string("slice bounds must be integers, not ") + kind_name(part->kind()));
@@ -116,7 +120,8 @@ Value get_slice(const Value& object, const Value& start_v, const Value& stop_v,
   }
   std::vector<size_t> picked;
   if (direction != 0)
-    for (double i = start; direction * i < direction * stop; i += step) picked.push_back(static_cast<size_t>(i));
+    for (double i = start; direction * i < direction * stop; i += step)
+      picked.push_back(static_cast<size_t>(i));
   heap.step(picked.size());
   if (object.is(Kind::String)) {
     std::string out;
@@ -135,10 +140,12 @@ namespace {
   throw Failure(std::string(method) + "(): " + what);
 }
 
-bool prefix_test(const std::string& s, const Value& pattern, bool at_start, std::string_view method) {
+bool prefix_test(const std::string& s, const Value& pattern, bool at_start,
+                 std::string_view method) {
   auto one = [&](const std::string& p) {
     if (p.size() > s.size()) return false;
-    return at_start ? s.compare(0, p.size(), p) == 0 : s.compare(s.size() - p.size(), p.size(), p) == 0;
+    return at_start ? s.compare(0, p.size(), p) == 0
+                    : s.compare(s.size() - p.size(), p.size(), p) == 0;
   };
   if (pattern.is(Kind::String)) return one(pattern.str());
   if (pattern.is(Kind::Array)) {
@@ -186,8 +193,8 @@ Value split(const std::string& s, const Args& args, Heap& heap) {
   size_t begin = 0;
   while (true) {
     const size_t at = s.find(d, begin);
-    const bool last = at == std::string::npos ||
-                      (maxsplit >= 0 && static_cast<double>(parts.size()) >= maxsplit);
+    const bool last =
+        at == std::string::npos || (maxsplit >= 0 && static_cast<double>(parts.size()) >= maxsplit);
     if (last) {
       parts.push_back(heap.str(std::string_view(s).substr(begin)));
       break;
@@ -204,11 +211,13 @@ Value replace(const std::string& s, const Args& args, Heap& heap) {
   const Value* from = args.get(0, "old");
   const Value* to = args.get(1, "new");
   if (!from || !to) bad_argument("replace", "needs the old and the new string");
-  if (!from->is(Kind::String) || !to->is(Kind::String)) bad_argument("replace", "the arguments must be strings");
+  if (!from->is(Kind::String) || !to->is(Kind::String))
+    bad_argument("replace", "the arguments must be strings");
   const Value* count_v = args.get(2, "count");
   if (count_v && !count_v->is(Kind::Int) && !count_v->is(Kind::None))
     bad_argument("replace", "count must be an integer or none");
-  double remaining = count_v && count_v->is(Kind::Int) && count_v->number() >= 0 ? count_v->number() : INFINITY;
+  double remaining =
+      count_v && count_v->is(Kind::Int) && count_v->number() >= 0 ? count_v->number() : INFINITY;
   const std::string &old = from->str(), &with = to->str();
   std::string out;
   heap.step(s.size() / 64);
@@ -245,7 +254,8 @@ Value string_method(const std::string& name, const std::string& s, const Args& a
   heap.step(s.size() / 256);
   if (name == "upper") return heap.str(to_upper(s));
   if (name == "lower") return heap.str(to_lower(s));
-  if (name == "strip") return heap.str(trim(s));  // characters to strip are ignored, as in the reference
+  if (name == "strip")
+    return heap.str(trim(s));  // characters to strip are ignored, as in the reference
   if (name == "lstrip") return heap.str(trim_start(s));
   if (name == "rstrip") return heap.str(trim_end(s));
   if (name == "title") return heap.str(title_case(s));
@@ -269,11 +279,14 @@ Value dictsort(const Object& o, const Args& args, Heap& heap) {
   const Value* case_v = args.get(0, "case_sensitive");
   const Value* by_v = args.get(1, "by");
   const Value* reverse_v = args.get(2, "reverse");
-  if (case_v && !case_v->is(Kind::Bool)) bad_argument("dictsort", "case_sensitive must be a boolean");
+  if (case_v && !case_v->is(Kind::Bool))
+    bad_argument("dictsort", "case_sensitive must be a boolean");
   if (by_v && !(by_v->is(Kind::String) && (by_v->str() == "key" || by_v->str() == "value")))
     bad_argument("dictsort", "by must be 'key' or 'value'");
-  if (reverse_v && !reverse_v->is(Kind::Bool)) bad_argument("dictsort", "reverse must be a boolean");
-  const bool case_sensitive = case_v && case_v->as_bool(), reverse = reverse_v && reverse_v->as_bool();
+  if (reverse_v && !reverse_v->is(Kind::Bool))
+    bad_argument("dictsort", "reverse must be a boolean");
+  const bool case_sensitive = case_v && case_v->as_bool(),
+             reverse = reverse_v && reverse_v->as_bool();
   const size_t by = by_v && by_v->str() == "value" ? 1 : 0;
   std::vector<Value> items = pairs(o, heap).array().items;
   heap.step(items.size() * 8);
@@ -306,7 +319,8 @@ Value object_method(const std::string& name, const Value& receiver, const Args& 
 }  // namespace
 
 Value call_method(const Function& method, const Args& args, Heap& heap) {
-  if (method.receiver.is(Kind::String)) return string_method(method.name, method.receiver.str(), args, heap);
+  if (method.receiver.is(Kind::String))
+    return string_method(method.name, method.receiver.str(), args, heap);
   return object_method(method.name, method.receiver, args, heap);
 }
 
@@ -321,7 +335,8 @@ int compare_values(const Value& a, const Value& b, bool case_sensitive) {
     const std::string y = case_sensitive ? b.str() : to_lower(b.str());
     return x < y ? -1 : x > y ? 1 : 0;
   }
-  throw Failure(std::string("cannot compare ") + kind_name(a.kind()) + " with " + kind_name(b.kind()));
+  throw Failure(std::string("cannot compare ") + kind_name(a.kind()) + " with " +
+                kind_name(b.kind()));
 }
 
 Value attribute_path(const Value& item, std::string_view path) {
@@ -329,7 +344,8 @@ Value attribute_path(const Value& item, std::string_view path) {
   size_t begin = 0;
   while (true) {
     const size_t dot = path.find('.', begin);
-    const std::string part(path.substr(begin, dot == std::string_view::npos ? std::string_view::npos : dot - begin));
+    const std::string part(
+        path.substr(begin, dot == std::string_view::npos ? std::string_view::npos : dot - begin));
     if (v.is_mapping_like()) {
       const Value* found = v.object().find(part);
       v = found ? *found : Value();
@@ -346,115 +362,6 @@ Value attribute_path(const Value& item, std::string_view path) {
     if (dot == std::string_view::npos) return v;
     begin = dot + 1;
   }
-}
-
-namespace {
-
-Value range(const Args& args, Heap& heap) {
-  if (!args.keyword.empty()) throw Failure("range() takes no keyword arguments");
-  if (args.positional.empty() || args.positional.size() > 3)
-    throw Failure("range() takes 1 to 3 arguments");
-  for (const Value& v : args.positional)
-    if (!v.is_number()) throw Failure(std::string("range() takes numbers, not ") + kind_name(v.kind()));
-  double start = 0, stop = 0, step = 1;
-  if (args.positional.size() == 1) {
-    stop = args.positional[0].number();
-  } else {
-    start = args.positional[0].number(), stop = args.positional[1].number();
-    if (args.positional.size() == 3) step = args.positional[2].number();
-  }
-  if (step == 0) throw Failure("range() step must not be zero");
-  const double count = std::max(0.0, std::ceil((stop - start) / step));
-  if (!(count < 1e12)) throw Failure("range() of " + js_number(count) + " numbers is too long");
-  heap.check_room(static_cast<uint64_t>(count) * sizeof(Value));  // before the list is built
-  heap.step(static_cast<uint64_t>(count));
-  std::vector<Value> items;
-  items.reserve(static_cast<size_t>(count));
-  for (double x = start; step > 0 ? x < stop : x > stop; x += step)
-    items.push_back(x == std::trunc(x) ? Value::integer(x) : Value::floating(x));
-  return heap.array(std::move(items));
-}
-
-// namespace(mapping or [key, value] pairs, key=value...): a mutable object for {% set ns.x %}.
-Value make_namespace(const Args& args, Heap& heap) {
-  if (args.positional.size() > 1)
-    throw Failure("namespace() takes at most 1 positional argument, got " +
-                  std::to_string(args.positional.size()));
-  Object o;
-  if (!args.positional.empty()) {
-    const Value& source = args.positional[0];
-    if (source.is(Kind::Object)) {
-      for (const auto& [k, v] : source.object().entries()) o.set(k, v);
-    } else if (source.is(Kind::Array)) {
-      for (const Value& pair : source.array().items) {
-        std::vector<Value> kv;
-        if (pair.is(Kind::Array)) kv = pair.array().items;
-        if (pair.is(Kind::String)) {  // a two-character string is a pair too, as in Python
-          const std::vector<size_t> at = code_point_offsets(pair.str());
-          for (size_t k = 0; k + 1 < at.size(); ++k)
-            kv.push_back(heap.str(std::string_view(pair.str()).substr(at[k], at[k + 1] - at[k])));
-        }
-        if (kv.size() != 2) throw Failure("namespace() takes a mapping or a list of [key, value] pairs");
-        if (!kv[0].is(Kind::String)) throw Failure("namespace() keys must be strings");
-        o.set(kv[0].str(), kv[1]);
-      }
-    } else {
-      throw Failure(std::string("namespace() cannot take its entries from a ") + kind_name(source.kind()));
-    }
-  }
-  for (const auto& [k, v] : args.keyword) o.set(k, v);
-  return heap.object(std::move(o), true);
-}
-
-const char* const kMonths[] = {"January", "February", "March",     "April",   "May",      "June",
-                               "July",    "August",   "September", "October", "November", "December"};
-
-}  // namespace
-
-std::string format_date(std::string_view format, const Date& d) {
-  auto two = [](int n) {
-    std::string digits = std::to_string(n);
-    if (n >= 0 && n < 10) digits.insert(digits.begin(), '0');
-    return digits;
-  };
-  const std::string month = kMonths[std::clamp(d.month, 1, 12) - 1];
-  std::string out;
-  for (size_t i = 0; i < format.size(); ++i) {
-    if (format[i] != '%' || i + 1 >= format.size()) {
-      out += format[i];
-      continue;
-    }
-    switch (format[i + 1]) {
-      case 'Y': out += std::to_string(d.year); break;
-      case 'm': out += two(d.month); break;
-      case 'd': out += two(d.day); break;
-      case 'b': out += month.substr(0, 3); break;
-      case 'B': out += month; break;
-      case 'H': out += two(d.hour); break;
-      case 'M': out += two(d.minute); break;
-      case '%': out += '%'; break;
-      default: out += format.substr(i, 2); break;  // unknown directives stay as written
-    }
-    ++i;
-  }
-  return out;
-}
-
-Value call_global(const Function& fn, const Args& args, Heap& heap, const Date& today) {
-  if (fn.name == "range") return range(args, heap);
-  if (fn.name == "namespace") return make_namespace(args, heap);
-  if (fn.name == "raise_exception") {
-    // The template's own message, kept whole: it is what the user needs to read.
-    throw Failure("raise_exception: " +
-                  (args.positional.empty() ? std::string() : js_string(args.positional[0], heap.limits())));
-  }
-  if (fn.name == "strftime_now") {
-    if (args.positional.empty() || !args.positional[0].is(Kind::String))
-      throw Failure("strftime_now() takes a format string");
-    if (today.year == 0) throw Failure("strftime_now(): the renderer was given no current date");
-    return heap.str(format_date(args.positional[0].str(), today));
-  }
-  throw Failure("unknown function '" + fn.name + "'");
 }
 
 }  // namespace eagle2::jinja

@@ -1,8 +1,7 @@
-// What values offer besides operators: attribute and item lookup (a.b, a[0], a[1:-1]), the
-// methods of strings and mappings ("x".startswith(...), m.items()), and the global functions
-// range, namespace, raise_exception and strftime_now. Python's str methods are rebuilt on the
-// reference's JavaScript ones, including where those differ: strip(chars) ignores its argument
-// and trims white space, as the reference does.
+// What values offer besides operators: attribute and item lookup (a.b, a[0], a[1:-1]) and the
+// methods of strings and mappings ("x".startswith(...), m.items()). Python's str methods are
+// rebuilt on the reference's JavaScript ones, including where those differ: strip(chars) ignores
+// its argument and trims white space, as the reference does. Global functions: jinja_globals.h.
 #pragma once
 
 #include <string>
@@ -13,11 +12,6 @@
 #include "chat/jinja_value.h"
 
 namespace eagle2::jinja {
-
-// The date strftime_now formats; year 0 means none was given (strftime_now then fails).
-struct Date {
-  int year = 0, month = 1, day = 1, hour = 0, minute = 0;
-};
 
 // Arguments of a call, filter or test after evaluation.
 struct Args {
@@ -36,15 +30,9 @@ Value get_slice(const Value& object, const Value& start, const Value& stop, cons
                 Heap& heap);
 // A method bound by get_member, called.
 Value call_method(const Function& method, const Args& args, Heap& heap);
-// range, namespace, raise_exception, strftime_now.
-Value call_global(const Function& fn, const Args& args, Heap& heap, const Date& today);
 // The reference's ordering for sort and dictsort: numbers (booleans as 0 and 1) by value, strings
 // by UTF-16 units (case-insensitively unless asked), none only with none; anything else fails.
 int compare_values(const Value& a, const Value& b, bool case_sensitive);
 // A dotted path ("function.name", "items.0") through mappings and lists; undefined where missing.
 Value attribute_path(const Value& item, std::string_view path);
-// Python's strftime for the directives the reference knows (%Y %m %d %b %B %H %M %%); others are
-// kept as written.
-std::string format_date(std::string_view format, const Date& date);
-
 }  // namespace eagle2::jinja

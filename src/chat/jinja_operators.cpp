@@ -10,7 +10,9 @@ namespace {
                 " and " + kind_name(r.kind()));
 }
 
-bool numeric_like(const Value& v) { return v.is_number() || v.is(Kind::Bool); }
+bool numeric_like(const Value& v) {
+  return v.is_number() || v.is(Kind::Bool);
+}
 
 Value number_result(double x, bool as_float) {
   return as_float ? Value::floating(x) : Value::integer(x);

@@ -31,9 +31,9 @@ NodePtr Parser::done(NodePtr n) {
   }
   n->height = h + 1;
   if (n->height > limits_.max_nesting)
-    syntax_error(name_, n->line,
-                 "the template nests deeper than " + std::to_string(limits_.max_nesting) +
-                     " levels");
+    syntax_error(
+        name_, n->line,
+        "the template nests deeper than " + std::to_string(limits_.max_nesting) + " levels");
   return n;
 }
 
@@ -41,7 +41,9 @@ NodePtr Parser::done(NodePtr n) {
 NodePtr Parser::parse_any() {
   const Token& t = *peek();
   switch (t.type) {
-    case Tok::Comment: ++cur_; return nullptr;
+    case Tok::Comment:
+      ++cur_;
+      return nullptr;
     case Tok::Text: {
       ++cur_;
       auto n = node(NodeType::Text, t.line);
@@ -55,12 +57,15 @@ NodePtr Parser::parse_any() {
       expect(Tok::CloseExpression, "'}}'");
       return done(std::move(n));
     }
-    case Tok::OpenStatement: return parse_statement();
-    default: error("unexpected " + describe(&t));
+    case Tok::OpenStatement:
+      return parse_statement();
+    default:
+      error("unexpected " + describe(&t));
   }
 }
 
-std::vector<NodePtr> Parser::parse_body(std::initializer_list<std::string_view> ends, const std::string& opener, int opened_at) {
+std::vector<NodePtr> Parser::parse_body(std::initializer_list<std::string_view> ends,
+                                        const std::string& opener, int opened_at) {
   std::vector<NodePtr> body;
   while (!is_statement(ends)) {
     if (!peek())
@@ -80,7 +85,8 @@ NodePtr Parser::parse_statement() {
   Nest nest(*this);
   const int at = line();
   ++cur_;  // {%
-  if (!is(Tok::Identifier)) error("expected a statement name after '{%', found " + describe(peek()));
+  if (!is(Tok::Identifier))
+    error("expected a statement name after '{%', found " + describe(peek()));
   const std::string word = peek()->value;
   ++cur_;
   if (word == "set") return parse_set(at);
@@ -94,8 +100,8 @@ NodePtr Parser::parse_statement() {
     expect(Tok::CloseStatement, "'%}'");
     return node(word == "break" ? NodeType::Break : NodeType::Continue, at);
   }
-  static const std::set<std::string> kEnds = {"elif", "else", "endif", "endfor", "endset",
-                                              "endmacro", "endcall", "endfilter"};
+  static const std::set<std::string> kEnds = {"elif",   "else",     "endif",   "endfor",
+                                              "endset", "endmacro", "endcall", "endfilter"};
   if (kEnds.count(word)) syntax_error(name_, at, "unexpected {% " + word + " %}");
   syntax_error(name_, at, "unknown statement {% " + word + " %}");
 }
@@ -178,7 +184,8 @@ NodePtr Parser::parse_for(int at) {
 }
 
 // A macro or call block body is its own function: break/continue cannot reach a loop outside.
-std::vector<NodePtr> Parser::parse_function_body(std::string_view end, const std::string& opener, int at) {
+std::vector<NodePtr> Parser::parse_function_body(std::string_view end, const std::string& opener,
+                                                 int at) {
   const int saved = loops_;
   loops_ = 0;
   std::vector<NodePtr> body = parse_body({end}, opener, at);

@@ -256,7 +256,8 @@ NodePtr Parser::parse_member(NodePtr object) {
       ++cur_;
       auto n = node(NodeType::Member, at);
       const Token* t = peek();
-      if (t && t->type == Tok::Number && t->value.find('.') == std::string::npos && t->value[0] != '-' && t->value[0] != '+') {
+      if (t && t->type == Tok::Number && t->value.find('.') == std::string::npos &&
+          t->value[0] != '-' && t->value[0] != '+') {
         auto key = node(NodeType::Literal, at);
         key->literal = Value::integer(number_value(t->value));
         n->b = std::move(key);
@@ -291,8 +292,10 @@ NodePtr Parser::parse_subscript(NodePtr object, int at) {
       slice = true;
     } else {
       parts.push_back(parse_expression());
-      if (is(Tok::Colon)) ++cur_, slice = true;
-      else if (!is(Tok::CloseBracket)) error("expected ']' or ':', found " + describe(peek()));
+      if (is(Tok::Colon))
+        ++cur_, slice = true;
+      else if (!is(Tok::CloseBracket))
+        error("expected ']' or ':', found " + describe(peek()));
     }
   }
   ++cur_;  // ]
@@ -352,7 +355,8 @@ NodePtr Parser::parse_primary() {
       ++cur_;
       auto n = node(array ? NodeType::ArrayLit : NodeType::ObjectLit, at);
       while (!is(close)) {
-        if (!peek()) error(std::string("expected '") + (array ? "]" : "}") + "', found " + describe(nullptr));
+        if (!peek())
+          error(std::string("expected '") + (array ? "]" : "}") + "', found " + describe(nullptr));
         n->list.push_back(parse_expression());
         if (!array) {
           expect(Tok::Colon, "':' between a key and its value");
@@ -363,7 +367,8 @@ NodePtr Parser::parse_primary() {
       ++cur_;
       return done(std::move(n));
     }
-    default: error("expected an expression, found " + describe(t));
+    default:
+      error("expected an expression, found " + describe(t));
   }
 }
 

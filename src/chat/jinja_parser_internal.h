@@ -84,8 +84,7 @@ class Parser {
   void check_assignable(const Node& target);
   NodePtr parse_if(int at);
   NodePtr parse_for(int at);
-  std::vector<NodePtr> parse_function_body(std::string_view end, const std::string& opener,
-                                           int at);
+  std::vector<NodePtr> parse_function_body(std::string_view end, const std::string& opener, int at);
   NodePtr parse_macro(int at);
   NodePtr parse_call_block(int at);
   NodePtr parse_filter_block(int at);

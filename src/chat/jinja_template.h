@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "chat/jinja_globals.h"
 #include "chat/jinja_limits.h"
 #include "chat/jinja_methods.h"
 

@@ -66,8 +66,20 @@ void append_utf8(std::string& out, char32_t cp) {
 
 bool is_js_space(char32_t cp) {
   switch (cp) {
-    case 0x09: case 0x0A: case 0x0B: case 0x0C: case 0x0D: case 0x20: case 0xA0: case 0x1680:
-    case 0x2028: case 0x2029: case 0x202F: case 0x205F: case 0x3000: case 0xFEFF:
+    case 0x09:
+    case 0x0A:
+    case 0x0B:
+    case 0x0C:
+    case 0x0D:
+    case 0x20:
+    case 0xA0:
+    case 0x1680:
+    case 0x2028:
+    case 0x2029:
+    case 0x202F:
+    case 0x205F:
+    case 0x3000:
+    case 0xFEFF:
       return true;
     default:
       return cp >= 0x2000 && cp <= 0x200A;
@@ -116,8 +128,8 @@ std::vector<size_t> code_point_offsets(std::string_view text) {
 size_t utf16_length(std::string_view text) {
   size_t units = 0;
   for (unsigned char c : text) {
-    if ((c & 0xC0) != 0x80) ++units;     // a code point starts here
-    if ((c & 0xF8) == 0xF0) ++units;     // four-byte forms are surrogate pairs in UTF-16
+    if ((c & 0xC0) != 0x80) ++units;  // a code point starts here
+    if ((c & 0xF8) == 0xF0) ++units;  // four-byte forms are surrogate pairs in UTF-16
   }
   return units;
 }
@@ -156,13 +168,11 @@ struct CaseRange {
   int32_t step;
 };
 constexpr CaseRange kCaseRanges[] = {
-    {0x41, 0x5A, 32, 1},      {0xC0, 0xD6, 32, 1},      {0xD8, 0xDE, 32, 1},
-    {0x100, 0x12E, 1, 2},     {0x132, 0x136, 1, 2},     {0x139, 0x147, 1, 2},
-    {0x14A, 0x176, 1, 2},     {0x179, 0x17D, 1, 2},     {0x386, 0x386, 38, 1},
-    {0x388, 0x38A, 37, 1},    {0x38C, 0x38C, 64, 1},    {0x38E, 0x38F, 63, 1},
-    {0x391, 0x3A1, 32, 1},    {0x3A3, 0x3AB, 32, 1},    {0x400, 0x40F, 80, 1},
-    {0x410, 0x42F, 32, 1},    {0x460, 0x480, 1, 2},     {0x48A, 0x4BE, 1, 2},
-    {0xFF21, 0xFF3A, 32, 1},
+    {0x41, 0x5A, 32, 1},   {0xC0, 0xD6, 32, 1},   {0xD8, 0xDE, 32, 1},     {0x100, 0x12E, 1, 2},
+    {0x132, 0x136, 1, 2},  {0x139, 0x147, 1, 2},  {0x14A, 0x176, 1, 2},    {0x179, 0x17D, 1, 2},
+    {0x386, 0x386, 38, 1}, {0x388, 0x38A, 37, 1}, {0x38C, 0x38C, 64, 1},   {0x38E, 0x38F, 63, 1},
+    {0x391, 0x3A1, 32, 1}, {0x3A3, 0x3AB, 32, 1}, {0x400, 0x40F, 80, 1},   {0x410, 0x42F, 32, 1},
+    {0x460, 0x480, 1, 2},  {0x48A, 0x4BE, 1, 2},  {0xFF21, 0xFF3A, 32, 1},
 };
 
 char32_t lower_of(char32_t cp) {
@@ -175,12 +185,18 @@ char32_t lower_of(char32_t cp) {
 
 char32_t upper_of(char32_t cp) {
   switch (cp) {
-    case 0xFF: return 0x178;
-    case 0xB5: return 0x39C;   // micro sign -> Greek capital mu
-    case 0x131: return 0x49;   // dotless i
-    case 0x17F: return 0x53;   // long s
-    case 0x3C2: return 0x3A3;  // final sigma
-    default: break;
+    case 0xFF:
+      return 0x178;
+    case 0xB5:
+      return 0x39C;  // micro sign -> Greek capital mu
+    case 0x131:
+      return 0x49;  // dotless i
+    case 0x17F:
+      return 0x53;  // long s
+    case 0x3C2:
+      return 0x3A3;  // final sigma
+    default:
+      break;
   }
   for (const CaseRange& r : kCaseRanges) {
     const char32_t first = r.first + r.delta, last = r.last + r.delta;
@@ -212,8 +228,12 @@ bool is_ascii_word(char c) {
 
 }  // namespace
 
-std::string to_upper(std::string_view text) { return map_case(text, upper_of, true); }
-std::string to_lower(std::string_view text) { return map_case(text, lower_of, false); }
+std::string to_upper(std::string_view text) {
+  return map_case(text, upper_of, true);
+}
+std::string to_lower(std::string_view text) {
+  return map_case(text, lower_of, false);
+}
 
 std::string title_case(std::string_view text) {
   std::string out(text);

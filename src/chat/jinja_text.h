@@ -1,6 +1,6 @@
 // UTF-8 text helpers with JavaScript's rules. The reference renderer for chat templates
-// (@huggingface/jinja) runs on JavaScript strings, so whitespace is JavaScript's (Unicode spaces and
-// line terminators, not just ASCII), a string's length counts UTF-16 units, and case mapping is
+// (@huggingface/jinja) runs on JavaScript strings, so whitespace is JavaScript's (Unicode spaces
+// and line terminators, not just ASCII), a string's length counts UTF-16 units, and case mapping is
 // Unicode's. Strings here are always valid UTF-8: templates and inputs are checked on entry and
 // every operation keeps them valid.
 #pragma once
@@ -26,7 +26,9 @@ size_t space_at(std::string_view text, size_t i);
 
 std::string_view trim_start(std::string_view text);
 std::string_view trim_end(std::string_view text);
-inline std::string_view trim(std::string_view text) { return trim_start(trim_end(text)); }
+inline std::string_view trim(std::string_view text) {
+  return trim_start(trim_end(text));
+}
 
 // The byte offset of every code point, plus text.size() at the end.
 std::vector<size_t> code_point_offsets(std::string_view text);

@@ -62,7 +62,8 @@ void Heap::charge(uint64_t bytes) {
 }
 
 void Heap::check_room(uint64_t bytes) const {
-  if (bytes > limits_.max_alloc_bytes - std::min(allocated_, limits_.max_alloc_bytes)) over_budget();
+  if (bytes > limits_.max_alloc_bytes - std::min(allocated_, limits_.max_alloc_bytes))
+    over_budget();
 }
 
 void Heap::over_budget() const {
@@ -121,16 +122,26 @@ Scope* Heap::scope(Scope* parent) {
 
 const char* kind_name(Kind kind) {
   switch (kind) {
-    case Kind::Undefined: return "undefined";
-    case Kind::None: return "none";
-    case Kind::Bool: return "boolean";
-    case Kind::Int: return "integer";
-    case Kind::Float: return "float";
-    case Kind::String: return "string";
-    case Kind::Array: return "list";
-    case Kind::Object: return "mapping";
-    case Kind::Namespace: return "namespace";
-    case Kind::Function: return "function";
+    case Kind::Undefined:
+      return "undefined";
+    case Kind::None:
+      return "none";
+    case Kind::Bool:
+      return "boolean";
+    case Kind::Int:
+      return "integer";
+    case Kind::Float:
+      return "float";
+    case Kind::String:
+      return "string";
+    case Kind::Array:
+      return "list";
+    case Kind::Object:
+      return "mapping";
+    case Kind::Namespace:
+      return "namespace";
+    case Kind::Function:
+      return "function";
   }
   return "?";
 }
@@ -138,15 +149,22 @@ const char* kind_name(Kind kind) {
 bool truthy(const Value& v) {
   switch (v.kind()) {
     case Kind::Undefined:
-    case Kind::None: return false;
-    case Kind::Bool: return v.as_bool();
+    case Kind::None:
+      return false;
+    case Kind::Bool:
+      return v.as_bool();
     case Kind::Int:
-    case Kind::Float: return v.number() != 0 && !std::isnan(v.number());
-    case Kind::String: return !v.str().empty();
-    case Kind::Array: return !v.array().items.empty();
-    case Kind::Object: return v.object().size() > 0;
+    case Kind::Float:
+      return v.number() != 0 && !std::isnan(v.number());
+    case Kind::String:
+      return !v.str().empty();
+    case Kind::Array:
+      return !v.array().items.empty();
+    case Kind::Object:
+      return v.object().size() > 0;
     case Kind::Namespace:
-    case Kind::Function: return true;
+    case Kind::Function:
+      return true;
   }
   return false;
 }
@@ -197,12 +215,18 @@ std::string float_string(double x) {
 
 std::string display(const Value& v, const Limits& limits) {
   switch (v.kind()) {
-    case Kind::Undefined: return "undefined";
-    case Kind::None: return "null";
-    case Kind::Bool: return v.as_bool() ? "true" : "false";
-    case Kind::Int: return js_number(v.number());
-    case Kind::Float: return float_string(v.number());
-    case Kind::String: return v.str();
+    case Kind::Undefined:
+      return "undefined";
+    case Kind::None:
+      return "null";
+    case Kind::Bool:
+      return v.as_bool() ? "true" : "false";
+    case Kind::Int:
+      return js_number(v.number());
+    case Kind::Float:
+      return float_string(v.number());
+    case Kind::String:
+      return v.str();
     case Kind::Array:
     case Kind::Object:
     case Kind::Namespace: {
@@ -210,7 +234,8 @@ std::string display(const Value& v, const Limits& limits) {
       style.undefined_as_null = false;
       return to_json(v, style, limits);
     }
-    case Kind::Function: function_to_string();
+    case Kind::Function:
+      function_to_string();
   }
   return "";
 }
@@ -218,11 +243,15 @@ std::string display(const Value& v, const Limits& limits) {
 std::string js_string(const Value& v, const Limits& limits) {
   switch (v.kind()) {
     case Kind::Undefined:
-    case Kind::None: return "";
-    case Kind::Bool: return v.as_bool() ? "true" : "false";
+    case Kind::None:
+      return "";
+    case Kind::Bool:
+      return v.as_bool() ? "true" : "false";
     case Kind::Int:
-    case Kind::Float: return js_number(v.number());
-    case Kind::String: return v.str();
+    case Kind::Float:
+      return js_number(v.number());
+    case Kind::String:
+      return v.str();
     case Kind::Array: {
       // Array.prototype.join over the reference's value objects: each item as it prints.
       std::string out;
@@ -232,14 +261,16 @@ std::string js_string(const Value& v, const Limits& limits) {
         first = false;
         out += display(item, limits);
         if (out.size() > limits.max_string_bytes)
-          throw Failure("a string exceeds the limit of " +
-                        std::to_string(limits.max_string_bytes) + " bytes");
+          throw Failure("a string exceeds the limit of " + std::to_string(limits.max_string_bytes) +
+                        " bytes");
       }
       return out;
     }
     case Kind::Object:
-    case Kind::Namespace: return "[object Map]";
-    case Kind::Function: function_to_string();
+    case Kind::Namespace:
+      return "[object Map]";
+    case Kind::Function:
+      function_to_string();
   }
   return "";
 }
@@ -251,12 +282,17 @@ namespace {
 double string_to_number(std::string_view text) {
   text = trim(text);
   if (text.empty()) return 0;
-  if (text.size() > 2 && text[0] == '0' && std::string_view("xXoObB").find(text[1]) != std::string_view::npos) {
-    const int base = (text[1] == 'x' || text[1] == 'X') ? 16 : (text[1] == 'o' || text[1] == 'O') ? 8 : 2;
+  if (text.size() > 2 && text[0] == '0' &&
+      std::string_view("xXoObB").find(text[1]) != std::string_view::npos) {
+    const int base = (text[1] == 'x' || text[1] == 'X')   ? 16
+                     : (text[1] == 'o' || text[1] == 'O') ? 8
+                                                          : 2;
     double value = 0;
     for (char c : text.substr(2)) {
-      int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-              : c >= 'A' && c <= 'F' ? c - 'A' + 10 : 99;
+      int d = c >= '0' && c <= '9'   ? c - '0'
+              : c >= 'a' && c <= 'f' ? c - 'a' + 10
+              : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                     : 99;
       if (d >= base) return NAN;
       value = value * base + d;
     }
@@ -290,13 +326,19 @@ enum class JsType { Undefined, Null, Number, String, Boolean, Object };
 
 JsType js_type(const Value& v) {
   switch (v.kind()) {
-    case Kind::Undefined: return JsType::Undefined;
-    case Kind::None: return JsType::Null;
-    case Kind::Bool: return JsType::Boolean;
+    case Kind::Undefined:
+      return JsType::Undefined;
+    case Kind::None:
+      return JsType::Null;
+    case Kind::Bool:
+      return JsType::Boolean;
     case Kind::Int:
-    case Kind::Float: return JsType::Number;
-    case Kind::String: return JsType::String;
-    default: return JsType::Object;
+    case Kind::Float:
+      return JsType::Number;
+    case Kind::String:
+      return JsType::String;
+    default:
+      return JsType::Object;
   }
 }
 
@@ -313,11 +355,15 @@ bool strict_equal(const Value& a, const Value& b) {
   if (ta != tb) return false;
   switch (ta) {
     case JsType::Undefined:
-    case JsType::Null: return true;
+    case JsType::Null:
+      return true;
     case JsType::Number:
-    case JsType::Boolean: return a.number() == b.number();
-    case JsType::String: return a.str() == b.str();
-    case JsType::Object: return a.identity() == b.identity();
+    case JsType::Boolean:
+      return a.number() == b.number();
+    case JsType::String:
+      return a.str() == b.str();
+    case JsType::Object:
+      return a.identity() == b.identity();
   }
   return false;
 }
@@ -331,9 +377,14 @@ bool loose_equal(const Value& a, const Value& b, const Limits& limits) {
   // primitive as its primitive.
   Value x = ta == JsType::Boolean ? Value::integer(a.number()) : a;
   Value y = tb == JsType::Boolean ? Value::integer(b.number()) : b;
-  if (js_type(x) == JsType::Object && js_type(y) == JsType::Object) return x.identity() == y.identity();
-  Value px = js_type(x) == JsType::Object ? Value::string(std::make_shared<const std::string>(to_primitive(x, limits))) : x;
-  Value py = js_type(y) == JsType::Object ? Value::string(std::make_shared<const std::string>(to_primitive(y, limits))) : y;
+  if (js_type(x) == JsType::Object && js_type(y) == JsType::Object)
+    return x.identity() == y.identity();
+  Value px = js_type(x) == JsType::Object
+                 ? Value::string(std::make_shared<const std::string>(to_primitive(x, limits)))
+                 : x;
+  Value py = js_type(y) == JsType::Object
+                 ? Value::string(std::make_shared<const std::string>(to_primitive(y, limits)))
+                 : y;
   const JsType tx = js_type(px), ty = js_type(py);
   if (tx == ty) return strict_equal(px, py);
   const double nx = tx == JsType::String ? string_to_number(px.str()) : px.number();

@@ -27,7 +27,18 @@ class Object;
 struct Function;
 struct Scope;
 
-enum class Kind : uint8_t { Undefined, None, Bool, Int, Float, String, Array, Object, Namespace, Function };
+enum class Kind : uint8_t {
+  Undefined,
+  None,
+  Bool,
+  Int,
+  Float,
+  String,
+  Array,
+  Object,
+  Namespace,
+  Function
+};
 
 class Value {
  public:
@@ -107,9 +118,9 @@ class Object {
 struct Function {
   enum class Type { Global, Method, Macro, Caller } type = Type::Global;
   std::string name;
-  Value receiver;                // Method
-  const Node* node = nullptr;    // Macro: the macro statement; Caller: the call statement
-  Scope* scope = nullptr;        // Caller: the scope the call block runs in
+  Value receiver;              // Method
+  const Node* node = nullptr;  // Macro: the macro statement; Caller: the call statement
+  Scope* scope = nullptr;      // Caller: the scope the call block runs in
 };
 
 // Variables of one block scope, looked up through the parents (the reference's Environment).

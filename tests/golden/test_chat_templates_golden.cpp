@@ -84,7 +84,8 @@ int check_renderings(const ordered_json& renderings, const std::string& template
 TEST(ChatTemplatesGolden, EveryTemplateRendersTheGoldenConversations) {
   EAGLE2_SHARED_FILE(golden_path, "golden/chat_templates.json");
   const ordered_json golden = ordered_json::parse(test::read_file(golden_path));
-  const int checked = check_renderings(golden.at("renderings"), test::shared_dir() + "/data/chat_templates", true);
+  const int checked =
+      check_renderings(golden.at("renderings"), test::shared_dir() + "/data/chat_templates", true);
   EXPECT_EQ(checked, 60);  // ten templates, three conversations, with and without the prompt
 }
 
@@ -95,7 +96,8 @@ TEST(ChatTemplatesGolden, EveryTemplateRendersTheHarderConversations) {
   const ordered_json& renderings = extra.at("renderings");
   int errors = 0;
   for (const ordered_json& r : renderings) errors += r.contains("error") ? 1 : 0;
-  EXPECT_EQ(check_renderings(renderings, templates_dir, false), 140);  // ten templates, seven conversations
+  EXPECT_EQ(check_renderings(renderings, templates_dir, false),
+            140);        // ten templates, seven conversations
   EXPECT_GT(errors, 0);  // some templates reject some conversations, and so must we
 }
 

@@ -20,16 +20,18 @@ inline jinja::Date pinned_date() {
 }
 
 // `variables` may be {} (null) for none.
-inline std::string render(const std::string& source,
-                          const nlohmann::ordered_json& variables = nlohmann::ordered_json::object(),
-                          const jinja::Limits& limits = {}) {
+inline std::string render(
+    const std::string& source,
+    const nlohmann::ordered_json& variables = nlohmann::ordered_json::object(),
+    const jinja::Limits& limits = {}) {
   return jinja::Template(source, "t.jinja", limits)
       .render(variables.is_null() ? nlohmann::ordered_json::object() : variables, pinned_date());
 }
 
-inline std::string render_error(const std::string& source,
-                                const nlohmann::ordered_json& variables = nlohmann::ordered_json::object(),
-                                const jinja::Limits& limits = {}) {
+inline std::string render_error(
+    const std::string& source,
+    const nlohmann::ordered_json& variables = nlohmann::ordered_json::object(),
+    const jinja::Limits& limits = {}) {
   return error_of([&] { render(source, variables, limits); });
 }
 

@@ -16,7 +16,8 @@ using nlohmann::ordered_json;
 
 ChatTemplateInputs conversation() {
   ChatTemplateInputs in;
-  in.messages = ordered_json::parse(R"([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}])");
+  in.messages = ordered_json::parse(
+      R"([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Yo"}])");
   in.today.year = 2026, in.today.month = 11, in.today.day = 30;
   return in;
 }
@@ -36,7 +37,8 @@ TEST(ChatTemplate, RendersTheConversation) {
 }
 
 TEST(ChatTemplate, AbsentTokensAreUndefined) {
-  const ChatTemplate t("{{ bos_token is defined }}|{{ eos_token }}|{{ bos_token | default('none given') }}");
+  const ChatTemplate t(
+      "{{ bos_token is defined }}|{{ eos_token }}|{{ bos_token | default('none given') }}");
   EXPECT_EQ(t.render(conversation()), "false||none given");
   ChatTemplateInputs in = conversation();
   in.bos_token = "";
@@ -45,7 +47,8 @@ TEST(ChatTemplate, AbsentTokensAreUndefined) {
 
 TEST(ChatTemplate, ExtraVariablesKeepTheirKeyOrder) {
   ChatTemplateInputs in = conversation();
-  in.extra = ordered_json::parse(R"({"tools": [{"name": "f", "description": "d", "a": 1}], "enable_thinking": false})");
+  in.extra = ordered_json::parse(
+      R"({"tools": [{"name": "f", "description": "d", "a": 1}], "enable_thinking": false})");
   const ChatTemplate t("{{ tools | tojson }} {{ enable_thinking }}");
   EXPECT_EQ(t.render(in), R"([{"name": "f", "description": "d", "a": 1}] false)");
 }
@@ -74,8 +77,10 @@ TEST(ChatTemplate, ClearErrors) {
             "mini.jinja: the extra variables may not set 'messages' (it has its own input)");
   EXPECT_EQ(test::error_of([&] { ChatTemplate("{% if %}", "bad.jinja"); }),
             "bad.jinja:1: syntax error: expected an expression, found '%}'");
-  const ChatTemplate strict("{% if messages[0].role != 'system' %}{{ raise_exception('A system message comes first') }}{% endif %}",
-                            "strict.jinja");
+  const ChatTemplate strict(
+      "{% if messages[0].role != 'system' %}{{ raise_exception('A system message comes first') "
+      "}}{% endif %}",
+      "strict.jinja");
   EXPECT_EQ(test::error_of([&] { strict.render(conversation()); }),
             "strict.jinja:1: raise_exception: A system message comes first");
 }

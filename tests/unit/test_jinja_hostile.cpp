@@ -34,14 +34,16 @@ TEST(JinjaHostile, DeepNestingIsASyntaxError) {
   EXPECT_EQ(render("{{ 1" + repeat(" + 1", 90) + " }}"), "91");
   // A long elif chain does not nest.
   std::string chain = "{% if x == 0 %}0";
-  for (int i = 1; i < 5000; ++i) chain += "{% elif x == " + std::to_string(i) + " %}" + std::to_string(i);
+  for (int i = 1; i < 5000; ++i)
+    chain += "{% elif x == " + std::to_string(i) + " %}" + std::to_string(i);
   EXPECT_EQ(render(chain + "{% endif %}", {{"x", 4999}}), "4999");
 }
 
 TEST(JinjaHostile, RecursionIsBounded) {
   EXPECT_EQ(render_error("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}"),
             "t.jinja:1: the template recursed deeper than 500 levels (a macro calling itself?)");
-  EXPECT_EQ(render_error("{% macro a(n) %}{{ b(n) }}{% endmacro %}{% macro b(n) %}{{ a(n + 1) }}{% endmacro %}{{ a(0) }}"),
+  EXPECT_EQ(render_error("{% macro a(n) %}{{ b(n) }}{% endmacro %}{% macro b(n) %}{{ a(n + 1) }}{% "
+                         "endmacro %}{{ a(0) }}"),
             "t.jinja:1: the template recursed deeper than 500 levels (a macro calling itself?)");
 }
 
@@ -49,11 +51,13 @@ TEST(JinjaHostile, LoopsAreBoundedBySteps) {
   jinja::Limits limits;
   limits.max_steps = 100000;
   const auto start = std::chrono::steady_clock::now();
-  EXPECT_EQ(render_error("{% for a in range(1000) %}{% for b in range(1000) %}{% endfor %}{% endfor %}", {},
-                         limits),
-            "t.jinja:1: the template took more than 100000 evaluation steps (limit)");
+  EXPECT_EQ(
+      render_error("{% for a in range(1000) %}{% for b in range(1000) %}{% endfor %}{% endfor %}",
+                   {}, limits),
+      "t.jinja:1: the template took more than 100000 evaluation steps (limit)");
   // Work inside filters counts as well, not only the nodes evaluated.
-  EXPECT_EQ(render_error("{% set xs = range(5000) %}{% for i in range(100) %}{{ xs | join('') | length }}{% endfor %}",
+  EXPECT_EQ(render_error("{% set xs = range(5000) %}{% for i in range(100) %}{{ xs | join('') | "
+                         "length }}{% endfor %}",
                          {}, limits),
             "t.jinja:1: the template took more than 100000 evaluation steps (limit)");
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 10.0);
@@ -69,27 +73,35 @@ TEST(JinjaHostile, StringsOutputAndAllocationAreBounded) {
             "t.jinja:1: a string of 1310720 bytes exceeds the limit of 1048576 bytes");
   EXPECT_EQ(render_error("{% for i in range(200000) %}0123456789{% endfor %}", {}, limits),
             "t.jinja:1: a string of 1048580 bytes exceeds the limit of 1048576 bytes");
-  EXPECT_NE(render_error("{{ ('abcdefgh' | replace('', '0123456789') | replace('', '0123456789') "
-                         "| replace('', '0123456789') | replace('', '0123456789') | replace('', '0123456789')) "
-                         "| length }}",
-                         {}, limits)
-                .find("exceeds the limit of 1048576 bytes"),
-            std::string::npos);
+  EXPECT_NE(
+      render_error(
+          "{{ ('abcdefgh' | replace('', '0123456789') | replace('', '0123456789') "
+          "| replace('', '0123456789') | replace('', '0123456789') | replace('', '0123456789')) "
+          "| length }}",
+          {}, limits)
+          .find("exceeds the limit of 1048576 bytes"),
+      std::string::npos);
   // Lists growing by copies: the allocation budget ends it.
-  EXPECT_EQ(render_error("{% set ns = namespace(l=[]) %}{% for i in range(20000) %}{% set ns.l = ns.l + [i] %}{% endfor %}",
+  EXPECT_EQ(render_error("{% set ns = namespace(l=[]) %}{% for i in range(20000) %}{% set ns.l = "
+                         "ns.l + [i] %}{% endfor %}",
                          {}, limits),
             "t.jinja:1: the template allocated more than 67108864 bytes (limit)");
   EXPECT_EQ(render_error("{{ range(100000000) | length }}", {}, limits),
             "t.jinja:1: the template allocated more than 67108864 bytes (limit)");
-  EXPECT_EQ(render_error("{{ range(1000000000000000) }}"), "t.jinja:1: range() of 1000000000000000 numbers is too long");
+  EXPECT_EQ(render_error("{{ range(1000000000000000) }}"),
+            "t.jinja:1: range() of 1000000000000000 numbers is too long");
 }
 
 TEST(JinjaHostile, SelfContainingAndDeepValues) {
   const std::string deep = "a value nests deeper than 128 levels (or contains itself)";
-  EXPECT_EQ(render_error("{% set ns = namespace() %}{% set ns.me = ns %}{{ ns }}"), "t.jinja:1: " + deep);
-  EXPECT_EQ(render_error("{% set ns = namespace() %}{% set ns.me = ns %}{{ ns | tojson }}"), "t.jinja:1: " + deep);
+  EXPECT_EQ(render_error("{% set ns = namespace() %}{% set ns.me = ns %}{{ ns }}"),
+            "t.jinja:1: " + deep);
+  EXPECT_EQ(render_error("{% set ns = namespace() %}{% set ns.me = ns %}{{ ns | tojson }}"),
+            "t.jinja:1: " + deep);
   // A chain of 20000 nested lists is built, measured, and freed without recursion.
-  const std::string build = "{% set ns = namespace(v=[]) %}{% for i in range(20000) %}{% set ns.v = [ns.v] %}{% endfor %}";
+  const std::string build =
+      "{% set ns = namespace(v=[]) %}{% for i in range(20000) %}{% set ns.v = [ns.v] %}{% endfor "
+      "%}";
   EXPECT_EQ(render(build + "{{ ns.v | length }}"), "1");
   EXPECT_EQ(render_error(build + "{{ ns.v }}"), "t.jinja:1: " + deep);
   EXPECT_EQ(render_error(build + "{{ ns.v ~ '' }}"), "t.jinja:1: " + deep);
@@ -98,9 +110,12 @@ TEST(JinjaHostile, SelfContainingAndDeepValues) {
 TEST(JinjaHostile, InputsAreChecked) {
   ordered_json deep = ordered_json::array();
   for (int i = 0; i < 2000; ++i) deep = ordered_json::array({deep});
-  EXPECT_EQ(render_error("{{ x }}", {{"x", deep}}), "t.jinja: variable 'x': the input nests deeper than 128 levels");
-  EXPECT_EQ(render_error("{{ x }}", {{"x", std::string("\xff")}}), "t.jinja: variable 'x': an input string is not valid UTF-8");
-  EXPECT_EQ(render_error("{{ true }}", {{"true", 1}}), "t.jinja: the variable 'true' would replace a built-in");
+  EXPECT_EQ(render_error("{{ x }}", {{"x", deep}}),
+            "t.jinja: variable 'x': the input nests deeper than 128 levels");
+  EXPECT_EQ(render_error("{{ x }}", {{"x", std::string("\xff")}}),
+            "t.jinja: variable 'x': an input string is not valid UTF-8");
+  EXPECT_EQ(render_error("{{ true }}", {{"true", 1}}),
+            "t.jinja: the variable 'true' would replace a built-in");
   jinja::Limits limits;
   limits.max_template_bytes = 1000;
   EXPECT_EQ(render_error(std::string(1001, 'x'), {}, limits),

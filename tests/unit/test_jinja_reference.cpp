@@ -38,7 +38,8 @@ TEST(JinjaReference, EveryCaseRendersAsTheReferenceDoes) {
       EXPECT_FALSE(failure.empty()) << construct << ": " << source << "\nrendered \"" << text
                                     << "\" where the reference raises: " << c["error"];
       if (c.value("raised", false)) {  // the template's own message, word for word
-        EXPECT_NE(failure.find("raise_exception: " + c["error"].get<std::string>()), std::string::npos)
+        EXPECT_NE(failure.find("raise_exception: " + c["error"].get<std::string>()),
+                  std::string::npos)
             << failure;
       }
     } else {

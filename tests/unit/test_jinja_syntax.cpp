@@ -16,7 +16,8 @@ TEST(JinjaPreprocess, TrimsBlocksLstripsBlocksAndDropsOneTrailingNewline) {
   EXPECT_EQ(jinja::preprocess("a\n").text, "a");
   EXPECT_EQ(jinja::preprocess("a\n\n").text, "a\n");
   // The newline after %}, #} and -} goes; the indentation before {% and {# goes.
-  EXPECT_EQ(jinja::preprocess("{% if x %}\n  y\n  {% endif %}\nz").text, "{% if x %}  y\n{% endif %}z");
+  EXPECT_EQ(jinja::preprocess("{% if x %}\n  y\n  {% endif %}\nz").text,
+            "{% if x %}  y\n{% endif %}z");
   EXPECT_EQ(jinja::preprocess("\t {# c #}\nz").text, "{# c #}z");
   // Expressions are neither lstripped nor trimmed; text before a tag on its line stays.
   EXPECT_EQ(jinja::preprocess("  {{ x }}\n").text, "  {{ x }}");
@@ -29,7 +30,7 @@ TEST(JinjaPreprocess, KeepsTheOriginalOffsetOfEveryByte) {
   const jinja::Preprocessed p = jinja::preprocess("ab\n  {% x %}\ncd");
   ASSERT_EQ(p.text, "ab\n{% x %}cd");
   ASSERT_EQ(p.origin.size(), p.text.size());
-  EXPECT_EQ(p.origin[3], 5u);   // '{' after the dropped indentation
+  EXPECT_EQ(p.origin[3], 5u);    // '{' after the dropped indentation
   EXPECT_EQ(p.origin[10], 13u);  // 'c' after the dropped newline
 }
 
@@ -50,8 +51,10 @@ TEST(JinjaWhitespace, DashesStripOneSideEach) {
 }
 
 TEST(JinjaWhitespace, BlockLinesVanishAsHuggingFaceRendersThem) {
-  EXPECT_EQ(render("{% for x in [1, 2] %}\n  {% if x > 1 %}\n  big {{ x }}\n  {% endif %}\n{% endfor %}\n"),
-            "  big 2\n");
+  EXPECT_EQ(
+      render(
+          "{% for x in [1, 2] %}\n  {% if x > 1 %}\n  big {{ x }}\n  {% endif %}\n{% endfor %}\n"),
+      "  big 2\n");
 }
 
 TEST(JinjaTokens, SignsAreNumbersOrOperatorsByWhatPrecedes) {
@@ -92,10 +95,13 @@ TEST(JinjaSyntaxErrors, NameTheProblemAndTheLine) {
   EXPECT_EQ(render_error("{% if true %}unclosed"),
             "t.jinja:1: syntax error: {% if %} is never closed with {% endif %}");
   EXPECT_EQ(render_error("line 1\n{% endif %}"), "t.jinja:2: syntax error: unexpected {% endif %}");
-  EXPECT_EQ(render_error("{{ 1 + }}"), "t.jinja:1: syntax error: expected an expression, found '}}'");
+  EXPECT_EQ(render_error("{{ 1 + }}"),
+            "t.jinja:1: syntax error: expected an expression, found '}}'");
   EXPECT_EQ(render_error("a\n\n{{ 'open }}"), "t.jinja:3: syntax error: a string is never closed");
-  EXPECT_EQ(render_error("{% nosuch %}"), "t.jinja:1: syntax error: unknown statement {% nosuch %}");
-  EXPECT_EQ(render_error("{# open"), "t.jinja:1: syntax error: a comment {# is never closed with #}");
+  EXPECT_EQ(render_error("{% nosuch %}"),
+            "t.jinja:1: syntax error: unknown statement {% nosuch %}");
+  EXPECT_EQ(render_error("{# open"),
+            "t.jinja:1: syntax error: a comment {# is never closed with #}");
   EXPECT_EQ(render_error("a\nb\n  {{ @ }}"), "t.jinja:3: syntax error: unexpected character '@'");
   EXPECT_EQ(render_error("{% for in xs %}{% endfor %}"),
             "t.jinja:1: syntax error: expected 'in' after the loop variable, found 'xs'");
@@ -103,13 +109,15 @@ TEST(JinjaSyntaxErrors, NameTheProblemAndTheLine) {
             "t.jinja:1: syntax error: a parameter without a default follows one with a default");
   EXPECT_EQ(render_error("{{ f(a=1, 2) }}"),
             "t.jinja:1: syntax error: a positional argument follows a keyword argument");
-  EXPECT_EQ(render_error(R"({{ 'bad \q' }})"), "t.jinja:1: syntax error: unknown escape \\q in a string");
+  EXPECT_EQ(render_error(R"({{ 'bad \q' }})"),
+            "t.jinja:1: syntax error: unknown escape \\q in a string");
   EXPECT_EQ(render_error("{% for x in y %}\n{% macro m() %}{% break %}{% endmacro %}{% endfor %}"),
             "t.jinja:2: syntax error: {% break %} outside a for loop");
   EXPECT_EQ(render_error("{% set 1 = 2 %}"),
             "t.jinja:1: syntax error: {% set %} assigns to a name, names (a, b) or a namespace "
             "attribute (ns.x)");
-  EXPECT_EQ(render_error("{{ x[1:2:3:4] }}"), "t.jinja:1: syntax error: a slice has at most three parts");
+  EXPECT_EQ(render_error("{{ x[1:2:3:4] }}"),
+            "t.jinja:1: syntax error: a slice has at most three parts");
   EXPECT_EQ(render_error("{{ 'x' }"), "t.jinja:1: syntax error: expected '}}', found '}'");
   // Lines count in the original text, though trim_blocks removed newlines before the error.
   EXPECT_EQ(render_error("{% if a %}\n{% if b %}\n{% endif %}\n{{ ) }}\n{% endif %}"),
@@ -118,7 +126,8 @@ TEST(JinjaSyntaxErrors, NameTheProblemAndTheLine) {
 
 TEST(JinjaSyntaxErrors, RejectTextThatIsNotUtf8) {
   EXPECT_EQ(render_error("ok \xC3\x28"), "t.jinja: the template is not valid UTF-8");
-  EXPECT_EQ(render_error("\xED\xA0\x80"), "t.jinja: the template is not valid UTF-8");  // a surrogate
+  EXPECT_EQ(render_error("\xED\xA0\x80"),
+            "t.jinja: the template is not valid UTF-8");  // a surrogate
 }
 
 }  // namespace

@@ -72,7 +72,8 @@ TEST(JinjaValues, LooseAndStrictEquality) {
 
 TEST(JinjaJson, InputKeepsJavaScriptsKeyOrderAndNumberKinds) {
   Heap heap{Limits{}};
-  const Value v = jinja::from_json(ordered_json::parse(R"({"b": 1, "10": 2, "a": 1.0, "2": 2.5, "01": 0})"), heap);
+  const Value v = jinja::from_json(
+      ordered_json::parse(R"({"b": 1, "10": 2, "a": 1.0, "2": 2.5, "01": 0})"), heap);
   ASSERT_TRUE(v.is(Kind::Object));
   // Array-index keys first, ascending; then the rest in insertion order ("01" is not an index).
   std::vector<std::string> keys;
@@ -88,10 +89,12 @@ TEST(JinjaJson, OutputStyles) {
   jinja::JsonStyle style;
   EXPECT_EQ(jinja::to_json(v, style, heap.limits()), R"({"k": [1, {"x": "é"}], "e": []})");
   style.indent = 1;
-  EXPECT_EQ(jinja::to_json(v, style, heap.limits()), "{\n \"k\": [\n  1,\n  {\n   \"x\": \"é\"\n  }\n ],\n \"e\": []\n}");
+  EXPECT_EQ(jinja::to_json(v, style, heap.limits()),
+            "{\n \"k\": [\n  1,\n  {\n   \"x\": \"é\"\n  }\n ],\n \"e\": []\n}");
   style = {};
   style.ensure_ascii = true;
-  EXPECT_EQ(jinja::to_json(heap.str("é\x7f😀"), style, heap.limits()), R"("\u00e9\u007f\ud83d\ude00")");
+  EXPECT_EQ(jinja::to_json(heap.str("é\x7f😀"), style, heap.limits()),
+            R"("\u00e9\u007f\ud83d\ude00")");
 }
 
 TEST(JinjaText, JavaScriptWhiteSpaceAndLengths) {
@@ -105,9 +108,9 @@ TEST(JinjaText, JavaScriptWhiteSpaceAndLengths) {
   EXPECT_EQ(ch, "\xEF\xBF\xBD");  // half of a surrogate pair
   EXPECT_FALSE(jinja::utf16_at("ab", 2, &ch));
   EXPECT_TRUE(jinja::valid_utf8("ok é 😀"));
-  EXPECT_FALSE(jinja::valid_utf8("\xC0\xAF"));      // overlong
+  EXPECT_FALSE(jinja::valid_utf8("\xC0\xAF"));          // overlong
   EXPECT_FALSE(jinja::valid_utf8("\xF4\x90\x80\x80"));  // past U+10FFFF
-  EXPECT_FALSE(jinja::valid_utf8("\xE2\x82"));      // truncated
+  EXPECT_FALSE(jinja::valid_utf8("\xE2\x82"));          // truncated
 }
 
 TEST(JinjaText, CaseMapping) {
