@@ -23,6 +23,12 @@ std::string a_kind(Kind k) {
   }
 }
 
+// A count from a number the template computed, made safe to convert: NaN (0 // 0 is an integer
+// NaN, as in JavaScript) counts as `lo`.
+double bounded(double x, double lo, double hi) {
+  return std::isnan(x) ? lo : std::clamp(x, lo, hi);
+}
+
 [[noreturn]] void not_for(std::string_view filter, const Value& v) {
   throw Failure("filter '" + std::string(filter) + "' does not apply to " + a_kind(v.kind()));
 }
@@ -43,7 +49,8 @@ std::string tojson(const Value& v, const Args& args, const Limits& limits) {
     if (!indent->is(Kind::Int) && !indent->is(Kind::None))
       bad_argument("tojson", "indent must be an integer");
     if (indent->is(Kind::Int))
-      style.indent = static_cast<int>(std::clamp(indent->number(), -1.0, 1e6));
+      style.indent =
+          std::isnan(indent->number()) ? 0 : static_cast<int>(bounded(indent->number(), -1.0, 1e6));
   }
   if (const Value* a = flag_arg(args, 99, "ensure_ascii", "tojson"))
     style.ensure_ascii = a->as_bool();
@@ -245,8 +252,7 @@ Value indent(const std::string& s, const Args& args, Heap& heap) {
   if (width && !width->is(Kind::Int)) bad_argument("indent", "width must be an integer");
   const Value* first = args.get(1, "first");
   const Value* blank = args.get(2, "blank");
-  const std::string pad(static_cast<size_t>(std::clamp(width ? width->number() : 4.0, 0.0, 1e6)),
-                        ' ');
+  const std::string pad(static_cast<size_t>(bounded(width ? width->number() : 4.0, 0.0, 1e6)), ' ');
   std::string out;
   size_t begin = 0, line = 0;
   while (true) {

@@ -146,10 +146,15 @@ class Writer {
   std::string take() { return std::move(out_); }
 
  private:
-  std::string padding(int depth) const {
-    std::string pad(1, '\n');  // built by append: GCC 12 warns falsely on "\n" + string
-    pad.append(static_cast<size_t>(style_.indent) * static_cast<size_t>(depth), ' ');
-    return pad;
+  // A newline and the indentation of `depth`, checked first: a large indent times a deep value
+  // must fail before it is allocated.
+  void pad(int depth) {
+    const size_t n = static_cast<size_t>(style_.indent) * static_cast<size_t>(depth);
+    if (out_.size() + n + 1 > limits_.max_string_bytes)
+      throw Failure("JSON text exceeds the limit of " + std::to_string(limits_.max_string_bytes) +
+                    " bytes");
+    out_ += '\n';
+    out_.append(n, ' ');
   }
 
   void write_array(const Array& a, int depth) {
@@ -157,10 +162,10 @@ class Writer {
     out_ += '[';
     for (size_t i = 0; i < a.items.size(); ++i) {
       if (i > 0) out_ += item_;
-      if (indented) out_ += padding(depth + 1);
+      if (indented) pad(depth + 1);
       write(a.items[i], depth + 1);
     }
-    if (indented) out_ += padding(depth);
+    if (indented) pad(depth);
     out_ += ']';
   }
 
@@ -174,12 +179,12 @@ class Writer {
     out_ += '{';
     for (size_t i = 0; i < entries.size(); ++i) {
       if (i > 0) out_ += item_;
-      if (indented) out_ += padding(depth + 1);
+      if (indented) pad(depth + 1);
       append_quoted(out_, entries[i]->first, style_.ensure_ascii);
       out_ += key_;
       write(entries[i]->second, depth + 1);
     }
-    if (indented) out_ += padding(depth);
+    if (indented) pad(depth);
     out_ += '}';
   }
 

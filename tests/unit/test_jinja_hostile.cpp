@@ -92,6 +92,19 @@ TEST(JinjaHostile, StringsOutputAndAllocationAreBounded) {
             "t.jinja:1: range() of 1000000000000000 numbers is too long");
 }
 
+TEST(JinjaHostile, HugeOrNotANumberCountsAreSafe) {
+  jinja::Limits limits;
+  limits.max_string_bytes = 1 << 20;
+  EXPECT_EQ(render_error("{{ [[[[1]]]] | tojson(indent=1000000) }}", {}, limits),
+            "t.jinja:1: JSON text exceeds the limit of 1048576 bytes");
+  // 0 // 0 is an integer NaN (as in JavaScript); as a count it is 0.
+  EXPECT_EQ(
+      render(
+          "{{ 'a\nb' | indent(0 // 0) }}|{{ [1] | tojson(indent=0 // 0) }}|{{ [1, 2][0 // 0] }}"),
+      "a\nb|[1]|1");
+  EXPECT_EQ(render("{{ range(0 // 0) }} {{ [1, 2, 3][::(0 // 0)] }}"), "[] []");
+}
+
 TEST(JinjaHostile, SelfContainingAndDeepValues) {
   const std::string deep = "a value nests deeper than 128 levels (or contains itself)";
   EXPECT_EQ(render_error("{% set ns = namespace() %}{% set ns.me = ns %}{{ ns }}"),
