@@ -64,7 +64,7 @@ Evaluator::Flow Evaluator::exec_statement(const Node& n, Scope* scope, std::stri
     case NodeType::For:
       return exec_for(n, scope, out);
     case NodeType::Set:
-      return exec_set(n, scope, out);
+      return exec_set(n, scope);
     case NodeType::Macro: {
       Function f;
       f.type = Function::Type::Macro;
@@ -168,8 +168,7 @@ Evaluator::Flow Evaluator::exec_for(const Node& n, Scope* scope, std::string& ou
   return Flow::Normal;
 }
 
-Evaluator::Flow Evaluator::exec_set(const Node& n, Scope* scope, std::string& out) {
-  (void)out;
+Evaluator::Flow Evaluator::exec_set(const Node& n, Scope* scope) {
   Value value;
   if (n.b) {
     value = eval(*n.b, scope);

@@ -35,7 +35,7 @@ class Evaluator {
  private:
   Flow exec_statement(const Node& n, Scope* scope, std::string& out);
   Flow exec_for(const Node& n, Scope* scope, std::string& out);
-  Flow exec_set(const Node& n, Scope* scope, std::string& out);
+  Flow exec_set(const Node& n, Scope* scope);
   void exec_call_block(const Node& n, Scope* scope, std::string& out);
   void assign(const Node& target, const Value& value, Scope* scope);
   void append(std::string& out, std::string_view text) const;
