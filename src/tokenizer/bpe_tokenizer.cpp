@@ -68,13 +68,11 @@ BpeTokenizer::BpeTokenizer(BpeSpec spec)
     if (added_kind[id] == 0) token_bytes_[id] = pieces_[id];
     if (pieces_[id].empty() && added_kind[id] < 0) fail(src, ": no token has id ", id);
   }
+  // A byte without its entry (StarCoder's vocabulary lacks the leads of unassigned planes) is
+  // the unknown token, as in Hugging Face; without one, encoding such a byte is an Error.
   for (int b = 0; b < 256; ++b) {
     auto it = entry_id_.find(byte_level_char(static_cast<uint8_t>(b)));
-    if (it == entry_id_.end()) {
-      fail(src, ": the vocabulary has no entry for byte ", b, " ('", byte_level_char(static_cast<uint8_t>(b)),
-           "'), which byte-level BPE needs");
-    }
-    byte_id_[b] = it->second;
+    byte_id_[b] = it == entry_id_.end() ? spec.unk_id : it->second;
   }
   merges_.reserve(spec.merges.size());
   auto id_of = [&](size_t rank, const std::string& token) {
@@ -90,7 +88,7 @@ BpeTokenizer::BpeTokenizer(BpeSpec spec)
     const int32_t left = id_of(r, a), right = id_of(r, b), merged = id_of(r, a + b);
     merges_.insert_or_assign(pair_key(left, right), Merge{static_cast<int32_t>(r), merged});
   }
-  for (int32_t id : {bos_id_, eos_id_}) {
+  for (int32_t id : {bos_id_, eos_id_, spec.unk_id}) {
     if (id >= static_cast<int32_t>(n)) fail(src, ": special token id ", id, " is out of range [0, ", n, ")");
   }
   std::vector<AddedToken> raw, normalized;
@@ -111,9 +109,17 @@ const BpeTokenizer::Merge* BpeTokenizer::find_merge(int32_t left, int32_t right)
   return it == merges_.end() ? nullptr : &it->second;
 }
 
+int32_t BpeTokenizer::byte_id(unsigned char b) const {
+  if (byte_id_[b] < 0) {
+    fail("tokenizer: byte 0x", "0123456789ABCDEF"[b >> 4], "0123456789ABCDEF"[b & 15],
+         " has no token and the vocabulary has no unknown token");
+  }
+  return byte_id_[b];
+}
+
 void BpeTokenizer::encode_word(std::string_view word, std::vector<int32_t>& out) const {
   if (word.size() == 1) {
-    out.push_back(byte_id_[static_cast<unsigned char>(word[0])]);
+    out.push_back(byte_id(static_cast<unsigned char>(word[0])));
     return;
   }
   if (ignore_merges_) {
@@ -127,7 +133,7 @@ void BpeTokenizer::encode_word(std::string_view word, std::vector<int32_t>& out)
   std::vector<int32_t> id(n), next(n);
   std::vector<int32_t> prev(n);
   for (int32_t i = 0; i < n; ++i) {
-    id[i] = byte_id_[static_cast<unsigned char>(word[i])];
+    id[i] = byte_id(static_cast<unsigned char>(word[i]));
     next[i] = i + 1 < n ? i + 1 : -1;
     prev[i] = i - 1;
   }

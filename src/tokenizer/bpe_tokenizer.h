@@ -33,13 +33,14 @@ struct BpeSpec {
   bool ignore_merges = false;
   int32_t bos_id = -1;
   int32_t eos_id = -1;
+  int32_t unk_id = -1;  // what a byte without its entry becomes
   bool add_bos = false;
 };
 
 class BpeTokenizer : public ByteTokenizer {
  public:
   // Error "<source>: ..." for a merge naming a token the vocabulary lacks, a byte without its
-  // single-character entry, an id out of range, an uncompilable regex.
+  // an id out of range, an uncompilable regex.
   explicit BpeTokenizer(BpeSpec spec);
 
   std::string piece(int32_t id) const override;
@@ -62,6 +63,7 @@ class BpeTokenizer : public ByteTokenizer {
   void encode_plain(std::string_view text, std::vector<int32_t>& out) const;
   void encode_word(std::string_view word, std::vector<int32_t>& out) const;
   const Merge* find_merge(int32_t left, int32_t right) const;
+  int32_t byte_id(unsigned char b) const;
 
   std::vector<std::string> pieces_;
   std::unordered_map<std::string, int32_t> entry_id_;  // byte-level entry -> id

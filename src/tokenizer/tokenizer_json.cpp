@@ -280,6 +280,12 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path, bool* se
     }
   }
 
+  if (const json* unk = f.find(model, "unk_token")) {
+    const std::string content = f.string(*unk, "model.unk_token");
+    spec.unk_id = token_id(spec, content);
+    if (spec.unk_id < 0) fail(path, ": model.unk_token '", content, "' is not a token");
+  }
+
   // BOS and EOS: tokenizer_config.json beside the file, when there is one.
   const std::string config = (std::filesystem::path(path).parent_path() / "tokenizer_config.json").string();
   std::string bos, eos;

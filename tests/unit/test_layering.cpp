@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 const std::map<std::string, int> kLayer = {
     {"core", 0},        {"report", 0},   {"kernels", 1}, {"io", 1},
     {"tokenizer", 1},   {"sampling", 1}, {"model", 2},   {"draft", 3},
-    {"speculative", 4}, {"bench", 5},    {"train", 5},
+    {"speculative", 4}, {"bench", 5},    {"train", 5},   {"tokenizer_load", 2},
 };
 
 // The folder of a quoted include with a folder part ('#include "model/batch.h"' -> "model"), or ""
