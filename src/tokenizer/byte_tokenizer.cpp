@@ -13,6 +13,8 @@ class ByteStream : public TokenStream {
   explicit ByteStream(const ByteTokenizer& tok) : tok_(tok) {}
 
   std::string push(int32_t id) override {
+    std::string out;
+    if (!tok_.byte_token_.empty() && !tok_.byte_token_[id] && !held_.empty()) out = finish();
     std::string_view bytes = tok_.token_bytes_[id];
     if (!started_ && !bytes.empty()) {
       started_ = true;
@@ -22,7 +24,7 @@ class ByteStream : public TokenStream {
     }
     held_.append(bytes);
     const size_t done = complete_utf8_prefix(held_);
-    std::string out = utf8_lossy(std::string_view(held_).substr(0, done), tok_.replacement_);
+    out += utf8_lossy(std::string_view(held_).substr(0, done), tok_.replacement_);
     held_.erase(0, done);
     return out;
   }

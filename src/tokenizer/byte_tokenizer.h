@@ -26,6 +26,10 @@ class ByteTokenizer : public Tokenizer {
   // empty when no token does.
   std::vector<uint8_t> strips_leading_space_;
   Utf8Replacement replacement_ = Utf8Replacement::kMaximalSubpart;
+  // SentencePiece decodes each run of byte tokens on its own: where this is set, a token that is
+  // not a byte token (1 here) ends the run, and an unfinished character before it shows as U+FFFD
+  // even when the token adds no text. Empty: bytes join across all tokens (byte-level BPE).
+  std::vector<uint8_t> byte_token_;
 
  private:
   friend class ByteStream;

@@ -77,9 +77,10 @@ SpmVocabTokenizer::SpmVocabTokenizer(SpmVocabSpec spec)
     if (id >= static_cast<int32_t>(n)) fail(src, ": special token id ", id, " is out of range [0, ", n, ")");
   }
 
-  std::fill(std::begin(byte_token_), std::end(byte_token_), -1);
+  std::fill(std::begin(byte_id_), std::end(byte_id_), -1);
   token_bytes_.assign(n, std::string());
   strips_leading_space_.assign(n, 0);
+  byte_token_.assign(n, 0);
   replacement_ = Utf8Replacement::kPerByte;
   std::vector<AddedToken> specials;
   id_of_.reserve(n);
@@ -97,7 +98,8 @@ SpmVocabTokenizer::SpmVocabTokenizer(SpmVocabSpec spec)
         const int v = byte_value(t);
         if (v < 0) fail(src, ": byte token ", id, " is '", t, "', expected <0xAB>");
         token_bytes_[i] = std::string(1, static_cast<char>(v));
-        byte_token_[v] = id;
+        byte_token_[i] = 1;
+        byte_id_[v] = id;
         break;
       }
       case SpmTokenType::kControl:
@@ -119,7 +121,8 @@ SpmVocabTokenizer::SpmVocabTokenizer(SpmVocabSpec spec)
   }
   // Bytes without a <0xAB> token fall back to a one-byte entry, as llama.cpp does.
   for (int b = 0; b < 256; ++b) {
-    if (byte_token_[b] < 0) byte_token_[b] = find(std::string_view(reinterpret_cast<const char*>(&b), 1));
+    const char c = static_cast<char>(b);
+    if (byte_id_[b] < 0) byte_id_[b] = find(std::string_view(&c, 1));
   }
   specials_ = AddedTokenMatcher(specials);
 }
@@ -140,7 +143,7 @@ void SpmVocabTokenizer::emit_symbol(std::string_view symbol, std::vector<int32_t
     return;
   }
   for (char c : symbol) {
-    const int32_t b = byte_token_[static_cast<unsigned char>(c)];
+    const int32_t b = byte_id_[static_cast<unsigned char>(c)];
     if (b >= 0) {
       out.push_back(b);
     } else if (unk_id_ >= 0) {

@@ -66,7 +66,7 @@ class SpmVocabTokenizer : public ByteTokenizer {
   std::vector<std::string> tokens_;
   std::vector<float> scores_;
   std::unordered_map<std::string_view, int32_t> id_of_;  // views into tokens_
-  int32_t byte_token_[256];  // <0xAB> (or the one-byte entry), -1 if neither exists
+  int32_t byte_id_[256];  // <0xAB> (or the one-byte entry), -1 if neither exists
   AddedTokenMatcher specials_;
   int32_t bos_id_, eos_id_, unk_id_;
   bool add_bos_, add_space_prefix_;
