@@ -10,10 +10,6 @@ namespace eagle2 {
 
 namespace {
 
-uint64_t pair_key(int32_t left, int32_t right) {
-  return uint64_t{static_cast<uint32_t>(left)} << 32 | static_cast<uint32_t>(right);
-}
-
 // A possible merge of the symbol at `pos` with the next one, as it was when queued.
 struct Candidate {
   int32_t rank, pos, left, right, merged;
@@ -86,7 +82,7 @@ BpeTokenizer::BpeTokenizer(BpeSpec spec)
   for (size_t r = 0; r < spec.merges.size(); ++r) {
     const auto& [a, b] = spec.merges[r];
     const int32_t left = id_of(r, a), right = id_of(r, b), merged = id_of(r, a + b);
-    merges_.insert_or_assign(pair_key(left, right), Merge{static_cast<int32_t>(r), merged});
+    merges_.set(left, right, BpeMerge{static_cast<int32_t>(r), merged});
   }
   for (int32_t id : {bos_id_, eos_id_, spec.unk_id}) {
     if (id >= static_cast<int32_t>(n)) fail(src, ": special token id ", id, " is out of range [0, ", n, ")");
@@ -104,10 +100,10 @@ std::string BpeTokenizer::piece(int32_t id) const {
   return pieces_[id];
 }
 
-const BpeTokenizer::Merge* BpeTokenizer::find_merge(int32_t left, int32_t right) const {
-  auto it = merges_.find(pair_key(left, right));
-  return it == merges_.end() ? nullptr : &it->second;
-}
+struct BpeTokenizer::Scratch {
+  std::vector<int32_t> id, next, prev;
+  std::vector<Candidate> heap;
+};
 
 int32_t BpeTokenizer::byte_id(unsigned char b) const {
   if (byte_id_[b] < 0) {
@@ -117,7 +113,7 @@ int32_t BpeTokenizer::byte_id(unsigned char b) const {
   return byte_id_[b];
 }
 
-void BpeTokenizer::encode_word(std::string_view word, std::vector<int32_t>& out) const {
+void BpeTokenizer::encode_word(std::string_view word, Scratch& scratch, std::vector<int32_t>& out) const {
   if (word.size() == 1) {
     out.push_back(byte_id(static_cast<unsigned char>(word[0])));
     return;
@@ -130,17 +126,22 @@ void BpeTokenizer::encode_word(std::string_view word, std::vector<int32_t>& out)
     }
   }
   const auto n = static_cast<int32_t>(word.size());
-  std::vector<int32_t> id(n), next(n);
-  std::vector<int32_t> prev(n);
+  std::vector<int32_t>& id = scratch.id;
+  std::vector<int32_t>& next = scratch.next;
+  std::vector<int32_t>& prev = scratch.prev;
+  id.resize(n);
+  next.resize(n);
+  prev.resize(n);
   for (int32_t i = 0; i < n; ++i) {
     id[i] = byte_id(static_cast<unsigned char>(word[i]));
     next[i] = i + 1 < n ? i + 1 : -1;
     prev[i] = i - 1;
   }
-  std::vector<Candidate> heap;
+  std::vector<Candidate>& heap = scratch.heap;
+  heap.clear();
   auto consider = [&](int32_t pos) {
     if (pos < 0 || next[pos] < 0) return;
-    if (const Merge* m = find_merge(id[pos], id[next[pos]])) {
+    if (const BpeMerge* m = merges_.find(id[pos], id[next[pos]])) {
       heap.push_back({m->rank, pos, id[pos], id[next[pos]], m->id});
       std::push_heap(heap.begin(), heap.end(), later);
     }
@@ -176,11 +177,12 @@ void BpeTokenizer::encode_plain(std::string_view text, std::vector<int32_t>& out
   // Texts repeat their words: each distinct word is merged once per call.
   std::unordered_map<std::string_view, std::pair<uint32_t, uint32_t>> cache;
   std::vector<int32_t> done;
+  Scratch scratch;
   for (std::string_view w : words) {
     auto it = cache.find(w);
     if (it == cache.end()) {
       const auto begin = static_cast<uint32_t>(done.size());
-      encode_word(w, done);
+      encode_word(w, scratch, done);
       it = cache.emplace(w, std::make_pair(begin, static_cast<uint32_t>(done.size()) - begin)).first;
     }
     out.insert(out.end(), done.begin() + it->second.first,

@@ -16,6 +16,7 @@
 
 #include "tokenizer/added_tokens.h"
 #include "tokenizer/byte_tokenizer.h"
+#include "tokenizer/pair_table.h"
 #include "tokenizer/regex_splitter.h"
 
 namespace eagle2 {
@@ -56,18 +57,14 @@ class BpeTokenizer : public ByteTokenizer {
   void encode_text(std::string_view text, std::vector<int32_t>& out) const override;
 
  private:
-  struct Merge {
-    int32_t rank;
-    int32_t id;
-  };
+  struct Scratch;  // buffers reused across the words of one call
   void encode_plain(std::string_view text, std::vector<int32_t>& out) const;
-  void encode_word(std::string_view word, std::vector<int32_t>& out) const;
-  const Merge* find_merge(int32_t left, int32_t right) const;
+  void encode_word(std::string_view word, Scratch& scratch, std::vector<int32_t>& out) const;
   int32_t byte_id(unsigned char b) const;
 
   std::vector<std::string> pieces_;
   std::unordered_map<std::string, int32_t> entry_id_;  // byte-level entry -> id
-  std::unordered_map<uint64_t, Merge> merges_;          // (left id, right id) -> merge
+  PairTable merges_;                                    // (left id, right id) -> merge
   int32_t byte_id_[256] = {};
   AddedTokenMatcher raw_added_, normalized_added_;
   RegexSplitter splitter_;

@@ -1,6 +1,7 @@
 #include "tokenizer/spm_vocab_tokenizer.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "core/error.h"
@@ -71,6 +72,10 @@ SpmVocabTokenizer::SpmVocabTokenizer(SpmVocabSpec spec)
   if (!spec.scores.empty() && spec.scores.size() != n) fail(src, ": ", spec.scores.size(), " scores for ", n, " tokens");
   if (!spec.types.empty() && spec.types.size() != n) fail(src, ": ", spec.types.size(), " token types for ", n, " tokens");
   scores_ = spec.scores.empty() ? std::vector<float>(n, 0.0f) : std::move(spec.scores);
+  for (size_t i = 0; i < n; ++i) {
+    // The merge order compares scores: a NaN would leave it undefined.
+    if (!std::isfinite(scores_[i])) fail(src, ": the score of token ", i, " is not a finite number");
+  }
   std::vector<SpmTokenType> types =
       spec.types.empty() ? std::vector<SpmTokenType>(n, SpmTokenType::kNormal) : std::move(spec.types);
   for (int32_t id : {bos_id_, eos_id_, unk_id_}) {

@@ -4,6 +4,7 @@
 // (llama.cpp's vocabulary tests: tests/golden/test_gguf_vocab.cpp.)
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <random>
 
@@ -113,6 +114,12 @@ TEST(GgufTokenizer, HostileMetadataGivesOneClearError) {
               w.kv_f32s("tokenizer.ggml.scores", {0, 0});
             }),
             "GGUF: tokenizer.ggml.scores has 2 entries for 4 tokens");
+  EXPECT_EQ(err("nan", [&](GgufWriter& w) {
+              w.kv_string("tokenizer.ggml.model", "llama");
+              w.kv_strings("tokenizer.ggml.tokens", tokens);
+              w.kv_f32s("tokenizer.ggml.scores", {0, 0, std::nanf(""), 0});
+            }),
+            "the score of token 2 is not a finite number");
   EXPECT_EQ(err("types", [&](GgufWriter& w) {
               w.kv_string("tokenizer.ggml.model", "llama");
               w.kv_strings("tokenizer.ggml.tokens", tokens);
