@@ -51,7 +51,8 @@ std::string cut(std::string s, size_t n) {
 std::string code_part(size_t n) {
   std::vector<fs::path> files;
   for (const auto& e : fs::recursive_directory_iterator(fs::path(EAGLE2_SOURCE_DIR) / "src")) {
-    if (e.is_regular_file() && (e.path().extension() == ".cpp" || e.path().extension() == ".h")) files.push_back(e.path());
+    if (e.is_regular_file() && (e.path().extension() == ".cpp" || e.path().extension() == ".h"))
+      files.push_back(e.path());
   }
   std::sort(files.begin(), files.end());
   std::string out;
@@ -63,7 +64,8 @@ std::string code_part(size_t n) {
 }
 
 std::string prose_part(size_t n) {
-  const std::string stories = read(fs::path(shared_dir()) / "data/corpora/tinystories_valid_head.txt");
+  const std::string stories =
+      read(fs::path(shared_dir()) / "data/corpora/tinystories_valid_head.txt");
   const std::string wiki = read(fs::path(shared_dir()) / "data/corpora/wikitext-2/valid.txt");
   return cut(cut(stories, n / 2) + cut(wiki, n - n / 2), n);
 }
@@ -99,8 +101,9 @@ const std::string& mixed_text() {
 }
 
 void encode(benchmark::State& state, const std::string& relpath) {
-  const std::string path = relpath.rfind("models/", 0) == 0 ? std::string(EAGLE2_SOURCE_DIR) + "/" + relpath
-                                                            : shared_dir() + "/" + relpath;
+  const std::string path = relpath.rfind("models/", 0) == 0
+                               ? std::string(EAGLE2_SOURCE_DIR) + "/" + relpath
+                               : shared_dir() + "/" + relpath;
   if (!fs::exists(path)) {
     state.SkipWithError(("missing " + path).c_str());
     return;
@@ -118,17 +121,21 @@ void encode(benchmark::State& state, const std::string& relpath) {
   state.counters["tokens"] = static_cast<double>(tokens);
 }
 
-BENCHMARK_CAPTURE(encode, bpe_tokenizer_json_llama3, std::string("data/tokenizers/llama3/tokenizer.json"))
+BENCHMARK_CAPTURE(encode, bpe_tokenizer_json_llama3,
+                  std::string("data/tokenizers/llama3/tokenizer.json"))
     ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(encode, bpe_tokenizer_json_qwen3, std::string("data/tokenizers/qwen3/tokenizer.json"))
+BENCHMARK_CAPTURE(encode, bpe_tokenizer_json_qwen3,
+                  std::string("data/tokenizers/qwen3/tokenizer.json"))
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(encode, bpe_gguf_gpt2, std::string("data/gguf_vocab/ggml-vocab-gpt-2.gguf"))
     ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(encode, bpe_gguf_deepseek_coder, std::string("data/gguf_vocab/ggml-vocab-deepseek-coder.gguf"))
+BENCHMARK_CAPTURE(encode, bpe_gguf_deepseek_coder,
+                  std::string("data/gguf_vocab/ggml-vocab-deepseek-coder.gguf"))
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(encode, spm_gguf_llama, std::string("data/gguf_vocab/ggml-vocab-llama-spm.gguf"))
     ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(encode, sentencepiece_model_llama2, std::string("data/models/llama2_tokenizer/tokenizer.model"))
+BENCHMARK_CAPTURE(encode, sentencepiece_model_llama2,
+                  std::string("data/models/llama2_tokenizer/tokenizer.model"))
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -17,6 +17,7 @@ struct TypeInfo {
 
 // Indexed by the ggml type id. Ids 4, 5 (Q4_2, Q4_3) and 31-33, 36-38 (the retired repacked
 // Q4_0_x_x and IQ4_NL_x_x layouts) are not valid in files.
+// clang-format off
 constexpr TypeInfo kTypes[] = {
     {"F32", 1, 4},          {"F16", 1, 2},         {"Q4_0", 32, 18},     {"Q4_1", 32, 20},
     {nullptr, 0, 0},        {nullptr, 0, 0},       {"Q5_0", 32, 22},     {"Q5_1", 32, 24},
@@ -29,6 +30,7 @@ constexpr TypeInfo kTypes[] = {
     {nullptr, 0, 0},        {nullptr, 0, 0},       {"TQ1_0", 256, 54},   {"TQ2_0", 256, 66},
     {nullptr, 0, 0},        {nullptr, 0, 0},       {nullptr, 0, 0},      {"MXFP4", 32, 17},
 };
+// clang-format on
 constexpr uint32_t kCount = sizeof(kTypes) / sizeof(kTypes[0]);
 
 }  // namespace

@@ -42,12 +42,12 @@ const char* gguf_type_name(GgufType type);
 // GgufFile lives); scalar arrays stay in the file as raw little-endian bytes.
 struct GgufValue {
   GgufType type = GgufType::kUint8;
-  uint64_t bits = 0;         // scalar: the value's bytes, zero-extended
-  std::string_view string;   // kString
+  uint64_t bits = 0;        // scalar: the value's bytes, zero-extended
+  std::string_view string;  // kString
   // kArray:
   GgufType element_type = GgufType::kUint8;
   uint64_t count = 0;
-  const unsigned char* raw = nullptr;    // scalar elements, count * element size bytes
+  const unsigned char* raw = nullptr;     // scalar elements, count * element size bytes
   std::vector<std::string_view> strings;  // string elements
   std::vector<GgufValue> arrays;          // nested array elements
 

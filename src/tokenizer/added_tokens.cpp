@@ -8,7 +8,9 @@ namespace {
 
 // Hugging Face strips with char::is_whitespace; in practice the whitespace next to a special
 // token is ASCII (spaces and newlines of a chat template).
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
 
 }  // namespace
 

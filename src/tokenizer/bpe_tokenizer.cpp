@@ -85,10 +85,14 @@ BpeTokenizer::BpeTokenizer(BpeSpec spec)
     merges_.set(left, right, BpeMerge{static_cast<int32_t>(r), merged});
   }
   for (int32_t id : {bos_id_, eos_id_, spec.unk_id}) {
-    if (id >= static_cast<int32_t>(n)) fail(src, ": special token id ", id, " is out of range [0, ", n, ")");
+    if (id >= static_cast<int32_t>(n))
+      fail(src, ": special token id ", id, " is out of range [0, ", n, ")");
   }
   std::vector<AddedToken> raw, normalized;
-  for (const AddedToken& t : spec.added) (t.normalized ? normalized : raw).push_back(t);
+  for (const AddedToken& t : spec.added) {
+    if (t.special && !spec.match_special_in_text) continue;
+    (t.normalized ? normalized : raw).push_back(t);
+  }
   raw_added_ = AddedTokenMatcher(raw);
   normalized_added_ = AddedTokenMatcher(normalized);
   splitter_ = RegexSplitter(spec.split_patterns, src);
@@ -113,7 +117,8 @@ int32_t BpeTokenizer::byte_id(unsigned char b) const {
   return byte_id_[b];
 }
 
-void BpeTokenizer::encode_word(std::string_view word, Scratch& scratch, std::vector<int32_t>& out) const {
+void BpeTokenizer::encode_word(std::string_view word, Scratch& scratch,
+                               std::vector<int32_t>& out) const {
   if (word.size() == 1) {
     out.push_back(byte_id(static_cast<unsigned char>(word[0])));
     return;
@@ -183,7 +188,8 @@ void BpeTokenizer::encode_plain(std::string_view text, std::vector<int32_t>& out
     if (it == cache.end()) {
       const auto begin = static_cast<uint32_t>(done.size());
       encode_word(w, scratch, done);
-      it = cache.emplace(w, std::make_pair(begin, static_cast<uint32_t>(done.size()) - begin)).first;
+      it =
+          cache.emplace(w, std::make_pair(begin, static_cast<uint32_t>(done.size()) - begin)).first;
     }
     out.insert(out.end(), done.begin() + it->second.first,
                done.begin() + it->second.first + it->second.second);

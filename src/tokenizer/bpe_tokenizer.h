@@ -23,19 +23,20 @@ namespace eagle2 {
 
 // Everything a byte-level BPE tokenizer is made of, as tokenizer.json or a GGUF file gives it.
 struct BpeSpec {
-  std::string source;               // the file, for messages
-  std::vector<std::string> vocab;   // id -> entry in the byte-level alphabet ("" where only an
-                                    // added token holds the id)
+  std::string source;              // the file, for messages
+  std::vector<std::string> vocab;  // id -> entry in the byte-level alphabet ("" where only an
+                                   // added token holds the id)
   std::vector<std::pair<std::string, std::string>> merges;  // rank -> the pair merged
   std::vector<AddedToken> added;
   std::vector<std::string> split_patterns;  // the pre-tokenizer's regexes, in order
-  bool add_prefix_space = false;            // ByteLevel's: a space before text not starting with one
-  bool nfc = false;                         // the normalizer
+  bool add_prefix_space = false;  // ByteLevel's: a space before text not starting with one
+  bool nfc = false;               // the normalizer
   bool ignore_merges = false;
   int32_t bos_id = -1;
   int32_t eos_id = -1;
   int32_t unk_id = -1;  // what a byte without its entry becomes
   bool add_bos = false;
+  bool match_special_in_text = true;  // false: tokenizer_config.json's split_special_tokens
 };
 
 class BpeTokenizer : public ByteTokenizer {
@@ -64,7 +65,7 @@ class BpeTokenizer : public ByteTokenizer {
 
   std::vector<std::string> pieces_;
   std::unordered_map<std::string, int32_t> entry_id_;  // byte-level entry -> id
-  PairTable merges_;                                    // (left id, right id) -> merge
+  PairTable merges_;                                   // (left id, right id) -> merge
   int32_t byte_id_[256] = {};
   AddedTokenMatcher raw_added_, normalized_added_;
   RegexSplitter splitter_;

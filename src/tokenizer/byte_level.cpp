@@ -34,9 +34,13 @@ const Tables& tables() {
 
 }  // namespace
 
-uint32_t byte_level_code_point(uint8_t b) { return tables().code_point[b]; }
+uint32_t byte_level_code_point(uint8_t b) {
+  return tables().code_point[b];
+}
 
-const std::string& byte_level_char(uint8_t b) { return tables().utf8[b]; }
+const std::string& byte_level_char(uint8_t b) {
+  return tables().utf8[b];
+}
 
 std::string to_byte_level(std::string_view bytes) {
   const Tables& t = tables();

@@ -18,7 +18,8 @@ class ByteStream : public TokenStream {
     std::string_view bytes = tok_.token_bytes_[id];
     if (!started_ && !bytes.empty()) {
       started_ = true;
-      if (!tok_.strips_leading_space_.empty() && tok_.strips_leading_space_[id] && bytes[0] == ' ') {
+      if (!tok_.strips_leading_space_.empty() && tok_.strips_leading_space_[id] &&
+          bytes[0] == ' ') {
         bytes.remove_prefix(1);
       }
     }

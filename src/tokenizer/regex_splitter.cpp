@@ -29,7 +29,8 @@ struct JitStack {
     if (context == nullptr) {
       stack = pcre2_jit_stack_create(64 * 1024, 256 * 1024 * 1024, nullptr);
       context = pcre2_match_context_create(nullptr);
-      if (stack == nullptr || context == nullptr) fail("tokenizer: out of memory for the regex stack");
+      if (stack == nullptr || context == nullptr)
+        fail("tokenizer: out of memory for the regex stack");
       pcre2_jit_stack_assign(context, nullptr, stack);
     }
     return context;

@@ -22,16 +22,18 @@ SentencePieceTokenizer::SentencePieceTokenizer(const std::string& path) {
   // Read the file ourselves, through the shared reader: SentencePiece's own loader would block on
   // a FIFO and read /dev/zero without end, and its messages for a missing file are vaguer than
   // errno. The size is checked before anything is allocated.
-  const std::string bytes = read_regular_file(path, read_limit::kTokenizerModel, "a tokenizer.model");
+  const std::string bytes =
+      read_regular_file(path, read_limit::kTokenizerModel, "a tokenizer.model");
   if (bytes.empty()) fail("tokenizer: ", path, " is not a SentencePiece model (empty file)");
 
   sp_ = std::make_unique<sentencepiece::SentencePieceProcessor>();
   const auto status = sp_->LoadFromSerializedProto(bytes);
   if (!status.ok()) {
     // SentencePiece reports a protobuf parse failure as a source location; say what it means.
-    const std::string why = std::string(status.message()).find("ParseFromArray") != std::string::npos
-                                ? "cannot parse it: truncated, or not a tokenizer.model"
-                                : status.message();
+    const std::string why =
+        std::string(status.message()).find("ParseFromArray") != std::string::npos
+            ? "cannot parse it: truncated, or not a tokenizer.model"
+            : status.message();
     fail("tokenizer: ", path, " is not a valid SentencePiece model (", why, ")");
   }
   const int n = sp_->GetPieceSize();
@@ -81,9 +83,15 @@ std::string SentencePieceTokenizer::piece(int32_t id) const {
   return sp_->IdToPiece(id);
 }
 
-int32_t SentencePieceTokenizer::vocab_size() const { return sp_->GetPieceSize(); }
-int32_t SentencePieceTokenizer::bos_id() const { return sp_->bos_id(); }
-int32_t SentencePieceTokenizer::eos_id() const { return sp_->eos_id(); }
+int32_t SentencePieceTokenizer::vocab_size() const {
+  return sp_->GetPieceSize();
+}
+int32_t SentencePieceTokenizer::bos_id() const {
+  return sp_->bos_id();
+}
+int32_t SentencePieceTokenizer::eos_id() const {
+  return sp_->eos_id();
+}
 
 // Handles SentencePiece's leading-space rule the way decode() of the whole sequence does.
 // Until any text exists, `pending_` is the whole history (context included), because whether
@@ -112,7 +120,8 @@ class SentencePieceStream : public TokenStream {
   size_t emitted_ = 0;  // only for a vocabulary without an anchor piece (see drain)
 };
 
-std::unique_ptr<TokenStream> SentencePieceTokenizer::open_stream(std::vector<int32_t> context) const {
+std::unique_ptr<TokenStream> SentencePieceTokenizer::open_stream(
+    std::vector<int32_t> context) const {
   return std::make_unique<SentencePieceStream>(*this, std::move(context));
 }
 

@@ -69,17 +69,22 @@ SpmVocabTokenizer::SpmVocabTokenizer(SpmVocabSpec spec)
   const std::string& src = spec.source;
   const size_t n = tokens_.size();
   if (n == 0) fail(src, ": the vocabulary is empty");
-  if (!spec.scores.empty() && spec.scores.size() != n) fail(src, ": ", spec.scores.size(), " scores for ", n, " tokens");
-  if (!spec.types.empty() && spec.types.size() != n) fail(src, ": ", spec.types.size(), " token types for ", n, " tokens");
+  if (!spec.scores.empty() && spec.scores.size() != n)
+    fail(src, ": ", spec.scores.size(), " scores for ", n, " tokens");
+  if (!spec.types.empty() && spec.types.size() != n)
+    fail(src, ": ", spec.types.size(), " token types for ", n, " tokens");
   scores_ = spec.scores.empty() ? std::vector<float>(n, 0.0f) : std::move(spec.scores);
   for (size_t i = 0; i < n; ++i) {
     // The merge order compares scores: a NaN would leave it undefined.
-    if (!std::isfinite(scores_[i])) fail(src, ": the score of token ", i, " is not a finite number");
+    if (!std::isfinite(scores_[i]))
+      fail(src, ": the score of token ", i, " is not a finite number");
   }
-  std::vector<SpmTokenType> types =
-      spec.types.empty() ? std::vector<SpmTokenType>(n, SpmTokenType::kNormal) : std::move(spec.types);
+  std::vector<SpmTokenType> types = spec.types.empty()
+                                        ? std::vector<SpmTokenType>(n, SpmTokenType::kNormal)
+                                        : std::move(spec.types);
   for (int32_t id : {bos_id_, eos_id_, unk_id_}) {
-    if (id >= static_cast<int32_t>(n)) fail(src, ": special token id ", id, " is out of range [0, ", n, ")");
+    if (id >= static_cast<int32_t>(n))
+      fail(src, ": special token id ", id, " is out of range [0, ", n, ")");
   }
 
   std::fill(std::begin(byte_id_), std::end(byte_id_), -1);
@@ -96,7 +101,8 @@ SpmVocabTokenizer::SpmVocabTokenizer(SpmVocabSpec spec)
       fail(src, ": token ", id, " ('", t, "') repeats token ", it->second);
     }
     for (size_t at = t.find(kSpace, 1); at != std::string::npos; at = t.find(kSpace, at + 1)) {
-      if (at < kSpace.size() || t.compare(at - kSpace.size(), kSpace.size(), kSpace) != 0) words_independent_ = false;
+      if (at < kSpace.size() || t.compare(at - kSpace.size(), kSpace.size(), kSpace) != 0)
+        words_independent_ = false;
     }
     switch (types[i]) {
       case SpmTokenType::kByte: {
@@ -168,8 +174,8 @@ void SpmVocabTokenizer::encode_segment(std::string_view text, std::vector<int32_
   };
   std::vector<Symbol> sym;
   for (size_t i = 0; i < text.size();) {
-    const auto len = static_cast<uint32_t>(
-        std::min<size_t>(utf8_sequence_length(static_cast<unsigned char>(text[i])), text.size() - i));
+    const auto len = static_cast<uint32_t>(std::min<size_t>(
+        utf8_sequence_length(static_cast<unsigned char>(text[i])), text.size() - i));
     sym.push_back({static_cast<uint32_t>(i), len, static_cast<int32_t>(sym.size()) - 1,
                    static_cast<int32_t>(sym.size()) + 1});
     i += len;
@@ -185,7 +191,8 @@ void SpmVocabTokenizer::encode_segment(std::string_view text, std::vector<int32_
     heap.push_back({scores_[id], left, right, size});
     std::push_heap(heap.begin(), heap.end(), worse);
   };
-  for (size_t i = 1; i < sym.size(); ++i) consider(static_cast<int32_t>(i) - 1, static_cast<int32_t>(i));
+  for (size_t i = 1; i < sym.size(); ++i)
+    consider(static_cast<int32_t>(i) - 1, static_cast<int32_t>(i));
   while (!heap.empty()) {
     std::pop_heap(heap.begin(), heap.end(), worse);
     const Bigram b = heap.back();
@@ -200,7 +207,8 @@ void SpmVocabTokenizer::encode_segment(std::string_view text, std::vector<int32_
     consider(l.prev, b.left);
     consider(b.left, l.next);
   }
-  for (int32_t i = 0; i >= 0; i = sym[i].next) emit_symbol(text.substr(sym[i].start, sym[i].size), out);
+  for (int32_t i = 0; i >= 0; i = sym[i].next)
+    emit_symbol(text.substr(sym[i].start, sym[i].size), out);
 }
 
 void SpmVocabTokenizer::encode_fragment(std::string_view escaped, std::vector<int32_t>& out) const {
@@ -215,7 +223,8 @@ void SpmVocabTokenizer::encode_fragment(std::string_view escaped, std::vector<in
   size_t begin = 0;
   while (begin < escaped.size()) {
     size_t end = begin;
-    while (end < escaped.size() && escaped.compare(end, kSpace.size(), kSpace) == 0) end += kSpace.size();
+    while (end < escaped.size() && escaped.compare(end, kSpace.size(), kSpace) == 0)
+      end += kSpace.size();
     end = escaped.find(kSpace, end);
     if (end == std::string_view::npos) end = escaped.size();
     const std::string_view word = escaped.substr(begin, end - begin);
@@ -225,7 +234,8 @@ void SpmVocabTokenizer::encode_fragment(std::string_view escaped, std::vector<in
       encode_segment(word, done);
       it = cache.emplace(word, std::make_pair(at, static_cast<uint32_t>(done.size()) - at)).first;
     }
-    out.insert(out.end(), done.begin() + it->second.first, done.begin() + it->second.first + it->second.second);
+    out.insert(out.end(), done.begin() + it->second.first,
+               done.begin() + it->second.first + it->second.second);
     begin = end;
   }
 }

@@ -35,8 +35,8 @@ enum class SpmTokenType : int32_t {
 struct SpmVocabSpec {
   std::string source;  // the file, for messages
   std::vector<std::string> tokens;
-  std::vector<float> scores;          // per token; empty: all 0
-  std::vector<SpmTokenType> types;    // per token; empty: all normal
+  std::vector<float> scores;        // per token; empty: all 0
+  std::vector<SpmTokenType> types;  // per token; empty: all normal
   int32_t bos_id = -1, eos_id = -1, unk_id = -1;
   bool add_bos = true;
   bool add_space_prefix = true;

@@ -39,6 +39,8 @@ std::string StreamingDecoder::push(int32_t id) {
   return stream_->push(id);
 }
 
-std::string StreamingDecoder::finish() { return stream_->finish(); }
+std::string StreamingDecoder::finish() {
+  return stream_->finish();
+}
 
 }  // namespace eagle2

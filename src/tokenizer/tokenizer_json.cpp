@@ -2,9 +2,9 @@
 
 #include <cctype>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <tuple>
-#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/regular_file.h"
@@ -76,9 +76,11 @@ struct Fields {
   }
   int64_t integer(const json& v, const std::string& field) const {
     if (!v.is_number_integer()) wrong(field, v, "an integer");
+    // Ids are int32: anything outside is refused here, before a narrowing cast could wrap it.
     if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT32_MAX)) {
       fail(path, ": ", field, " = ", v.get<uint64_t>(), " is out of range");
     }
+    if (v.get<int64_t>() < INT32_MIN) fail(path, ": ", field, " = ", v.get<int64_t>(), " is out of range");
     return v.get<int64_t>();
   }
 };
@@ -87,7 +89,8 @@ struct Fields {
 std::string escape_literal(const std::string& s) {
   std::string out;
   for (char c : s) {
-    if (static_cast<unsigned char>(c) < 0x80 && !std::isalnum(static_cast<unsigned char>(c))) out += '\\';
+    if (static_cast<unsigned char>(c) < 0x80 && !std::isalnum(static_cast<unsigned char>(c)))
+      out += '\\';
     out += c;
   }
   return out;
@@ -99,17 +102,21 @@ bool read_pre_tokenizer(const Fields& f, const json& p, const std::string& field
   const std::string type = f.string_or(p, "type", field + ".type", "");
   if (type == "Sequence") {
     const json* list = f.find(p, "pretokenizers");
-    if (list == nullptr || !list->is_array()) f.wrong(field + ".pretokenizers", list ? *list : json(), "a list");
+    if (list == nullptr || !list->is_array())
+      f.wrong(field + ".pretokenizers", list ? *list : json(), "a list");
     bool byte_level = false;
     for (size_t i = 0; i < list->size(); ++i) {
-      byte_level |= read_pre_tokenizer(f, (*list)[i], field + ".pretokenizers[" + std::to_string(i) + "]", spec);
+      byte_level |= read_pre_tokenizer(f, (*list)[i],
+                                       field + ".pretokenizers[" + std::to_string(i) + "]", spec);
     }
     return byte_level;
   }
   if (type == "Split") {
     const std::string behavior = f.string_or(p, "behavior", field + ".behavior", "");
-    if (behavior != "Isolated") fail(f.path, ": ", field, " has behavior '", behavior, "'; only Isolated is supported");
-    if (f.boolean_or(p, "invert", field + ".invert", false)) fail(f.path, ": ", field, " is inverted, which is not supported");
+    if (behavior != "Isolated")
+      fail(f.path, ": ", field, " has behavior '", behavior, "'; only Isolated is supported");
+    if (f.boolean_or(p, "invert", field + ".invert", false))
+      fail(f.path, ": ", field, " is inverted, which is not supported");
     const json& pattern = f.object(p, "pattern", field + ".pattern");
     if (const json* r = f.find(pattern, "Regex")) {
       spec.split_patterns.push_back(f.string(*r, field + ".pattern.Regex"));
@@ -121,23 +128,26 @@ bool read_pre_tokenizer(const Fields& f, const json& p, const std::string& field
     return false;
   }
   if (type == "Digits") {
-    spec.split_patterns.push_back(f.boolean_or(p, "individual_digits", field + ".individual_digits", false)
-                                      ? "\\p{N}"
-                                      : "\\p{N}+");
+    spec.split_patterns.push_back(
+        f.boolean_or(p, "individual_digits", field + ".individual_digits", false) ? "\\p{N}"
+                                                                                  : "\\p{N}+");
     return false;
   }
   if (type == "ByteLevel") {
     if (f.boolean_or(p, "add_prefix_space", field + ".add_prefix_space", false)) {
       // Hugging Face adds the space to every piece ByteLevel sees; first in line, that is the text.
       if (!spec.split_patterns.empty()) {
-        fail(f.path, ": ", field, " adds a prefix space after other splits, which is not supported");
+        fail(f.path, ": ", field,
+             " adds a prefix space after other splits, which is not supported");
       }
       spec.add_prefix_space = true;
     }
-    if (f.boolean_or(p, "use_regex", field + ".use_regex", true)) spec.split_patterns.push_back(kGpt2SplitRegex);
+    if (f.boolean_or(p, "use_regex", field + ".use_regex", true))
+      spec.split_patterns.push_back(kGpt2SplitRegex);
     return true;
   }
-  fail(f.path, ": ", field, " type '", type, "' is not supported (Sequence, Split, Digits, ByteLevel are)");
+  fail(f.path, ": ", field, " type '", type,
+       "' is not supported (Sequence, Split, Digits, ByteLevel are)");
 }
 
 void read_normalizer(const Fields& f, const json& n, const std::string& field, BpeSpec& spec) {
@@ -148,7 +158,8 @@ void read_normalizer(const Fields& f, const json& n, const std::string& field, B
     spec.nfc = true;
   } else if (type == "Sequence") {
     const json* list = f.find(n, "normalizers");
-    if (list == nullptr || !list->is_array()) f.wrong(field + ".normalizers", list ? *list : json(), "a list");
+    if (list == nullptr || !list->is_array())
+      f.wrong(field + ".normalizers", list ? *list : json(), "a list");
     for (size_t i = 0; i < list->size(); ++i) {
       read_normalizer(f, (*list)[i], field + ".normalizers[" + std::to_string(i) + "]", spec);
     }
@@ -167,8 +178,8 @@ std::string template_prefix(const json& p) {
     }
     return "";
   }
-  if (p.value("type", "") != "TemplateProcessing" || !p.contains("single") || !p["single"].is_array() ||
-      p["single"].empty())
+  if (p.value("type", "") != "TemplateProcessing" || !p.contains("single") ||
+      !p["single"].is_array() || p["single"].empty())
     return "";
   const json& first = p["single"][0];
   if (first.is_object() && first.contains("SpecialToken") && first["SpecialToken"].is_object()) {
@@ -198,7 +209,9 @@ int32_t token_id(const BpeSpec& spec, const std::string& content) {
 
 }  // namespace
 
-std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path, bool* sentencepiece) {
+namespace {
+
+std::unique_ptr<Tokenizer> load(const std::string& path, bool* sentencepiece) {
   const json j = parse_file(path, read_limit::kTokenizerJson, "a tokenizer.json");
   const Fields f{path};
   BpeSpec spec;
@@ -208,20 +221,24 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path, bool* se
   const std::string type = f.string_or(model, "type", "model.type", "BPE");
   if (type != "BPE") fail(path, ": model type '", type, "' is not supported (BPE is)");
   bool byte_level = false;
-  if (const json* p = f.find(j, "pre_tokenizer")) byte_level = read_pre_tokenizer(f, *p, "pre_tokenizer", spec);
+  if (const json* p = f.find(j, "pre_tokenizer"))
+    byte_level = read_pre_tokenizer(f, *p, "pre_tokenizer", spec);
   if (!byte_level || f.boolean_or(model, "byte_fallback", "model.byte_fallback", false)) {
     if (sentencepiece != nullptr) {
       *sentencepiece = true;
       return nullptr;
     }
-    fail(path, ": a SentencePiece-style BPE (no ByteLevel pre-tokenizer, or byte_fallback); only "
+    fail(path,
+         ": a SentencePiece-style BPE (no ByteLevel pre-tokenizer, or byte_fallback); only "
          "byte-level BPE is supported from tokenizer.json (load the tokenizer.model instead)");
   }
-  if (!f.string_or(model, "continuing_subword_prefix", "model.continuing_subword_prefix", "").empty() ||
+  if (!f.string_or(model, "continuing_subword_prefix", "model.continuing_subword_prefix", "")
+           .empty() ||
       !f.string_or(model, "end_of_word_suffix", "model.end_of_word_suffix", "").empty()) {
     fail(path, ": BPE with a subword prefix or suffix is not supported");
   }
-  if (const json* d = f.find(model, "dropout"); d != nullptr && (!d->is_number() || d->get<double>() != 0.0)) {
+  if (const json* d = f.find(model, "dropout");
+      d != nullptr && (!d->is_number() || d->get<double>() != 0.0)) {
     fail(path, ": BPE dropout is not supported (it makes encoding random)");
   }
   spec.ignore_merges = f.boolean_or(model, "ignore_merges", "model.ignore_merges", false);
@@ -258,12 +275,15 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path, bool* se
     }
     if (entry.empty()) fail(path, ": model.vocab has an empty entry");
     if (static_cast<size_t>(id) >= spec.vocab.size()) spec.vocab.resize(id + 1);
-    if (!spec.vocab[id].empty()) fail(path, ": model.vocab gives id ", id, " to both '", spec.vocab[id], "' and '", entry, "'");
+    if (!spec.vocab[id].empty())
+      fail(path, ": model.vocab gives id ", id, " to both '", spec.vocab[id], "' and '", entry,
+           "'");
     spec.vocab[id] = entry;
   }
 
   const json* merges = f.find(model, "merges");
-  if (merges == nullptr || !merges->is_array()) f.wrong("model.merges", merges ? *merges : json(), "a list");
+  if (merges == nullptr || !merges->is_array())
+    f.wrong("model.merges", merges ? *merges : json(), "a list");
   spec.merges.reserve(merges->size());
   for (size_t r = 0; r < merges->size(); ++r) {
     const json& m = (*merges)[r];
@@ -287,7 +307,8 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path, bool* se
   }
 
   // BOS and EOS: tokenizer_config.json beside the file, when there is one.
-  const std::string config = (std::filesystem::path(path).parent_path() / "tokenizer_config.json").string();
+  const std::string config =
+      (std::filesystem::path(path).parent_path() / "tokenizer_config.json").string();
   std::string bos, eos;
   std::optional<bool> add_bos;
   if (std::filesystem::exists(config)) {
@@ -295,12 +316,16 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path, bool* se
     const Fields c{config};
     bos = config_token(c, cfg, "bos_token");
     eos = config_token(c, cfg, "eos_token");
+    if (c.boolean_or(cfg, "split_special_tokens", "split_special_tokens", false)) {
+      // Special tokens written in the text are then plain text: only other added tokens match.
+      spec.match_special_in_text = false;
+    }
     if (const json* v = c.find(cfg, "add_bos_token")) {
       if (!v->is_boolean()) c.wrong("add_bos_token", *v, "a boolean");
       add_bos = v->get<bool>();
     }
-    for (const auto& [name, content, id] : {std::tuple{"bos_token", bos, &spec.bos_id},
-                                            std::tuple{"eos_token", eos, &spec.eos_id}}) {
+    for (const auto& [name, content, id] :
+         {std::tuple{"bos_token", bos, &spec.bos_id}, std::tuple{"eos_token", eos, &spec.eos_id}}) {
       if (content.empty()) continue;
       *id = token_id(spec, content);
       if (*id < 0) fail(config, ": ", name, " '", content, "' is not a token of ", path);
@@ -309,8 +334,20 @@ std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path, bool* se
   const std::string prefix = template_prefix(j.value("post_processor", json()));
   spec.add_bos = add_bos.value_or(!prefix.empty() && (bos.empty() || prefix == bos));
   if (spec.add_bos && spec.bos_id < 0 && !prefix.empty()) spec.bos_id = token_id(spec, prefix);
-  if (spec.add_bos && spec.bos_id < 0) fail(path, ": the model asks for a BOS token but names none");
+  if (spec.add_bos && spec.bos_id < 0)
+    fail(path, ": the model asks for a BOS token but names none");
   return std::make_unique<BpeTokenizer>(std::move(spec));
+}
+
+}  // namespace
+
+std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path, bool* sentencepiece) {
+  try {
+    return load(path, sentencepiece);
+  } catch (const json::exception& e) {
+    // The field readers check types before reading; this is the net for a shape they missed.
+    fail(path, ": unexpected JSON content (", e.what(), ")");
+  }
 }
 
 }  // namespace eagle2

@@ -15,7 +15,8 @@ namespace eagle2 {
 // A SentencePiece model converted to tokenizer.json (no ByteLevel pre-tokenizer: LLaMA-2,
 // Mistral, Gemma) gives nullptr with *sentencepiece set, so that a folder can fall back to its
 // tokenizer.model, which is the same tokenizer; pass nullptr to get an Error instead.
-std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path, bool* sentencepiece = nullptr);
+std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path,
+                                               bool* sentencepiece = nullptr);
 
 // The GPT-2 pre-tokenizer regex (ByteLevel's use_regex, GGUF "gpt-2").
 extern const char* const kGpt2SplitRegex;

@@ -19,17 +19,24 @@ int utf8_length(unsigned char lead) {
 bool valid_continuation(unsigned char lead, int k, unsigned char b) {
   if (k == 1) {
     switch (lead) {
-      case 0xE0: return b >= 0xA0 && b <= 0xBF;
-      case 0xED: return b >= 0x80 && b <= 0x9F;
-      case 0xF0: return b >= 0x90 && b <= 0xBF;
-      case 0xF4: return b >= 0x80 && b <= 0x8F;
-      default: break;
+      case 0xE0:
+        return b >= 0xA0 && b <= 0xBF;
+      case 0xED:
+        return b >= 0x80 && b <= 0x9F;
+      case 0xF0:
+        return b >= 0x90 && b <= 0xBF;
+      case 0xF4:
+        return b >= 0x80 && b <= 0x8F;
+      default:
+        break;
     }
   }
   return b >= 0x80 && b <= 0xBF;
 }
 
-bool is_continuation(unsigned char b) { return (b & 0xC0) == 0x80; }
+bool is_continuation(unsigned char b) {
+  return (b & 0xC0) == 0x80;
+}
 
 const char kReplacement[] = "\xEF\xBF\xBD";  // U+FFFD
 
@@ -84,8 +91,9 @@ std::string utf8_lossy(std::string_view s, Utf8Replacement rule) {
     const int len = utf8_length(lead);
     // How many bytes from i form a valid (possibly truncated) beginning of a character.
     size_t good = len == 0 ? 0 : 1;
-    while (len > 0 && good < static_cast<size_t>(len) && i + good < s.size() &&
-           valid_continuation(lead, static_cast<int>(good), static_cast<unsigned char>(s[i + good])))
+    while (
+        len > 0 && good < static_cast<size_t>(len) && i + good < s.size() &&
+        valid_continuation(lead, static_cast<int>(good), static_cast<unsigned char>(s[i + good])))
       ++good;
     if (len > 0 && good == static_cast<size_t>(len)) {
       out.append(s.substr(i, good));

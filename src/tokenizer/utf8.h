@@ -20,9 +20,9 @@ size_t complete_utf8_prefix(std::string_view s);
 
 // How a decoder shows bytes that are not valid UTF-8 (U+FFFD each time).
 enum class Utf8Replacement {
-  kPerByte,          // one U+FFFD per invalid byte (SentencePiece's byte-fallback decoder)
-  kMaximalSubpart,   // one per maximal invalid subpart (Unicode 3.9, Rust's from_utf8_lossy:
-                     // Hugging Face's byte-level decoder)
+  kPerByte,         // one U+FFFD per invalid byte (SentencePiece's byte-fallback decoder)
+  kMaximalSubpart,  // one per maximal invalid subpart (Unicode 3.9, Rust's from_utf8_lossy:
+                    // Hugging Face's byte-level decoder)
 };
 // `s` with every invalid sequence replaced as `rule` says; valid text is returned unchanged.
 std::string utf8_lossy(std::string_view s, Utf8Replacement rule);

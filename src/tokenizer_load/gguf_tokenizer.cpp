@@ -16,12 +16,15 @@ namespace {
 // The pre-tokenizer regexes of tokenizer.ggml.pre, as llama.cpp maps the name, each applied in
 // turn ("Isolated" splits). LLaMA-3 and Qwen2 keep the case-insensitive group of their
 // tokenizer.json, which PCRE2 runs as written.
-bool split_patterns(std::string_view pre, std::vector<std::string>* out, bool* ignore_merges, bool* add_bos) {
+bool split_patterns(std::string_view pre, std::vector<std::string>* out, bool* ignore_merges,
+                    bool* add_bos) {
   static const char* const kLlama3 =
-      "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+      "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
+      "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
       "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
   static const char* const kQwen2 =
-      "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
+      "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
+      "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
       "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
   if (pre == "default") {
     *out = {"[\\p{P}\\$\\+<=>\\^~\\|]+", kGpt2SplitRegex, "\\p{N}+", "[0-9][0-9][0-9]"};
@@ -34,8 +37,8 @@ bool split_patterns(std::string_view pre, std::vector<std::string>* out, bool* i
   } else if (pre == "qwen2") {
     *out = {kQwen2};
   } else if (pre == "deepseek-coder") {
-    *out = {"[\\r\\n]", "\\s?\\p{L}+", "\\s?\\p{P}+", "[\\x{4E00}-\\x{9FA5}\\x{0800}-\\x{4E00}\\x{AC00}-\\x{D7FF}]+",
-            "\\p{N}"};
+    *out = {"[\\r\\n]", "\\s?\\p{L}+", "\\s?\\p{P}+",
+            "[\\x{4E00}-\\x{9FA5}\\x{0800}-\\x{4E00}\\x{AC00}-\\x{D7FF}]+", "\\p{N}"};
   } else if (pre == "starcoder") {
     *out = {"\\p{N}", kGpt2SplitRegex};
   } else {
@@ -64,8 +67,8 @@ std::vector<std::string> read_tokens(const GgufFile& f) {
 int32_t token_id(const GgufFile& f, const char* key, int32_t fallback, size_t n) {
   const int64_t id = f.integer_or(key, fallback);
   if (id != fallback && (id < 0 || static_cast<uint64_t>(id) >= n)) {
-    f.fail_at(std::string(key) + " = " + std::to_string(id) + " is not a token id (the vocabulary has " +
-              std::to_string(n) + ")");
+    f.fail_at(std::string(key) + " = " + std::to_string(id) +
+              " is not a token id (the vocabulary has " + std::to_string(n) + ")");
   }
   return static_cast<int32_t>(id);
 }
@@ -81,8 +84,8 @@ std::vector<int32_t> token_types(const GgufFile& f, size_t n) {
     for (size_t i = 0; i < n; ++i) {
       types[i] = gguf_i32_at(*t, i);
       if (types[i] < 0 || types[i] > 6) {
-        f.fail_at("tokenizer.ggml.token_type[" + std::to_string(i) + "] = " + std::to_string(types[i]) +
-                  " is not a token type (0 to 6)");
+        f.fail_at("tokenizer.ggml.token_type[" + std::to_string(i) +
+                  "] = " + std::to_string(types[i]) + " is not a token type (0 to 6)");
       }
     }
   }
@@ -96,7 +99,8 @@ std::unique_ptr<Tokenizer> spm_tokenizer(const GgufFile& f) {
   const size_t n = spec.tokens.size();
   if (const GgufValue* s = f.array("tokenizer.ggml.scores", GgufType::kFloat32, false)) {
     if (s->count != n) {
-      f.fail_at("tokenizer.ggml.scores has " + std::to_string(s->count) + " entries for " + std::to_string(n) + " tokens");
+      f.fail_at("tokenizer.ggml.scores has " + std::to_string(s->count) + " entries for " +
+                std::to_string(n) + " tokens");
     }
     spec.scores.resize(n);
     for (size_t i = 0; i < n; ++i) spec.scores[i] = gguf_f32_at(*s, i);
@@ -120,7 +124,8 @@ std::unique_ptr<Tokenizer> bpe_tokenizer(const GgufFile& f) {
   for (size_t i = 0; i < types.size(); ++i) {
     // Control (3), user-defined (4) and unknown (2) tokens are matched in the text as written.
     if (types[i] == 2 || types[i] == 3 || types[i] == 4) {
-      spec.added.push_back({static_cast<int32_t>(i), spec.vocab[i], types[i] != 4, false, false, false});
+      spec.added.push_back(
+          {static_cast<int32_t>(i), spec.vocab[i], types[i] != 4, false, false, false});
     }
   }
   const GgufValue* merges = f.array("tokenizer.ggml.merges", GgufType::kString, true);
@@ -130,15 +135,17 @@ std::unique_ptr<Tokenizer> bpe_tokenizer(const GgufFile& f) {
     // Split at the first space after the first character, as llama.cpp does.
     const size_t space = m.size() > 1 ? m.find(' ', 1) : std::string_view::npos;
     if (space == std::string_view::npos) {
-      f.fail_at("tokenizer.ggml.merges[" + std::to_string(r) + "] is not two tokens separated by a space");
+      f.fail_at("tokenizer.ggml.merges[" + std::to_string(r) +
+                "] is not two tokens separated by a space");
     }
     spec.merges.emplace_back(std::string(m.substr(0, space)), std::string(m.substr(space + 1)));
   }
   const std::string pre(f.string_or("tokenizer.ggml.pre", "default"));
   bool add_bos = false;
   if (!split_patterns(pre, &spec.split_patterns, &spec.ignore_merges, &add_bos)) {
-    f.fail_at("tokenizer.ggml.pre '" + pre +
-              "' is not supported (default, gpt-2, llama-bpe, qwen2, deepseek-coder, starcoder are)");
+    f.fail_at(
+        "tokenizer.ggml.pre '" + pre +
+        "' is not supported (default, gpt-2, llama-bpe, qwen2, deepseek-coder, starcoder are)");
   }
   spec.bos_id = token_id(f, "tokenizer.ggml.bos_token_id", -1, n);
   spec.eos_id = token_id(f, "tokenizer.ggml.eos_token_id", -1, n);

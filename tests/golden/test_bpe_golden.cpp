@@ -30,8 +30,12 @@ void check_model(const std::string& name) {
   EXPECT_GE(checked, 10);
 }
 
-TEST(BpeGolden, Llama3) { check_model("llama3"); }
-TEST(BpeGolden, Qwen3) { check_model("qwen3"); }
+TEST(BpeGolden, Llama3) {
+  check_model("llama3");
+}
+TEST(BpeGolden, Qwen3) {
+  check_model("qwen3");
+}
 
 }  // namespace
 }  // namespace eagle2

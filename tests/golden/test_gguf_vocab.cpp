@@ -51,15 +51,26 @@ void check_vocab(const std::string& name, const char* kind) {
   auto tok = load_tokenizer(gguf);
   EXPECT_STREQ(tok->kind(), kind);
   for (size_t i = 0; i < texts.size(); ++i) {
-    EXPECT_EQ(tok->encode(texts[i], false), want[i]) << name << " text #" << i << ": '" << texts[i] << "'";
+    EXPECT_EQ(tok->encode(texts[i], false), want[i])
+        << name << " text #" << i << ": '" << texts[i] << "'";
   }
 }
 
-TEST(GgufVocab, LlamaSpm) { check_vocab("llama-spm", "gguf-spm"); }
-TEST(GgufVocab, Phi3) { check_vocab("phi-3", "gguf-spm"); }
-TEST(GgufVocab, Gpt2) { check_vocab("gpt-2", "bpe"); }
-TEST(GgufVocab, Starcoder) { check_vocab("starcoder", "bpe"); }
-TEST(GgufVocab, DeepseekCoder) { check_vocab("deepseek-coder", "bpe"); }
+TEST(GgufVocab, LlamaSpm) {
+  check_vocab("llama-spm", "gguf-spm");
+}
+TEST(GgufVocab, Phi3) {
+  check_vocab("phi-3", "gguf-spm");
+}
+TEST(GgufVocab, Gpt2) {
+  check_vocab("gpt-2", "bpe");
+}
+TEST(GgufVocab, Starcoder) {
+  check_vocab("starcoder", "bpe");
+}
+TEST(GgufVocab, DeepseekCoder) {
+  check_vocab("deepseek-coder", "bpe");
+}
 
 }  // namespace
 }  // namespace eagle2

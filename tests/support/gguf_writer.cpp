@@ -4,7 +4,9 @@
 
 namespace eagle2::test {
 
-void GgufWriter::raw(const void* p, size_t n) { kv_.append(static_cast<const char*>(p), n); }
+void GgufWriter::raw(const void* p, size_t n) {
+  kv_.append(static_cast<const char*>(p), n);
+}
 
 void GgufWriter::str(const std::string& s) {
   u64(s.size());
@@ -90,7 +92,9 @@ std::string tiny_spm_gguf() {
   w.kv_string("general.architecture", "llama");
   w.kv_string("tokenizer.ggml.model", "llama");
   w.kv_strings("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>", "<0x41>", "\xE2\x96\x81", "a", "b",
-                                         "\xE2\x96\x81" "a", "ab"});
+                                         "\xE2\x96\x81"
+                                         "a",
+                                         "ab"});
   w.kv_f32s("tokenizer.ggml.scores", {0, 0, 0, 0, -1, -2, -3, -0.5f, -0.25f});
   w.kv_i32s("tokenizer.ggml.token_type", {2, 3, 3, 6, 1, 1, 1, 1, 1});
   w.kv_u32("tokenizer.ggml.bos_token_id", 1);

@@ -30,7 +30,8 @@ class GgufWriter {
   void kv_i32s(const std::string& k, const std::vector<int32_t>& v);
 
   // A tensor info with ggml type `type`; its data (zeros) is placed after the previous one.
-  void tensor(const std::string& name, const std::vector<uint64_t>& dims, uint32_t type, uint64_t bytes);
+  void tensor(const std::string& name, const std::vector<uint64_t>& dims, uint32_t type,
+              uint64_t bytes);
 
   // The file's bytes: header, metadata, tensor infos, padding, data.
   std::string bytes(uint64_t alignment = 32) const;

@@ -30,11 +30,11 @@ const Tokenizer& shared_tokenizer(const std::string& path) {
 }
 
 TEST(ByteLevel, AlphabetIsGpt2s) {
-  EXPECT_EQ(byte_level_char(' '), "\xC4\xA0");    // Ġ U+0120
-  EXPECT_EQ(byte_level_char('\n'), "\xC4\x8A");   // Ċ U+010A
+  EXPECT_EQ(byte_level_char(' '), "\xC4\xA0");   // Ġ U+0120
+  EXPECT_EQ(byte_level_char('\n'), "\xC4\x8A");  // Ċ U+010A
   EXPECT_EQ(byte_level_char('a'), "a");
-  EXPECT_EQ(byte_level_char(0xE9), "\xC3\xA9");   // é stands for itself
-  EXPECT_EQ(byte_level_char(0xAD), "\xC5\x83");   // the soft hyphen is the last moved: U+0143
+  EXPECT_EQ(byte_level_char(0xE9), "\xC3\xA9");  // é stands for itself
+  EXPECT_EQ(byte_level_char(0xAD), "\xC5\x83");  // the soft hyphen is the last moved: U+0143
   std::string all;
   for (int b = 0; b < 256; ++b) all += static_cast<char>(b);
   std::string back;
@@ -51,12 +51,14 @@ json tiny_json(const json& merges) {
   vocab["ab"] = 256;
   vocab["bc"] = 257;
   vocab["abc"] = 258;
-  return {{"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges}}},
-          {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}}},
-          {"added_tokens",
-           json::array({{{"id", 259}, {"content", "<|x|>"}, {"special", true}},
-                        {{"id", 260}, {"content", "<|xy|>"}, {"special", true}},
-                        {{"id", 261}, {"content", "<tag>"}, {"special", false}, {"normalized", false}}})}};
+  return {
+      {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges}}},
+      {"pre_tokenizer", {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", true}}},
+      {"added_tokens",
+       json::array(
+           {{{"id", 259}, {"content", "<|x|>"}, {"special", true}},
+            {{"id", 260}, {"content", "<|xy|>"}, {"special", true}},
+            {{"id", 261}, {"content", "<tag>"}, {"special", false}, {"normalized", false}}})}};
 }
 
 std::string write_json(const std::string& name, const json& j) {
@@ -70,7 +72,8 @@ TEST(BpeTokenizer, MergesApplyLowestRankFirst) {
   auto t1 = load_tokenizer_json(write_json("rank1", tiny_json({"b c", "a b", "ab c"})));
   EXPECT_EQ(t1->encode("abc", false), (std::vector<int32_t>{'a', 257}));
   // With "a b" first, ab + c then merge into abc (merges in the newer [a, b] list form).
-  auto t2 = load_tokenizer_json(write_json("rank2", tiny_json(json::array({{"a", "b"}, {"b", "c"}, {"ab", "c"}}))));
+  auto t2 = load_tokenizer_json(
+      write_json("rank2", tiny_json(json::array({{"a", "b"}, {"b", "c"}, {"ab", "c"}}))));
   EXPECT_EQ(t2->encode("abc", false), (std::vector<int32_t>{258}));
   EXPECT_EQ(t2->encode("abcabc", false), (std::vector<int32_t>{258, 258}));
   EXPECT_EQ(t2->decode({258, ' ' + 0}), "abc ");  // ' ' is byte 32's entry Ġ, id 32
@@ -129,15 +132,23 @@ TEST(BpeTokenizer, BosAndEosComeFromTokenizerConfig) {
 
   // add_bos_token and {"content": ...} token objects, as older configs write them.
   const std::string path = write_json("config", tiny_json({"a b"}));
-  test::write_file(fs::path(path).parent_path() / "tokenizer_config.json",
-                   R"({"add_bos_token": true, "bos_token": {"content": "<|x|>"}, "eos_token": "<|xy|>"})");
+  test::write_file(
+      fs::path(path).parent_path() / "tokenizer_config.json",
+      R"({"add_bos_token": true, "bos_token": {"content": "<|x|>"}, "eos_token": "<|xy|>"})");
   auto t = load_tokenizer_json(path);
   EXPECT_TRUE(t->adds_bos());
   EXPECT_EQ(t->bos_id(), 259);
   EXPECT_EQ(t->eos_id(), 260);
-  test::write_file(fs::path(path).parent_path() / "tokenizer_config.json", R"({"bos_token": "<nope>"})");
+  // split_special_tokens: special tokens in the text are text; other added tokens still match.
+  test::write_file(fs::path(path).parent_path() / "tokenizer_config.json",
+                   R"({"split_special_tokens": true})");
+  EXPECT_EQ(load_tokenizer_json(path)->encode("<|x|><tag>", false),
+            (std::vector<int32_t>{'<', '|', 'x', '|', '>', 261}));
+  test::write_file(fs::path(path).parent_path() / "tokenizer_config.json",
+                   R"({"bos_token": "<nope>"})");
   EXPECT_EQ(error_of([&] { load_tokenizer_json(path); }),
-            (fs::path(path).parent_path() / "tokenizer_config.json").string() + ": bos_token '<nope>' is not a token of " + path);
+            (fs::path(path).parent_path() / "tokenizer_config.json").string() +
+                ": bos_token '<nope>' is not a token of " + path);
 }
 
 TEST(BpeTokenizer, NfcNormalizerComposes) {
@@ -156,7 +167,8 @@ TEST(BpeTokenizer, LongWhitespaceRunsAndInvalidUtf8) {
   const std::string spaces = "a" + std::string(200000, ' ') + "b\n\n";
   EXPECT_EQ(l.decode(l.encode(spaces, false)), spaces);
   EXPECT_EQ(error_of([&] { l.encode("ok\xFF", false); }), "prompt is not valid UTF-8 at byte 2");
-  EXPECT_EQ(error_of([&] { l.decode({128256}); }), "tokenizer: token id 128256 is out of range [0, 128256)");
+  EXPECT_EQ(error_of([&] { l.decode({128256}); }),
+            "tokenizer: token id 128256 is out of range [0, 128256)");
 }
 
 TEST(LoadTokenizer, TokenizerJsonWinsOverTokenizerModel) {
@@ -181,10 +193,14 @@ TEST(LoadTokenizer, TokenizerJsonWinsOverTokenizerModel) {
   // ...and refused on its own.
   fs::remove(converted + "/tokenizer.model");
   EXPECT_EQ(error_of([&] { load_tokenizer(converted); }),
-            converted + "/tokenizer.json: a SentencePiece-style BPE (no ByteLevel pre-tokenizer, or byte_fallback); "
-                        "only byte-level BPE is supported from tokenizer.json (load the tokenizer.model instead)");
+            converted +
+                "/tokenizer.json: a SentencePiece-style BPE (no ByteLevel pre-tokenizer, or "
+                "byte_fallback); "
+                "only byte-level BPE is supported from tokenizer.json (load the tokenizer.model "
+                "instead)");
   const std::string empty = test::temp_dir("no_tokenizer");
-  EXPECT_EQ(error_of([&] { load_tokenizer(empty); }), empty + ": no tokenizer.json or tokenizer.model in this folder");
+  EXPECT_EQ(error_of([&] { load_tokenizer(empty); }),
+            empty + ": no tokenizer.json or tokenizer.model in this folder");
 }
 
 TEST(BpeTokenizer, HostileTokenizerJsonGivesOneClearError) {
@@ -197,21 +213,32 @@ TEST(BpeTokenizer, HostileTokenizerJsonGivesOneClearError) {
     return msg.substr(std::min(msg.size(), prefix.size()));
   };
   const std::string good = tiny_json({"a b"}).dump();
-  EXPECT_EQ(err("truncated", good.substr(0, good.size() / 2)).rfind("not valid JSON (parse error at byte ", 0), 0u);
+  EXPECT_EQ(err("truncated", good.substr(0, good.size() / 2))
+                .rfind("not valid JSON (parse error at byte ", 0),
+            0u);
   EXPECT_EQ(err("array", "[1, 2]"), "not a JSON object");
   EXPECT_EQ(err("missing_merge", tiny_json({"a b", "ab q"}).dump()),
             "merge 1 ('ab q') needs 'abq', which is not in the vocabulary");
-  EXPECT_EQ(err("missing_part", tiny_json({"a zz"}).dump()), "merge 0 ('a zz') needs 'zz', which is not in the vocabulary");
-  EXPECT_EQ(err("bad_merge", tiny_json({"abc"}).dump()), "model.merges[0] ('abc') is not two tokens separated by one space");
+  EXPECT_EQ(err("missing_part", tiny_json({"a zz"}).dump()),
+            "merge 0 ('a zz') needs 'zz', which is not in the vocabulary");
+  EXPECT_EQ(err("bad_merge", tiny_json({"abc"}).dump()),
+            "model.merges[0] ('abc') is not two tokens separated by one space");
   json j = tiny_json({"a b"});
   j["model"]["vocab"]["zz"] = 1 << 30;
   EXPECT_EQ(err("huge_id", j.dump()), "model.vocab['zz'] = 1073741824 is out of range [0, 263)");
   j = tiny_json({"a b"});
   j["model"]["vocab"]["zz"] = 5;
-  EXPECT_EQ(err("dup_id", j.dump()), "model.vocab gives id 5 to both 'zz' and '\xC4\x85'");  // byte 5 is U+0105
+  EXPECT_EQ(err("dup_id", j.dump()),
+            "model.vocab gives id 5 to both 'zz' and '\xC4\x85'");  // byte 5 is U+0105
   j = tiny_json({"a b"});
   j["model"]["vocab"]["zz"] = "7";
   EXPECT_EQ(err("string_id", j.dump()), "model.vocab['zz'] is a string, expected an integer");
+  j = tiny_json({"a b"});
+  j["added_tokens"][0]["id"] = -4294967297LL;  // would wrap to -1 as int32
+  EXPECT_EQ(err("wrap_id", j.dump()), "added_tokens[0].id = -4294967297 is out of range");
+  j = tiny_json({"a b"});
+  j["post_processor"] = {{"type", 5}};
+  EXPECT_EQ(err("bad_shape", j.dump()).rfind("unexpected JSON content (", 0), 0u);
   j = tiny_json({"a b"});
   j["added_tokens"][0]["id"] = -3;
   EXPECT_EQ(err("neg_added", j.dump()), "added token '<|x|>' has id -3, out of range [0, 262)");
@@ -219,12 +246,17 @@ TEST(BpeTokenizer, HostileTokenizerJsonGivesOneClearError) {
   j["model"]["type"] = "WordPiece";
   EXPECT_EQ(err("wordpiece", j.dump()), "model type 'WordPiece' is not supported (BPE is)");
   j = tiny_json({"a b"});
-  j["pre_tokenizer"] = {{"type", "Split"}, {"pattern", {{"Regex", "(unclosed"}}}, {"behavior", "Isolated"}};
-  j["pre_tokenizer"] = {{"type", "Sequence"}, {"pretokenizers", {j["pre_tokenizer"], {{"type", "ByteLevel"}, {"use_regex", false}}}}};
-  EXPECT_EQ(err("regex", j.dump()),
-            "pre-tokenizer regex '(unclosed' does not compile: missing closing parenthesis at offset 9");
+  j["pre_tokenizer"] = {
+      {"type", "Split"}, {"pattern", {{"Regex", "(unclosed"}}}, {"behavior", "Isolated"}};
+  j["pre_tokenizer"] = {
+      {"type", "Sequence"},
+      {"pretokenizers", {j["pre_tokenizer"], {{"type", "ByteLevel"}, {"use_regex", false}}}}};
+  EXPECT_EQ(
+      err("regex", j.dump()),
+      "pre-tokenizer regex '(unclosed' does not compile: missing closing parenthesis at offset 9");
   j["pre_tokenizer"]["pretokenizers"][0]["behavior"] = "Removed";
-  EXPECT_EQ(err("removed", j.dump()), "pre_tokenizer.pretokenizers[0] has behavior 'Removed'; only Isolated is supported");
+  EXPECT_EQ(err("removed", j.dump()),
+            "pre_tokenizer.pretokenizers[0] has behavior 'Removed'; only Isolated is supported");
   j = tiny_json({"a b"});
   j["normalizer"] = {{"type", "NFKC"}};
   EXPECT_EQ(err("nfkc", j.dump()), "normalizer type 'NFKC' is not supported (NFC is)");

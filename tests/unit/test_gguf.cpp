@@ -59,7 +59,7 @@ TEST(Gguf, SharedModelFilesParse) {
   const GgufFile f(q4k);
   for (const auto& t : f.tensors()) {
     if (t.name == "token_embd.weight") {
-      EXPECT_EQ(t.type, 14u);                         // Q6_K: 256 elements in 210 bytes
+      EXPECT_EQ(t.type, 14u);  // Q6_K: 256 elements in 210 bytes
       EXPECT_EQ(t.bytes, 512u * 4096 / 256 * 210);
     }
   }
@@ -78,7 +78,8 @@ TEST(Gguf, SharedVocabularyFilesParse) {
 TEST(Gguf, EveryMetadataTypeReadsBack) {
   GgufWriter w(2);  // version 2 has the same layout as 3
   const std::vector<std::pair<uint32_t, uint64_t>> ints = {
-      {0, 0xAB}, {1, 0x80}, {2, 0xBEEF}, {3, 0x8001}, {4, 0xDEADBEEF}, {5, 0x80000000}, {10, ~0ull >> 1}, {11, ~0ull}};
+      {0, 0xAB},       {1, 0x80},       {2, 0xBEEF},      {3, 0x8001},
+      {4, 0xDEADBEEF}, {5, 0x80000000}, {10, ~0ull >> 1}, {11, ~0ull}};
   for (const auto& [type, bits] : ints) {
     w.key("int" + std::to_string(type), type);
     static const int size[] = {1, 1, 2, 2, 4, 4, 0, 0, 0, 0, 8, 8};
@@ -134,7 +135,8 @@ TEST(Gguf, EveryMetadataTypeReadsBack) {
   ASSERT_EQ(f.tensors().size(), 1u);
   EXPECT_EQ(f.tensors()[0].bytes, 68u);
 
-  EXPECT_EQ(error_of([&] { f.string("f32"); }), f.path() + ": GGUF: f32 is float32, expected string");
+  EXPECT_EQ(error_of([&] { f.string("f32"); }),
+            f.path() + ": GGUF: f32 is float32, expected string");
   EXPECT_EQ(error_of([&] { f.array("list", GgufType::kInt32, true); }),
             f.path() + ": GGUF: list is an array of string, expected an array of int32");
   EXPECT_EQ(error_of([&] { f.string("missing"); }), f.path() + ": GGUF: no missing");
@@ -162,9 +164,12 @@ TEST(Gguf, HostileHeadersGiveOneClearError) {
   EXPECT_EQ(fault("GG"), "truncated: the magic needs 4 bytes at offset 0, 2 left");
   EXPECT_EQ(fault(header(1, 0, 0)), "version 1 is not supported (2 and 3 are)");
   EXPECT_EQ(fault(header(0x03000000, 0, 0)), "big-endian files are not supported");
-  EXPECT_EQ(fault(header(3, 0, 0).substr(0, 12)), "truncated: the tensor count needs 8 bytes at offset 8, 4 left");
-  EXPECT_EQ(fault(header(3, 0, uint64_t{1} << 60)), "metadata count 1152921504606846976 cannot fit in the 0 bytes left");
-  EXPECT_EQ(fault(header(3, ~0ull, 0)), "tensor count 18446744073709551615 cannot fit in the 0 bytes left");
+  EXPECT_EQ(fault(header(3, 0, 0).substr(0, 12)),
+            "truncated: the tensor count needs 8 bytes at offset 8, 4 left");
+  EXPECT_EQ(fault(header(3, 0, uint64_t{1} << 60)),
+            "metadata count 1152921504606846976 cannot fit in the 0 bytes left");
+  EXPECT_EQ(fault(header(3, ~0ull, 0)),
+            "tensor count 18446744073709551615 cannot fit in the 0 bytes left");
 
   auto one_kv = [](const std::function<void(GgufWriter&)>& add, uint64_t n_tensors = 0) {
     GgufWriter w;
@@ -177,11 +182,31 @@ TEST(Gguf, HostileHeadersGiveOneClearError) {
   const uint64_t huge = uint64_t{1} << 62;
   std::memcpy(&absurd[24 + 8 + 1 + 4], &huge, 8);  // the value string's length
   EXPECT_EQ(fault(absurd), "truncated: k needs 4611686018427387904 bytes at offset 45, 1 left");
-  EXPECT_EQ(fault(one_kv([](GgufWriter& w) { w.key("k", 13); w.u8(0); })), "k has unknown value type 13");
-  EXPECT_EQ(fault(one_kv([](GgufWriter& w) { w.key("", 4); w.u32(1); })), "metadata #0 has an empty key");
-  EXPECT_EQ(fault(one_kv([](GgufWriter& w) { w.kv_u32("k", 1); w.kv_u32("k", 2); })), "metadata key 'k' appears twice");
-  EXPECT_EQ(fault(one_kv([](GgufWriter& w) { w.key("b", 7); w.u8(2); })), "b is a bool holding 2");
-  EXPECT_EQ(fault(one_kv([](GgufWriter& w) { w.key("a", 9); w.u32(4); w.u64(~0ull / 2); })),
+  EXPECT_EQ(fault(one_kv([](GgufWriter& w) {
+              w.key("k", 13);
+              w.u8(0);
+            })),
+            "k has unknown value type 13");
+  EXPECT_EQ(fault(one_kv([](GgufWriter& w) {
+              w.key("", 4);
+              w.u32(1);
+            })),
+            "metadata #0 has an empty key");
+  EXPECT_EQ(fault(one_kv([](GgufWriter& w) {
+              w.kv_u32("k", 1);
+              w.kv_u32("k", 2);
+            })),
+            "metadata key 'k' appears twice");
+  EXPECT_EQ(fault(one_kv([](GgufWriter& w) {
+              w.key("b", 7);
+              w.u8(2);
+            })),
+            "b is a bool holding 2");
+  EXPECT_EQ(fault(one_kv([](GgufWriter& w) {
+              w.key("a", 9);
+              w.u32(4);
+              w.u64(~0ull / 2);
+            })),
             "a count 9223372036854775807 cannot fit in the 0 bytes left");
   EXPECT_EQ(fault(one_kv([](GgufWriter& w) {
               w.key("deep", 9);
@@ -199,27 +224,45 @@ TEST(Gguf, HostileHeadersGiveOneClearError) {
     add(w);
     return w.bytes();
   };
-  EXPECT_EQ(fault(tensors([](GgufWriter& w) { w.tensor("t", {}, 0, 0); })), "tensor 't' has 0 dimensions (1 to 4 allowed)");
-  EXPECT_EQ(fault(tensors([](GgufWriter& w) { w.tensor("t", {1, 1, 1, 1, 1}, 0, 4); })),
+  EXPECT_EQ(fault(tensors([](GgufWriter& w) { w.tensor("t", {}, 0, 0); })),
+            "tensor 't' has 0 dimensions (1 to 4 allowed)");
+  EXPECT_EQ(fault(tensors([](GgufWriter& w) {
+              w.tensor("t", {1, 1, 1, 1, 1}, 0, 4);
+            })),
             "tensor 't' has 5 dimensions (1 to 4 allowed)");
   EXPECT_EQ(fault(tensors([](GgufWriter& w) { w.tensor("t", {4}, 4, 16); })),
             "tensor 't' has ggml type 4, which this reader does not know");
   EXPECT_EQ(fault(tensors([](GgufWriter& w) { w.tensor("t", {33}, 2, 18); })),
             "tensor 't' row of 33 elements is not a whole number of Q4_0 blocks of 32");
-  EXPECT_EQ(fault(tensors([](GgufWriter& w) { w.tensor("t", {1ull << 32, 1ull << 32}, 0, 0); })),
+  EXPECT_EQ(fault(tensors([](GgufWriter& w) {
+              w.tensor("t", {1ull << 32, 1ull << 32}, 0, 0);
+            })),
             "tensor 't' element count overflows 64 bits");
-  EXPECT_EQ(fault(tensors([](GgufWriter& w) { w.tensor("t", {1ull << 40, 1ull << 23}, 0, 0); })),
+  EXPECT_EQ(fault(tensors([](GgufWriter& w) {
+              w.tensor("t", {1ull << 40, 1ull << 23}, 0, 0);
+            })),
             "tensor 't' has more than 2^63 elements");
-  EXPECT_EQ(fault(tensors([](GgufWriter& w) { w.tensor("t", {1ull << 31, 1ull << 31}, 28, 0); })),
+  EXPECT_EQ(fault(tensors([](GgufWriter& w) {
+              w.tensor("t", {1ull << 31, 1ull << 31}, 28, 0);
+            })),
             "tensor 't' size overflows 64 bits");
-  EXPECT_EQ(fault(tensors([](GgufWriter& w) { w.tensor("t", {4}, 0, 16); w.tensor("t", {4}, 0, 16); })),
+  EXPECT_EQ(fault(tensors([](GgufWriter& w) {
+              w.tensor("t", {4}, 0, 16);
+              w.tensor("t", {4}, 0, 16);
+            })),
             "tensor 't' appears twice");
   EXPECT_EQ(fault(tensors([](GgufWriter& w) { w.tensor(std::string(64, 'n'), {4}, 0, 16); })),
             "tensor #0 name is 64 bytes long, more than the 63 allowed");
   // Data past the end of the file: a tensor info claiming more bytes than the writer wrote.
-  EXPECT_EQ(fault(tensors([](GgufWriter& w) { w.tensor("t", {1024}, 0, 16); })).rfind("tensor 't' data ends at byte ", 0), 0u);
+  EXPECT_EQ(fault(tensors([](GgufWriter& w) {
+              w.tensor("t", {1024}, 0, 16);
+            })).rfind("tensor 't' data ends at byte ", 0),
+            0u);
   // Offsets out of order: the second tensor claims the first one's place.
-  std::string swapped = tensors([](GgufWriter& w) { w.tensor("a", {8}, 0, 32); w.tensor("b", {8}, 0, 32); });
+  std::string swapped = tensors([](GgufWriter& w) {
+    w.tensor("a", {8}, 0, 32);
+    w.tensor("b", {8}, 0, 32);
+  });
   const size_t at = swapped.rfind('b') + 1 + 4 + 8 + 4;  // name, n_dims, dim, type
   std::memset(&swapped[at], 0, 8);
   EXPECT_EQ(fault(swapped), "tensor 'b' has data offset 0, expected 32");

@@ -14,7 +14,8 @@
 namespace eagle2 {
 namespace {
 
-std::string stream(const Tokenizer& tok, const std::vector<int32_t>& context, const std::vector<int32_t>& ids) {
+std::string stream(const Tokenizer& tok, const std::vector<int32_t>& context,
+                   const std::vector<int32_t>& ids) {
   StreamingDecoder dec(tok, context);
   std::string all;
   for (int32_t id : ids) {
@@ -27,7 +28,8 @@ std::string stream(const Tokenizer& tok, const std::vector<int32_t>& context, co
   return all + last;
 }
 
-std::string expected(const Tokenizer& tok, std::vector<int32_t> context, const std::vector<int32_t>& ids) {
+std::string expected(const Tokenizer& tok, std::vector<int32_t> context,
+                     const std::vector<int32_t>& ids) {
   const std::string shown = tok.decode(context);
   context.insert(context.end(), ids.begin(), ids.end());
   const std::string full = tok.decode(context);
@@ -42,7 +44,8 @@ const std::vector<std::string> kTexts = {
     "\xD9\x85\xD8\xB1\xD8\xAD\xD8\xA8\xD8\xA7 \xF0\x9D\x94\x98\xF0\x9D\x94\xAB",
 };
 
-void check(const Tokenizer& tok, const std::vector<int32_t>& byte_ids, const std::vector<int32_t>& controls) {
+void check(const Tokenizer& tok, const std::vector<int32_t>& byte_ids,
+           const std::vector<int32_t>& controls) {
   const auto prompt = tok.encode("Prompt:", false);
   for (const std::string& text : kTexts) {
     const auto ids = tok.encode(text, false);
@@ -51,22 +54,31 @@ void check(const Tokenizer& tok, const std::vector<int32_t>& byte_ids, const std
   }
   std::mt19937 gen(99);
   auto below = [&gen](size_t n) { return static_cast<size_t>(gen() % n); };
-  const std::vector<std::string> chars = {"\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80", "\xE4\xBD\xA0", "a"};
+  const std::vector<std::string> chars = {"\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80",
+                                          "\xE4\xBD\xA0", "a"};
   auto random_ids = [&](size_t len) {
     std::vector<int32_t> ids;
     while (ids.size() < len) {
       switch (below(8)) {
-        case 0: case 1:  // a character spelled in byte tokens
+        case 0:
+        case 1:  // a character spelled in byte tokens
           for (unsigned char c : chars[below(chars.size())]) ids.push_back(byte_ids[c]);
           break;
         case 2: {  // the start of a character only
           const std::string& c = chars[below(4)];
-          for (size_t i = 0, n = 1 + below(c.size() - 1); i < n; ++i) ids.push_back(byte_ids[static_cast<unsigned char>(c[i])]);
+          for (size_t i = 0, n = 1 + below(c.size() - 1); i < n; ++i)
+            ids.push_back(byte_ids[static_cast<unsigned char>(c[i])]);
           break;
         }
-        case 3: ids.push_back(byte_ids[below(256)]); break;
-        case 4: ids.push_back(controls[below(controls.size())]); break;
-        default: ids.push_back(static_cast<int32_t>(below(static_cast<size_t>(tok.vocab_size())))); break;
+        case 3:
+          ids.push_back(byte_ids[below(256)]);
+          break;
+        case 4:
+          ids.push_back(controls[below(controls.size())]);
+          break;
+        default:
+          ids.push_back(static_cast<int32_t>(below(static_cast<size_t>(tok.vocab_size()))));
+          break;
       }
     }
     ids.resize(len);
@@ -80,7 +92,8 @@ void check(const Tokenizer& tok, const std::vector<int32_t>& byte_ids, const std
       context.push_back(prompt.back());
     }
     const auto ids = random_ids(1 + below(30));
-    ASSERT_EQ(stream(tok, context, ids), expected(tok, context, ids)) << tok.kind() << " trial " << trial;
+    ASSERT_EQ(stream(tok, context, ids), expected(tok, context, ids))
+        << tok.kind() << " trial " << trial;
   }
 }
 
@@ -107,7 +120,9 @@ TEST(TokenStreams, ByteLevelBpeFromTokenizerJson) {
   // A truncated character shows as one U+FFFD (maximal subpart), as Hugging Face decodes it.
   EXPECT_EQ(dec.push(bytes[0xE2]), "");
   EXPECT_EQ(dec.push(bytes[0x82]), "");
-  EXPECT_EQ(dec.push(bytes['a']), "\xEF\xBF\xBD" "a");
+  EXPECT_EQ(dec.push(bytes['a']),
+            "\xEF\xBF\xBD"
+            "a");
 }
 
 TEST(TokenStreams, ByteLevelBpeFromGguf) {
