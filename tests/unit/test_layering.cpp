@@ -23,8 +23,8 @@ namespace fs = std::filesystem;
 const std::map<std::string, int> kLayer = {
     {"core", 0},        {"report", 0},   {"kernels", 1}, {"io", 1},
     {"tokenizer", 1},   {"sampling", 1}, {"chat", 1},    {"model", 2},
-    {"draft", 3},       {"speculative", 4}, {"bench", 5}, {"train", 5},
-    {"api", 6},
+    {"tokenizer_load", 2},  {"draft", 3},   {"speculative", 4}, {"bench", 5},
+    {"train", 5},       {"api", 6},
 };
 
 // Public headers (include/eagle2/) that the engine itself is built on, from layer 0 up: the one
