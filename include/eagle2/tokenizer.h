@@ -1,5 +1,6 @@
-// Text <-> token ids through a SentencePiece tokenizer.model (LLaMA-2 / Vicuna style: BOS, byte
-// fallback), and the streaming detokenizer that prints generated text as it comes.
+// Text <-> token ids: SentencePiece tokenizer.model (LLaMA-2 / Vicuna style: BOS, byte fallback),
+// byte-level BPE tokenizer.json (LLaMA-3, Qwen), and GGUF vocabularies; and the streaming
+// detokenizer that prints generated text as it comes.
 #pragma once
 
 #include <cstdint>
@@ -12,8 +13,11 @@ namespace eagle2::api {
 
 class Tokenizer {
  public:
-  // Error naming the path when it is missing or not a tokenizer.
+  // A SentencePiece tokenizer.model. Error naming the path when it is missing or not a tokenizer.
   static Tokenizer load(const std::string& path);
+  // Whatever a model folder or file holds: a folder (tokenizer.json wins over tokenizer.model, as
+  // in Hugging Face), a tokenizer.json, a .gguf file's vocabulary, or a tokenizer.model.
+  static Tokenizer open(const std::string& path);
   ~Tokenizer();
   Tokenizer(Tokenizer&&) noexcept;
   Tokenizer& operator=(Tokenizer&&) noexcept;
@@ -25,6 +29,7 @@ class Tokenizer {
   int32_t vocab_size() const;
   int32_t bos_id() const;
   int32_t eos_id() const;
+  bool adds_bos() const;  // whether the model's tokenizer config asks for BOS before a prompt
 
   struct Impl;  // the library's side of the handle (src/api)
   explicit Tokenizer(std::unique_ptr<Impl> impl);

@@ -2,12 +2,19 @@
 #include "eagle2/tokenizer.h"
 
 #include "api/handles.h"
+#include "tokenizer_load/load_tokenizer.h"
 
 namespace eagle2::api {
 
 Tokenizer Tokenizer::load(const std::string& path) {
   auto impl = std::make_unique<Impl>();
   impl->tokenizer = eagle2::Tokenizer::load(path);
+  return Tokenizer(std::move(impl));
+}
+
+Tokenizer Tokenizer::open(const std::string& path) {
+  auto impl = std::make_unique<Impl>();
+  impl->tokenizer = load_tokenizer(path);
   return Tokenizer(std::move(impl));
 }
 
@@ -26,6 +33,7 @@ std::string Tokenizer::piece(int32_t id) const { return impl_->tokenizer->piece(
 int32_t Tokenizer::vocab_size() const { return impl_->tokenizer->vocab_size(); }
 int32_t Tokenizer::bos_id() const { return impl_->tokenizer->bos_id(); }
 int32_t Tokenizer::eos_id() const { return impl_->tokenizer->eos_id(); }
+bool Tokenizer::adds_bos() const { return impl_->tokenizer->adds_bos(); }
 
 TextStream::TextStream(const Tokenizer& tokenizer, std::vector<int32_t> context)
     : impl_(std::make_unique<Impl>(Impl{StreamingDecoder(*tokenizer.impl().tokenizer,
