@@ -12,7 +12,8 @@ class ChatTemplate {
  public:
   // A model folder's tokenizer_config.json: "chat_template" (a string, or a list of
   // {"name", "template"} of which "default" is used) and its bos/eos tokens (a string or
-  // {"content": ...}). Error when the folder has no template.
+  // {"content": ...}); or a .gguf file's tokenizer.chat_template and the texts of its
+  // tokenizer.ggml.bos/eos_token_id. Error when the model has no template.
   static ChatTemplate from_model_dir(const std::string& dir);
   // A template file (Jinja text); it brings no special tokens.
   static ChatTemplate from_file(const std::string& path);

@@ -6,6 +6,7 @@
 #include "chat/chat_template.h"
 #include "core/error.h"
 #include "core/regular_file.h"
+#include "io/gguf.h"
 
 namespace eagle2::api {
 
@@ -56,7 +57,31 @@ std::string template_text(const Json& config, const std::string& where) {
 
 }  // namespace
 
+namespace {
+
+// The text of the token a GGUF's tokenizer.ggml.<which>_token_id names, if it names one.
+std::optional<std::string> gguf_token(const GgufFile& gguf, const char* which) {
+  const int64_t id = gguf.integer_or(std::string("tokenizer.ggml.") + which + "_token_id", -1);
+  if (id < 0) return std::nullopt;
+  const GgufValue* tokens = gguf.array("tokenizer.ggml.tokens", GgufType::kString, true);
+  if (static_cast<uint64_t>(id) >= tokens->strings.size())
+    gguf.fail_at(std::string("tokenizer.ggml.") + which + "_token_id " + std::to_string(id) +
+                 " is past the vocabulary");
+  return std::string(tokens->strings[static_cast<size_t>(id)]);
+}
+
+}  // namespace
+
 ChatTemplate ChatTemplate::from_model_dir(const std::string& dir) {
+  if (dir.size() > 5 && dir.compare(dir.size() - 5, 5, ".gguf") == 0) {
+    const GgufFile gguf(dir);
+    if (!gguf.find("tokenizer.chat_template"))
+      fail(dir,
+           ": no tokenizer.chat_template: this model has no chat template (pass --template FILE)");
+    return ChatTemplate(std::make_unique<Impl>(
+        Impl{eagle2::ChatTemplate(gguf.string("tokenizer.chat_template"), dir),
+             gguf_token(gguf, "bos"), gguf_token(gguf, "eos")}));
+  }
   const std::string path = dir + "/tokenizer_config.json";
   const Json config =
       parse_json(read_regular_file(path, read_limit::kJson, "a tokenizer config"), path);

@@ -92,6 +92,26 @@ TEST(CliChatTemplate, ModelFolderSuppliesTemplateAndTokens) {
   EXPECT_EQ(from_file.out, from_model.out);
 }
 
+// A GGUF file's tokenizer.chat_template (llama.cpp's Phi-3 vocabulary) with the GGUF's own bos
+// token; the expected text is what @huggingface/jinja 0.5.11 renders from that template.
+TEST(CliChatTemplate, GgufSuppliesTemplateAndTokens) {
+  EAGLE2_SHARED_FILE(gguf, "data/gguf_vocab/ggml-vocab-phi-3.gguf");
+  const std::string dir = test::temp_dir("cli-chat-gguf");
+  write_text(dir + "/m.json",
+             R"([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}])");
+  const test::CliRun run = test::run_cli_split("chat-template -m " + gguf + " --messages " + dir +
+                                               "/m.json --add-generation-prompt");
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(run.out, "<s><|user|>\nHi<|end|>\n<|assistant|>\nHello<|end|>\n");
+  const test::CliRun none =
+      test::run_cli_split("chat-template -m " + test::shared_dir() +
+                          "/data/gguf_vocab/ggml-vocab-gpt-2.gguf --messages " + dir + "/m.json");
+  EXPECT_EQ(none.err,
+            "error: " + test::shared_dir() +
+                "/data/gguf_vocab/ggml-vocab-gpt-2.gguf: no tokenizer.chat_template: this "
+                "model has no chat template (pass --template FILE)\n");
+}
+
 TEST(CliChatTemplate, BadInputIsOneLine) {
   const std::string dir = test::temp_dir("cli-chat-bad");
   write_text(dir + "/t.jinja", "{% for m in messages %}{{ m.content }}{% endfor %}");

@@ -41,7 +41,7 @@ Command add_chat_template(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "chat-template", "Render a conversation with a model's chat template (prints the prompt)");
   cmd->add_option("-m,--model", f->model_dir,
-                  "Model folder whose tokenizer_config.json has the chat template");
+                  "Model folder whose tokenizer_config.json has the chat template, or a FILE.gguf");
   cmd->add_option("--template", f->template_file, "A chat template file (Jinja) instead of -m");
   cmd->add_option("--messages", f->messages_file,
                   "JSON file: an array of {\"role\", \"content\", ...} messages, or an object with "
