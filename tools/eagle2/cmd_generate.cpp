@@ -57,16 +57,20 @@ int run_generate(const GenerateFlags& f) {
 
   Model model = Model::load(f.run.model_dir);
   const ModelConfig& cfg = model.config();
+  // The folder's tokenizer: tokenizer.json wins over tokenizer.model, as in Hugging Face.
   std::optional<Tokenizer> tok;
-  const std::string tok_path = f.run.model_dir + "/tokenizer.model";
-  if (std::filesystem::exists(tok_path)) tok = Tokenizer::load(tok_path);
+  if (std::filesystem::exists(f.run.model_dir + "/tokenizer.json") ||
+      std::filesystem::exists(f.run.model_dir + "/tokenizer.model"))
+    tok = Tokenizer::open(f.run.model_dir);
 
   std::vector<int32_t> prompt;
   if (f.ids_given) {
     prompt = parse_ids(f.ids);
   } else {
-    if (!tok) fail(f.run.model_dir, ": no tokenizer.model; pass token ids with --ids");
-    prompt = tok->encode(f.prompt, /*add_bos=*/true);
+    if (!tok)
+      fail(f.run.model_dir, ": no tokenizer.json or tokenizer.model; pass token ids with --ids");
+    // BOS as the tokenizer's config asks (a SentencePiece model with a BOS id always does).
+    prompt = tok->encode(f.prompt, tok->adds_bos());
   }
   const int64_t ctx = resolve_ctx(f.run, cfg.max_position_embeddings);
   if (static_cast<int64_t>(prompt.size()) >= ctx)
