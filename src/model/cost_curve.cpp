@@ -56,9 +56,10 @@ std::vector<CostPoint> measure_sequence_cost(LlamaModel& model,
   if (*std::min_element(sequence_counts.begin(), sequence_counts.end()) < 1)
     fail("cost curve: sequence counts must be >= 1");
   const int64_t V = model.config().vocab_size, capacity = options.context + 1;
-  auto kv_pool = model.make_pool(b_max * ((capacity + KvCache::kDefaultBlockSize - 1) /
-                                          KvCache::kDefaultBlockSize) *
-                                 KvCache::kDefaultBlockSize);
+  // Whole blocks per sequence, so that every sequence's context fits however the pool is split.
+  auto kv_pool = model.make_pool(
+      b_max * KvPool::blocks_for_tokens(capacity, KvCache::kDefaultBlockSize) *
+      KvCache::kDefaultBlockSize);
   std::vector<KvCache> caches;
   std::vector<KvCache*> ptrs;
   uint64_t state = 0x9e3779b97f4a7c15ull;

@@ -17,8 +17,7 @@ std::shared_ptr<KvPool> own_pool(int64_t n_layers, int64_t kv_dim, int64_t capac
                                  int64_t block_size) {
   if (capacity <= 0) fail("KV cache: context size must be positive (got ", capacity, ")");
   // A bad block size is refused by the pool, which names it; rounding up cannot overflow.
-  const int64_t n_blocks =
-      block_size > 0 ? capacity / block_size + (capacity % block_size != 0 ? 1 : 0) : 1;
+  const int64_t n_blocks = block_size > 0 ? KvPool::blocks_for_tokens(capacity, block_size) : 1;
   return std::make_shared<KvPool>(n_layers, kv_dim, block_size, n_blocks);
 }
 

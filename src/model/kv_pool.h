@@ -19,6 +19,10 @@ class KvPool {
   // Error when the sizes are not positive, their product overflows, or the pool would be larger
   // than the machine's physical memory.
   KvPool(int64_t n_layers, int64_t kv_dim, int64_t block_size, int64_t n_blocks);
+  // Blocks of block_size (> 0) that hold `tokens` slots: ceil(tokens / block_size).
+  static int64_t blocks_for_tokens(int64_t tokens, int64_t block_size) {
+    return tokens / block_size + (tokens % block_size != 0 ? 1 : 0);
+  }
   KvPool(const KvPool&) = delete;
   KvPool& operator=(const KvPool&) = delete;
 

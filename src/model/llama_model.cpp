@@ -121,9 +121,8 @@ void LlamaModel::make_cache_checks(int64_t capacity) const {
 std::shared_ptr<KvPool> LlamaModel::make_pool(int64_t tokens, int64_t block_size) const {
   if (tokens <= 0) fail("KV pool: the number of tokens must be positive (got ", tokens, ")");
   if (block_size <= 0) fail("KV pool: the block size must be positive (got ", block_size, ")");
-  const int64_t n_blocks = tokens / block_size + (tokens % block_size != 0 ? 1 : 0);
   return std::make_shared<KvPool>(cfg_.num_layers, cfg_.num_kv_heads * cfg_.head_dim, block_size,
-                                  n_blocks);
+                                  KvPool::blocks_for_tokens(tokens, block_size));
 }
 
 KvCache LlamaModel::make_cache(std::shared_ptr<KvPool> pool, int64_t capacity) const {
