@@ -1,0 +1,65 @@
+// The server's counters, gauges and histograms, rendered in Prometheus' text exposition format
+// at /metrics. The scheduler records each engine step and each request's end; the HTTP layer
+// records the requests it refuses. Thread-safe (one mutex; each record is a few additions).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace eagle2::server {
+
+// A cumulative histogram with fixed upper bounds (Prometheus "le" buckets, +Inf implied).
+class Histogram {
+ public:
+  explicit Histogram(std::vector<double> upper_bounds);
+  void observe(double value);
+  // Appends `name`_bucket{le=...}, _sum and _count lines.
+  void render(const std::string& name, std::string& out) const;
+  uint64_t count() const { return count_; }
+  double sum() const { return sum_; }
+
+ private:
+  std::vector<double> bounds_;
+  std::vector<uint64_t> counts_;  // per bound, not cumulative; rendered cumulatively
+  uint64_t count_ = 0;
+  double sum_ = 0;
+};
+
+// What one engine step did, as the scheduler saw it.
+struct StepRecord {
+  int64_t sequences = 0;      // sequences with rows in the step's forward
+  int64_t rows = 0;           // rows of the forward: draft trees, single tokens, prefill chunks
+  std::vector<int64_t> accepted;  // per verified sequence: draft tokens accepted this step
+  int64_t committed = 0;      // tokens committed by all sequences (accepted + bonus)
+  double draft_seconds = 0;
+  double verify_seconds = 0;
+  int64_t kv_blocks_used = 0;  // after the step
+};
+
+class Metrics {
+ public:
+  Metrics();
+  // A request's end: status is the label of eagle2_requests_total ("ok", "cancelled", "error",
+  // or an HTTP status the server answered with, e.g. "400", "401", "404", "413", "503").
+  void request_done(const std::string& status);
+  void tokens_generated(int64_t n);
+  void step(const StepRecord& record);
+  void queue_depth(int64_t depth);
+  void kv_blocks(int64_t used, int64_t total);
+  // The whole exposition text.
+  std::string render() const;
+
+ private:
+  mutable std::mutex mutex_;
+  std::map<std::string, uint64_t> requests_;
+  uint64_t tokens_ = 0;
+  int64_t queue_depth_ = 0, kv_used_ = 0, kv_total_ = 0;
+  double draft_seconds_ = 0, verify_seconds_ = 0;
+  uint64_t sequence_forwards_ = 0, committed_ = 0;  // eagle2_tau = committed / sequence_forwards
+  Histogram batch_sequences_, batch_rows_, accepted_length_;
+};
+
+}  // namespace eagle2::server

@@ -1,0 +1,133 @@
+// The server's scheduler: one thread owns the engine (api::Engine) and runs its step loop; HTTP
+// threads hand it requests and read each request's tokens from a RequestStream as they are
+// committed. Continuous batching: a queued request is admitted at the first step after a slot
+// frees (at most `parallel` sequences decode at once), and a cancelled one leaves at the next
+// step. Data flows one way: the HTTP side pushes requests and cancellations in and pulls tokens
+// out; the scheduler never calls back into it.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "eagle2/drafter.h"
+#include "eagle2/engine.h"
+#include "eagle2/generate.h"
+#include "eagle2/head.h"
+#include "eagle2/model.h"
+#include "eagle2/runtime.h"
+#include "server/metrics.h"
+
+namespace eagle2::server {
+
+struct GenerationRequest {
+  std::vector<int32_t> prompt;  // tokenized (BOS included when the tokenizer adds one)
+  api::GenerateOptions options;
+  api::DrafterSpec spec;  // parse_drafter_spec of the request's "speculative" or the default
+};
+
+// One committed token and whether it was an accepted draft token (false: the target's own token,
+// i.e. a cycle's bonus or a plain-decoding token).
+struct TokenPiece {
+  int32_t token = 0;
+  bool drafted = false;
+};
+
+enum class FinishReason {
+  Running,
+  Length,     // max_tokens or the end of the context
+  Eos,        // the model's end-of-sequence token
+  Cancelled,  // cancel(): a stop string, a disconnected client, shutdown before admission
+  Error,      // the engine refused or failed the request: error() says why
+};
+
+// A request's side of the scheduler: the HTTP thread reads tokens as they come and may cancel.
+// Thread-safe.
+class RequestStream {
+ public:
+  // Waits until there are tokens not yet taken or the request has ended, at most `timeout`;
+  // appends the new tokens to `out`. Returns true once the request has ended and every token has
+  // been taken (finish_reason() is then final).
+  bool take(std::vector<TokenPiece>& out, std::chrono::milliseconds timeout);
+  // Asks the scheduler to drop the request (idempotent; a no-op once it has ended). Its KV memory
+  // returns to the pool at the scheduler's next step; it ends with FinishReason::Cancelled.
+  void cancel();
+  bool cancelled() const;
+  // Whether the request has left the queue (its prefill has started or it has ended).
+  bool admitted() const;
+
+  FinishReason finish_reason() const;
+  std::string error() const;  // FinishReason::Error: the engine's message
+  api::Stats stats() const;   // final once ended (prompt/new tokens, tau, target forwards, ...)
+
+ private:
+  friend class Scheduler;
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<TokenPiece> pending_;
+  FinishReason reason_ = FinishReason::Running;
+  std::string error_;
+  api::Stats stats_;
+  bool cancel_requested_ = false, admitted_ = false;
+};
+
+struct SchedulerOptions {
+  int parallel = 4;    // sequences decoding at once (slots)
+  int max_queue = 64;  // requests waiting for a slot; more are refused (HTTP 503)
+  int64_t context = 2048;  // each sequence's context (prompt included), as generate's --ctx
+};
+
+class Scheduler {
+ public:
+  // head: may be null (then only "plain", "none" and "lookup" specs are served); cost: needed by
+  // dynamic:auto specs and by the batch-wide tree budget. All must outlive the scheduler. The KV
+  // memory holds `parallel` full contexts, so an admitted request never waits for memory.
+  Scheduler(api::Model& model, api::Head* head, api::Threads& threads,
+            const api::VerifyCost* cost, SchedulerOptions options, Metrics& metrics);
+  ~Scheduler();  // shutdown()
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Error (the message is for the client, HTTP 400) for a request that can never run: an empty
+  // prompt, one that does not fit the context, invalid sampling options, a spec the head cannot
+  // serve. Returns nullptr when the queue is full or the scheduler is shutting down (HTTP 503).
+  std::shared_ptr<RequestStream> submit(GenerationRequest request);
+
+  // Stops admitting: requests still queued end Cancelled, admitted ones decode to their end;
+  // then the loop thread exits. Idempotent; returns when the thread has been joined.
+  void shutdown();
+
+  int64_t queue_depth() const;
+  int64_t active() const;  // admitted and not ended
+
+ private:
+  struct Active;
+  void loop();
+  void admit_locked(std::vector<std::shared_ptr<RequestStream>>& admitted,
+                    std::vector<GenerationRequest>& requests);
+  void publish(Active& a, bool ended);
+
+  api::Model& model_;
+  api::Head* head_;
+  api::Threads& threads_;
+  const api::VerifyCost* cost_;
+  SchedulerOptions options_;
+  Metrics& metrics_;
+  std::unique_ptr<api::Engine> engine_;  // used by the loop thread only
+
+  mutable std::mutex mutex_;  // guards the queue, the flags and active_count_
+  std::condition_variable wake_;
+  std::deque<std::pair<GenerationRequest, std::shared_ptr<RequestStream>>> queue_;
+  int64_t active_count_ = 0;
+  bool stopping_ = false;
+  std::vector<Active> active_;  // loop thread only
+  std::thread thread_;
+};
+
+}  // namespace eagle2::server
