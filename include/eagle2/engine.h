@@ -70,6 +70,9 @@ class Engine {
   const StepReport& last_step() const;
   int64_t kv_blocks_used() const;
   int64_t kv_blocks_total() const;
+  // Ends a sequence now (a no-op once finished): its KV memory is freed at once; its tokens and
+  // statistics stay readable until remove().
+  void cancel(int64_t id);
   // Forgets a sequence, finished or not: its drafter and KV memory are released.
   void remove(int64_t id);
 

@@ -56,6 +56,7 @@ int64_t Engine::live() const { return impl_->decoder.live(); }
 bool Engine::finished(int64_t id) const { return impl_->decoder.finished(id); }
 const std::vector<int32_t>& Engine::tokens(int64_t id) const { return impl_->decoder.tokens(id); }
 Stats Engine::stats(int64_t id) const { return to_public(impl_->decoder.stats(id)); }
+void Engine::cancel(int64_t id) { impl_->decoder.cancel(id); }
 void Engine::remove(int64_t id) { impl_->decoder.remove(id); }
 const std::vector<uint8_t>& Engine::drafted(int64_t id) const {
   return impl_->decoder.drafted(id);

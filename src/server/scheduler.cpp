@@ -141,6 +141,12 @@ void Scheduler::publish(Active& a, bool ended, bool cancelled) {
     }
   }
   metrics_.tokens_generated(static_cast<int64_t>(tokens.size() - a.published));
+  // Counted before the client can see the end, so that /metrics read after a response has it.
+  if (ended) {
+    metrics_.request_done(cancelled ? "cancelled" : "ok");
+    std::lock_guard lock(mutex_);
+    --active_count_;
+  }
   a.published = tokens.size();
   s.changed_.notify_all();
 }
@@ -164,26 +170,30 @@ void Scheduler::loop() {
         admitted.push_back(std::move(queue_.front()));
         queue_.pop_front();
       }
-      active_count_ = static_cast<int64_t>(active_.size() + admitted.size());
+      active_count_ += static_cast<int64_t>(admitted.size());
       metrics_.queue_depth(static_cast<int64_t>(queue_.size()));
     }
     for (auto& stream : refused) {
+      metrics_.request_done("cancelled");
       {
         std::lock_guard lock(stream->mutex_);
         stream->reason_ = FinishReason::Cancelled;
         stream->error_ = "the server is shutting down";
       }
       stream->changed_.notify_all();
-      metrics_.request_done("cancelled");
     }
     for (auto& [request, stream] : admitted) {
       if (stream->cancelled()) {  // cancelled while queued: never reaches the engine
+        metrics_.request_done("cancelled");
+        {
+          std::lock_guard lock(mutex_);
+          --active_count_;
+        }
         {
           std::lock_guard lock(stream->mutex_);
           stream->reason_ = FinishReason::Cancelled;
         }
         stream->changed_.notify_all();
-        metrics_.request_done("cancelled");
         continue;
       }
       try {
@@ -196,21 +206,27 @@ void Scheduler::loop() {
         stream->changed_.notify_all();
         active_.push_back(Active{id, stream, 0});
       } catch (const std::exception& e) {
+        metrics_.request_done("error");
+        {
+          std::lock_guard lock(mutex_);
+          --active_count_;
+        }
         {
           std::lock_guard lock(stream->mutex_);
           stream->reason_ = FinishReason::Error;
           stream->error_ = e.what();
         }
         stream->changed_.notify_all();
-        metrics_.request_done("error");
       }
     }
-    // 2. Cancelled requests leave before the step (their KV memory is freed now).
+    // 2. Cancelled requests leave before the step (their KV memory is freed now, and counted
+    // before their clients see the end).
     for (auto it = active_.begin(); it != active_.end();) {
       if (it->stream->cancelled()) {
+        engine_->cancel(it->id);
+        metrics_.kv_blocks(engine_->kv_blocks_used(), engine_->kv_blocks_total());
         publish(*it, true, true);
         engine_->remove(it->id);
-        metrics_.request_done("cancelled");
         it = active_.erase(it);
       } else {
         ++it;
@@ -218,7 +234,6 @@ void Scheduler::loop() {
     }
     if (active_.empty()) {
       std::lock_guard lock(mutex_);
-      active_count_ = 0;
       metrics_.kv_blocks(engine_->kv_blocks_used(), engine_->kv_blocks_total());
       if (stopping_ && queue_.empty()) return;
       continue;
@@ -229,14 +244,18 @@ void Scheduler::loop() {
     } catch (const std::exception& e) {
       // A failed step fails every request in it (they would otherwise wait forever).
       for (Active& a : active_) {
+        metrics_.request_done("error");
+        engine_->remove(a.id);
+        {
+          std::lock_guard lock(mutex_);
+          --active_count_;
+        }
         {
           std::lock_guard lock(a.stream->mutex_);
           a.stream->reason_ = FinishReason::Error;
           a.stream->error_ = e.what();
         }
         a.stream->changed_.notify_all();
-        engine_->remove(a.id);
-        metrics_.request_done("error");
       }
       active_.clear();
       continue;
@@ -249,13 +268,14 @@ void Scheduler::loop() {
     record.committed = r.committed;
     record.draft_seconds = r.draft_seconds;
     record.verify_seconds = r.forward_seconds;
-    // 4. Stream what was committed; finished requests leave.
+    // 4. Stream what was committed; finished requests leave (their KV memory went back to the
+    // pool as they finished inside the step).
+    metrics_.kv_blocks(engine_->kv_blocks_used(), engine_->kv_blocks_total());
     for (auto it = active_.begin(); it != active_.end();) {
       const bool ended = engine_->finished(it->id);
       publish(*it, ended, false);
       if (ended) {
         engine_->remove(it->id);
-        metrics_.request_done("ok");
         it = active_.erase(it);
       } else {
         ++it;
@@ -263,9 +283,6 @@ void Scheduler::loop() {
     }
     record.kv_blocks_used = engine_->kv_blocks_used();
     metrics_.step(record);
-    metrics_.kv_blocks(engine_->kv_blocks_used(), engine_->kv_blocks_total());
-    std::lock_guard lock(mutex_);
-    active_count_ = static_cast<int64_t>(active_.size());
   }
 }
 

@@ -90,6 +90,11 @@ int64_t BatchDecoder::live() const {
   return n;
 }
 
+void BatchDecoder::cancel(int64_t id) {
+  Sequence& s = at(id);
+  if (!s.finished) finish(s);
+}
+
 void BatchDecoder::remove(int64_t id) {
   at(id);
   sequences_[static_cast<size_t>(id)].reset();

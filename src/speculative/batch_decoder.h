@@ -67,6 +67,9 @@ class BatchDecoder {
   const std::vector<uint8_t>& drafted(int64_t id) const;
   const StepReport& last_step() const { return last_step_; }
   const KvPool& kv_pool() const { return *kv_pool_; }
+  // Ends a sequence now (a no-op when it has finished): its drafter and KV memory are released,
+  // its tokens and statistics stay readable until remove().
+  void cancel(int64_t id);
   // Forgets a sequence (finished or not): its drafter and KV memory are released.
   void remove(int64_t id);
 

@@ -123,10 +123,10 @@ TEST(Scheduler, FullQueueRefusesAndCancelFreesEverything) {
   api::Model model = api::Model::load(fx.model_dir);
   api::Threads threads(1);
   server::Metrics metrics;
-  server::Scheduler scheduler(model, nullptr, threads, nullptr, {1, 2, 128}, metrics);
+  server::Scheduler scheduler(model, nullptr, threads, nullptr, {1, 2, 512}, metrics);
   server::GenerationRequest long_one;
   long_one.prompt = fx.prompts[0];
-  long_one.options.max_new_tokens = 100;
+  long_one.options.max_new_tokens = 400;
   long_one.options.stop_at_eos = false;
   long_one.spec = api::parse_drafter_spec("plain");
   auto running = scheduler.submit(long_one);
@@ -140,10 +140,10 @@ TEST(Scheduler, FullQueueRefusesAndCancelFreesEverything) {
   running->cancel();
   drain(*running);
   EXPECT_EQ(running->finish_reason(), FinishReason::Cancelled);
-  EXPECT_LT(running->stats().new_tokens, 100);
+  EXPECT_LT(running->stats().new_tokens, 400);
   const auto rest = drain(*queued1);
   EXPECT_EQ(queued1->finish_reason(), FinishReason::Length);
-  EXPECT_EQ(rest.size(), 100u);
+  EXPECT_EQ(rest.size(), 400u);
   drain(*queued2);
   EXPECT_EQ(queued2->finish_reason(), FinishReason::Cancelled);
   const std::string text = metrics.render();
