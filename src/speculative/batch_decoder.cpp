@@ -188,10 +188,12 @@ int64_t BatchDecoder::step() {
 
   // 1. Drafting. Sequences whose tree size is fixed complete at once; those with a choosable size
   // wait for the batch-wide choice (step 2), which needs every other row of the step known.
+  // Whether choosable drafters draft in this step (the batch pauses them while drafting loses).
+  const bool drafting = !batch_cost_ || batch_pacing_.drafting_step();
   std::vector<Sequence*> decoding, prefilling, choosing;
   std::vector<Drafter::Proposal> proposals;
-  int64_t fixed_rows = 0;
-  double step_draft_seconds = 0;
+  int64_t fixed_rows = 0, choosing_rows = 0;
+  double step_draft_seconds = 0, choosing_draft_seconds = 0;
   for (auto& p : sequences_) {
     if (!p || p->finished) continue;
     Sequence& s = *p;
@@ -209,12 +211,14 @@ int64_t BatchDecoder::step() {
     if (!batch_cost_) {
       s.drafter->draft(room, s.tree);
     } else {
-      Drafter::Proposal proposal = s.drafter->propose(room);
+      const bool paused = !drafting && s.drafter->choosable();
+      Drafter::Proposal proposal = s.drafter->propose(paused ? 1 : room);
       step_draft_seconds += proposal.draft_seconds;
       if (proposal.choosable) {
         choosing.push_back(&s);
         proposals.push_back(proposal);
         const double proposing = seconds_since(td);
+        choosing_draft_seconds += proposing;
         s.stats.draft_seconds += proposing;
         last_step_.draft_seconds += proposing;
         decoding.push_back(&s);
@@ -238,12 +242,13 @@ int64_t BatchDecoder::step() {
   }
 
   // 2. The batch-wide tree budget.
+  BatchBudget budget;
   if (!choosing.empty()) {
     std::vector<SequenceCandidates> candidates;
     for (const Drafter::Proposal& p : proposals)
       candidates.push_back({p.values_desc, p.min_tokens, p.max_tokens});
     const auto n_steps = static_cast<int64_t>(decoding.size() + prefilling.size());
-    const BatchBudget budget = choose_batch_budget(
+    budget = choose_batch_budget(
         candidates, n_steps, fixed_rows,
         static_cast<double>(decoding.size() - choosing.size()), step_draft_seconds, *batch_cost_);
     for (size_t j = 0; j < choosing.size(); ++j) {
@@ -251,6 +256,8 @@ int64_t BatchDecoder::step() {
       const auto td = SteadyClock::now();
       s.drafter->complete(budget.total_tokens[j], s.tree);
       const double completing = seconds_since(td);
+      choosing_draft_seconds += completing;
+      choosing_rows += s.tree.size();
       s.stats.draft_seconds += completing;
       last_step_.draft_seconds += completing;
       check_drafted_tree(s.tree, V, s.root, proposals[j].max_tokens, s.drafter->name());
@@ -299,10 +306,24 @@ int64_t BatchDecoder::step() {
   last_step_.forward_seconds = forward_seconds;
 
   // 4. Verification and the prompts' progress.
+  int64_t choosing_committed = 0;
   for (size_t j = 0; j < decoding.size(); ++j) {
     Sequence& s = *decoding[j];
+    const int64_t before = s.stats.new_tokens;
     verify(s, out.logits.data() + first_logit[j] * V, out.hidden.data() + first_row[j] * d,
            forward_seconds);
+    if (std::find(choosing.begin(), choosing.end(), &s) != choosing.end())
+      choosing_committed += s.stats.new_tokens - before;
+  }
+  if (!choosing.empty()) {
+    // Judged on the model's forward cost (as the budget was chosen) and the measured drafting:
+    // this step against the same step with the choosable sequences' roots alone.
+    const auto n_seq = static_cast<int64_t>(caches.size());
+    const double seconds = choosing_draft_seconds + batch_cost_->seconds(n_seq, batch.size());
+    const double plain_seconds =
+        batch_cost_->seconds(n_seq, batch.size() - (choosing_rows - static_cast<int64_t>(choosing.size())));
+    batch_pacing_.judge(static_cast<double>(choosing_committed), seconds,
+                        static_cast<double>(choosing.size()), plain_seconds);
   }
   for (size_t j = 0; j < prefilling.size(); ++j) {
     Sequence& s = *prefilling[j];

@@ -14,6 +14,7 @@
 #include "core/thread_pool.h"
 #include "model/llama_model.h"
 #include "speculative/batch_budget.h"
+#include "speculative/batch_pacing.h"
 #include "speculative/drafter.h"
 #include "speculative/generation.h"
 #include "speculative/speculative_decoder.h"
@@ -87,6 +88,7 @@ class BatchDecoder {
   int64_t context_;
   ThreadPool& pool_;
   std::shared_ptr<const BatchCostModel> batch_cost_;
+  BatchPacing batch_pacing_;  // with batch_cost_: whether drafting pays for the batch
   std::vector<std::unique_ptr<Sequence>> sequences_;  // by id; null once removed
   StepReport last_step_;
   std::vector<float> path_features_;  // scratch: the accepted path's hidden states

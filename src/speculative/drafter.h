@@ -40,6 +40,9 @@ class Drafter {
     int64_t max_tokens = 1;
     double draft_seconds = 0;  // what this drafter expects a cycle's drafting to take
   };
+  // Whether propose() may return a choosable proposal (its tree size is the batch's to choose,
+  // and a batch may pause its drafting: propose(1) then drafts nothing).
+  virtual bool choosable() const { return false; }
   virtual Proposal propose(int64_t max_tokens) {
     proposed_max_ = max_tokens;
     return Proposal{false, {}, 1, max_tokens, 0};

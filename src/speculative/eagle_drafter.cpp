@@ -135,15 +135,22 @@ void EagleDrafter::draft(int64_t max_tokens, DraftTree& tree) {
            tree);
 }
 
+bool EagleDrafter::choosable() const {
+  return opt_.shape == EagleDrafterOptions::Shape::Dynamic && opt_.auto_budget;
+}
+
 Drafter::Proposal EagleDrafter::propose(int64_t max_tokens) {
   max_tokens_ = max_tokens;
   proposed_ = true;
   choosing_ = false;
   snapshot_used_ = false;
   // Auto budget, paused: speculation has been slower than plain decoding, so this cycle verifies
-  // the root alone (plain decoding through the loop). The head catches up on the skipped tokens
-  // at the next real draft.
-  if (pacing_.skip_cycle(opt_.auto_budget)) return Proposal{false, {}, 1, 1, 0};
+  // the root alone (plain decoding through the loop). Likewise when there is room for the root
+  // alone (the end of the context, or a batch that pauses drafting). The head catches up on the
+  // skipped tokens at the next real draft.
+  const bool paused = pacing_.skip_cycle(opt_.auto_budget);
+  root_only_ = paused || max_tokens <= 1;
+  if (root_only_) return Proposal{false, {}, 1, 1, 0};
   draft_start_ = std::chrono::steady_clock::now();
   kv_.drop_pending();  // the previous cycle's tree entries
   catch_up();
@@ -187,7 +194,7 @@ Drafter::Proposal EagleDrafter::propose(int64_t max_tokens) {
 void EagleDrafter::complete(int64_t total_tokens, DraftTree& tree) {
   if (!proposed_) fail("draft head: complete() without propose()");
   proposed_ = false;
-  if (pacing_.skipped()) {
+  if (root_only_) {
     tree.reset(root_);
     return;
   }
@@ -289,7 +296,7 @@ void EagleDrafter::accept(const DraftTree& tree, std::span<const int32_t> path,
         outcomes_.push_back({tree.logps[i], tree.ranks[i], on_path[i] != 0});
     if (!outcomes_.empty()) policy_->record(outcomes_);  // one lock per cycle
   }
-  if (cost_ && !pacing_.skipped())
+  if (cost_ && !root_only_)
     pacing_.judge(static_cast<int64_t>(path.size()), tree.size(), *cost_);
   for (size_t j = 0; j < path.size(); ++j) {
     pending_features_.insert(pending_features_.end(), features + j * d_, features + (j + 1) * d_);

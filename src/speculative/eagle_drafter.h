@@ -44,6 +44,7 @@ class EagleDrafter : public Drafter {
   std::string name() const override;
   void begin(std::span<const int32_t> context, const float* features, int32_t root) override;
   void draft(int64_t max_tokens, DraftTree& tree) override;
+  bool choosable() const override;
   Proposal propose(int64_t max_tokens) override;
   void complete(int64_t total_tokens, DraftTree& tree) override;
   void accept(const DraftTree& tree, std::span<const int32_t> path, const float* features,
@@ -98,6 +99,7 @@ class EagleDrafter : public Drafter {
   int64_t max_tokens_ = 1;
   AcceptanceCalibration snapshot_;
   bool snapshot_used_ = false, proposed_ = false, choosing_ = false;
+  bool root_only_ = false;  // this cycle verifies the root alone (paused, or no room for more)
 };
 
 // Top-k of a row of log-probs: descending, ties towards the lower token id. Writes exactly k

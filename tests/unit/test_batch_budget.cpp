@@ -8,6 +8,7 @@
 #include <random>
 
 #include "speculative/batch_budget.h"
+#include "speculative/batch_pacing.h"
 #include "support/errors.h"
 
 namespace eagle2 {
@@ -140,6 +141,38 @@ TEST(BatchBudget, FloorsAndLimitsAreKept) {
   const BatchBudget all = choose_batch_budget(c, 2, 0, 0, 0, plateau_cost(100, 1e-3, 1e-3));
   EXPECT_EQ(all.total_tokens[0], 4);
   EXPECT_EQ(all.total_tokens[1], 2);
+}
+
+// The batch pauses drafting while it loses against the same steps without drafts, for 16 steps,
+// then 32 after a failed retry; a winning retry resets the pause length.
+TEST(BatchPacing, PausesWhileDraftingLosesAndRetries) {
+  BatchPacing p;
+  auto steps_until_drafting = [&] {
+    int paused = 0;
+    while (!p.drafting_step()) ++paused;
+    return paused;
+  };
+  for (int i = 0; i < BatchPacing::kJudgeAfter; ++i) {
+    EXPECT_EQ(steps_until_drafting(), 0);
+    p.judge(4, 2.0, 4, 1.0);  // half the plain rate
+  }
+  EXPECT_EQ(steps_until_drafting(), BatchPacing::kPauseSteps);
+  for (int i = 1; i < BatchPacing::kJudgeAfter; ++i) {
+    p.judge(4, 2.0, 4, 1.0);
+    EXPECT_EQ(steps_until_drafting(), 0);
+  }
+  p.judge(4, 2.0, 4, 1.0);
+  EXPECT_EQ(steps_until_drafting(), 2 * BatchPacing::kPauseSteps) << "a failed retry doubles";
+  for (int i = 0; i < BatchPacing::kJudgeAfter; ++i) {
+    p.judge(12, 2.0, 4, 1.0);  // 1.5x the plain rate
+    EXPECT_EQ(steps_until_drafting(), 0);
+  }
+  int paused = 0;
+  for (int i = 0; i < 4 * BatchPacing::kJudgeAfter && paused == 0; ++i) {
+    p.judge(4, 2.0, 4, 1.0);
+    paused = steps_until_drafting();
+  }
+  EXPECT_EQ(paused, BatchPacing::kPauseSteps) << "a win resets the pause length";
 }
 
 TEST(BatchBudget, CostModelInterpolatesBetweenMeasuredSequenceCounts) {
