@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <map>
 
 #include "core/error.h"
 #include "core/stopwatch.h"
+#include "speculative/batch_drafting.h"
 #include "speculative/cycle_checks.h"
+#include "speculative/eagle_drafter.h"
 
 namespace eagle2 {
 
@@ -194,6 +197,28 @@ int64_t BatchDecoder::step() {
   std::vector<Drafter::Proposal> proposals;
   int64_t fixed_rows = 0, choosing_rows = 0;
   double step_draft_seconds = 0, choosing_draft_seconds = 0;
+  // A proposal made (in `seconds`): a choosable one waits for the budget, any other completes.
+  auto take = [&](Sequence& s, const Drafter::Proposal& proposal, int64_t room, double seconds) {
+    step_draft_seconds += proposal.draft_seconds;
+    s.stats.draft_seconds += seconds;
+    last_step_.draft_seconds += seconds;
+    decoding.push_back(&s);
+    if (proposal.choosable) {
+      choosing.push_back(&s);
+      proposals.push_back(proposal);
+      choosing_draft_seconds += seconds;
+      return;
+    }
+    const auto td = SteadyClock::now();
+    s.drafter->complete(room, s.tree);
+    const double completing = seconds_since(td);
+    s.stats.draft_seconds += completing;
+    last_step_.draft_seconds += completing;
+    check_drafted_tree(s.tree, V, s.root, room, s.drafter->name());
+    fixed_rows += s.tree.size();
+  };
+  // EAGLE-2 dynamic trees on one head are drafted in lockstep (batch_drafting.h), per head.
+  std::map<EagleHead*, std::vector<std::pair<Sequence*, int64_t>>> lockstep;
   for (auto& p : sequences_) {
     if (!p || p->finished) continue;
     Sequence& s = *p;
@@ -210,28 +235,38 @@ int64_t BatchDecoder::step() {
     const auto td = SteadyClock::now();
     if (!batch_cost_) {
       s.drafter->draft(room, s.tree);
-    } else {
-      const bool paused = !drafting && s.drafter->choosable();
-      Drafter::Proposal proposal = s.drafter->propose(paused ? 1 : room);
-      step_draft_seconds += proposal.draft_seconds;
-      if (proposal.choosable) {
-        choosing.push_back(&s);
-        proposals.push_back(proposal);
-        const double proposing = seconds_since(td);
-        choosing_draft_seconds += proposing;
-        s.stats.draft_seconds += proposing;
-        last_step_.draft_seconds += proposing;
-        decoding.push_back(&s);
-        continue;
-      }
-      s.drafter->complete(room, s.tree);
+      const double drafting_seconds = seconds_since(td);
+      s.stats.draft_seconds += drafting_seconds;
+      last_step_.draft_seconds += drafting_seconds;
+      check_drafted_tree(s.tree, V, s.root, room, s.drafter->name());
+      fixed_rows += s.tree.size();
+      decoding.push_back(&s);
+      continue;
     }
-    const double drafting = seconds_since(td);
-    s.stats.draft_seconds += drafting;
-    last_step_.draft_seconds += drafting;
-    check_drafted_tree(s.tree, V, s.root, room, s.drafter->name());
-    fixed_rows += s.tree.size();
-    decoding.push_back(&s);
+    const int64_t limit = !drafting && s.drafter->choosable() ? 1 : room;
+    auto* eagle = dynamic_cast<EagleDrafter*>(s.drafter.get());
+    if (eagle && eagle->lockstep_capable(eagle->head())) {
+      lockstep[&eagle->head()].emplace_back(&s, limit);
+      continue;
+    }
+    const Drafter::Proposal proposal = s.drafter->propose(limit);
+    take(s, proposal, room, seconds_since(td));
+  }
+  for (auto& [head, group] : lockstep) {
+    std::vector<EagleDrafter*> drafters;
+    std::vector<int64_t> limits;
+    for (auto [s, limit] : group) {
+      drafters.push_back(static_cast<EagleDrafter*>(s->drafter.get()));
+      limits.push_back(limit);
+    }
+    std::vector<Drafter::Proposal> made;
+    const auto td = SteadyClock::now();
+    propose_in_lockstep(drafters, limits, *head, pool_, made);
+    const double share = seconds_since(td) / static_cast<double>(group.size());
+    for (size_t j = 0; j < group.size(); ++j) {
+      Sequence& s = *group[j].first;
+      take(s, made[j], s.kv.capacity() - s.kv.size(), share);
+    }
   }
   std::vector<int64_t> chunk(prefilling.size());
   for (size_t j = 0; j < prefilling.size(); ++j) {

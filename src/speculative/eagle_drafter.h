@@ -30,6 +30,19 @@ struct EagleDrafterOptions {
   bool calibrate = false;
 };
 
+// Head rows of several sequences gathered for one multi-cache head forward (EagleHead::forward
+// over several caches): each drafter appends its rows, tagged with its cache.
+struct HeadRowBatch {
+  std::vector<float> hidden;  // [rows, d]
+  std::vector<int32_t> tokens, positions, slots, visible, sequence;
+  std::vector<int64_t> visible_begin{0};
+  std::vector<KvCache*> caches;
+  int64_t size() const { return static_cast<int64_t>(tokens.size()); }
+  EagleHead::Rows rows() const {
+    return {hidden.data(), tokens, positions, slots, visible, visible_begin, sequence};
+  }
+};
+
 // Mechanism and per-sequence state; the learned policy is shared (draft_policy.h). One drafter
 // decodes one sequence at a time: the head's stable KV cache, the features not yet fed and the
 // pacing are this sequence's. It drives a tree builder (draft/tree_builder.h): the builder asks for
@@ -53,6 +66,29 @@ class EagleDrafter : public Drafter {
   // what it learned; its owner forgets that (DraftPolicy::forget, DraftPolicies::forget).
   void reset() override;
 
+  // ---- propose() in phases, for drafting in lockstep with other sequences on the same head
+  // (speculative/batch_drafting.h): one head forward per tree level for all of them. ----
+  // A dynamic tree on this head.
+  bool lockstep_capable(const EagleHead& head) const;
+  // False when this cycle verifies the root alone (then lockstep_proposal() is final at once).
+  bool begin_lockstep(int64_t max_tokens);
+  // The pairs not yet in the head's cache, as causal rows (reserved in its cache); caught_up()
+  // takes their outputs ([its rows, d]) and commits them.
+  void add_catch_up_rows(HeadRowBatch& batch);
+  void caught_up(const float* outputs);
+  // The builder's step; at Expand, add_expand_rows() appends the fed nodes to run and expanded()
+  // takes their outputs. step_hidden() is the head output each wanted row's children come from
+  // (RootChildren: 1 row, Expand: the fed nodes); supply_logprobs() takes their draft log-probs
+  // ([rows, draft vocabulary]).
+  DraftStep lockstep_step() const { return dynamic_builder_.next(); }
+  void add_expand_rows(HeadRowBatch& batch);
+  void expanded(const float* outputs);
+  std::span<const float> step_hidden() const;
+  void supply_logprobs(const float* logp);
+  // At ChooseBudget or Done: the proposal; draft_seconds is this sequence's share of the
+  // lockstep's time (what its pacing learns).
+  Proposal lockstep_proposal(double draft_seconds);
+
   // Head position and fed-node bookkeeping of the last draft (for --verbose and tests).
   int64_t stable_length() const { return kv_.size(); }
   // The per-cycle draft time the budget chooser assumes (DraftPacing::draft_seconds).
@@ -60,9 +96,13 @@ class EagleDrafter : public Drafter {
   // What has been learned of this head's acceptance at this temperature (a snapshot).
   AcceptanceCalibration calibration() const { return policy_->calibration(); }
   const std::shared_ptr<DraftPolicy>& policy() const { return policy_; }
+  EagleHead& head() const { return head_; }
   const DraftPacing& pacing() const { return pacing_; }
 
  private:
+  template <class Builder>
+  void supply_top_k(Builder& builder, const DraftStep& step,
+                    const AcceptanceCalibration* calibration);
   template <class Builder>
   void answer(Builder& builder, const DraftStep& step, const AcceptanceCalibration* calibration);
   void root_top_k(int k, int32_t* tokens, float* logp);
@@ -100,6 +140,8 @@ class EagleDrafter : public Drafter {
   AcceptanceCalibration snapshot_;
   bool snapshot_used_ = false, proposed_ = false, choosing_ = false;
   bool root_only_ = false;  // this cycle verifies the root alone (paused, or no room for more)
+  double lockstep_seconds_ = -1;  // >= 0: the proposal was drafted in lockstep, in this share
+  int64_t lockstep_rows_ = 0;     // rows this drafter put in the current head batch
 };
 
 // Top-k of a row of log-probs: descending, ties towards the lower token id. Writes exactly k
