@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "eagle2/model.h"
@@ -41,14 +42,20 @@ double measure_read_bandwidth_gbs(Threads& threads, size_t bytes);
 
 // The target's verify cost as the "auto" tree budget uses it, measured at start-up on a short
 // context (batches of 1, 2, 4, .. 64 tokens as fit in ctx). Error if ctx cannot time even one.
+// max_sequences > 1 also measures steps of 1, 2, 4, .. max_sequences sequences with growing trees
+// (what an Engine sizes its batch-wide trees with); without them an Engine assumes one sequence's
+// curve for the whole step.
 class VerifyCost {
  public:
-  static VerifyCost measure(Model& target, int64_t ctx, Threads& threads);
+  static VerifyCost measure(Model& target, int64_t ctx, Threads& threads,
+                            int64_t max_sequences = 1);
   ~VerifyCost();
   VerifyCost(VerifyCost&&) noexcept;
   VerifyCost& operator=(VerifyCost&&) noexcept;
 
   const std::vector<CostPoint>& curve() const;  // the measurements
+  // The multi-sequence measurements: per sequence count, k = the step's total rows.
+  const std::vector<std::pair<int64_t, std::vector<CostPoint>>>& batch_curves() const;
 
   struct Impl;  // the library's side of the handle (src/api)
   explicit VerifyCost(std::unique_ptr<Impl> impl);

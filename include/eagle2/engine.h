@@ -18,15 +18,31 @@
 
 namespace eagle2::api {
 
+// What one step did (a server's metrics).
+struct StepReport {
+  int64_t sequences = 0;     // sequences with rows in the step's forward (decoding or prefilling)
+  int64_t rows = 0;          // rows of the forward: draft trees, single tokens, prompt chunks
+  int64_t prefill_rows = 0;  // of which prompt rows
+  std::vector<int64_t> accepted;  // per verified sequence: draft tokens accepted
+  int64_t committed = 0;          // tokens the verified sequences committed (bonus included)
+  double draft_seconds = 0;       // drafting, all sequences
+  double forward_seconds = 0;     // the step's target forward and verification
+};
+
 class Engine {
  public:
   // kv_tokens: the KV memory all sequences share, in tokens; context: each sequence's limit
-  // (prompt included). `cost`: needed by dynamic:auto drafters. The model, the threads, the cost
-  // and every head given to add() must outlive the engine.
+  // (prompt included). `cost`: needed by dynamic:auto drafters, whose trees are then sized
+  // together for each whole step (docs/SPECULATIVE.md "Trees sized for the whole batch"), under
+  // the cost's multi-sequence curves when it has them. The model, the threads, the cost and every
+  // head given to add() must outlive the engine.
   Engine(Model& model, int64_t kv_tokens, int64_t context, Threads& threads,
          const VerifyCost* cost = nullptr);
   ~Engine();
   Engine(const Engine&) = delete;
+  // The kv_tokens that hold `sequences` whole contexts at once (the memory is handed out in
+  // blocks, so this is more than sequences * context when context is not a whole number of them).
+  static int64_t kv_tokens_for(int64_t sequences, int64_t context);
   Engine& operator=(const Engine&) = delete;
 
   // Adds a sequence, prefilled at the next step and decoded with the drafter of `spec` ("plain"
@@ -37,9 +53,10 @@ class Engine {
   int64_t add(std::vector<int32_t> prompt, const GenerateOptions& options,
               const DrafterSpec& spec, Head* head = nullptr);
 
-  // One step for every live sequence: the new ones are prefilled, then each drafts and all are
-  // verified in one forward; each commits its accepted tokens and bonus. A sequence that reaches
-  // its token limit, an EOS or the end of its context finishes (its KV memory is freed at once).
+  // One step, one target forward for every live sequence: each decoding sequence's draft tree and
+  // each new sequence's next prompt chunk; each decoding sequence commits its accepted tokens and
+  // bonus, and a sequence whose prompt is in gets its first token. A sequence that reaches its
+  // token limit, an EOS or the end of its context finishes (its KV memory is freed at once).
   // Returns the live sequences left.
   int64_t step();
 
@@ -47,6 +64,15 @@ class Engine {
   bool finished(int64_t id) const;
   const std::vector<int32_t>& tokens(int64_t id) const;  // generated so far (EOS not included)
   Stats stats(int64_t id) const;
+  // Per generated token: 1 when it was an accepted draft token, 0 when the target's own (a bonus,
+  // the first token, plain decoding). Parallel to tokens(id).
+  const std::vector<uint8_t>& drafted(int64_t id) const;
+  const StepReport& last_step() const;
+  int64_t kv_blocks_used() const;
+  int64_t kv_blocks_total() const;
+  // Ends a sequence now (a no-op once finished): its KV memory is freed at once; its tokens and
+  // statistics stay readable until remove().
+  void cancel(int64_t id);
   // Forgets a sequence, finished or not: its drafter and KV memory are released.
   void remove(int64_t id);
 

@@ -14,18 +14,32 @@ struct Engine::Impl {
       : pool(threads.impl().pool),
         context(context),
         policies(cost ? cost->impl().model : nullptr),
-        decoder(*model.impl().model, model.impl().model->make_pool(kv_tokens), context, pool) {}
+        decoder(*model.impl().model, model.impl().model->make_pool(kv_tokens), context, pool,
+                batch_cost(cost)) {}
+
+  // The multi-sequence curves when measured, else one sequence's curve for the whole step.
+  static std::shared_ptr<const BatchCostModel> batch_cost(const VerifyCost* cost) {
+    if (!cost) return nullptr;
+    if (cost->impl().batch) return cost->impl().batch;
+    return std::make_shared<const BatchCostModel>(BatchCostModel::single(*cost->impl().model));
+  }
 
   ThreadPool& pool;
   int64_t context;
   DraftPolicies policies;  // before the decoder: its drafters hold policies of these
   BatchDecoder decoder;
+  StepReport report;  // last_step() in the public spelling
 };
 
 Engine::Engine(Model& model, int64_t kv_tokens, int64_t context, Threads& threads,
                const VerifyCost* cost)
     : impl_(std::make_unique<Impl>(model, kv_tokens, context, threads, cost)) {}
 Engine::~Engine() = default;
+
+int64_t Engine::kv_tokens_for(int64_t sequences, int64_t context) {
+  constexpr int64_t block = eagle2::KvCache::kDefaultBlockSize;
+  return sequences * KvPool::blocks_for_tokens(context, block) * block;
+}
 
 int64_t Engine::add(std::vector<int32_t> prompt, const GenerateOptions& options,
                     const DrafterSpec& spec, Head* head) {
@@ -42,6 +56,19 @@ int64_t Engine::live() const { return impl_->decoder.live(); }
 bool Engine::finished(int64_t id) const { return impl_->decoder.finished(id); }
 const std::vector<int32_t>& Engine::tokens(int64_t id) const { return impl_->decoder.tokens(id); }
 Stats Engine::stats(int64_t id) const { return to_public(impl_->decoder.stats(id)); }
+void Engine::cancel(int64_t id) { impl_->decoder.cancel(id); }
 void Engine::remove(int64_t id) { impl_->decoder.remove(id); }
+const std::vector<uint8_t>& Engine::drafted(int64_t id) const {
+  return impl_->decoder.drafted(id);
+}
+const StepReport& Engine::last_step() const {
+  const eagle2::StepReport& r = impl_->decoder.last_step();
+  impl_->report = StepReport{r.sequences,       r.rows,          r.prefill_rows,
+                             r.accepted,        r.committed,     r.draft_seconds,
+                             r.forward_seconds};
+  return impl_->report;
+}
+int64_t Engine::kv_blocks_used() const { return impl_->decoder.kv_pool().used_blocks(); }
+int64_t Engine::kv_blocks_total() const { return impl_->decoder.kv_pool().n_blocks(); }
 
 }  // namespace eagle2::api

@@ -21,6 +21,7 @@
 #include "model/cost_curve.h"
 #include "model/kv_cache.h"
 #include "model/llama_model.h"
+#include "speculative/batch_budget.h"
 #include "speculative/draft_policy.h"
 #include "speculative/drafter.h"
 #include "speculative/tree_budget.h"
@@ -55,6 +56,8 @@ struct Head::Impl {
 struct VerifyCost::Impl {
   std::shared_ptr<const VerifyCostModel> model;
   std::vector<CostPoint> curve;
+  std::shared_ptr<const BatchCostModel> batch;  // null unless measured with max_sequences > 1
+  std::vector<std::pair<int64_t, std::vector<CostPoint>>> batch_curves;
 };
 
 // The policies first: the drafter holds a policy of theirs.

@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "core/error.h"
-#include "report/svg_chart.h"
+#include "eagle2/svg_chart.h"
 
 namespace eagle2 {
 

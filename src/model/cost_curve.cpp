@@ -93,6 +93,64 @@ std::vector<CostPoint> measure_sequence_cost(LlamaModel& model,
   return curve;
 }
 
+std::map<int64_t, std::vector<CostPoint>> measure_batch_curves(
+    LlamaModel& model, const std::vector<int64_t>& sequence_counts,
+    const std::vector<int64_t>& extras, const CostCurveOptions& options, ThreadPool& pool) {
+  if (sequence_counts.empty() || extras.empty()) fail("cost curve: no batch shapes given");
+  const int64_t b_max = *std::max_element(sequence_counts.begin(), sequence_counts.end());
+  const int64_t e_max = *std::max_element(extras.begin(), extras.end());
+  if (*std::min_element(sequence_counts.begin(), sequence_counts.end()) < 1 ||
+      *std::min_element(extras.begin(), extras.end()) < 0)
+    fail("cost curve: sequence counts must be >= 1 and extra rows >= 0");
+  const int64_t V = model.config().vocab_size;
+  // Room for the largest tree on top of each context (a sequence gets ceil(e_max / 1) + 1 rows
+  // at most, when it is alone).
+  const int64_t capacity = options.context + e_max + 1;
+  auto kv_pool = model.make_pool(
+      b_max * KvPool::blocks_for_tokens(capacity, KvCache::kDefaultBlockSize) *
+      KvCache::kDefaultBlockSize);
+  std::vector<KvCache> caches;
+  std::vector<KvCache*> ptrs;
+  uint64_t state = 0x2545f4914f6cdd1dull;
+  for (int64_t s = 0; s < b_max; ++s) {
+    caches.push_back(model.make_cache(kv_pool, capacity));
+    fill_context(model, caches.back(), random_ids(options.context, V, state), options.context,
+                 pool);
+  }
+  for (auto& c : caches) ptrs.push_back(&c);
+  const std::vector<int32_t> next = random_ids(b_max + e_max, V, state);
+  ForwardResult out;
+  std::map<int64_t, std::vector<CostPoint>> curves;
+  for (int64_t B : sequence_counts) {
+    std::vector<CostPoint>& curve = curves[B];
+    for (int64_t extra : extras) {
+      Batch batch;
+      std::vector<int32_t> rows;
+      for (int64_t s = 0; s < B; ++s) {
+        // Sequence s gets its root and every B-th extra row from s on, all children of the root.
+        std::vector<int32_t> tokens{next[static_cast<size_t>(s)]}, parents{-1};
+        for (int64_t e = s; e < extra; e += B) {
+          tokens.push_back(next[static_cast<size_t>(B + e)]);
+          parents.push_back(0);
+        }
+        batch.append(Batch::tree(tokens, parents, static_cast<int32_t>(options.context)),
+                     static_cast<int32_t>(s));
+      }
+      for (int64_t r = 0; r < batch.size(); ++r) rows.push_back(static_cast<int32_t>(r));
+      const std::span<KvCache* const> used(ptrs.data(), static_cast<size_t>(B));
+      const double seconds = median_seconds(options.repetitions, [&] {
+        model.forward(batch, used, rows, out, pool);
+        for (KvCache* kv : used) kv->drop_pending();
+      });
+      curve.push_back({B + extra, seconds, 0});
+    }
+    std::sort(curve.begin(), curve.end(),
+              [](const CostPoint& a, const CostPoint& b) { return a.k < b.k; });
+    for (auto& p : curve) p.relative = p.seconds / curve.front().seconds;
+  }
+  return curves;
+}
+
 std::vector<CostPoint> measure_cost_curve(LlamaModel& model, const CostCurveOptions& options,
                                           ThreadPool& pool) {
   if (options.ks.empty()) fail("cost curve: no batch sizes given");

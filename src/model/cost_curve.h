@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -35,5 +36,14 @@ std::vector<CostPoint> measure_cost_curve(LlamaModel& model, const CostCurveOpti
 std::vector<CostPoint> measure_sequence_cost(LlamaModel& model,
                                              const std::vector<int64_t>& sequence_counts,
                                              const CostCurveOptions& options, ThreadPool& pool);
+
+// What a step of B sequences costs as their trees grow: for each B in sequence_counts, forwards of
+// B sequences (each on options.context committed tokens, over one shared KV pool) with B + extra
+// rows for each extra in `extras`, the extra rows spread round-robin over the sequences as
+// children of their roots. Per B, the points k = total rows (relative to B rows, extra = 0, when
+// measured). options.repetitions timed runs each (the median).
+std::map<int64_t, std::vector<CostPoint>> measure_batch_curves(
+    LlamaModel& model, const std::vector<int64_t>& sequence_counts,
+    const std::vector<int64_t>& extras, const CostCurveOptions& options, ThreadPool& pool);
 
 }  // namespace eagle2

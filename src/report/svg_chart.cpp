@@ -1,4 +1,4 @@
-#include "report/svg_chart.h"
+#include "eagle2/svg_chart.h"
 
 #include <algorithm>
 #include <cmath>

@@ -116,7 +116,8 @@ void Metrics::step(const StepRecord& r) {
   batch_sequences_.observe(static_cast<double>(r.sequences));
   batch_rows_.observe(static_cast<double>(r.rows));
   for (const int64_t a : r.accepted) accepted_length_.observe(static_cast<double>(a));
-  if (r.sequences > 0) sequence_forwards_ += static_cast<uint64_t>(r.sequences);
+  // tau counts verifications: each verified sequence had one target forward this step.
+  sequence_forwards_ += r.accepted.size();
   if (r.committed > 0) committed_ += static_cast<uint64_t>(r.committed);
   draft_seconds_ += r.draft_seconds;
   verify_seconds_ += r.verify_seconds;

@@ -109,9 +109,7 @@ class Scheduler {
  private:
   struct Active;
   void loop();
-  void admit_locked(std::vector<std::shared_ptr<RequestStream>>& admitted,
-                    std::vector<GenerationRequest>& requests);
-  void publish(Active& a, bool ended);
+  void publish(Active& a, bool ended, bool cancelled);
 
   api::Model& model_;
   api::Head* head_;

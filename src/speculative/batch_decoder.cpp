@@ -20,15 +20,22 @@ struct BatchDecoder::Sequence {
   KvCache kv;
   SpeculativeStats stats;
   std::vector<int32_t> tokens;
+  std::vector<uint8_t> drafted;  // per token of `tokens`
   int32_t root = 0;
-  bool started = false, finished = false;
+  int64_t prefilled = 0;      // prompt tokens in the cache
+  std::vector<float> prompt_hidden;  // their final-norm states, for the drafter's begin()
+  bool started = false, finished = false;  // started: decoding (the prompt is in)
   DraftTree tree;
   SteadyClock::time_point decode_start;
 };
 
 BatchDecoder::BatchDecoder(LlamaModel& model, std::shared_ptr<KvPool> kv_pool, int64_t context,
-                           ThreadPool& pool)
-    : model_(model), kv_pool_(std::move(kv_pool)), context_(context), pool_(pool) {
+                           ThreadPool& pool, std::shared_ptr<const BatchCostModel> batch_cost)
+    : model_(model),
+      kv_pool_(std::move(kv_pool)),
+      context_(context),
+      pool_(pool),
+      batch_cost_(std::move(batch_cost)) {
   // Checks the pool and the context against the model once, as make_cache will for each sequence.
   model_.make_cache(kv_pool_, context_);
 }
@@ -72,6 +79,9 @@ const std::vector<int32_t>& BatchDecoder::tokens(int64_t id) const {
 const SpeculativeStats& BatchDecoder::stats(int64_t id) const {
   return at(id).stats;
 }
+const std::vector<uint8_t>& BatchDecoder::drafted(int64_t id) const {
+  return at(id).drafted;
+}
 
 int64_t BatchDecoder::live() const {
   int64_t n = 0;
@@ -80,19 +90,25 @@ int64_t BatchDecoder::live() const {
   return n;
 }
 
+void BatchDecoder::cancel(int64_t id) {
+  Sequence& s = at(id);
+  if (!s.finished) finish(s);
+}
+
 void BatchDecoder::remove(int64_t id) {
   at(id);
   sequences_[static_cast<size_t>(id)].reset();
 }
 
 // The same rule as speculative_generate's: EOS ends the sequence without being emitted.
-bool BatchDecoder::emit(Sequence& s, int32_t token) {
+bool BatchDecoder::emit(Sequence& s, int32_t token, bool drafted) {
   if (s.options.stop_at_eos && is_eos(model_.config(), token)) {
     s.stats.stopped_at_eos = true;
     return false;
   }
   ++s.stats.new_tokens;
   s.tokens.push_back(token);
+  s.drafted.push_back(drafted ? 1 : 0);
   return s.stats.new_tokens < s.options.max_new_tokens;
 }
 
@@ -103,157 +119,222 @@ void BatchDecoder::finish(Sequence& s) {
   s.drafter.reset();
 }
 
-// The prompts of all newcomers in one forward per round of chunks (each sequence advances by its
-// own prefill_chunk, its rows attached to its own cache), then for each the root from its last
-// prompt row's logits at output position 0 and the drafter's start: what speculative_generate
-// does before its first cycle, bit for bit (batch invariance).
-void BatchDecoder::start(const std::vector<Sequence*>& newcomers) {
-  const int64_t V = model_.config().vocab_size, d = model_.config().hidden_size;
-  const auto t0 = SteadyClock::now();
-  const size_t n = newcomers.size();
-  std::vector<std::vector<float>> hidden(n), last_logits(n);
-  std::vector<int64_t> done(n, 0);
-  std::vector<KvCache*> caches;
-  for (Sequence* s : newcomers) caches.push_back(&s->kv);
-  ForwardResult out;
-  // If a round fails (the pool ran out of blocks), the newcomers start again from nothing at the
-  // next step rather than from a half-filled cache.
-  try {
-    for (bool more = true; more;) {
-      Batch batch;
-      std::vector<int32_t> logit_rows;
-      std::vector<size_t> ends_here;  // sequences whose last prompt row is in this round
-      std::vector<std::pair<size_t, int64_t>> span;  // per sequence in the round: (first row, rows)
-      for (size_t j = 0; j < n; ++j) {
-        const Sequence& s = *newcomers[j];
-        const auto len = static_cast<int64_t>(s.prompt.size());
-        const int64_t chunk =
-            std::min(std::max<int64_t>(1, s.options.prefill_chunk), len - done[j]);
-        span.emplace_back(static_cast<size_t>(batch.size()), chunk);
-        if (chunk == 0) continue;
-        batch.append(Batch::causal(std::span(s.prompt).subspan(done[j], chunk),
-                                   static_cast<int32_t>(done[j])),
-                     static_cast<int32_t>(j));
-        if (done[j] + chunk == len) {
-          logit_rows.push_back(static_cast<int32_t>(batch.size() - 1));
-          ends_here.push_back(j);
-        }
-      }
-      model_.forward(batch, caches, logit_rows, out, pool_);
-      more = false;
-      for (size_t j = 0; j < n; ++j) {
-        const auto [first, rows] = span[j];
-        if (rows == 0) continue;
-        caches[j]->keep_all();
-        hidden[j].insert(hidden[j].end(), out.hidden.begin() + static_cast<int64_t>(first) * d,
-                         out.hidden.begin() + (static_cast<int64_t>(first) + rows) * d);
-        done[j] += rows;
-        more = more || done[j] < static_cast<int64_t>(newcomers[j]->prompt.size());
-      }
-      for (size_t r = 0; r < ends_here.size(); ++r)
-        last_logits[ends_here[r]].assign(out.logits.begin() + static_cast<int64_t>(r) * V,
-                                         out.logits.begin() + static_cast<int64_t>(r + 1) * V);
-    }
-  } catch (...) {
-    for (KvCache* kv : caches) kv->truncate(0);
-    throw;
+// The prompt is in: the first token from its last row's logits at output position 0, then the
+// drafter's start. What speculative_generate does before its first cycle, bit for bit (batch
+// invariance).
+void BatchDecoder::begin_decoding(Sequence& s, const float* last_logits) {
+  const int64_t V = model_.config().vocab_size;
+  s.started = true;
+  s.decode_start = SteadyClock::now();
+  bool go = s.options.max_new_tokens > 0;
+  if (go) {
+    s.root = sample_token(last_logits, V, s.options.sampling, 0);
+    go = emit(s, s.root, false);
   }
-  const double prefill_seconds = seconds_since(t0);
-  for (size_t j = 0; j < n; ++j) {
-    Sequence& s = *newcomers[j];
-    s.stats.prefill_seconds = prefill_seconds;  // each waited for the shared prefill
-    s.started = true;
-    s.decode_start = SteadyClock::now();
-    bool go = s.options.max_new_tokens > 0;
-    if (go) {
-      s.root = sample_token(last_logits[j].data(), V, s.options.sampling, 0);
-      go = emit(s, s.root);
-    }
-    if (!go) {
-      finish(s);
-      continue;
-    }
+  if (go) {
     const auto td = SteadyClock::now();
-    s.drafter->begin(s.prompt, hidden[j].data(), s.root);
+    s.drafter->begin(s.prompt, s.prompt_hidden.data(), s.root);
     s.stats.draft_seconds += seconds_since(td);
   }
+  s.prompt_hidden = {};
+  if (!go) finish(s);
+}
+
+// Verifies s's tree (its rows' logits and hidden states), keeps the accepted path in its cache,
+// emits the path and the bonus, and tells the drafter.
+void BatchDecoder::verify(Sequence& s, const float* logits, const float* hidden,
+                          double forward_seconds) {
+  const int64_t V = model_.config().vocab_size, d = model_.config().hidden_size;
+  const Verdict verdict = s.options.sampling.greedy()
+                              ? verify_greedy(s.tree, logits, V)
+                              : verify_sampling(s.tree, logits, V, s.options.sampling,
+                                                static_cast<uint64_t>(s.stats.new_tokens));
+  check_verdict(verdict, s.tree, V);
+  s.kv.keep(verdict.path);
+  // Each sequence waited for the whole shared forward: that is its verify time.
+  s.stats.verify_seconds += forward_seconds;
+  ++s.stats.cycles;
+  ++s.stats.target_forwards;
+  s.stats.drafted_tokens += s.tree.size() - 1;
+  const auto a = static_cast<size_t>(verdict.accepted());
+  if (s.stats.accept_histogram.size() <= a) s.stats.accept_histogram.resize(a + 1, 0);
+  ++s.stats.accept_histogram[a];
+  last_step_.accepted.push_back(static_cast<int64_t>(a));
+
+  const int64_t before = s.stats.new_tokens;
+  bool go = true;
+  for (size_t k = 1; k < verdict.path.size() && go; ++k)
+    go = emit(s, s.tree.tokens[static_cast<size_t>(verdict.path[k])], true);
+  if (go) go = emit(s, verdict.bonus, false);
+  last_step_.committed += s.stats.new_tokens - before;
+  if (!go) {
+    finish(s);
+    return;
+  }
+  path_features_.resize(verdict.path.size() * static_cast<size_t>(d));
+  for (size_t k = 0; k < verdict.path.size(); ++k)
+    std::memcpy(&path_features_[k * d], hidden + verdict.path[k] * d, d * sizeof(float));
+  const auto td = SteadyClock::now();
+  s.drafter->accept(s.tree, verdict.path, path_features_.data(), verdict.bonus);
+  const double accept_seconds = seconds_since(td);
+  s.stats.draft_seconds += accept_seconds;
+  last_step_.draft_seconds += accept_seconds;
+  s.root = verdict.bonus;
 }
 
 int64_t BatchDecoder::step() {
-  std::vector<Sequence*> newcomers;
-  for (auto& s : sequences_)
-    if (s && !s->started && !s->finished) newcomers.push_back(s.get());
-  if (!newcomers.empty()) start(newcomers);
-
-  // Every live sequence drafts; its tree becomes its rows of the one verify batch.
+  last_step_ = StepReport{};
   const int64_t V = model_.config().vocab_size, d = model_.config().hidden_size;
-  std::vector<Sequence*> batch_of;
-  std::vector<KvCache*> caches;
-  std::vector<int64_t> first_row;
-  Batch batch;
+
+  // 1. Drafting. Sequences whose tree size is fixed complete at once; those with a choosable size
+  // wait for the batch-wide choice (step 2), which needs every other row of the step known.
+  // Whether choosable drafters draft in this step (the batch pauses them while drafting loses).
+  const bool drafting = !batch_cost_ || batch_pacing_.drafting_step();
+  std::vector<Sequence*> decoding, prefilling, choosing;
+  std::vector<Drafter::Proposal> proposals;
+  int64_t fixed_rows = 0, choosing_rows = 0;
+  double step_draft_seconds = 0, choosing_draft_seconds = 0;
   for (auto& p : sequences_) {
     if (!p || p->finished) continue;
     Sequence& s = *p;
-    const int64_t n = s.kv.size(), room = s.kv.capacity() - n;
+    if (!s.started) {
+      prefilling.push_back(&s);
+      continue;
+    }
+    const int64_t room = s.kv.capacity() - s.kv.size();
     if (room < 1) {
       s.stats.stopped_at_context = true;
       finish(s);
       continue;
     }
     const auto td = SteadyClock::now();
-    s.drafter->draft(room, s.tree);
-    s.stats.draft_seconds += seconds_since(td);
+    if (!batch_cost_) {
+      s.drafter->draft(room, s.tree);
+    } else {
+      const bool paused = !drafting && s.drafter->choosable();
+      Drafter::Proposal proposal = s.drafter->propose(paused ? 1 : room);
+      step_draft_seconds += proposal.draft_seconds;
+      if (proposal.choosable) {
+        choosing.push_back(&s);
+        proposals.push_back(proposal);
+        const double proposing = seconds_since(td);
+        choosing_draft_seconds += proposing;
+        s.stats.draft_seconds += proposing;
+        last_step_.draft_seconds += proposing;
+        decoding.push_back(&s);
+        continue;
+      }
+      s.drafter->complete(room, s.tree);
+    }
+    const double drafting = seconds_since(td);
+    s.stats.draft_seconds += drafting;
+    last_step_.draft_seconds += drafting;
     check_drafted_tree(s.tree, V, s.root, room, s.drafter->name());
+    fixed_rows += s.tree.size();
+    decoding.push_back(&s);
+  }
+  std::vector<int64_t> chunk(prefilling.size());
+  for (size_t j = 0; j < prefilling.size(); ++j) {
+    const Sequence& s = *prefilling[j];
+    chunk[j] = std::min(std::max<int64_t>(1, s.options.prefill_chunk),
+                        static_cast<int64_t>(s.prompt.size()) - s.prefilled);
+    fixed_rows += chunk[j];
+  }
+
+  // 2. The batch-wide tree budget.
+  BatchBudget budget;
+  if (!choosing.empty()) {
+    std::vector<SequenceCandidates> candidates;
+    for (const Drafter::Proposal& p : proposals)
+      candidates.push_back({p.values_desc, p.min_tokens, p.max_tokens});
+    const auto n_steps = static_cast<int64_t>(decoding.size() + prefilling.size());
+    budget = choose_batch_budget(
+        candidates, n_steps, fixed_rows,
+        static_cast<double>(decoding.size() - choosing.size()), step_draft_seconds, *batch_cost_);
+    for (size_t j = 0; j < choosing.size(); ++j) {
+      Sequence& s = *choosing[j];
+      const auto td = SteadyClock::now();
+      s.drafter->complete(budget.total_tokens[j], s.tree);
+      const double completing = seconds_since(td);
+      choosing_draft_seconds += completing;
+      choosing_rows += s.tree.size();
+      s.stats.draft_seconds += completing;
+      last_step_.draft_seconds += completing;
+      check_drafted_tree(s.tree, V, s.root, proposals[j].max_tokens, s.drafter->name());
+    }
+  }
+  if (decoding.empty() && prefilling.empty()) return live();
+
+  // 3. One forward: every tree, then every prompt chunk.
+  Batch batch;
+  std::vector<KvCache*> caches;
+  std::vector<int32_t> logit_rows;
+  std::vector<int64_t> first_row, first_logit;
+  for (Sequence* s : decoding) {
     first_row.push_back(batch.size());
-    batch.append(Batch::tree(s.tree.tokens, s.tree.parents, static_cast<int32_t>(n)),
-                 static_cast<int32_t>(batch_of.size()));
-    batch_of.push_back(&s);
+    first_logit.push_back(static_cast<int64_t>(logit_rows.size()));
+    batch.append(Batch::tree(s->tree.tokens, s->tree.parents, static_cast<int32_t>(s->kv.size())),
+                 static_cast<int32_t>(caches.size()));
+    for (int64_t r = first_row.back(); r < batch.size(); ++r)
+      logit_rows.push_back(static_cast<int32_t>(r));
+    caches.push_back(&s->kv);
+  }
+  for (size_t j = 0; j < prefilling.size(); ++j) {
+    Sequence& s = *prefilling[j];
+    first_row.push_back(batch.size());
+    batch.append(Batch::causal(std::span(s.prompt).subspan(static_cast<size_t>(s.prefilled),
+                                                            static_cast<size_t>(chunk[j])),
+                               static_cast<int32_t>(s.prefilled)),
+                 static_cast<int32_t>(caches.size()));
+    const bool last = s.prefilled + chunk[j] == static_cast<int64_t>(s.prompt.size());
+    first_logit.push_back(last ? static_cast<int64_t>(logit_rows.size()) : -1);
+    if (last) logit_rows.push_back(static_cast<int32_t>(batch.size() - 1));
     caches.push_back(&s.kv);
   }
-  if (batch_of.empty()) return live();
-
   const auto tv = SteadyClock::now();
-  std::vector<int32_t> rows(static_cast<size_t>(batch.size()));
-  for (size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<int32_t>(i);
   ForwardResult out;
-  model_.forward(batch, caches, rows, out, pool_);
+  try {
+    model_.forward(batch, caches, logit_rows, out, pool_);
+  } catch (...) {
+    // Nothing of the step is kept: the trees are drafted again and the chunks run again.
+    for (KvCache* kv : caches) kv->drop_pending();
+    throw;
+  }
   const double forward_seconds = seconds_since(tv);
+  last_step_.sequences = static_cast<int64_t>(caches.size());
+  last_step_.rows = batch.size();
+  last_step_.forward_seconds = forward_seconds;
 
-  std::vector<float> path_features;
-  for (size_t j = 0; j < batch_of.size(); ++j) {
-    Sequence& s = *batch_of[j];
-    const float* logits = out.logits.data() + first_row[j] * V;
-    const float* hidden = out.hidden.data() + first_row[j] * d;
-    const Verdict verdict = s.options.sampling.greedy()
-                                ? verify_greedy(s.tree, logits, V)
-                                : verify_sampling(s.tree, logits, V, s.options.sampling,
-                                                  static_cast<uint64_t>(s.stats.new_tokens));
-    check_verdict(verdict, s.tree, V);
-    s.kv.keep(verdict.path);
-    // Each sequence waited for the whole shared forward: that is its verify time.
-    s.stats.verify_seconds += forward_seconds;
-    ++s.stats.cycles;
-    ++s.stats.target_forwards;
-    s.stats.drafted_tokens += s.tree.size() - 1;
-    const auto a = static_cast<size_t>(verdict.accepted());
-    if (s.stats.accept_histogram.size() <= a) s.stats.accept_histogram.resize(a + 1, 0);
-    ++s.stats.accept_histogram[a];
-
-    bool go = true;
-    for (size_t k = 1; k < verdict.path.size() && go; ++k)
-      go = emit(s, s.tree.tokens[static_cast<size_t>(verdict.path[k])]);
-    if (go) go = emit(s, verdict.bonus);
-    if (!go) {
-      finish(s);
-      continue;
-    }
-    path_features.resize(verdict.path.size() * static_cast<size_t>(d));
-    for (size_t k = 0; k < verdict.path.size(); ++k)
-      std::memcpy(&path_features[k * d], hidden + verdict.path[k] * d, d * sizeof(float));
-    const auto td = SteadyClock::now();
-    s.drafter->accept(s.tree, verdict.path, path_features.data(), verdict.bonus);
-    s.stats.draft_seconds += seconds_since(td);
-    s.root = verdict.bonus;
+  // 4. Verification and the prompts' progress.
+  int64_t choosing_committed = 0;
+  for (size_t j = 0; j < decoding.size(); ++j) {
+    Sequence& s = *decoding[j];
+    const int64_t before = s.stats.new_tokens;
+    verify(s, out.logits.data() + first_logit[j] * V, out.hidden.data() + first_row[j] * d,
+           forward_seconds);
+    if (std::find(choosing.begin(), choosing.end(), &s) != choosing.end())
+      choosing_committed += s.stats.new_tokens - before;
+  }
+  if (!choosing.empty()) {
+    // Judged on the model's forward cost (as the budget was chosen) and the measured drafting:
+    // this step against the same step with the choosable sequences' roots alone.
+    const auto n_seq = static_cast<int64_t>(caches.size());
+    const double seconds = choosing_draft_seconds + batch_cost_->seconds(n_seq, batch.size());
+    const double plain_seconds =
+        batch_cost_->seconds(n_seq, batch.size() - (choosing_rows - static_cast<int64_t>(choosing.size())));
+    batch_pacing_.judge(static_cast<double>(choosing_committed), seconds,
+                        static_cast<double>(choosing.size()), plain_seconds);
+  }
+  for (size_t j = 0; j < prefilling.size(); ++j) {
+    Sequence& s = *prefilling[j];
+    const size_t at = decoding.size() + j;
+    s.kv.keep_all();
+    s.prompt_hidden.insert(s.prompt_hidden.end(), out.hidden.begin() + first_row[at] * d,
+                           out.hidden.begin() + (first_row[at] + chunk[j]) * d);
+    s.prefilled += chunk[j];
+    s.stats.prefill_seconds += forward_seconds;  // it waited for the whole shared forward
+    last_step_.prefill_rows += chunk[j];
+    if (first_logit[at] >= 0) begin_decoding(s, out.logits.data() + first_logit[at] * V);
   }
   return live();
 }

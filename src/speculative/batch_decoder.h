@@ -13,18 +13,33 @@
 
 #include "core/thread_pool.h"
 #include "model/llama_model.h"
+#include "speculative/batch_budget.h"
+#include "speculative/batch_pacing.h"
 #include "speculative/drafter.h"
 #include "speculative/generation.h"
 #include "speculative/speculative_decoder.h"
 
 namespace eagle2 {
 
+// What one step did (for a server's metrics).
+struct StepReport {
+  int64_t sequences = 0;     // sequences with rows in the step's forward (decoding or prefilling)
+  int64_t rows = 0;          // rows of the forward: trees, single tokens and prefill chunks
+  int64_t prefill_rows = 0;  // of which prompt rows
+  std::vector<int64_t> accepted;  // per verified sequence: draft tokens accepted
+  int64_t committed = 0;          // tokens committed by the verified sequences (bonus included)
+  double draft_seconds = 0;       // drafting, all sequences
+  double forward_seconds = 0;     // the step's target forward and verification
+};
+
 class BatchDecoder {
  public:
   // kv_pool: the target's KV memory shared by all sequences (LlamaModel::make_pool); context:
-  // each sequence's context limit (tokens, prompt included).
+  // each sequence's context limit (tokens, prompt included). batch_cost: when given, the trees of
+  // drafters with a choosable size (dynamic:auto) are sized together for the whole step
+  // (batch_budget.h); without it each drafter sizes its own tree.
   BatchDecoder(LlamaModel& model, std::shared_ptr<KvPool> kv_pool, int64_t context,
-               ThreadPool& pool);
+               ThreadPool& pool, std::shared_ptr<const BatchCostModel> batch_cost = nullptr);
   ~BatchDecoder();
   BatchDecoder(const BatchDecoder&) = delete;
   BatchDecoder& operator=(const BatchDecoder&) = delete;
@@ -35,17 +50,27 @@ class BatchDecoder {
   int64_t add(std::vector<int32_t> prompt, const GenerationOptions& options,
               std::unique_ptr<Drafter> drafter);
 
-  // One step: prefills the sequences added since the last step (together, in chunks), then one
-  // draft per live sequence and one target forward for all their trees; emits each sequence's
-  // accepted tokens and bonus. A sequence that reaches its limit, EOS or the end of its context
-  // finishes (its KV memory goes back to the pool at once). Returns the number of live
-  // sequences left.
+  // One step, ONE target forward: every decoding sequence drafts its tree (the sizes chosen
+  // together when there is a batch cost model) and every sequence still reading its prompt adds
+  // its next chunk (GenerationOptions::prefill_chunk rows); then each tree is verified and each
+  // sequence emits its accepted tokens and bonus, and a sequence whose prompt is complete gets its
+  // first token and starts decoding at the next step. A sequence that reaches its limit, EOS or
+  // the end of its context finishes (its KV memory goes back to the pool at once). Returns the
+  // number of live sequences left.
   int64_t step();
 
   int64_t live() const;  // sequences not finished
   bool finished(int64_t id) const;
   const std::vector<int32_t>& tokens(int64_t id) const;  // generated so far (EOS not included)
   const SpeculativeStats& stats(int64_t id) const;
+  // Per generated token: 1 when it was an accepted draft token, 0 when it is the target's own
+  // (a cycle's bonus, or the first token after the prompt). Parallel to tokens(id).
+  const std::vector<uint8_t>& drafted(int64_t id) const;
+  const StepReport& last_step() const { return last_step_; }
+  const KvPool& kv_pool() const { return *kv_pool_; }
+  // Ends a sequence now (a no-op when it has finished): its drafter and KV memory are released,
+  // its tokens and statistics stay readable until remove().
+  void cancel(int64_t id);
   // Forgets a sequence (finished or not): its drafter and KV memory are released.
   void remove(int64_t id);
 
@@ -53,15 +78,20 @@ class BatchDecoder {
   struct Sequence;
   Sequence& at(int64_t id);
   const Sequence& at(int64_t id) const;
-  void start(const std::vector<Sequence*>& newcomers);
-  bool emit(Sequence& s, int32_t token);
+  void begin_decoding(Sequence& s, const float* last_logits);
+  void verify(Sequence& s, const float* logits, const float* hidden, double forward_seconds);
+  bool emit(Sequence& s, int32_t token, bool drafted);
   void finish(Sequence& s);
 
   LlamaModel& model_;
   std::shared_ptr<KvPool> kv_pool_;
   int64_t context_;
   ThreadPool& pool_;
+  std::shared_ptr<const BatchCostModel> batch_cost_;
+  BatchPacing batch_pacing_;  // with batch_cost_: whether drafting pays for the batch
   std::vector<std::unique_ptr<Sequence>> sequences_;  // by id; null once removed
+  StepReport last_step_;
+  std::vector<float> path_features_;  // scratch: the accepted path's hidden states
 };
 
 }  // namespace eagle2

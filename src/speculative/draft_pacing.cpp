@@ -23,13 +23,18 @@ void DraftPacing::measured_draft(double seconds) {
 
 int64_t DraftPacing::budget(std::span<const float> values_desc, const VerifyCostModel& cost,
                             int64_t max_tokens, const AcceptanceCalibration* calibration) const {
-  int64_t t = choose_total_tokens(values_desc, cost, draft_seconds(&cost), max_tokens);
+  const int64_t t = choose_total_tokens(values_desc, cost, draft_seconds(&cost), max_tokens);
+  return std::max(t, min_tokens(values_desc.size(), max_tokens, calibration));
+}
+
+int64_t DraftPacing::min_tokens(size_t candidates, int64_t max_tokens,
+                                const AcceptanceCalibration* calibration) {
   // While the calibration has seen little, verify a few nodes regardless: estimates of nodes that
   // are never verified are never corrected.
   if (calibration && calibration->observations() < kExploreObservations)
-    t = std::max(t, std::min<int64_t>({kExploreTokens, max_tokens,
-                                       static_cast<int64_t>(values_desc.size()) + 1}));
-  return t;
+    return std::max<int64_t>(
+        1, std::min<int64_t>({kExploreTokens, max_tokens, static_cast<int64_t>(candidates) + 1}));
+  return 1;
 }
 
 void DraftPacing::judge(int64_t tokens, int64_t tree_size, const VerifyCostModel& cost) {

@@ -41,6 +41,9 @@ class DraftPacing {
   // calibration (nullptr: values are raw log-probs) has seen little.
   int64_t budget(std::span<const float> values_desc, const VerifyCostModel& cost,
                  int64_t max_tokens, const AcceptanceCalibration* calibration) const;
+  // The exploration floor alone: the smallest T budget() may return for `candidates` values.
+  static int64_t min_tokens(size_t candidates, int64_t max_tokens,
+                            const AcceptanceCalibration* calibration);
 
   // After verifying a drafted (not skipped) cycle: `tokens` committed by a tree of `tree_size`
   // nodes. Updates the rate average and starts a pause when speculation is slower than plain.

@@ -26,6 +26,32 @@ class Drafter {
   // (max_tokens >= 1; it is smaller near the end of the context).
   virtual void draft(int64_t max_tokens, DraftTree& tree) = 0;
 
+  // Drafting in two phases, for a tree size chosen across all the sequences of a step
+  // (speculative/batch_budget.h). propose() drafts the candidates; when this drafter's tree size
+  // is choosable (an EAGLE-2 dynamic tree with an auto budget, not paused) it returns their values
+  // best first (natural-log acceptance estimates: a tree of T tokens keeps the first T - 1); then
+  // complete() writes the tree of total_tokens (clamped to [min_tokens, max_tokens]). For any
+  // other drafter the proposal is fixed, complete() ignores total_tokens and writes what draft()
+  // would. propose(m) + complete(T) with the drafter's own choice of T is draft(m).
+  struct Proposal {
+    bool choosable = false;
+    std::span<const float> values_desc;  // valid until complete()
+    int64_t min_tokens = 1;              // e.g. the calibration's exploration floor
+    int64_t max_tokens = 1;
+    double draft_seconds = 0;  // what this drafter expects a cycle's drafting to take
+  };
+  // Whether propose() may return a choosable proposal (its tree size is the batch's to choose,
+  // and a batch may pause its drafting: propose(1) then drafts nothing).
+  virtual bool choosable() const { return false; }
+  virtual Proposal propose(int64_t max_tokens) {
+    proposed_max_ = max_tokens;
+    return Proposal{false, {}, 1, max_tokens, 0};
+  }
+  virtual void complete(int64_t total_tokens, DraftTree& tree) {
+    (void)total_tokens;
+    draft(proposed_max_, tree);
+  }
+
   // Verification kept `path` (tree node indices, starting with the root 0); features holds the
   // target's final-norm state of each path node ([path.size(), hidden]); `bonus` is the next root.
   virtual void accept(const DraftTree& tree, std::span<const int32_t> path, const float* features,
@@ -37,6 +63,9 @@ class Drafter {
   // to the next. What is learned per (head, temperature) (the acceptance calibration) is shared by
   // many drafters and is not cleared here: its owner forgets it (DraftPolicies::forget).
   virtual void reset() {}
+
+ private:
+  int64_t proposed_max_ = 1;
 };
 
 // Plain decoding through the speculative loop: the tree is the root alone.

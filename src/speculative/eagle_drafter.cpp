@@ -128,37 +128,55 @@ void EagleDrafter::catch_up() {
 }
 
 void EagleDrafter::draft(int64_t max_tokens, DraftTree& tree) {
+  const Proposal p = propose(max_tokens);
+  complete(p.choosable ? pacing_.budget(p.values_desc, *cost_, p.max_tokens,
+                                        snapshot_used_ ? &snapshot_ : nullptr)
+                       : p.max_tokens,
+           tree);
+}
+
+bool EagleDrafter::choosable() const {
+  return opt_.shape == EagleDrafterOptions::Shape::Dynamic && opt_.auto_budget;
+}
+
+Drafter::Proposal EagleDrafter::propose(int64_t max_tokens) {
+  max_tokens_ = max_tokens;
+  proposed_ = true;
+  choosing_ = false;
+  snapshot_used_ = false;
   // Auto budget, paused: speculation has been slower than plain decoding, so this cycle verifies
-  // the root alone (plain decoding through the loop). The head catches up on the skipped tokens
-  // at the next real draft.
-  if (pacing_.skip_cycle(opt_.auto_budget)) {
-    tree.reset(root_);
-    return;
-  }
-  const auto t0 = std::chrono::steady_clock::now();
+  // the root alone (plain decoding through the loop). Likewise when there is room for the root
+  // alone (the end of the context, or a batch that pauses drafting). The head catches up on the
+  // skipped tokens at the next real draft.
+  const bool paused = pacing_.skip_cycle(opt_.auto_budget);
+  root_only_ = paused || max_tokens <= 1;
+  if (root_only_) return Proposal{false, {}, 1, 1, 0};
+  draft_start_ = std::chrono::steady_clock::now();
   kv_.drop_pending();  // the previous cycle's tree entries
   catch_up();
   if (last_out_.empty()) fail("draft head: draft() before begin()");
   switch (opt_.shape) {
     case EagleDrafterOptions::Shape::Dynamic: {
       // One snapshot per tree: the whole tree is ranked by one state of the shared calibration.
-      AcceptanceCalibration snapshot;
-      const AcceptanceCalibration* calibration = nullptr;
       if (opt_.calibrate) {
-        snapshot = policy_->calibration();
-        calibration = &snapshot;
+        snapshot_ = policy_->calibration();
+        snapshot_used_ = true;
       }
+      const AcceptanceCalibration* calibration = snapshot_used_ ? &snapshot_ : nullptr;
       dynamic_builder_.start(root_, opt_.dynamic, max_tokens,
                              opt_.auto_budget ? DynamicTreeBuilder::Budget::Chosen
                                               : DynamicTreeBuilder::Budget::Fixed);
-      for (DraftStep step; (step = dynamic_builder_.next()).kind != DraftStep::Kind::Done;) {
-        if (step.kind == DraftStep::Kind::ChooseBudget)
-          dynamic_builder_.choose_budget(
-              pacing_.budget(dynamic_builder_.values_desc(), *cost_, max_tokens, calibration));
-        else
-          answer(dynamic_builder_, step, calibration);
+      DraftStep step;
+      while ((step = dynamic_builder_.next()).kind != DraftStep::Kind::Done &&
+             step.kind != DraftStep::Kind::ChooseBudget)
+        answer(dynamic_builder_, step, calibration);
+      if (step.kind == DraftStep::Kind::ChooseBudget) {
+        choosing_ = true;
+        const std::span<const float> values = dynamic_builder_.values_desc();
+        return Proposal{true, values,
+                        DraftPacing::min_tokens(values.size(), max_tokens, calibration),
+                        max_tokens, pacing_.draft_seconds(cost_)};
       }
-      dynamic_builder_.finish(tree);
       break;
     }
     case EagleDrafterOptions::Shape::Static:
@@ -168,13 +186,33 @@ void EagleDrafter::draft(int64_t max_tokens, DraftTree& tree) {
                             max_tokens);
       for (DraftStep step; (step = static_builder_.next()).kind != DraftStep::Kind::Done;)
         answer(static_builder_, step, nullptr);
-      static_builder_.finish(tree);
       break;
+  }
+  return Proposal{false, {}, 1, max_tokens, pacing_.draft_seconds(cost_)};
+}
+
+void EagleDrafter::complete(int64_t total_tokens, DraftTree& tree) {
+  if (!proposed_) fail("draft head: complete() without propose()");
+  proposed_ = false;
+  if (root_only_) {
+    tree.reset(root_);
+    return;
+  }
+  if (opt_.shape == EagleDrafterOptions::Shape::Dynamic) {
+    if (choosing_) {
+      const int64_t floor = DraftPacing::min_tokens(dynamic_builder_.values_desc().size(),
+                                                    max_tokens_, snapshot_used_ ? &snapshot_ : nullptr);
+      dynamic_builder_.choose_budget(std::clamp<int64_t>(total_tokens, floor, max_tokens_));
+    }
+    dynamic_builder_.finish(tree);
+  } else {
+    static_builder_.finish(tree);
   }
   // The dynamic tree's drafting work does not depend on the budget (the whole pool is expanded
   // before the rerank), so one per-cycle number is the right model. The first draft after
   // begin() also fed the prompt and would overstate it.
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - draft_start_).count();
   if (!prompt_catch_up_) pacing_.measured_draft(s);
   prompt_catch_up_ = false;
 }
@@ -258,7 +296,7 @@ void EagleDrafter::accept(const DraftTree& tree, std::span<const int32_t> path,
         outcomes_.push_back({tree.logps[i], tree.ranks[i], on_path[i] != 0});
     if (!outcomes_.empty()) policy_->record(outcomes_);  // one lock per cycle
   }
-  if (cost_ && !pacing_.skipped())
+  if (cost_ && !root_only_)
     pacing_.judge(static_cast<int64_t>(path.size()), tree.size(), *cost_);
   for (size_t j = 0; j < path.size(); ++j) {
     pending_features_.insert(pending_features_.end(), features + j * d_, features + (j + 1) * d_);

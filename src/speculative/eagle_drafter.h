@@ -3,6 +3,7 @@
 // catch-up on each cycle's accepted path.
 #pragma once
 
+#include <chrono>
 #include <memory>
 
 #include "draft/eagle_head.h"
@@ -43,6 +44,9 @@ class EagleDrafter : public Drafter {
   std::string name() const override;
   void begin(std::span<const int32_t> context, const float* features, int32_t root) override;
   void draft(int64_t max_tokens, DraftTree& tree) override;
+  bool choosable() const override;
+  Proposal propose(int64_t max_tokens) override;
+  void complete(int64_t total_tokens, DraftTree& tree) override;
   void accept(const DraftTree& tree, std::span<const int32_t> path, const float* features,
               int32_t bonus) override;
   // Forgets this sequence's pacing (pause state, draft-time and rate averages). The policy keeps
@@ -90,6 +94,12 @@ class EagleDrafter : public Drafter {
   DraftPacing pacing_;
   std::vector<NodeOutcome> outcomes_;  // scratch for accept()
   bool prompt_catch_up_ = false;   // the next draft() catches up on a whole prompt
+  // Between propose() and complete(): the cycle's start, its limit and calibration snapshot.
+  std::chrono::steady_clock::time_point draft_start_;
+  int64_t max_tokens_ = 1;
+  AcceptanceCalibration snapshot_;
+  bool snapshot_used_ = false, proposed_ = false, choosing_ = false;
+  bool root_only_ = false;  // this cycle verifies the root alone (paused, or no room for more)
 };
 
 // Top-k of a row of log-probs: descending, ties towards the lower token id. Writes exactly k

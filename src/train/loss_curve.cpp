@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "core/parse_number.h"
-#include "report/svg_chart.h"
+#include "eagle2/svg_chart.h"
 
 namespace eagle2::train {
 

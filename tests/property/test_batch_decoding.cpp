@@ -7,6 +7,7 @@
 
 #include "draft/eagle_head.h"
 #include "speculative/batch_decoder.h"
+#include "speculative/eagle_drafter.h"
 #include "support/batch_runs.h"
 #include "support/decoding.h"
 #include "support/errors.h"
@@ -26,6 +27,43 @@ TEST(BatchDecoding, EverySequenceEqualsItsPlainDecodingAlone) {
   hot.temperature = 0.9f;
   hot.top_k = 20;
   hot.seed = 77;
+  opt.sampling = {SamplingParams{}, hot};
+  EXPECT_EQ(test::check_batch_equality(*target, cases, prompts, opt, pool), 2 * (1 + 2 + 5 + 16));
+}
+
+// Auto-budget drafters whose trees are sized together for each step (choose_batch_budget), among
+// drafters of fixed size and plain decoding: the tree sizes change with the company, the tokens
+// never do. The scripted cost makes rows free up to 12 and dear after, so that the choice really
+// varies with the number of sequences and their candidates.
+TEST(BatchDecoding, BatchWideTreeBudgetsKeepEverySequenceExact) {
+  auto target = test::load_random_model("batch-dec", test::tiny_config(), DType::BF16, 21, 0.3f);
+  auto head = EagleHead::load(test::write_random_head("batch-dec", *target), *target);
+  ThreadPool pool(2);
+  const VerifyCostModel curve({{1, 1e-3}, {12, 1.1e-3}, {64, 6e-3}});
+  auto policy = std::make_shared<DraftPolicy>(std::make_shared<const VerifyCostModel>(curve));
+  std::vector<test::DrafterCase> cases;
+  for (bool calibrate : {true, false}) {
+    EagleDrafterOptions o;
+    o.auto_budget = true;
+    o.calibrate = calibrate;
+    o.dynamic.top_k = 4;
+    o.dynamic.depth = 3;
+    o.context = 256;
+    cases.push_back({calibrate ? "auto-cal" : "auto",
+                     [&head, &pool, o, policy](const std::vector<int32_t>&) -> std::unique_ptr<Drafter> {
+                       return std::make_unique<EagleDrafter>(*head, pool, o, policy);
+                     },
+                     4});
+  }
+  const auto fixed = test::drafter_cases(*head, pool, target->config().vocab_size, 256);
+  cases.push_back(fixed[4]);  // chain-3
+  cases.push_back(fixed[6]);  // none
+  const auto prompts = test::random_prompts(3, 5, target->config().vocab_size);
+  test::BatchRunOptions opt;
+  opt.batch_cost = std::make_shared<const BatchCostModel>(BatchCostModel::single(curve));
+  SamplingParams hot;
+  hot.temperature = 0.9f;
+  hot.seed = 5;
   opt.sampling = {SamplingParams{}, hot};
   EXPECT_EQ(test::check_batch_equality(*target, cases, prompts, opt, pool), 2 * (1 + 2 + 5 + 16));
 }

@@ -33,7 +33,7 @@ int64_t check_batch_equality(LlamaModel& target, const std::vector<DrafterCase>&
       const int64_t per_seq = (options.ctx + options.block_size - 1) / options.block_size;
       auto kv_pool = target.make_pool(n_seq * per_seq * options.block_size, options.block_size);
       kv_pool->shuffle_free_list(static_cast<uint64_t>(n_seq));
-      BatchDecoder decoder(target, kv_pool, options.ctx, pool);
+      BatchDecoder decoder(target, kv_pool, options.ctx, pool, options.batch_cost);
       std::vector<int64_t> ids;
       auto add = [&](size_t s) {
         std::vector<int32_t> truth = expect[s].prompt;

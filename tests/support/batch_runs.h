@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "core/thread_pool.h"
 #include "model/llama_model.h"
+#include "speculative/batch_budget.h"
 #include "speculative/generation.h"
 #include "support/equality_runs.h"
 
@@ -18,6 +20,8 @@ struct BatchRunOptions {
   int64_t block_size = 16;      // of the shared KV pool
   int64_t max_new_tokens = 24;  // the longest; sequences get 1/3..all of it
   std::vector<SamplingParams> sampling = {SamplingParams{}};  // greedy by default
+  // When set, auto-budget drafters' trees are sized together per step (batch_budget.h).
+  std::shared_ptr<const BatchCostModel> batch_cost;
 };
 
 // For each count B: B sequences with different prompts (round-robin), drafters (the cases,

@@ -205,8 +205,12 @@ TEST(HttpServer, StreamingSendsTheSameTextInChunksEndingWithDone) {
   const json& usage = s.events.back();  // include_usage: the chunk after the last, no choices
   EXPECT_TRUE(usage["choices"].empty());
   EXPECT_EQ(usage["usage"]["completion_tokens"], 60);
-  EXPECT_EQ(usage["usage"]["target_forwards"], whole["usage"]["target_forwards"]);
-  EXPECT_LE(drafted, 60 - usage["usage"]["target_forwards"].get<int>() + 1);
+  // Each target forward commits one token of the target's own (the bonus): the rest were drafted.
+  // (Not the same count as the first request's: the drafter learns across requests.)
+  const int forwards = usage["usage"]["target_forwards"].get<int>();
+  EXPECT_GT(drafted, 0) << "the default drafter on stories260K's head gets drafts accepted";
+  EXPECT_LE(drafted, 60 - forwards + 1);
+  EXPECT_GE(drafted, 60 - forwards - 1);
 }
 
 TEST(HttpServer, StopStringsNeverAppearInTheText) {

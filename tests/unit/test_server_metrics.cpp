@@ -80,6 +80,7 @@ TEST(ServerMetrics, RecordsShowUp) {
   StepRecord b;
   b.sequences = 1;
   b.rows = 1;
+  b.accepted = {0};
   b.committed = 1;
   b.kv_blocks_used = 11;
   m.step(b);
@@ -95,10 +96,10 @@ TEST(ServerMetrics, RecordsShowUp) {
   EXPECT_TRUE(has_line(text, "eagle2_batch_rows_bucket{le=\"8\"} 1"));
   EXPECT_TRUE(has_line(text, "eagle2_batch_rows_bucket{le=\"16\"} 2"));
   EXPECT_TRUE(has_line(text, "eagle2_batch_rows_sum 13"));
-  EXPECT_TRUE(has_line(text, "eagle2_accepted_length_bucket{le=\"0\"} 1"));
-  EXPECT_TRUE(has_line(text, "eagle2_accepted_length_bucket{le=\"3\"} 2"));
-  EXPECT_TRUE(has_line(text, "eagle2_accepted_length_count 2"));
-  EXPECT_TRUE(has_line(text, "eagle2_tau 2"));  // 6 tokens committed over 3 sequence-forwards
+  EXPECT_TRUE(has_line(text, "eagle2_accepted_length_bucket{le=\"0\"} 2"));
+  EXPECT_TRUE(has_line(text, "eagle2_accepted_length_bucket{le=\"3\"} 3"));
+  EXPECT_TRUE(has_line(text, "eagle2_accepted_length_count 3"));
+  EXPECT_TRUE(has_line(text, "eagle2_tau 2"));  // 6 tokens committed over 3 verifications
   EXPECT_TRUE(has_line(text, "eagle2_draft_seconds_total 0.25"));
   EXPECT_TRUE(has_line(text, "eagle2_verify_seconds_total 0.5"));
 }

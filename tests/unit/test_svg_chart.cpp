@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "bench/bench_charts.h"
-#include "report/svg_chart.h"
+#include "eagle2/svg_chart.h"
 
 namespace eagle2 {
 namespace {

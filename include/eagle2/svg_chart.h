@@ -1,8 +1,9 @@
 // A tiny dependency-free SVG writer for reports: grouped bar charts and line charts, drawn by the
-// benchmark (bench/bench_charts.h) and by training (train/loss_curve.h). It sits in report/, on
-// the lowest layer beside core (it needs only the standard library), rather than in bench/ or
-// core/: train and bench are peers and may not include each other, and core holds what inference
-// needs, which a chart writer is not. Output is byte-for-byte deterministic (fixed-point numbers,
+// benchmark (bench/bench_charts.h), by training (train/loss_curve.h) and by eagle2 bench-serve.
+// A public header (any program may draw charts with it) implemented in src/report/, on the
+// lowest layer beside core (it needs only the standard library), rather than in bench/ or core/:
+// train and bench are peers and may not include each other, and core holds what inference needs,
+// which a chart writer is not. Output is byte-for-byte deterministic (fixed-point numbers,
 // no locale, no timestamps) so charts can be diffed and checked into reports.
 #pragma once
 

@@ -1,0 +1,289 @@
+#include "server/scheduler.h"
+
+#include <algorithm>
+#include <exception>
+#include <stdexcept>
+
+#include "eagle2/error.h"
+
+namespace eagle2::server {
+
+// ---- RequestStream: the HTTP thread's side ----
+
+bool RequestStream::take(std::vector<TokenPiece>& out, std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  changed_.wait_for(lock, timeout,
+                    [&] { return !pending_.empty() || reason_ != FinishReason::Running; });
+  out.insert(out.end(), pending_.begin(), pending_.end());
+  pending_.clear();
+  return reason_ != FinishReason::Running;
+}
+
+void RequestStream::cancel() {
+  std::lock_guard lock(mutex_);
+  cancel_requested_ = true;
+}
+
+bool RequestStream::cancelled() const {
+  std::lock_guard lock(mutex_);
+  return cancel_requested_;
+}
+
+bool RequestStream::admitted() const {
+  std::lock_guard lock(mutex_);
+  return admitted_ || reason_ != FinishReason::Running;
+}
+
+FinishReason RequestStream::finish_reason() const {
+  std::lock_guard lock(mutex_);
+  return reason_;
+}
+
+std::string RequestStream::error() const {
+  std::lock_guard lock(mutex_);
+  return error_;
+}
+
+api::Stats RequestStream::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+// ---- Scheduler ----
+
+// An admitted request: its engine id and how much of its output has been published.
+struct Scheduler::Active {
+  int64_t id = -1;
+  std::shared_ptr<RequestStream> stream;
+  size_t published = 0;
+};
+
+Scheduler::Scheduler(api::Model& model, api::Head* head, api::Threads& threads,
+                     const api::VerifyCost* cost, SchedulerOptions options, Metrics& metrics)
+    : model_(model),
+      head_(head),
+      threads_(threads),
+      cost_(cost),
+      options_(options),
+      metrics_(metrics) {
+  if (options_.parallel < 1) throw eagle2::Error("--parallel must be >= 1");
+  if (options_.max_queue < 0) throw eagle2::Error("--max-queue must be >= 0");
+  // Every slot holds a whole context, so an admitted request never waits for KV memory (and the
+  // engine never fails a step for want of it).
+  engine_ = std::make_unique<api::Engine>(
+      model_, api::Engine::kv_tokens_for(options_.parallel, options_.context), options_.context,
+      threads_, cost_);
+  metrics_.kv_blocks(engine_->kv_blocks_used(), engine_->kv_blocks_total());
+  thread_ = std::thread([this] { loop(); });
+}
+
+Scheduler::~Scheduler() { shutdown(); }
+
+std::shared_ptr<RequestStream> Scheduler::submit(GenerationRequest request) {
+  // What can be known now is refused now (HTTP 400), not after a wait in the queue.
+  if (request.prompt.empty()) throw eagle2::Error("the prompt is empty");
+  if (static_cast<int64_t>(request.prompt.size()) >= options_.context)
+    throw eagle2::Error("the prompt has " + std::to_string(request.prompt.size()) +
+                     " tokens but the context is " + std::to_string(options_.context) +
+                     ": shorten the prompt");
+  request.options.sampling.validate();
+  if (request.spec.needs_head() && !head_)
+    throw eagle2::Error("speculative \"" + request.spec.to_string() +
+                     "\" needs an EAGLE head and this server has none");
+  if (request.spec.auto_budget && !cost_)
+    throw eagle2::Error("speculative \"" + request.spec.to_string() +
+                     "\" needs the verify cost curve, which this server did not measure");
+  auto stream = std::make_shared<RequestStream>();
+  {
+    std::lock_guard lock(mutex_);
+    if (stopping_ || static_cast<int64_t>(queue_.size()) >= options_.max_queue) return nullptr;
+    queue_.emplace_back(std::move(request), stream);
+    metrics_.queue_depth(static_cast<int64_t>(queue_.size()));
+  }
+  wake_.notify_all();
+  return stream;
+}
+
+void Scheduler::shutdown() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+int64_t Scheduler::queue_depth() const {
+  std::lock_guard lock(mutex_);
+  return static_cast<int64_t>(queue_.size());
+}
+
+int64_t Scheduler::active() const {
+  std::lock_guard lock(mutex_);
+  return active_count_;
+}
+
+// Publishes the tokens committed since the last call; with `ended`, the request's end too
+// (Cancelled when `cancelled`, else as the engine finished it).
+void Scheduler::publish(Active& a, bool ended, bool cancelled) {
+  const std::vector<int32_t>& tokens = engine_->tokens(a.id);
+  const std::vector<uint8_t>& drafted = engine_->drafted(a.id);
+  RequestStream& s = *a.stream;
+  {
+    std::lock_guard lock(s.mutex_);
+    for (size_t i = a.published; i < tokens.size(); ++i)
+      s.pending_.push_back({tokens[i], drafted[i] != 0});
+    if (ended) {
+      s.stats_ = engine_->stats(a.id);
+      s.reason_ = cancelled                 ? FinishReason::Cancelled
+                  : s.stats_.stopped_at_eos ? FinishReason::Eos
+                                            : FinishReason::Length;
+    }
+  }
+  metrics_.tokens_generated(static_cast<int64_t>(tokens.size() - a.published));
+  // Counted before the client can see the end, so that /metrics read after a response has it.
+  if (ended) {
+    metrics_.request_done(cancelled ? "cancelled" : "ok");
+    std::lock_guard lock(mutex_);
+    --active_count_;
+  }
+  a.published = tokens.size();
+  s.changed_.notify_all();
+}
+
+void Scheduler::loop() {
+  for (;;) {
+    // 1. Under the lock: admit into free slots, or sleep while there is nothing to do.
+    std::vector<std::pair<GenerationRequest, std::shared_ptr<RequestStream>>> admitted;
+    std::vector<std::shared_ptr<RequestStream>> refused;  // queued at shutdown
+    bool stopping = false;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || !queue_.empty() || !active_.empty(); });
+      stopping = stopping_;
+      if (stopping) {
+        for (auto& q : queue_) refused.push_back(q.second);
+        queue_.clear();
+      }
+      while (!queue_.empty() &&
+             static_cast<int64_t>(active_.size() + admitted.size()) < options_.parallel) {
+        admitted.push_back(std::move(queue_.front()));
+        queue_.pop_front();
+      }
+      active_count_ += static_cast<int64_t>(admitted.size());
+      metrics_.queue_depth(static_cast<int64_t>(queue_.size()));
+    }
+    for (auto& stream : refused) {
+      metrics_.request_done("cancelled");
+      {
+        std::lock_guard lock(stream->mutex_);
+        stream->reason_ = FinishReason::Cancelled;
+        stream->error_ = "the server is shutting down";
+      }
+      stream->changed_.notify_all();
+    }
+    for (auto& [request, stream] : admitted) {
+      if (stream->cancelled()) {  // cancelled while queued: never reaches the engine
+        metrics_.request_done("cancelled");
+        {
+          std::lock_guard lock(mutex_);
+          --active_count_;
+        }
+        {
+          std::lock_guard lock(stream->mutex_);
+          stream->reason_ = FinishReason::Cancelled;
+        }
+        stream->changed_.notify_all();
+        continue;
+      }
+      try {
+        const int64_t id = engine_->add(std::move(request.prompt), request.options, request.spec,
+                                        request.spec.needs_head() ? head_ : nullptr);
+        {
+          std::lock_guard lock(stream->mutex_);
+          stream->admitted_ = true;
+        }
+        stream->changed_.notify_all();
+        active_.push_back(Active{id, stream, 0});
+      } catch (const std::exception& e) {
+        metrics_.request_done("error");
+        {
+          std::lock_guard lock(mutex_);
+          --active_count_;
+        }
+        {
+          std::lock_guard lock(stream->mutex_);
+          stream->reason_ = FinishReason::Error;
+          stream->error_ = e.what();
+        }
+        stream->changed_.notify_all();
+      }
+    }
+    // 2. Cancelled requests leave before the step (their KV memory is freed now, and counted
+    // before their clients see the end).
+    for (auto it = active_.begin(); it != active_.end();) {
+      if (it->stream->cancelled()) {
+        engine_->cancel(it->id);
+        metrics_.kv_blocks(engine_->kv_blocks_used(), engine_->kv_blocks_total());
+        publish(*it, true, true);
+        engine_->remove(it->id);
+        it = active_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (active_.empty()) {
+      std::lock_guard lock(mutex_);
+      metrics_.kv_blocks(engine_->kv_blocks_used(), engine_->kv_blocks_total());
+      if (stopping_ && queue_.empty()) return;
+      continue;
+    }
+    // 3. One step for all of them.
+    try {
+      engine_->step();
+    } catch (const std::exception& e) {
+      // A failed step fails every request in it (they would otherwise wait forever).
+      for (Active& a : active_) {
+        metrics_.request_done("error");
+        engine_->remove(a.id);
+        {
+          std::lock_guard lock(mutex_);
+          --active_count_;
+        }
+        {
+          std::lock_guard lock(a.stream->mutex_);
+          a.stream->reason_ = FinishReason::Error;
+          a.stream->error_ = e.what();
+        }
+        a.stream->changed_.notify_all();
+      }
+      active_.clear();
+      continue;
+    }
+    const api::StepReport& r = engine_->last_step();
+    StepRecord record;
+    record.sequences = r.sequences;
+    record.rows = r.rows;
+    record.accepted = r.accepted;
+    record.committed = r.committed;
+    record.draft_seconds = r.draft_seconds;
+    record.verify_seconds = r.forward_seconds;
+    // 4. Stream what was committed; finished requests leave (their KV memory went back to the
+    // pool as they finished inside the step).
+    metrics_.kv_blocks(engine_->kv_blocks_used(), engine_->kv_blocks_total());
+    for (auto it = active_.begin(); it != active_.end();) {
+      const bool ended = engine_->finished(it->id);
+      publish(*it, ended, false);
+      if (ended) {
+        engine_->remove(it->id);
+        it = active_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    record.kv_blocks_used = engine_->kv_blocks_used();
+    metrics_.step(record);
+  }
+}
+
+}  // namespace eagle2::server

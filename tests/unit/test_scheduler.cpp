@@ -1,0 +1,202 @@
+// The server's scheduler (src/server/scheduler.h): requests from many threads, admitted into at
+// most `parallel` slots and decoded together, each producing exactly its solo tokens; a full
+// queue refuses; cancellation and shutdown free every KV block; requests that can never run are
+// refused at once.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "eagle2/cost.h"
+#include "eagle2/drafter.h"
+#include "eagle2/generate.h"
+#include "eagle2/head.h"
+#include "eagle2/model.h"
+#include "server/scheduler.h"
+#include "support/equality_runs.h"
+#include "support/errors.h"
+#include "support/random_models.h"
+
+namespace eagle2 {
+namespace {
+
+using namespace std::chrono_literals;
+using server::FinishReason;
+using server::TokenPiece;
+
+struct Fixture {
+  std::string model_dir, head_dir;
+  std::vector<std::vector<int32_t>> prompts;
+  Fixture() {
+    auto target = test::load_random_model("scheduler", test::tiny_config(), DType::BF16, 21, 0.3f);
+    model_dir = target->dir();
+    head_dir = test::write_random_head("scheduler", *target);
+    prompts = test::random_prompts(5, 6, target->config().vocab_size);
+  }
+};
+
+std::vector<int32_t> solo(api::Model& model, const std::vector<int32_t>& prompt,
+                          const api::GenerateOptions& opt, api::Threads& threads, int64_t ctx) {
+  api::KvCache kv(model, ctx);
+  std::vector<int32_t> out;
+  api::generate_plain(model, kv, prompt, opt, threads, [&](int32_t t) {
+    out.push_back(t);
+    return true;
+  });
+  return out;
+}
+
+// Reads a stream to its end.
+std::vector<TokenPiece> drain(server::RequestStream& s) {
+  std::vector<TokenPiece> got;
+  for (int i = 0; i < 100000 && !s.take(got, 50ms); ++i) {
+  }
+  return got;
+}
+
+std::vector<int32_t> ids_of(const std::vector<TokenPiece>& pieces) {
+  std::vector<int32_t> ids;
+  for (const auto& p : pieces) ids.push_back(p.token);
+  return ids;
+}
+
+int64_t metric(const std::string& text, const std::string& name) {
+  const size_t at = text.find("\n" + name + " ");
+  if (at == std::string::npos) return -1;
+  return std::stoll(text.substr(at + name.size() + 2));
+}
+
+TEST(Scheduler, ConcurrentRequestsGetTheirSoloTokens) {
+  const Fixture fx;
+  api::Model model = api::Model::load(fx.model_dir);
+  api::Head head = api::Head::load(fx.head_dir, model);
+  api::Threads threads(2);
+  const int64_t ctx = 128;
+  const api::VerifyCost cost = api::VerifyCost::measure(model, ctx, threads, 4);
+  server::Metrics metrics;
+  server::Scheduler scheduler(model, &head, threads, &cost, {3, 64, ctx}, metrics);
+  const char* specs[] = {"plain", "dynamic:auto:3:4:cal", "chain:3", "lookup", "dynamic:12:3:4",
+                         "none", "dynamic:auto:3:4"};
+  struct Case {
+    server::GenerationRequest request;
+    std::vector<int32_t> want;
+  };
+  std::vector<Case> cases;
+  for (int i = 0; i < 14; ++i) {
+    Case c;
+    c.request.prompt = fx.prompts[static_cast<size_t>(i) % fx.prompts.size()];
+    c.request.options.max_new_tokens = 6 + 5 * (i % 4);
+    c.request.options.sampling.temperature = i % 3 == 2 ? 0.8f : 0.0f;
+    c.request.options.sampling.seed = 100 + static_cast<uint64_t>(i);
+    c.request.spec = api::parse_drafter_spec(specs[i % 7]);
+    c.want = solo(model, c.request.prompt, c.request.options, threads, ctx);
+    cases.push_back(std::move(c));
+  }
+  // Every client thread submits and reads its own request, all at once: more than the slots.
+  std::vector<std::vector<TokenPiece>> got(cases.size());
+  std::vector<FinishReason> reasons(cases.size());
+  std::vector<std::thread> clients;
+  for (size_t i = 0; i < cases.size(); ++i)
+    clients.emplace_back([&, i] {
+      auto stream = scheduler.submit(cases[i].request);
+      ASSERT_TRUE(stream);
+      got[i] = drain(*stream);
+      reasons[i] = stream->finish_reason();
+    });
+  for (auto& t : clients) t.join();
+  for (size_t i = 0; i < cases.size(); ++i) {
+    EXPECT_EQ(ids_of(got[i]), cases[i].want) << "request " << i << " (" << specs[i % 7] << ")";
+    EXPECT_NE(reasons[i], FinishReason::Error);
+    EXPECT_NE(reasons[i], FinishReason::Running);
+    if (cases[i].request.spec.kind == "plain") {
+      for (const auto& p : got[i]) EXPECT_FALSE(p.drafted);
+    }
+  }
+  const std::string text = metrics.render();
+  EXPECT_EQ(metric(text, "eagle2_kv_blocks_used"), 0) << text;
+  EXPECT_NE(text.find("eagle2_requests_total{status=\"ok\"} 14"), std::string::npos) << text;
+  EXPECT_EQ(scheduler.active(), 0);
+}
+
+TEST(Scheduler, FullQueueRefusesAndCancelFreesEverything) {
+  const Fixture fx;
+  api::Model model = api::Model::load(fx.model_dir);
+  api::Threads threads(1);
+  server::Metrics metrics;
+  server::Scheduler scheduler(model, nullptr, threads, nullptr, {1, 2, 512}, metrics);
+  server::GenerationRequest long_one;
+  long_one.prompt = fx.prompts[0];
+  long_one.options.max_new_tokens = 400;
+  long_one.options.stop_at_eos = false;
+  long_one.spec = api::parse_drafter_spec("plain");
+  auto running = scheduler.submit(long_one);
+  ASSERT_TRUE(running);
+  std::vector<TokenPiece> first;
+  while (first.empty()) running->take(first, 50ms);  // admitted and decoding
+  auto queued1 = scheduler.submit(long_one), queued2 = scheduler.submit(long_one);
+  ASSERT_TRUE(queued1 && queued2);
+  EXPECT_FALSE(scheduler.submit(long_one)) << "the queue holds 2";
+  queued2->cancel();  // cancelled while queued: it never runs
+  running->cancel();
+  drain(*running);
+  EXPECT_EQ(running->finish_reason(), FinishReason::Cancelled);
+  EXPECT_LT(running->stats().new_tokens, 400);
+  const auto rest = drain(*queued1);
+  EXPECT_EQ(queued1->finish_reason(), FinishReason::Length);
+  EXPECT_EQ(rest.size(), 400u);
+  drain(*queued2);
+  EXPECT_EQ(queued2->finish_reason(), FinishReason::Cancelled);
+  const std::string text = metrics.render();
+  EXPECT_EQ(metric(text, "eagle2_kv_blocks_used"), 0) << text;
+  EXPECT_NE(text.find("eagle2_requests_total{status=\"cancelled\"} 2"), std::string::npos) << text;
+}
+
+TEST(Scheduler, RequestsThatCanNeverRunAreRefusedAtOnce) {
+  const Fixture fx;
+  api::Model model = api::Model::load(fx.model_dir);
+  api::Threads threads(1);
+  server::Metrics metrics;
+  server::Scheduler scheduler(model, nullptr, threads, nullptr, {2, 4, 32}, metrics);
+  server::GenerationRequest r;
+  r.spec = api::parse_drafter_spec("plain");
+  EXPECT_EQ(test::error_of([&] { scheduler.submit(r); }), "the prompt is empty");
+  r.prompt.assign(32, 1);
+  EXPECT_EQ(test::error_of([&] { scheduler.submit(r); }),
+            "the prompt has 32 tokens but the context is 32: shorten the prompt");
+  r.prompt.assign(3, 1);
+  r.spec = api::parse_drafter_spec("chain:3");
+  EXPECT_EQ(test::error_of([&] { scheduler.submit(r); }),
+            "speculative \"chain:3\" needs an EAGLE head and this server has none");
+  r.spec = api::parse_drafter_spec("plain");
+  r.options.sampling.top_p = 0;
+  EXPECT_NE(test::error_of([&] { scheduler.submit(r); }), "");
+}
+
+TEST(Scheduler, ShutdownFinishesAdmittedAndCancelsQueued) {
+  const Fixture fx;
+  api::Model model = api::Model::load(fx.model_dir);
+  api::Threads threads(1);
+  server::Metrics metrics;
+  auto scheduler = std::make_unique<server::Scheduler>(model, nullptr, threads, nullptr,
+                                                       server::SchedulerOptions{1, 4, 128}, metrics);
+  server::GenerationRequest r;
+  r.prompt = fx.prompts[1];
+  r.options.max_new_tokens = 40;
+  r.options.stop_at_eos = false;
+  r.spec = api::parse_drafter_spec("plain");
+  auto admitted = scheduler->submit(r);
+  std::vector<TokenPiece> got;
+  while (got.empty()) admitted->take(got, 50ms);
+  auto queued = scheduler->submit(r);
+  scheduler->shutdown();
+  EXPECT_FALSE(scheduler->submit(r)) << "no admission after shutdown";
+  drain(*admitted);
+  EXPECT_EQ(admitted->finish_reason(), FinishReason::Length);
+  EXPECT_EQ(admitted->stats().new_tokens, 40);
+  drain(*queued);
+  EXPECT_EQ(queued->finish_reason(), FinishReason::Cancelled);
+  scheduler.reset();
+}
+
+}  // namespace
+}  // namespace eagle2
