@@ -1,6 +1,7 @@
 #include "server/completion_routes.h"
 
 #include <chrono>
+#include <exception>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -72,18 +73,25 @@ void stream_response(std::shared_ptr<SseStream> st, httplib::Response& res) {
   res.set_chunked_content_provider(
       "text/event-stream",
       [st](size_t, httplib::DataSink& sink) {
-        Delta d = st->first_pending ? std::move(st->first) : st->run->next(kPoll);
-        st->first_pending = false;
-        const std::string out = st->events(d);
-        // A client that went away: a failed write, or (while no tokens come) a socket that is no
-        // longer writable. Either way the scheduler drops the request at its next step.
-        const bool ok = out.empty() ? sink.is_writable() : sink.write(out.data(), out.size());
-        if (!ok) {
+        // httplib calls this outside its handlers' try block: an exception escaping here would
+        // end the process, so any failure ends this response (and request) alone.
+        try {
+          Delta d = st->first_pending ? std::move(st->first) : st->run->next(kPoll);
+          st->first_pending = false;
+          const std::string out = st->events(d);
+          // A client that went away: a failed write, or (while no tokens come) a socket that is
+          // no longer writable. Either way the scheduler drops the request at its next step.
+          const bool ok = out.empty() ? sink.is_writable() : sink.write(out.data(), out.size());
+          if (!ok) {
+            st->run->cancel();
+            return false;
+          }
+          if (d.end != RunEnd::None) sink.done();
+          return true;
+        } catch (const std::exception&) {
           st->run->cancel();
           return false;
         }
-        if (d.end != RunEnd::None) sink.done();
-        return true;
       },
       // Called when the response is over, also when httplib gave up on the connection.
       [st](bool success) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "support/cli.h"
+#include "support/shared_data.h"
 #include "support/sse_client.h"
 
 extern char** environ;
@@ -157,6 +158,23 @@ TEST(Serve, ListensOnThePortItPrintsAndRefusesATakenOne) {
       << err;
 }
 
+TEST(Serve, ChatTemplateFlag) {
+  // The bundled model has no template of its own.
+  EAGLE2_SHARED_FILE(tmpl, "data/chat_templates/meta-llama-Llama-3.1-8B-Instruct.jinja");
+  ServeProcess srv("--chat-template " + tmpl);
+  httplib::Client c = srv.client();
+  const json body = {{"messages", {{{"role", "user"}, {"content", "Write a loop."}}}},
+                     {"max_tokens", 8}};
+  const httplib::Result r = c.Post("/v1/chat/completions", body.dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  const json j = json::parse(r->body);
+  EXPECT_EQ(j["object"], "chat.completion");
+  EXPECT_EQ(j["usage"]["completion_tokens"], 8);
+  srv.signal(SIGTERM);
+  EXPECT_EQ(srv.wait(), 0);
+}
+
 TEST(Serve, QueueFullGets503AndAHungUpClientIsCancelled) {
   ServeProcess srv("--parallel 1 --max-queue 1");
   constexpr int kClients = 4;
@@ -216,15 +234,30 @@ TEST(Serve, SigtermDuringAStreamLetsItFinishThenExitsZero) {
   ServeProcess srv("");
   std::atomic<bool> signalled{false};
   test::SseResult s;
+  int events = 0, health = -1, refused = -1;
   {
     // Scoped: the client's keep-alive connection closes before the server is waited for.
     httplib::Client c = srv.client();
     s = test::post_sse(c, "/v1/completions", long_request(), {}, [&](const json&) {
       if (!signalled.exchange(true)) srv.signal(SIGTERM);
+      // While the stream drains: /health says so (a load balancer stops sending) and a new
+      // request is refused rather than queued behind the shutdown.
+      if (++events == 20) {
+        httplib::Client other = srv.client();
+        const httplib::Result h = other.Get("/health");
+        health = h ? h->status : 0;
+        const httplib::Result r = other.Post(
+            "/v1/completions", R"({"prompt": "x", "max_tokens": 4})", "application/json");
+        refused = r ? r->status : 0;
+      }
       return true;
     });
   }
   EXPECT_TRUE(signalled);
+  if (events >= 20) {
+    EXPECT_EQ(health, 503);
+    EXPECT_EQ(refused, 503);
+  }
   EXPECT_EQ(s.status, 200);
   EXPECT_TRUE(s.done) << s.raw;
   const std::string reason = test::finish_reason(s);
