@@ -1,30 +1,66 @@
 #include "server/metrics.h"
 
+#include <cmath>
 #include <cstdio>
+#include <utility>
 
 namespace eagle2::server {
 
 namespace {
 
+// Prometheus reads any float; integers are printed as integers so that counts read naturally
+// (and bucket bounds stay "1", "2", ... rather than "1.0").
 std::string number(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
+  if (v == std::floor(v) && std::fabs(v) < 1e15)
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.9g", v);
   return buf;
 }
 
-void header(std::string& out, const std::string& name, const char* type, const char* help) {
-  out += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+// A label value in the exposition format: backslash, double quote and newline escaped.
+std::string label_value(const std::string& s) {
+  std::string out;
+  for (const char c : s) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
 }
 
-std::vector<double> powers_of_two(double last) {
+void header(std::string& out, const char* name, const char* type, const char* help) {
+  out += "# HELP ";
+  out += name;
+  out += ' ';
+  out += help;
+  out += "\n# TYPE ";
+  out += name;
+  out += ' ';
+  out += type;
+  out += '\n';
+}
+
+void sample(std::string& out, const char* name, double value) {
+  out += name;
+  out += ' ';
+  out += number(value);
+  out += '\n';
+}
+
+std::vector<double> powers_of_two(double max) {
   std::vector<double> b;
-  for (double x = 1; x <= last; x *= 2) b.push_back(x);
+  for (double v = 1; v <= max; v *= 2) b.push_back(v);
   return b;
 }
 
-std::vector<double> zero_to(int last) {
+std::vector<double> zero_to(int max) {
   std::vector<double> b;
-  for (int i = 0; i <= last; ++i) b.push_back(i);
+  for (int v = 0; v <= max; ++v) b.push_back(v);
   return b;
 }
 
@@ -34,12 +70,13 @@ Histogram::Histogram(std::vector<double> upper_bounds)
     : bounds_(std::move(upper_bounds)), counts_(bounds_.size(), 0) {}
 
 void Histogram::observe(double value) {
-  for (size_t i = 0; i < bounds_.size(); ++i)
+  for (size_t i = 0; i < bounds_.size(); ++i) {
     if (value <= bounds_[i]) {
       ++counts_[i];
       break;
     }
-  ++count_;
+  }
+  ++count_;  // a value above every bound lands in +Inf only
   sum_ += value;
 }
 
@@ -50,78 +87,88 @@ void Histogram::render(const std::string& name, std::string& out) const {
     out += name + "_bucket{le=\"" + number(bounds_[i]) + "\"} " + std::to_string(cumulative) + "\n";
   }
   out += name + "_bucket{le=\"+Inf\"} " + std::to_string(count_) + "\n";
-  out += name + "_sum " + number(sum_) + "\n" + name + "_count " + std::to_string(count_) + "\n";
+  out += name + "_sum " + number(sum_) + "\n";
+  out += name + "_count " + std::to_string(count_) + "\n";
 }
 
+// Batch sizes up to 64 sequences; rows up to 1024 (64 sequences' trees of up to 64 nodes would
+// be 4096, but a step's budget keeps the whole forward far smaller); accepted lengths 0..12 cover
+// the deepest trees the spec grammar's defaults draft.
 Metrics::Metrics()
-    : batch_sequences_(powers_of_two(64)),
-      batch_rows_(powers_of_two(1024)),
-      accepted_length_(zero_to(12)) {}
+    : batch_sequences_(powers_of_two(64)), batch_rows_(powers_of_two(1024)),
+      accepted_length_(zero_to(12)) {
+  // The outcomes every server has, at 0 from the start: a rate over them needs no "absent" case.
+  for (const char* s : {"ok", "cancelled", "error"}) requests_[s] = 0;
+}
 
 void Metrics::request_done(const std::string& status) {
-  std::lock_guard lock(mutex_);
+  std::lock_guard<std::mutex> lock(mutex_);
   ++requests_[status];
 }
 
 void Metrics::tokens_generated(int64_t n) {
-  std::lock_guard lock(mutex_);
-  tokens_ += static_cast<uint64_t>(n);
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (n > 0) tokens_ += static_cast<uint64_t>(n);
 }
 
 void Metrics::step(const StepRecord& r) {
-  std::lock_guard lock(mutex_);
+  std::lock_guard<std::mutex> lock(mutex_);
   batch_sequences_.observe(static_cast<double>(r.sequences));
   batch_rows_.observe(static_cast<double>(r.rows));
-  for (int64_t a : r.accepted) accepted_length_.observe(static_cast<double>(a));
+  for (const int64_t a : r.accepted) accepted_length_.observe(static_cast<double>(a));
+  // tau counts verifications: each verified sequence had one target forward this step.
   sequence_forwards_ += r.accepted.size();
-  committed_ += static_cast<uint64_t>(r.committed);
+  if (r.committed > 0) committed_ += static_cast<uint64_t>(r.committed);
   draft_seconds_ += r.draft_seconds;
   verify_seconds_ += r.verify_seconds;
   kv_used_ = r.kv_blocks_used;
 }
 
 void Metrics::queue_depth(int64_t depth) {
-  std::lock_guard lock(mutex_);
+  std::lock_guard<std::mutex> lock(mutex_);
   queue_depth_ = depth;
 }
 
 void Metrics::kv_blocks(int64_t used, int64_t total) {
-  std::lock_guard lock(mutex_);
+  std::lock_guard<std::mutex> lock(mutex_);
   kv_used_ = used;
   kv_total_ = total;
 }
 
 std::string Metrics::render() const {
-  std::lock_guard lock(mutex_);
+  std::lock_guard<std::mutex> lock(mutex_);
   std::string out;
-  header(out, "eagle2_requests_total", "counter", "Requests by outcome (ok, cancelled, error, or the HTTP status of a refusal).");
-  if (requests_.empty()) out += "eagle2_requests_total{status=\"ok\"} 0\n";
+  header(out, "eagle2_requests_total", "counter",
+         "Completion requests by how they ended: ok, cancelled, error, or the HTTP status of a "
+         "refusal.");
   for (const auto& [status, n] : requests_)
-    out += "eagle2_requests_total{status=\"" + status + "\"} " + std::to_string(n) + "\n";
+    out += "eagle2_requests_total{status=\"" + label_value(status) + "\"} " + std::to_string(n) +
+           "\n";
   header(out, "eagle2_tokens_generated_total", "counter", "Tokens generated for all requests.");
-  out += "eagle2_tokens_generated_total " + std::to_string(tokens_) + "\n";
+  sample(out, "eagle2_tokens_generated_total", static_cast<double>(tokens_));
   header(out, "eagle2_queue_depth", "gauge", "Requests waiting for a decoding slot.");
-  out += "eagle2_queue_depth " + std::to_string(queue_depth_) + "\n";
-  header(out, "eagle2_batch_sequences", "histogram", "Sequences in each step's target forward.");
+  sample(out, "eagle2_queue_depth", static_cast<double>(queue_depth_));
+  header(out, "eagle2_batch_sequences", "histogram", "Sequences in each engine step's forward.");
   batch_sequences_.render("eagle2_batch_sequences", out);
-  header(out, "eagle2_batch_rows", "histogram", "Rows (tree nodes, tokens, prompt chunks) in each step's target forward.");
+  header(out, "eagle2_batch_rows", "histogram",
+         "Rows (tree nodes, single tokens, prefill tokens) in each engine step's forward.");
   batch_rows_.render("eagle2_batch_rows", out);
-  header(out, "eagle2_accepted_length", "histogram", "Draft tokens accepted per sequence per step.");
+  header(out, "eagle2_accepted_length", "histogram",
+         "Draft tokens accepted per sequence per verification.");
   accepted_length_.render("eagle2_accepted_length", out);
-  header(out, "eagle2_tau", "gauge", "Tokens committed per sequence per target forward since start (bonus included).");
-  out += "eagle2_tau " +
-         number(sequence_forwards_ ? static_cast<double>(committed_) /
-                                         static_cast<double>(sequence_forwards_)
-                                   : 0.0) +
-         "\n";
+  header(out, "eagle2_tau", "gauge",
+         "Tokens committed per sequence per target forward since start (bonus included).");
+  sample(out, "eagle2_tau",
+         sequence_forwards_ ? static_cast<double>(committed_) / sequence_forwards_ : 0.0);
   header(out, "eagle2_draft_seconds_total", "counter", "Seconds spent drafting.");
-  out += "eagle2_draft_seconds_total " + number(draft_seconds_) + "\n";
-  header(out, "eagle2_verify_seconds_total", "counter", "Seconds spent in target forwards and verification.");
-  out += "eagle2_verify_seconds_total " + number(verify_seconds_) + "\n";
-  header(out, "eagle2_kv_blocks_used", "gauge", "KV cache blocks held by sequences.");
-  out += "eagle2_kv_blocks_used " + std::to_string(kv_used_) + "\n";
-  header(out, "eagle2_kv_blocks_total", "gauge", "KV cache blocks in the pool.");
-  out += "eagle2_kv_blocks_total " + std::to_string(kv_total_) + "\n";
+  sample(out, "eagle2_draft_seconds_total", draft_seconds_);
+  header(out, "eagle2_verify_seconds_total", "counter",
+         "Seconds spent in target forwards and verification.");
+  sample(out, "eagle2_verify_seconds_total", verify_seconds_);
+  header(out, "eagle2_kv_blocks_used", "gauge", "KV memory blocks held by sequences.");
+  sample(out, "eagle2_kv_blocks_used", static_cast<double>(kv_used_));
+  header(out, "eagle2_kv_blocks_total", "gauge", "KV memory blocks in the pool.");
+  sample(out, "eagle2_kv_blocks_total", static_cast<double>(kv_total_));
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "bundled.h"
 #include "commands.h"
 #include "drafter_flags.h"
 #include "eagle2/bench.h"
@@ -80,21 +81,6 @@ struct DemoFlags {
   int64_t draft_vocab = -1;
   int64_t n = 128;
 };
-
-// The bundled files: models/<name> below the working directory, else next to the repository the
-// executable was built in (build/bin/eagle2 -> ../../models).
-std::string bundled_path(const std::string& name) {
-  const fs::path here = fs::path("models") / name;
-  if (fs::exists(here)) return here.string();
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const fs::path beside = exe.parent_path().parent_path().parent_path() / "models" / name;
-    if (fs::exists(beside)) return beside.string();
-  }
-  fail("the bundled ", name, " is not in ./models or next to this executable's build folder: run "
-       "from the repository root, or pass -m MODEL and --draft HEAD");
-}
 
 int run_demo(const DemoFlags& f) {
   const std::string model_dir = f.run.model_dir.empty() ? bundled_path("code-lm") : f.run.model_dir;

@@ -51,22 +51,26 @@ VerifyCost measure_verify_cost(Model& target, int64_t ctx, bool verbose, Threads
 
 }  // namespace
 
+CLI::Validator drafter_spec_check() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        try {
+          parse_drafter_spec(v);
+        } catch (const Error& e) {
+          return e.what();
+        }
+        return {};
+      },
+      "SPEC");
+}
+
 void add_drafter_flags(CLI::App& cmd, DrafterFlags& f) {
   cmd.add_option("--draft", f.head_dir, "EAGLE draft head folder (config.json + weights)");
   cmd.add_option("--spec", f.spec,
                  "Drafter as bench and demo spell it: plain, none, lookup[:D], chain[:D], "
                  "static[:N|:JSON], dynamic[:T:D:K][:cal], dynamic:auto[:D:K][:cal] (instead of "
                  "--tree and its flags)")
-      ->check(CLI::Validator(
-          [](std::string& v) -> std::string {
-            try {
-              parse_drafter_spec(v);
-            } catch (const Error& e) {
-              return e.what();
-            }
-            return {};
-          },
-          "SPEC"))
+      ->check(drafter_spec_check())
       ->each([&f](const std::string&) { f.spec_given = true; });
   cmd.add_option("--tree", f.tree,
                  "Drafter: dynamic (EAGLE-2), static (EAGLE-1 tree), chain, lookup (prompt "

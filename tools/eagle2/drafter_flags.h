@@ -41,6 +41,9 @@ struct DrafterFlags {
 
 void add_drafter_flags(CLI::App& cmd, DrafterFlags& flags);
 
+// A flag value that must be a drafter spec (parse_drafter_spec's message otherwise: exit 2).
+CLI::Validator drafter_spec_check();
+
 // The spec the flags ask for: --spec as given, else the shorthands' ("plain" without --draft and
 // --tree: generate's --tree none has always meant plain decoding, not the speculative loop).
 // Reads a --choices file.

@@ -1,0 +1,163 @@
+#include "server/completion_routes.h"
+
+#include <chrono>
+#include <exception>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "eagle2/error.h"
+#include "server/completion_run.h"
+#include "server/openai_response.h"
+
+namespace eagle2::server {
+
+namespace {
+
+using std::chrono::milliseconds;
+
+// How long one take() waits: short, so that a streaming handler notices a client that went away
+// (a failed write) within this much of its last token, and long enough not to spin.
+constexpr milliseconds kPoll{100};
+
+void append(Delta& into, Delta&& d) {
+  into.text += d.text;
+  for (TokenText& t : d.tokens) into.tokens.push_back(std::move(t));
+  into.end = d.end;
+  into.finish_reason = std::move(d.finish_reason);
+  into.message = std::move(d.message);
+}
+
+// A request that reached the scheduler and ended without an answer. Not thrown: the scheduler
+// has already counted it ("error" or "cancelled").
+void send_unfinished(httplib::Response& res, const Delta& d) {
+  if (d.end == RunEnd::Error)
+    send_error(res, ApiError(400, d.message, "", "engine_error"));
+  else
+    send_error(res, ApiError(503, "the server is shutting down", "", "shutting_down"));
+}
+
+// The streaming side of one request: what the content provider needs between its calls.
+struct SseStream {
+  std::shared_ptr<void> in_flight;  // ServerState::response_started(): until the last write
+  std::shared_ptr<CompletionRun> run;
+  ResponseHeader header;
+  bool include_usage = false;
+  Delta first;  // what arrived before the headers were sent
+  bool first_pending = true;
+  bool first_chunk = true;  // chat: the first chunk's delta carries the role
+
+  // The events for one delta; `done` once the last has been written.
+  std::string events(const Delta& d) {
+    std::string out;
+    if (!d.text.empty() || !d.tokens.empty()) {
+      out += sse_event(chunk_json(header, d.text, d.tokens, first_chunk, "", include_usage));
+      first_chunk = false;
+    }
+    if (d.end == RunEnd::Finished) {
+      out += sse_event(chunk_json(header, "", {}, first_chunk, d.finish_reason, include_usage));
+      if (include_usage) out += sse_event(usage_chunk_json(header, run->usage()));
+    } else if (d.end == RunEnd::Error) {
+      out += sse_event(error_json(400, d.message, "", "engine_error"));
+    } else if (d.end == RunEnd::Cancelled) {
+      out += sse_event(error_json(503, "the server is shutting down", "", "shutting_down"));
+    }
+    if (d.end != RunEnd::None) out += kSseDone;
+    return out;
+  }
+};
+
+void stream_response(std::shared_ptr<SseStream> st, httplib::Response& res) {
+  res.set_header("Cache-Control", "no-cache");
+  res.set_header("X-Accel-Buffering", "no");  // a reverse proxy must not buffer the events
+  res.set_chunked_content_provider(
+      "text/event-stream",
+      [st](size_t, httplib::DataSink& sink) {
+        // httplib calls this outside its handlers' try block: an exception escaping here would
+        // end the process, so any failure ends this response (and request) alone.
+        try {
+          Delta d = st->first_pending ? std::move(st->first) : st->run->next(kPoll);
+          st->first_pending = false;
+          const std::string out = st->events(d);
+          // A client that went away: a failed write, or (while no tokens come) a socket that is
+          // no longer writable. Either way the scheduler drops the request at its next step.
+          const bool ok = out.empty() ? sink.is_writable() : sink.write(out.data(), out.size());
+          if (!ok) {
+            st->run->cancel();
+            return false;
+          }
+          if (d.end != RunEnd::None) sink.done();
+          return true;
+        } catch (const std::exception&) {
+          st->run->cancel();
+          return false;
+        }
+      },
+      // Called when the response is over, also when httplib gave up on the connection.
+      [st](bool success) {
+        if (!success) st->run->cancel();
+      });
+}
+
+}  // namespace
+
+void send_error(httplib::Response& res, const ApiError& e) {
+  res.status = e.status();
+  if (e.status() == 503) res.set_header("Retry-After", "1");
+  res.set_content(json_text(error_json(e.status(), e.what(), e.param(), e.code())),
+                  "application/json");
+}
+
+void handle_completion(ServerState& s, Endpoint endpoint, const httplib::Request& req,
+                       httplib::Response& res) {
+  std::shared_ptr<void> in_flight = s.response_started();
+  const CompletionRequest request = parse_completion_request(req.body, endpoint, s.model.id());
+  const std::vector<int32_t> prompt = s.model.prompt_tokens(request);
+
+  std::shared_ptr<RequestStream> stream;
+  try {
+    stream = s.scheduler.submit(s.model.generation_request(request, prompt));
+  } catch (const Error& e) {
+    throw ApiError(400, e.what(), "", "invalid_value");  // a request that can never run
+  }
+  if (!stream) {
+    if (s.stopping) throw ApiError(503, "the server is shutting down", "", "shutting_down");
+    throw ApiError(503, "the queue is full (" + std::to_string(s.options.max_queue) +
+                            " requests wait for " + std::to_string(s.options.parallel) +
+                            " slots): retry later",
+                   "", "queue_full");
+  }
+  auto run = std::make_shared<CompletionRun>(stream, s.model.tokenizer(), prompt, request.stop);
+
+  // The status line waits for the first tokens (or the end): a request the engine fails gets an
+  // error status and JSON, not a 200 stream that breaks off. It also keeps the handler here while
+  // the request is queued, where a shutdown can still answer it with 503.
+  Delta first;
+  while (first.tokens.empty() && first.end == RunEnd::None) append(first, run->next(kPoll));
+  if (first.end == RunEnd::Error || first.end == RunEnd::Cancelled) {
+    send_unfinished(res, first);
+    return;
+  }
+  const ResponseHeader header = make_response_header(endpoint, s.model.id());
+
+  if (!request.stream) {
+    Delta all = std::move(first);
+    while (all.end == RunEnd::None) append(all, run->next(milliseconds(1000)));
+    if (all.end != RunEnd::Finished) {
+      send_unfinished(res, all);
+      return;
+    }
+    res.set_content(json_text(completion_json(header, all.text, all.finish_reason, run->usage())),
+                    "application/json");
+    return;
+  }
+  auto st = std::make_shared<SseStream>();
+  st->in_flight = std::move(in_flight);
+  st->run = run;
+  st->header = header;
+  st->include_usage = request.include_usage;
+  st->first = std::move(first);
+  stream_response(std::move(st), res);
+}
+
+}  // namespace eagle2::server

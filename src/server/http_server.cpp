@@ -1,0 +1,216 @@
+#include "server/http_server.h"
+
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <thread>
+
+#include "eagle2/error.h"
+#include "server/api_error.h"
+#include "server/completion_routes.h"
+#include "server/openai_response.h"
+#include "server/server_state.h"
+#include "server/stop_signal.h"
+#include "server/web_page.h"
+
+namespace eagle2::server {
+
+namespace {
+
+using httplib::Request;
+using httplib::Response;
+
+void send_json(Response& res, int status, const Json& body) {
+  res.status = status;
+  res.set_content(json_text(body), "application/json");
+}
+
+// Compares the whole key whatever the first difference, so that the time of a refusal does not
+// tell an attacker how much of a guessed key was right.
+bool same_key(const std::string& given, const std::string& key) {
+  unsigned char diff = given.size() == key.size() ? 0 : 1;
+  for (size_t i = 0; i < given.size(); ++i)
+    diff |= static_cast<unsigned char>(given[i] ^ key[i % key.size()]);
+  return diff == 0;
+}
+
+}  // namespace
+
+struct Server::Impl {
+  explicit Impl(const ServerOptions& o) : state(o) {
+    state.created = std::chrono::duration_cast<std::chrono::seconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
+    // httplib runs each connection on a pool thread for the connection's whole life, and a
+    // streaming request holds its thread until its last token. With its default pool (8
+    // threads), a 9th client would wait inside httplib where the scheduler cannot see it: no
+    // admission, no 503. Enough threads for every slot and every queue place (plus a few for
+    // /health, /metrics and refusals) keep all waiting in the scheduler's queue.
+    const size_t threads = static_cast<size_t>(o.parallel) + static_cast<size_t>(o.max_queue) + 4;
+    http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    http.set_payload_max_length(o.max_body);
+    // httplib's default also sets SO_REUSEPORT, with which a second server on the same port
+    // binds too and the kernel splits the connections between the two: a port in use must be an
+    // error instead. SO_REUSEADDR alone still allows a restart while old connections linger.
+    http.set_socket_options([](socket_t sock) {
+      const int yes = 1;
+      setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    });
+    routes();
+    if (o.port == 0) {
+      port = http.bind_to_any_port(o.host);
+    } else {
+      port = http.bind_to_port(o.host, o.port) ? o.port : -1;
+    }
+    if (port < 0)
+      fail("cannot listen on ", o.host, ":", o.port,
+           " (the port is in use, or the host is not an address of this machine)");
+  }
+
+  // Authorization for /v1/: ApiError 401 unless the server has no key or the request brings it.
+  void authorize(const Request& req) const {
+    const std::string& key = state.options.api_key;
+    if (key.empty()) return;
+    const std::string auth = req.get_header_value("Authorization");
+    const std::string prefix = "Bearer ";
+    if (!auth.starts_with(prefix) || !same_key(auth.substr(prefix.size()), key))
+      throw ApiError(401,
+                     auth.empty() ? "missing API key: send the header 'Authorization: Bearer KEY'"
+                                  : "invalid API key",
+                     "", "invalid_api_key");
+  }
+
+  // A /v1/ handler: authorized first; an ApiError becomes its OpenAI-shaped response, counted in
+  // eagle2_requests_total when the route is a completion route.
+  template <class Handler>
+  httplib::Server::Handler v1(Handler handler, bool counted) {
+    return [this, handler, counted](const Request& req, Response& res) {
+      try {
+        authorize(req);
+        handler(req, res);
+      } catch (const ApiError& e) {
+        if (counted) state.metrics.request_done(std::to_string(e.status()));
+        send_error(res, e);
+      }
+    };
+  }
+
+  void models(Response& res) {
+    send_json(res, 200, models_json(state.model.id(), state.created));
+  }
+
+  void model(const std::string& id, Response& res) {
+    if (id != state.model.id() && id != "default")
+      throw ApiError(404, "the model '" + id + "' does not exist", "model", "model_not_found");
+    send_json(res, 200, model_json(state.model.id(), state.created));
+  }
+
+  void routes() {
+    http.Get("/", [](const Request&, Response& res) {
+      res.set_content(std::string(index_html()), "text/html; charset=utf-8");
+    });
+    http.Get("/health", [this](const Request&, Response& res) {
+      if (state.stopping)
+        send_json(res, 503, {{"status", "shutting down"}});
+      else
+        send_json(res, 200, {{"status", "ok"}});
+    });
+    http.Get("/metrics", [this](const Request&, Response& res) {
+      state.metrics.queue_depth(state.scheduler.queue_depth());
+      res.set_content(state.metrics.render(), "text/plain; version=0.0.4; charset=utf-8");
+    });
+    http.Get("/v1/models", v1([this](const Request&, Response& res) { models(res); }, false));
+    http.Get(R"(/v1/models/(.+))",
+             v1([this](const Request& req, Response& res) { model(req.matches[1], res); },
+                false));
+    http.Post("/v1/completions", v1(
+                                     [this](const Request& req, Response& res) {
+                                       handle_completion(state, Endpoint::Completions, req, res);
+                                     },
+                                     true));
+    http.Post("/v1/chat/completions",
+              v1([this](const Request& req,
+                        Response& res) { handle_completion(state, Endpoint::Chat, req, res); },
+                 true));
+
+    // Whatever httplib refuses itself, in OpenAI's error shape too: an unknown route (404), a
+    // body over --max-body (413: httplib answers before any handler runs), malformed HTTP (400).
+    // Responses the handlers built already have their body.
+    http.set_error_handler([this](const Request& req, Response& res) {
+      if (!res.body.empty() || res.is_chunked_content_provider_) return;
+      std::string message = "HTTP " + std::to_string(res.status);
+      if (res.status == 404) message = "no route " + req.method + " " + req.path;
+      if (res.status == 413) {
+        message = "the request body is larger than " + std::to_string(state.options.max_body) +
+                  " bytes (the server's --max-body)";
+        state.metrics.request_done("413");
+      }
+      if (res.status == 400) message = "malformed HTTP request";
+      send_json(res, res.status, error_json(res.status, message));
+    });
+    http.set_exception_handler([](const Request&, Response& res, std::exception_ptr ep) {
+      std::string message = "internal error";
+      try {
+        std::rethrow_exception(ep);
+      } catch (const std::exception& e) {
+        message = std::string("internal error: ") + e.what();
+      } catch (...) {
+      }
+      send_json(res, 500, error_json(500, message));
+    });
+  }
+
+  void run() {
+    // The shutdown runs on its own thread, woken through the pipe (a signal handler can do no
+    // more than write to it). In order: /health turns 503 and new completions get 503 (the
+    // scheduler takes no more); queued requests end with 503 and admitted ones decode to their
+    // end; their responses finish sending; only then does the listening socket close, because
+    // httplib cuts streaming responses short once it has. listen() below then waits for the
+    // remaining connections' handlers, so run() returns when the last response is complete.
+    std::thread watcher([this] {
+      stop_pipe.wait();
+      state.stopping = true;
+      state.scheduler.shutdown();
+      state.wait_for_responses(std::chrono::seconds(60));
+      // httplib's stop() acts only once listen() runs: wait for that, or for listen to fail.
+      while (!http.is_running() && !listen_done)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      http.stop();
+    });
+    http.listen_after_bind();
+    listen_done = true;
+    stop_pipe.notify();  // listen() failed: the watcher still has to finish
+    watcher.join();
+  }
+
+  ServerState state;
+  httplib::Server http;  // after the state: destroyed first, its handlers use the state
+  StopPipe stop_pipe;
+  std::atomic<bool> listen_done{false};
+  int port = -1;
+};
+
+Server::Server(const ServerOptions& options) : impl_(std::make_unique<Impl>(options)) {}
+
+Server::~Server() = default;
+
+int Server::port() const { return impl_->port; }
+
+std::string Server::summary() const {
+  const ServerState& s = impl_->state;
+  return "model " + s.model.id() + ", head " + s.model.head_name() + ", spec " +
+         s.model.default_spec().label + ", parallel " + std::to_string(s.options.parallel);
+}
+
+void Server::run() { impl_->run(); }
+
+void Server::stop() { impl_->stop_pipe.notify(); }
+
+void Server::run_until_signal() {
+  SignalStop signals(impl_->stop_pipe);
+  impl_->run();
+}
+
+}  // namespace eagle2::server

@@ -1,0 +1,45 @@
+// eagle2 serve: an OpenAI-compatible HTTP server over the scheduler (cpp-httplib). The CLI builds
+// one from its flags and runs it; tests run one in-process on an ephemeral port.
+//
+// Routes: GET / (the web page), GET /health, GET /metrics (Prometheus), GET /v1/models,
+// GET /v1/models/{id}, POST /v1/completions, POST /v1/chat/completions. With an API key, the
+// /v1/ routes need "Authorization: Bearer KEY"; /, /health and /metrics never do.
+//
+// This header sees only the standard library and server_options.h: the CLI, which may include
+// nothing of the engine's internals, includes it (the rest lives behind the pointer).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "server/server_options.h"
+
+namespace eagle2::server {
+
+class Server {
+ public:
+  // Loads the model (and head, tokenizer, template), measures the verify cost, starts the
+  // scheduler and binds host:port. Error when any of it fails (a port in use, a bad model...).
+  explicit Server(const ServerOptions& options);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  int port() const;  // the bound port (the ephemeral one for port 0)
+  // "model code-lm, head code-lm-eagle, spec dynamic:auto:8:1:cal, parallel 4"
+  std::string summary() const;
+
+  // Serves until stop(): then stops accepting connections, lets admitted requests decode to
+  // their end (queued ones get 503), and returns once every handler has finished. Once only.
+  void run();
+  // From any thread, before or during run(). Does not wait.
+  void stop();
+  // run(), with SIGINT and SIGTERM calling stop() while it runs.
+  void run_until_signal();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace eagle2::server

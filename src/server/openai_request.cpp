@@ -1,0 +1,243 @@
+#include "server/openai_request.h"
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "eagle2/error.h"
+#include "server/api_error.h"
+
+namespace eagle2::server {
+
+namespace {
+
+// ordered_json: the messages keep their key order when dumped for the chat template.
+using Json = nlohmann::ordered_json;
+
+[[noreturn]] void bad(const std::string& field, const std::string& message) {
+  throw ApiError(400, field + ": " + message, field, "invalid_value");
+}
+
+// The field's value, or nullptr when absent or null (OpenAI treats an explicit null as absent).
+const Json* field(const Json& body, const char* name) {
+  const auto it = body.find(name);
+  if (it == body.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+std::string type_name(const Json& v) {
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_number()) return "a number";
+  if (v.is_string()) return "a string";
+  if (v.is_array()) return "an array";
+  if (v.is_object()) return "an object";
+  return "null";
+}
+
+double number_in(const Json& v, const std::string& name, double lo, double hi, bool lo_open) {
+  if (!v.is_number()) bad(name, "must be a number, got " + type_name(v));
+  const double x = v.get<double>();
+  if (!std::isfinite(x) || (lo_open ? x <= lo : x < lo) || x > hi) {
+    char range[64];
+    std::snprintf(range, sizeof range, "%s%g, %g]", lo_open ? "(" : "[", lo, hi);
+    bad(name, "must be in " + std::string(range) + ", got " + v.dump());
+  }
+  return x;
+}
+
+int64_t integer_in(const Json& v, const std::string& name, int64_t lo, int64_t hi) {
+  if (!v.is_number_integer())  // true for both signed and unsigned JSON integers
+    bad(name, "must be an integer, got " + (v.is_number() ? v.dump() : type_name(v)));
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi))
+    bad(name, "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+                  v.dump());
+  const int64_t x = v.get<int64_t>();
+  if (x < lo || x > hi)
+    bad(name, "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
+                  v.dump());
+  return x;
+}
+
+bool boolean(const Json& v, const std::string& name) {
+  if (!v.is_boolean()) bad(name, "must be a boolean, got " + type_name(v));
+  return v.get<bool>();
+}
+
+const std::string& string(const Json& v, const std::string& name) {
+  if (!v.is_string()) bad(name, "must be a string, got " + type_name(v));
+  return v.get_ref<const std::string&>();
+}
+
+// Fields OpenAI defines that this server accepts only at their neutral value.
+void only_neutral(const Json& body) {
+  if (const Json* v = field(body, "n"); v && integer_in(*v, "n", 1, 128) != 1)
+    bad("n", "only n = 1 is supported");
+  if (const Json* v = field(body, "best_of"); v && integer_in(*v, "best_of", 1, 128) != 1)
+    bad("best_of", "only best_of = 1 is supported");
+  if (const Json* v = field(body, "echo"); v && boolean(*v, "echo"))
+    bad("echo", "echo is not supported");
+  for (const char* name : {"presence_penalty", "frequency_penalty"})
+    if (const Json* v = field(body, name); v && number_in(*v, name, -2, 2, false) != 0)
+      bad(name, "only 0 is supported");
+  if (const Json* v = field(body, "logprobs")) {
+    if (!(v->is_boolean() && !v->get<bool>())) bad("logprobs", "logprobs are not supported");
+  }
+  if (const Json* v = field(body, "top_logprobs"))
+    if (integer_in(*v, "top_logprobs", 0, 20) != 0) bad("top_logprobs", "not supported");
+  if (const Json* v = field(body, "logit_bias")) {
+    if (!v->is_object()) bad("logit_bias", "must be an object, got " + type_name(*v));
+    if (!v->empty()) bad("logit_bias", "logit_bias is not supported");
+  }
+  if (const Json* v = field(body, "suffix")) {
+    if (!v->is_string() || !v->get_ref<const std::string&>().empty())
+      bad("suffix", "suffix is not supported");
+  }
+  if (const Json* v = field(body, "user")) string(*v, "user");
+}
+
+void read_prompt(const Json& body, CompletionRequest& r) {
+  const Json* p = field(body, "prompt");
+  if (!p) bad("prompt", "is required");
+  if (p->is_string()) {
+    r.prompt = p->get<std::string>();
+  } else if (p->is_array() && p->size() == 1 && (*p)[0].is_string()) {
+    r.prompt = (*p)[0].get<std::string>();  // a list of one prompt, as clients batch them
+  } else if (p->is_array() && !p->empty() && (*p)[0].is_number()) {
+    r.prompt_is_ids = true;
+    for (size_t i = 0; i < p->size(); ++i)
+      r.prompt_ids.push_back(static_cast<int32_t>(integer_in(
+          (*p)[i], "prompt[" + std::to_string(i) + "]", 0, std::numeric_limits<int32_t>::max())));
+  } else if (p->is_array() && p->size() > 1) {
+    bad("prompt", "only one prompt per request is supported");
+  } else {
+    bad("prompt", "must be a string or an array of token ids, got " +
+                      (p->is_array() ? std::string("an empty array") : type_name(*p)));
+  }
+  if (!r.prompt_is_ids && r.prompt.empty()) bad("prompt", "is empty");
+}
+
+// OpenAI's content parts ([{"type": "text", "text": ...}]) joined into the one string chat
+// templates expect; anything but text (images, audio) is refused.
+std::string content_text(const Json& parts, const std::string& name) {
+  std::string text;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const std::string where = name + "[" + std::to_string(i) + "]";
+    const Json& part = parts[i];
+    if (!part.is_object()) bad(where, "must be an object, got " + type_name(part));
+    const Json* type = field(part, "type");
+    if (!type || !type->is_string() || type->get_ref<const std::string&>() != "text")
+      bad(where + ".type", "only \"text\" content parts are supported");
+    const Json* t = field(part, "text");
+    if (!t) bad(where + ".text", "is required");
+    text += string(*t, where + ".text");
+  }
+  return text;
+}
+
+void read_messages(const Json& body, CompletionRequest& r) {
+  const Json* m = field(body, "messages");
+  if (!m) bad("messages", "is required");
+  if (!m->is_array()) bad("messages", "must be an array, got " + type_name(*m));
+  if (m->empty()) bad("messages", "is empty");
+  Json messages = Json::array();
+  for (size_t i = 0; i < m->size(); ++i) {
+    const std::string where = "messages[" + std::to_string(i) + "]";
+    Json msg = (*m)[i];
+    if (!msg.is_object()) bad(where, "must be an object, got " + type_name(msg));
+    const Json* role = field(msg, "role");
+    if (!role) bad(where + ".role", "is required");
+    if (string(*role, where + ".role").empty()) bad(where + ".role", "is empty");
+    const auto content = msg.find("content");
+    if (content != msg.end() && content->is_array())
+      *content = content_text(*content, where + ".content");
+    else if (content != msg.end() && !content->is_string() && !content->is_null())
+      bad(where + ".content", "must be a string, an array of text parts or null, got " +
+                                  type_name(*content));
+    messages.push_back(std::move(msg));
+  }
+  r.messages_json = messages.dump();
+}
+
+void read_stop(const Json& body, CompletionRequest& r) {
+  const Json* s = field(body, "stop");
+  if (!s) return;
+  if (s->is_string()) {
+    r.stop.push_back(s->get<std::string>());
+  } else if (s->is_array()) {
+    if (s->size() > 4) bad("stop", "at most 4 stop strings, got " + std::to_string(s->size()));
+    for (size_t i = 0; i < s->size(); ++i)
+      r.stop.push_back(string((*s)[i], "stop[" + std::to_string(i) + "]"));
+  } else {
+    bad("stop", "must be a string or an array of strings, got " + type_name(*s));
+  }
+  for (const std::string& x : r.stop)
+    if (x.empty()) bad("stop", "stop strings must not be empty");
+}
+
+}  // namespace
+
+CompletionRequest parse_completion_request(const std::string& body_text, Endpoint endpoint,
+                                           const std::string& model_id) {
+  Json body;
+  try {
+    body = Json::parse(body_text);
+  } catch (const nlohmann::json::exception& e) {
+    throw ApiError(400, std::string("malformed JSON: ") + e.what(), "", "invalid_json");
+  }
+  if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object");
+
+  if (const Json* m = field(body, "model")) {
+    const std::string& model = string(*m, "model");
+    if (model != model_id && model != "default")
+      throw ApiError(404, "the model '" + model + "' does not exist (this server has '" +
+                              model_id + "', also called 'default')",
+                     "model", "model_not_found");
+  }
+
+  CompletionRequest r;
+  r.endpoint = endpoint;
+  if (endpoint == Endpoint::Completions)
+    read_prompt(body, r);
+  else
+    read_messages(body, r);
+  only_neutral(body);
+
+  constexpr int64_t kMaxTokens = int64_t{1} << 30;
+  if (const Json* v = field(body, "max_tokens"))
+    r.max_tokens = integer_in(*v, "max_tokens", 1, kMaxTokens);
+  if (endpoint == Endpoint::Chat)
+    if (const Json* v = field(body, "max_completion_tokens"))
+      r.max_tokens = integer_in(*v, "max_completion_tokens", 1, kMaxTokens);
+  if (const Json* v = field(body, "temperature"))
+    r.sampling.temperature = static_cast<float>(number_in(*v, "temperature", 0, 2, false));
+  if (const Json* v = field(body, "top_p"))
+    r.sampling.top_p = static_cast<float>(number_in(*v, "top_p", 0, 1, true));
+  if (const Json* v = field(body, "top_k"))
+    r.sampling.top_k =
+        static_cast<int32_t>(integer_in(*v, "top_k", 0, std::numeric_limits<int32_t>::max()));
+  if (const Json* v = field(body, "seed")) {
+    // nlohmann reads every non-negative integer as unsigned, so 2^63 .. 2^64 - 1 are seeds too.
+    if (!v->is_number_integer())
+      bad("seed", "must be an integer, got " + (v->is_number() ? v->dump() : type_name(*v)));
+    if (!v->is_number_unsigned()) bad("seed", "must be in [0, 2^64 - 1], got " + v->dump());
+    r.sampling.seed = v->get<uint64_t>();
+  }
+  read_stop(body, r);
+  if (const Json* v = field(body, "stream")) r.stream = boolean(*v, "stream");
+  if (const Json* v = field(body, "stream_options")) {
+    if (!v->is_object()) bad("stream_options", "must be an object, got " + type_name(*v));
+    if (const Json* u = field(*v, "include_usage"))
+      r.include_usage = boolean(*u, "stream_options.include_usage");
+  }
+  if (const Json* v = field(body, "speculative")) {
+    try {
+      r.speculative = api::parse_drafter_spec(string(*v, "speculative"));
+    } catch (const Error& e) {
+      bad("speculative", e.what());
+    }
+  }
+  return r;
+}
+
+}  // namespace eagle2::server

@@ -1,0 +1,61 @@
+// The body of POST /v1/completions and /v1/chat/completions, parsed and validated into what the
+// server runs. Every problem is an ApiError naming the field (400; 404 for an unknown model), so
+// that a client learns what to fix from one response.
+//
+// Fields (OpenAI's names and meanings; where the server differs, it says so):
+//   model        optional; the loaded model's id or "default", else 404
+//   prompt       completions: a string, a one-string array, or an array of token ids
+//   messages     chat: a non-empty array of {"role": string, "content": string | null |
+//                [{"type": "text", "text": string}, ...]} (parts are joined into one string)
+//   max_tokens   integer >= 1 (chat also reads max_completion_tokens). Absent: 16 for
+//                completions, as OpenAI; for chat, to the end of the context (or an EOS)
+//   temperature  number in [0, 2]; absent: 0 (greedy, as `eagle2 generate`; OpenAI's is 1)
+//   top_p        number in (0, 1];  top_k (extension) integer >= 0, 0 = off
+//   seed         integer in [0, 2^64 - 1]; absent: 0. Sampling is keyed by (seed, position), so
+//                the same request and seed give the same text whatever else the server runs
+//   stop         a string or an array of at most 4 non-empty strings
+//   n            1 only;  best_of 1 only;  echo false only;  suffix null only
+//   stream       bool;  stream_options {"include_usage": bool}
+//   speculative  (extension) a drafter spec: "plain", "none", "lookup", "chain:6",
+//                "dynamic:auto:8:1:cal", ... (docs/SPECULATIVE.md); absent: the server's --spec
+//   accepted and ignored: user, presence_penalty and frequency_penalty when 0, logprobs when
+//                null/false, logit_bias when empty, and any field not listed here.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "eagle2/drafter.h"
+#include "eagle2/generate.h"
+
+namespace eagle2::server {
+
+enum class Endpoint { Completions, Chat };
+
+struct CompletionRequest {
+  Endpoint endpoint = Endpoint::Completions;
+  // Completions: the prompt text, or (prompt_is_ids) its token ids.
+  std::string prompt;
+  bool prompt_is_ids = false;
+  std::vector<int32_t> prompt_ids;
+  // Chat: the messages as a JSON array text (key order kept: templates may show it with tojson).
+  std::string messages_json;
+
+  std::optional<int64_t> max_tokens;  // absent: the endpoint's default (see above)
+  api::SamplingOptions sampling;
+  std::vector<std::string> stop;
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage: a last chunk with the usage
+  std::optional<api::DrafterSpec> speculative;  // absent: the server's default
+};
+
+// OpenAI's default max_tokens for /v1/completions.
+constexpr int64_t kDefaultCompletionTokens = 16;
+
+// `model_id`: the loaded model's id (what /v1/models lists).
+CompletionRequest parse_completion_request(const std::string& body, Endpoint endpoint,
+                                           const std::string& model_id);
+
+}  // namespace eagle2::server

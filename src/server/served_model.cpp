@@ -1,0 +1,138 @@
+#include "server/served_model.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "eagle2/error.h"
+#include "server/api_error.h"
+
+namespace eagle2::server {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A folder's name, also for "models/code-lm/" (whose filename() is empty).
+std::string folder_name(const std::string& dir) {
+  fs::path p = fs::path(dir).lexically_normal();
+  if (p.filename().empty()) p = p.parent_path();
+  return p.filename().string();
+}
+
+// Whether the folder's tokenizer_config.json names a chat template: a model without one is
+// served without the chat endpoint, while a template that is there but broken fails the start.
+bool has_config_template(const std::string& dir) {
+  const std::string path = dir + "/tokenizer_config.json";
+  if (!fs::is_regular_file(path)) return false;
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const nlohmann::json config = nlohmann::json::parse(text.str(), nullptr, false);
+  return config.is_object() && config.contains("chat_template") &&
+         !config["chat_template"].is_null();
+}
+
+// The text of a special token id as a chat template's bos_token/eos_token fallback.
+std::optional<std::string> special_text(const api::Tokenizer& tok, int32_t id) {
+  if (id < 0 || id >= tok.vocab_size()) return std::nullopt;
+  return tok.piece(id);
+}
+
+}  // namespace
+
+ServedModel::ServedModel(const ServerOptions& o) : id_(folder_name(o.model_dir)) {
+  if (!fs::exists(o.model_dir + "/tokenizer.json") && !fs::exists(o.model_dir + "/tokenizer.model"))
+    fail(o.model_dir, ": no tokenizer.json or tokenizer.model (the server speaks text)");
+  model_.emplace(api::Model::load(o.model_dir));
+  tok_.emplace(api::Tokenizer::open(o.model_dir));
+  const int64_t max_positions = model_->config().max_position_embeddings;
+  ctx_ = o.ctx > 0 ? o.ctx : std::min<int64_t>(2048, max_positions);
+
+  if (!o.head_dir.empty()) {
+    head_dir_ = o.head_dir;
+    head_.emplace(api::Head::load(o.head_dir, *model_));
+    const std::string vocab_file = o.head_dir + "/draft_vocab.tsv";
+    const int64_t n = o.draft_vocab >= 0 ? o.draft_vocab : fs::exists(vocab_file) ? 1024 : 0;
+    if (n > 0) head_->restrict_vocab(vocab_file, n);
+  }
+  const std::string spec = !o.spec.empty() ? o.spec : head_ ? kDefaultSpec : "plain";
+  default_spec_ = api::parse_drafter_spec(spec);
+  if (default_spec_.needs_head() && !head_)
+    fail("--spec ", spec, " needs an EAGLE head: pass --draft HEAD_DIR");
+
+  if (!o.chat_template.empty())
+    chat_.emplace(api::ChatTemplate::from_file(o.chat_template));
+  else if (has_config_template(o.model_dir))
+    chat_.emplace(api::ChatTemplate::from_model_dir(o.model_dir));
+
+  threads_.emplace(o.threads > 0 ? o.threads : api::default_thread_count());
+  // Measured once at start-up for every request: dynamic:auto trees and the scheduler's
+  // batch-wide budget both size trees from it.
+  cost_.emplace(api::VerifyCost::measure(*model_, ctx_, *threads_));
+}
+
+std::string ServedModel::head_name() const {
+  return head_ ? folder_name(head_dir_) : "none";
+}
+
+std::vector<int32_t> ServedModel::prompt_tokens(const CompletionRequest& r) const {
+  const api::Tokenizer& tok = *tok_;
+  if (r.endpoint == Endpoint::Completions && r.prompt_is_ids) {
+    for (size_t i = 0; i < r.prompt_ids.size(); ++i)
+      if (r.prompt_ids[i] >= tok.vocab_size())
+        throw ApiError(400,
+                       "prompt[" + std::to_string(i) + "]: token id " +
+                           std::to_string(r.prompt_ids[i]) + " is outside the vocabulary (" +
+                           std::to_string(tok.vocab_size()) + " tokens)",
+                       "prompt", "invalid_value");
+    return r.prompt_ids;
+  }
+  try {
+    // BOS as the tokenizer's config asks, exactly as `eagle2 generate -p` does.
+    if (r.endpoint == Endpoint::Completions) return tok.encode(r.prompt, tok.adds_bos());
+    if (!chat_)
+      throw ApiError(400,
+                     "this model has no chat template: start the server with --chat-template "
+                     "FILE, or use /v1/completions",
+                     "messages", "no_chat_template");
+    const std::optional<std::string> bos =
+        chat_->bos_token() ? chat_->bos_token() : special_text(tok, tok.bos_id());
+    const std::optional<std::string> eos =
+        chat_->eos_token() ? chat_->eos_token() : special_text(tok, tok.eos_id());
+    const std::string text = chat_->render(r.messages_json, "messages", true, bos, eos);
+    // A template that writes the BOS text itself ("{{ bos_token }}...") means the BOS token: it
+    // becomes the id (a SentencePiece model would spell "<s>" as three characters), never a
+    // second BOS. Otherwise the rendered text is a prompt like any other.
+    if (bos && !bos->empty() && text.starts_with(*bos))
+      return tok.encode(std::string_view(text).substr(bos->size()), true);
+    return tok.encode(text, tok.adds_bos());
+  } catch (const Error& e) {
+    throw ApiError(400, e.what(), r.endpoint == Endpoint::Chat ? "messages" : "prompt",
+                   "invalid_value");
+  }
+}
+
+GenerationRequest ServedModel::generation_request(const CompletionRequest& r,
+                                                  std::vector<int32_t> prompt) const {
+  GenerationRequest g;
+  g.prompt = std::move(prompt);
+  g.spec = r.speculative ? *r.speculative : default_spec_;
+  if (g.spec.needs_head() && !head_)
+    throw ApiError(400,
+                   "speculative: '" + g.spec.label + "' needs an EAGLE head and this server has "
+                   "none (start it with --draft HEAD_DIR)",
+                   "speculative", "invalid_value");
+  g.options.sampling = r.sampling;
+  // Without max_tokens a chat answer runs to an EOS or the end of the context (the engine stops
+  // there), as OpenAI's chat endpoint does; a completion gets OpenAI's 16 tokens.
+  g.options.max_new_tokens =
+      r.max_tokens ? *r.max_tokens
+                   : r.endpoint == Endpoint::Chat ? ctx_ : kDefaultCompletionTokens;
+  g.options.stop_at_eos = true;
+  return g;
+}
+
+}  // namespace eagle2::server

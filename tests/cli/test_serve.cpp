@@ -1,0 +1,276 @@
+// eagle2 serve as a process on the bundled model: its flags, the line it prints when listening,
+// 503 when the queue is full, a hung-up client's request cancelled, and SIGTERM in the middle of
+// a streaming request: the request finishes and the process exits 0.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/cli.h"
+#include "support/shared_data.h"
+#include "support/sse_client.h"
+
+extern char** environ;
+
+namespace eagle2 {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+// `eagle2 serve ARGS` on an ephemeral port, its stderr collected; the constructor returns once the
+// server printed the line with its port (or failed the test).
+class ServeProcess {
+ public:
+  explicit ServeProcess(const std::string& args) {
+    int fds[2];
+    if (pipe(fds) != 0) throw std::runtime_error("pipe");
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
+    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addclose(&actions, fds[0]);
+    // exec: the pid is the server's own, so that signals reach it and not a shell.
+    const std::string command =
+        std::string("exec ") + EAGLE2_CLI_PATH + " serve --port 0 -t 1 " + args;
+    const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
+    const int rc = posix_spawn(&pid_, "/bin/sh", &actions, nullptr, const_cast<char**>(argv),
+                               environ);
+    posix_spawn_file_actions_destroy(&actions);
+    close(fds[1]);
+    if (rc != 0) throw std::runtime_error("posix_spawn");
+    reader_ = std::thread([this, fd = fds[0]] {
+      char buf[4096];
+      for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        err_.append(buf, static_cast<size_t>(n));
+        changed_.notify_all();
+      }
+      close(fd);
+      std::lock_guard<std::mutex> lock(mutex_);
+      eof_ = true;
+      changed_.notify_all();
+    });
+    std::unique_lock<std::mutex> lock(mutex_);
+    const std::string marker = "listening on http://127.0.0.1:";
+    changed_.wait_for(lock, 120s, [&] { return eof_ || err_.find(marker) != std::string::npos; });
+    const size_t at = err_.find(marker);
+    if (at == std::string::npos) {
+      ADD_FAILURE() << "the server did not start: " << err_;
+      return;
+    }
+    port_ = std::stoi(err_.substr(at + marker.size()));
+  }
+  ~ServeProcess() {
+    if (!exited_) {
+      kill(pid_, SIGKILL);
+      wait();
+    }
+    reader_.join();
+  }
+  int port() const { return port_; }
+  void signal(int sig) const { kill(pid_, sig); }
+  int wait() {
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    exited_ = true;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+  std::string err() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    changed_.wait_for(lock, 30s, [&] { return eof_; });
+    return err_;
+  }
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", port_);
+    c.set_read_timeout(120);
+    return c;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int port_ = 0;
+  bool exited_ = false;
+  std::thread reader_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::string err_;
+  bool eof_ = false;
+};
+
+// A long plain-decoding request (about a second of work on the bundled model, more under ASan).
+json long_request() {
+  return {{"prompt", "def binary_search(items, target):\n"}, {"max_tokens", 200},
+          {"speculative", "plain"}, {"stream", true}};
+}
+
+TEST(Serve, FlagErrorsAreOneLine) {
+  const std::pair<const char*, const char*> flag_errors[] = {
+      {"serve --port 70000", "--port"},          {"serve --port -1", "--port"},
+      {"serve --parallel 0", "--parallel"},      {"serve --max-queue -1", "--max-queue"},
+      {"serve --spec bogus", "--spec"},          {"serve --api-key ''", "--api-key"},
+      {"serve --max-body 10", "--max-body"},     {"serve --chat-template /no/such", "--chat"},
+      {"serve --host", "--host"},                {"serve --bogus", "--bogus"},
+  };
+  for (const auto& [args, flag] : flag_errors) {
+    const test::CliRun run = test::run_cli_split(args);
+    EXPECT_EQ(run.code, 2) << args << ": " << run.err;
+    EXPECT_TRUE(run.err.starts_with("error: ")) << args << ": " << run.err;
+    EXPECT_NE(run.err.find(flag), std::string::npos) << args << ": " << run.err;
+  }
+  // Errors of what the flags name: exit 1, one line.
+  for (const char* args : {"serve --port 0 -m /no/such/model", "serve --port 0 --draft /no/such",
+                           "serve --port 0 --draft none --spec chain:3"}) {
+    const test::CliRun run = test::run_cli_split(args);
+    std::string why;
+    EXPECT_TRUE(test::is_one_clean_error(run, &why)) << args << ": " << why;
+  }
+}
+
+TEST(Serve, ListensOnThePortItPrintsAndRefusesATakenOne) {
+  ServeProcess srv("");
+  ASSERT_GT(srv.port(), 0);
+  httplib::Client c = srv.client();
+  const httplib::Result r = c.Get("/health");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  const test::CliRun taken = test::run_cli_split("serve -t 1 --port " + std::to_string(srv.port()));
+  std::string why;
+  EXPECT_TRUE(test::is_one_clean_error(taken, &why)) << why;
+  EXPECT_NE(taken.err.find("cannot listen"), std::string::npos) << taken.err;
+  srv.signal(SIGINT);
+  EXPECT_EQ(srv.wait(), 0);
+  const std::string err = srv.err();
+  EXPECT_NE(err.find("(model code-lm, head code-lm-eagle, spec dynamic:auto:8:1:cal, "
+                     "parallel 4)"),
+            std::string::npos)
+      << err;
+}
+
+TEST(Serve, ChatTemplateFlag) {
+  // The bundled model has no template of its own.
+  EAGLE2_SHARED_FILE(tmpl, "data/chat_templates/meta-llama-Llama-3.1-8B-Instruct.jinja");
+  ServeProcess srv("--chat-template " + tmpl);
+  httplib::Client c = srv.client();
+  const json body = {{"messages", {{{"role", "user"}, {"content", "Write a loop."}}}},
+                     {"max_tokens", 8}};
+  const httplib::Result r = c.Post("/v1/chat/completions", body.dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200) << r->body;
+  const json j = json::parse(r->body);
+  EXPECT_EQ(j["object"], "chat.completion");
+  EXPECT_EQ(j["usage"]["completion_tokens"], 8);
+  srv.signal(SIGTERM);
+  EXPECT_EQ(srv.wait(), 0);
+}
+
+TEST(Serve, QueueFullGets503AndAHungUpClientIsCancelled) {
+  ServeProcess srv("--parallel 1 --max-queue 1");
+  constexpr int kClients = 4;
+  std::vector<test::SseResult> results(kClients);
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kClients; ++i) {
+    clients.emplace_back([&srv, &results, i] {
+      httplib::Client c = srv.client();
+      // Hang up at the first chunk: the request's tokens are not wanted any more.
+      results[static_cast<size_t>(i)] =
+          test::post_sse(c, "/v1/completions", long_request(), {}, [](const json&) {
+            return false;
+          });
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  int ok = 0, refused = 0;
+  for (const test::SseResult& r : results) {
+    if (r.status == 200) {
+      ++ok;
+    } else {
+      ++refused;
+      EXPECT_EQ(r.status, 503) << r.raw;
+      EXPECT_EQ(r.retry_after, "1");
+      const json e = json::parse(r.raw);
+      EXPECT_NE(e["error"]["message"].get<std::string>().find("queue is full"), std::string::npos)
+          << r.raw;
+    }
+  }
+  // One slot and one queue place: 4 requests at once cannot all be taken.
+  EXPECT_GE(ok, 1);
+  EXPECT_GE(refused, 1);
+  httplib::Client c = srv.client();
+  // Each hung-up request leaves at the scheduler's next step: they end cancelled, not after 200
+  // tokens, and /metrics says so.
+  std::string metrics;
+  for (int i = 0; i < 100; ++i) {
+    const httplib::Result r = c.Get("/metrics");
+    ASSERT_TRUE(r);
+    metrics = r->body;
+    if (metrics.find("eagle2_requests_total{status=\"cancelled\"} " + std::to_string(ok)) !=
+        std::string::npos)
+      break;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_NE(metrics.find("eagle2_requests_total{status=\"cancelled\"} " + std::to_string(ok)),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("eagle2_requests_total{status=\"503\"} " + std::to_string(refused)),
+            std::string::npos)
+      << metrics;
+  srv.signal(SIGTERM);
+  EXPECT_EQ(srv.wait(), 0);
+}
+
+TEST(Serve, SigtermDuringAStreamLetsItFinishThenExitsZero) {
+  ServeProcess srv("");
+  std::atomic<bool> signalled{false};
+  test::SseResult s;
+  int events = 0, health = -1, refused = -1;
+  {
+    // Scoped: the client's keep-alive connection closes before the server is waited for.
+    httplib::Client c = srv.client();
+    s = test::post_sse(c, "/v1/completions", long_request(), {}, [&](const json&) {
+      if (!signalled.exchange(true)) srv.signal(SIGTERM);
+      // While the stream drains: /health says so (a load balancer stops sending) and a new
+      // request is refused rather than queued behind the shutdown.
+      if (++events == 20) {
+        httplib::Client other = srv.client();
+        const httplib::Result h = other.Get("/health");
+        health = h ? h->status : 0;
+        const httplib::Result r = other.Post(
+            "/v1/completions", R"({"prompt": "x", "max_tokens": 4})", "application/json");
+        refused = r ? r->status : 0;
+      }
+      return true;
+    });
+  }
+  EXPECT_TRUE(signalled);
+  if (events >= 20) {
+    EXPECT_EQ(health, 503);
+    EXPECT_EQ(refused, 503);
+  }
+  EXPECT_EQ(s.status, 200);
+  EXPECT_TRUE(s.done) << s.raw;
+  const std::string reason = test::finish_reason(s);
+  EXPECT_TRUE(reason == "length" || reason == "stop") << s.raw;
+  int tokens = 0;
+  for (const json& e : s.events)
+    if (e.contains("x_eagle2")) tokens += static_cast<int>(e["x_eagle2"]["tokens"].size());
+  if (reason == "length") {
+    EXPECT_EQ(tokens, 200);
+  }
+  EXPECT_EQ(srv.wait(), 0);
+  EXPECT_NE(srv.err().find("eagle2 serve: stopped"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace eagle2

@@ -1,0 +1,93 @@
+// eagle2 serve: the OpenAI-compatible HTTP server (src/server/) on the command line. Thin: the
+// flags become ServerOptions; the server itself is a library class that tests run in-process.
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "bundled.h"
+#include "commands.h"
+#include "drafter_flags.h"
+#include "flag_checks.h"
+#include "server/http_server.h"
+
+namespace eagle2::cli {
+
+namespace {
+
+struct ServeFlags {
+  RunFlags run;
+  std::string head_dir;
+  server::ServerOptions options;
+};
+
+int run_serve(ServeFlags& f) {
+  server::ServerOptions o = f.options;
+  // The bundled head drafts for the bundled model only: with -m, a head is given or there is none.
+  const bool bundled = f.run.model_dir.empty();
+  o.model_dir = bundled ? bundled_path("code-lm") : f.run.model_dir;
+  if (f.head_dir == "none")
+    o.head_dir.clear();
+  else
+    o.head_dir = !f.head_dir.empty() ? f.head_dir : bundled ? bundled_path("code-lm-eagle") : "";
+  o.threads = resolve_threads(f.run);
+  o.ctx = f.run.ctx;  // 0: the server applies generate's default, min(2048, the model's)
+
+  server::Server srv(o);
+  // One line that says where to connect; tests read the port from it (--port 0).
+  std::fprintf(stderr, "eagle2 serve: listening on http://%s:%d (%s)\n", o.host.c_str(),
+               srv.port(), srv.summary().c_str());
+  std::fflush(stderr);
+  srv.run_until_signal();
+  std::fprintf(stderr, "eagle2 serve: stopped\n");
+  return 0;
+}
+
+}  // namespace
+
+Command add_serve(CLI::App& app) {
+  auto f = std::make_shared<ServeFlags>();
+  server::ServerOptions& o = f->options;
+  CLI::App* cmd = app.add_subcommand(
+      "serve", "Serve the model over HTTP: the OpenAI API (/v1/completions, /v1/chat/completions, "
+               "/v1/models), /health, /metrics and a web page at /");
+  cmd->add_option("-m,--model", f->run.model_dir, "Model folder (default: models/code-lm)");
+  cmd->add_option("--draft", f->head_dir,
+                  "EAGLE head folder, or none (default: models/code-lm-eagle with the bundled "
+                  "model, none with -m)");
+  cmd->add_option("--draft-vocab", o.draft_vocab,
+                  "Draft only the N most frequent tokens (HEAD/draft_vocab.tsv); 0 = all "
+                  "(default: 1024 when the head has a draft_vocab.tsv)")
+      ->check(integer_in(0, INT32_MAX));
+  cmd->add_option("--spec", o.spec,
+                  std::string("Default drafter for requests without \"speculative\" (default: ") +
+                      server::kDefaultSpec + " with a head, plain without)")
+      ->check(drafter_spec_check());
+  cmd->add_option("--host", o.host, "Address to listen on (default: 127.0.0.1)");
+  cmd->add_option("--port", o.port, "Port (default: 8080; 0 = any free port, printed at start)")
+      ->check(integer_in(0, 65535));
+  cmd->add_option("--parallel", o.parallel, "Requests decoded at once (default: 4)")
+      ->check(integer_in(1, 256));
+  cmd->add_option("--max-queue", o.max_queue,
+                  "Requests waiting for a slot; more get 503 (default: 64)")
+      ->check(integer_in(0, 4096));
+  add_threads_flag(*cmd, f->run.threads);
+  cmd->add_option("--ctx", f->run.ctx,
+                  "Context per request in tokens (default: min(2048, max_position_embeddings))")
+      ->check(integer_in(1, int64_t{1} << 30));
+  cmd->add_option("--api-key", o.api_key,
+                  "Require 'Authorization: Bearer KEY' on /v1/ (not on /, /health, /metrics)")
+      ->check(CLI::Validator(
+          [](std::string& v) { return v.empty() ? std::string("the key is empty") : ""; },
+          "KEY"));
+  cmd->add_option("--chat-template", o.chat_template,
+                  "Chat template file (Jinja) for /v1/chat/completions (default: the model "
+                  "folder's tokenizer_config.json template, if any)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--max-body", o.max_body,
+                  "Largest request body in bytes; larger gets 413 (default: 1048576)")
+      ->check(integer_in(1024, int64_t{1} << 30));
+  return {cmd, [f] { return run_serve(*f); }};
+}
+
+}  // namespace eagle2::cli
