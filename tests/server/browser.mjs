@@ -86,8 +86,9 @@ runTest(async () => {
     browser = await puppeteer.launch({
       executablePath: chromium,
       headless: true,
-      // CI runs as root, where Chromium's sandbox refuses to start; the page is our own.
-      args: ["--no-sandbox", "--disable-gpu", "--no-first-run"],
+      // CI runs as root, where Chromium's sandbox refuses to start (the page is our own), and
+      // containers often have a small /dev/shm.
+      args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage"],
     });
     const page = await browser.newPage();
     await page.setViewport({ width: 1100, height: 640 });
