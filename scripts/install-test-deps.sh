@@ -7,7 +7,7 @@
 # tests/npm/install-failed, and the tests that need that piece exit 77 (CTest's "skipped") quoting
 # it. Everything is downloaded here, before the tests: the tests themselves download nothing.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 npm_dir=tests/npm
 failed=$npm_dir/install-failed
 rm -f "$failed"
