@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import {
-  check, checkEqual, generateRun, requirePackage, runTest, sharedDir, skip, startServer,
+  check, checkEqual, generateRun, requirePackage, runTest, sharedDir, startServer,
 } from "./harness.mjs";
 
 const eagle2 = process.argv[2];
@@ -25,7 +25,8 @@ const TEMPLATE = "meta-llama-Llama-3.1-8B-Instruct.jinja";
 
 const shared = sharedDir();
 const template = shared ? path.join(shared, "data", "chat_templates", TEMPLATE) : "";
-const haveTemplate = template !== "" && fs.existsSync(template);
+// As the C++ tests do: without ../shared the chat part is skipped, with it a missing file fails.
+const haveTemplate = shared !== "";
 
 function client(apiKey, baseURL) {
   // No retries: a failure must show, not be papered over by a second try.
@@ -186,6 +187,7 @@ async function errors(api, bad, url, model) {
 }
 
 runTest(async () => {
+  check(!haveTemplate || fs.existsSync(template), `${template} is missing`);
   const generated = generateRun(eagle2, PROMPT, N);
   const args = ["--api-key", API_KEY];
   if (haveTemplate) args.push("--chat-template", template);
@@ -208,6 +210,13 @@ runTest(async () => {
       await chat(api, model);
     } else {
       console.log(`chat: skipped, ${TEMPLATE} not found (no ../shared and no $EAGLE2_SHARED)`);
+      // The bundled model has no template of its own: without --chat-template, chat is a 400.
+      try {
+        await api.chat.completions.create({ model, messages: [{ role: "user", content: "hi" }] });
+        check(false, "chat without a template: no error");
+      } catch (e) {
+        check(e instanceof OpenAI.BadRequestError, `chat without a template: ${e}, not a 400`);
+      }
     }
     await errors(api, client("wrong-key", `${server.url}/v1`), server.url, model);
   } finally {
