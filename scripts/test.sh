@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's second command: the whole test suite. Stage 1 builds and runs every test in a
 # release build; stage 2 rebuilds under AddressSanitizer + UndefinedBehaviorSanitizer and runs the
-# suite again, with the sample sizes of tests labelled "slow" scaled down.
+# suite again, with the sample sizes of tests labelled "slow" scaled down, and without the
+# browser test (label "browser": the web page is the same bytes in both builds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -12,6 +13,10 @@ stage() {
   stage_start=$now
 }
 
+# Node.js, Chromium and the npm packages of the JavaScript tests (tests/server); never fails: what
+# it cannot install, those tests skip, saying why.
+bash scripts/install-test-deps.sh
+stage "test dependencies"
 bash scripts/build.sh build
 stage "release build"
 ctest --test-dir build --output-on-failure -j"$jobs"
@@ -25,6 +30,6 @@ if [[ ${EAGLE2_SKIP_SANITIZERS:-0} != 1 ]]; then
   stage "sanitizer build"
   EAGLE2_TEST_SCALE=${EAGLE2_TEST_SCALE:-0.25} ASAN_OPTIONS=detect_leaks=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan --output-on-failure -j"$jobs"
+    ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE browser
   stage "sanitizer tests (ASan + UBSan)"
 fi
