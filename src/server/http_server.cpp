@@ -204,6 +204,8 @@ std::string Server::summary() const {
          s.model.default_spec().label + ", parallel " + std::to_string(s.options.parallel);
 }
 
+std::string Server::default_spec() const { return impl_->state.model.default_spec().label; }
+
 void Server::run() { impl_->run(); }
 
 void Server::stop() { impl_->stop_pipe.notify(); }

@@ -28,6 +28,8 @@ class Server {
   int port() const;  // the bound port (the ephemeral one for port 0)
   // "model code-lm, head code-lm-eagle, spec dynamic:auto:8:1:cal, parallel 4"
   std::string summary() const;
+  // The drafter spec of requests without "speculative", as written.
+  std::string default_spec() const;
 
   // Serves until stop(): then stops accepting connections, lets admitted requests decode to
   // their end (queued ones get 503), and returns once every handler has finished. Once only.

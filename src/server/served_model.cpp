@@ -70,8 +70,8 @@ ServedModel::ServedModel(const ServerOptions& o) : id_(folder_name(o.model_dir))
 
   threads_.emplace(o.threads > 0 ? o.threads : api::default_thread_count());
   // Measured once at start-up for every request: dynamic:auto trees and the scheduler's
-  // batch-wide budget both size trees from it.
-  cost_.emplace(api::VerifyCost::measure(*model_, ctx_, *threads_));
+  // batch-wide budget both size trees from it, the latter from steps of 1 .. parallel sequences.
+  cost_.emplace(api::VerifyCost::measure(*model_, ctx_, *threads_, o.parallel));
 }
 
 std::string ServedModel::head_name() const {
