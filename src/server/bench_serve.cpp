@@ -201,8 +201,9 @@ BenchServeResult run_bench_serve(const BenchServeOptions& o) {
     // llama-server on the same model: its own slots, plain decoding, our clients.
     const int port = 18000 + static_cast<int>(getpid() % 2000);
     const int64_t ctx = 1024;
-    const std::string log = (o.out_dir.empty() ? fs::temp_directory_path().string() : o.out_dir) +
-                            "/llama-server.log";
+    const std::string log_dir = o.out_dir.empty() ? fs::temp_directory_path().string() : o.out_dir;
+    fs::create_directories(log_dir);
+    const std::string log = log_dir + "/llama-server.log";
     llama = std::make_unique<ChildProcess>(
         o.llama_server,
         std::vector<std::string>{"-m", o.llama_model, "--host", "127.0.0.1", "--port",

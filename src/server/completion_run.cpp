@@ -31,7 +31,7 @@ Delta CompletionRun::next(std::chrono::milliseconds timeout) {
   }
 
   if (stop_.stopped()) {
-    stream_->cancel();
+    stream_->cancel(/*complete=*/true);
     // The scheduler drops a cancelled request at its next step; waiting for that (bounded, in
     // case the scheduler is gone) makes usage's target forwards and tau final.
     for (int i = 0; i < 300 && !ended; ++i) {

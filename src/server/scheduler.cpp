@@ -19,8 +19,9 @@ bool RequestStream::take(std::vector<TokenPiece>& out, std::chrono::milliseconds
   return reason_ != FinishReason::Running;
 }
 
-void RequestStream::cancel() {
+void RequestStream::cancel(bool complete) {
   std::lock_guard lock(mutex_);
+  if (!cancel_requested_) cancel_complete_ = complete;
   cancel_requested_ = true;
 }
 
@@ -143,7 +144,12 @@ void Scheduler::publish(Active& a, bool ended, bool cancelled) {
   metrics_.tokens_generated(static_cast<int64_t>(tokens.size() - a.published));
   // Counted before the client can see the end, so that /metrics read after a response has it.
   if (ended) {
-    metrics_.request_done(cancelled ? "cancelled" : "ok");
+    bool complete = false;
+    {
+      std::lock_guard lock(s.mutex_);
+      complete = s.cancel_complete_;
+    }
+    metrics_.request_done(cancelled && !complete ? "cancelled" : "ok");
     std::lock_guard lock(mutex_);
     --active_count_;
   }

@@ -57,7 +57,9 @@ class RequestStream {
   bool take(std::vector<TokenPiece>& out, std::chrono::milliseconds timeout);
   // Asks the scheduler to drop the request (idempotent; a no-op once it has ended). Its KV memory
   // returns to the pool at the scheduler's next step; it ends with FinishReason::Cancelled.
-  void cancel();
+  // complete: the client has what it asked for (a stop string was reached), so the request counts
+  // as "ok" in the metrics rather than "cancelled".
+  void cancel(bool complete = false);
   bool cancelled() const;
   // Whether the request has left the queue (its prefill has started or it has ended).
   bool admitted() const;
@@ -74,7 +76,7 @@ class RequestStream {
   FinishReason reason_ = FinishReason::Running;
   std::string error_;
   api::Stats stats_;
-  bool cancel_requested_ = false, admitted_ = false;
+  bool cancel_requested_ = false, cancel_complete_ = false, admitted_ = false;
 };
 
 struct SchedulerOptions {

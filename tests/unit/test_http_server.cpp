@@ -243,6 +243,14 @@ TEST(HttpServer, StopStringsNeverAppearInTheText) {
                            {{"prompt", prompt}, {"max_tokens", 60}, {"stop", "zebra"}}, &status);
   EXPECT_EQ(r["choices"][0]["text"], full);
   EXPECT_EQ(r["choices"][0]["finish_reason"], "length");
+  // A request ended by its stop string got what it asked for: "ok", never "cancelled".
+  const auto metrics = c.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("eagle2_requests_total{status=\"ok\"} 9"), std::string::npos)
+      << metrics->body;
+  EXPECT_NE(metrics->body.find("eagle2_requests_total{status=\"cancelled\"} 0"),
+            std::string::npos)
+      << metrics->body;
 }
 
 TEST(HttpServer, BadRequestsGetOpenAiErrors) {
