@@ -40,6 +40,8 @@ struct BenchServeResult {
   std::map<std::pair<std::string, int>, BenchServeCell> cells;  // (system, concurrency)
   // Decoding alone in this process (no server), tokens/s per repetition: plain and EAGLE-2.
   std::vector<double> solo_plain_tps, solo_eagle_tps;
+  // Requests to the reference server, and how many greedy texts differed from its first run's.
+  int64_t other_requests = 0, other_differing = 0;
   std::string table;  // markdown
 };
 
