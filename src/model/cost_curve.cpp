@@ -46,6 +46,28 @@ double median_seconds(int reps, F&& run) {
   return times[(times.size() - 1) / 2];
 }
 
+// `count` sequences over one shared pool, each with `context` committed random tokens and room
+// for `capacity` in all (whole blocks each, so that every one fits however the pool is split).
+struct FilledSequences {
+  std::shared_ptr<KvPool> kv_pool;
+  std::vector<KvCache> caches;
+  std::vector<KvCache*> ptrs;
+};
+FilledSequences fill_sequences(LlamaModel& model, int64_t count, int64_t capacity,
+                               int64_t context, uint64_t& state, ThreadPool& pool) {
+  FilledSequences f;
+  f.kv_pool = model.make_pool(count *
+                              KvPool::blocks_for_tokens(capacity, KvCache::kDefaultBlockSize) *
+                              KvCache::kDefaultBlockSize);
+  for (int64_t s = 0; s < count; ++s) {
+    f.caches.push_back(model.make_cache(f.kv_pool, capacity));
+    fill_context(model, f.caches.back(), random_ids(context, model.config().vocab_size, state),
+                 context, pool);
+  }
+  for (auto& c : f.caches) f.ptrs.push_back(&c);
+  return f;
+}
+
 }  // namespace
 
 std::vector<CostPoint> measure_sequence_cost(LlamaModel& model,
@@ -55,20 +77,11 @@ std::vector<CostPoint> measure_sequence_cost(LlamaModel& model,
   const int64_t b_max = *std::max_element(sequence_counts.begin(), sequence_counts.end());
   if (*std::min_element(sequence_counts.begin(), sequence_counts.end()) < 1)
     fail("cost curve: sequence counts must be >= 1");
-  const int64_t V = model.config().vocab_size, capacity = options.context + 1;
-  // Whole blocks per sequence, so that every sequence's context fits however the pool is split.
-  auto kv_pool = model.make_pool(
-      b_max * KvPool::blocks_for_tokens(capacity, KvCache::kDefaultBlockSize) *
-      KvCache::kDefaultBlockSize);
-  std::vector<KvCache> caches;
-  std::vector<KvCache*> ptrs;
+  const int64_t V = model.config().vocab_size;
   uint64_t state = 0x9e3779b97f4a7c15ull;
-  for (int64_t s = 0; s < b_max; ++s) {
-    caches.push_back(model.make_cache(kv_pool, capacity));
-    fill_context(model, caches.back(), random_ids(options.context, V, state), options.context,
-                 pool);
-  }
-  for (auto& c : caches) ptrs.push_back(&c);
+  FilledSequences seqs = fill_sequences(model, b_max, options.context + 1, options.context,
+                                        state, pool);
+  const std::vector<KvCache*>& ptrs = seqs.ptrs;
   const std::vector<int32_t> next = random_ids(b_max, V, state);
   ForwardResult out;
   std::vector<CostPoint> curve;
@@ -103,21 +116,11 @@ std::map<int64_t, std::vector<CostPoint>> measure_batch_curves(
       *std::min_element(extras.begin(), extras.end()) < 0)
     fail("cost curve: sequence counts must be >= 1 and extra rows >= 0");
   const int64_t V = model.config().vocab_size;
-  // Room for the largest tree on top of each context (a sequence gets ceil(e_max / 1) + 1 rows
-  // at most, when it is alone).
-  const int64_t capacity = options.context + e_max + 1;
-  auto kv_pool = model.make_pool(
-      b_max * KvPool::blocks_for_tokens(capacity, KvCache::kDefaultBlockSize) *
-      KvCache::kDefaultBlockSize);
-  std::vector<KvCache> caches;
-  std::vector<KvCache*> ptrs;
+  // Room for the largest tree on top of each context (a sequence alone gets all e_max extra rows).
   uint64_t state = 0x2545f4914f6cdd1dull;
-  for (int64_t s = 0; s < b_max; ++s) {
-    caches.push_back(model.make_cache(kv_pool, capacity));
-    fill_context(model, caches.back(), random_ids(options.context, V, state), options.context,
-                 pool);
-  }
-  for (auto& c : caches) ptrs.push_back(&c);
+  FilledSequences seqs = fill_sequences(model, b_max, options.context + e_max + 1,
+                                        options.context, state, pool);
+  const std::vector<KvCache*>& ptrs = seqs.ptrs;
   const std::vector<int32_t> next = random_ids(b_max + e_max, V, state);
   ForwardResult out;
   std::map<int64_t, std::vector<CostPoint>> curves;

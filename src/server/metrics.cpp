@@ -111,7 +111,7 @@ void Metrics::tokens_generated(int64_t n) {
   if (n > 0) tokens_ += static_cast<uint64_t>(n);
 }
 
-void Metrics::step(const StepRecord& r) {
+void Metrics::step(const api::StepReport& r) {
   std::lock_guard<std::mutex> lock(mutex_);
   batch_sequences_.observe(static_cast<double>(r.sequences));
   batch_rows_.observe(static_cast<double>(r.rows));
@@ -120,8 +120,7 @@ void Metrics::step(const StepRecord& r) {
   sequence_forwards_ += r.accepted.size();
   if (r.committed > 0) committed_ += static_cast<uint64_t>(r.committed);
   draft_seconds_ += r.draft_seconds;
-  verify_seconds_ += r.verify_seconds;
-  kv_used_ = r.kv_blocks_used;
+  verify_seconds_ += r.forward_seconds;
 }
 
 void Metrics::queue_depth(int64_t depth) {

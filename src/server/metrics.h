@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "eagle2/engine.h"
+
 namespace eagle2::server {
 
 // A cumulative histogram with fixed upper bounds (Prometheus "le" buckets, +Inf implied).
@@ -28,17 +30,6 @@ class Histogram {
   double sum_ = 0;
 };
 
-// What one engine step did, as the scheduler saw it.
-struct StepRecord {
-  int64_t sequences = 0;      // sequences with rows in the step's forward
-  int64_t rows = 0;           // rows of the forward: draft trees, single tokens, prefill chunks
-  std::vector<int64_t> accepted;  // per verified sequence: draft tokens accepted this step
-  int64_t committed = 0;      // tokens committed by all sequences (accepted + bonus)
-  double draft_seconds = 0;
-  double verify_seconds = 0;
-  int64_t kv_blocks_used = 0;  // after the step
-};
-
 class Metrics {
  public:
   Metrics();
@@ -46,7 +37,8 @@ class Metrics {
   // or an HTTP status the server answered with, e.g. "400", "401", "404", "413", "503").
   void request_done(const std::string& status);
   void tokens_generated(int64_t n);
-  void step(const StepRecord& record);
+  // One engine step: its batch shape, acceptances, committed tokens and times.
+  void step(const api::StepReport& report);
   void queue_depth(int64_t depth);
   void kv_blocks(int64_t used, int64_t total);
   // The whole exposition text.

@@ -266,14 +266,7 @@ void Scheduler::loop() {
       active_.clear();
       continue;
     }
-    const api::StepReport& r = engine_->last_step();
-    StepRecord record;
-    record.sequences = r.sequences;
-    record.rows = r.rows;
-    record.accepted = r.accepted;
-    record.committed = r.committed;
-    record.draft_seconds = r.draft_seconds;
-    record.verify_seconds = r.forward_seconds;
+    metrics_.step(engine_->last_step());
     // 4. Stream what was committed; finished requests leave (their KV memory went back to the
     // pool as they finished inside the step).
     metrics_.kv_blocks(engine_->kv_blocks_used(), engine_->kv_blocks_total());
@@ -287,8 +280,6 @@ void Scheduler::loop() {
         ++it;
       }
     }
-    record.kv_blocks_used = engine_->kv_blocks_used();
-    metrics_.step(record);
   }
 }
 

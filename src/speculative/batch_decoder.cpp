@@ -197,6 +197,13 @@ int64_t BatchDecoder::step() {
   std::vector<Drafter::Proposal> proposals;
   int64_t fixed_rows = 0, choosing_rows = 0;
   double step_draft_seconds = 0, choosing_draft_seconds = 0;
+  // A tree of fixed size drafted (in `seconds`, for `room` tokens at most): its rows are fixed.
+  auto drafted = [&](Sequence& s, int64_t room, double seconds) {
+    s.stats.draft_seconds += seconds;
+    last_step_.draft_seconds += seconds;
+    check_drafted_tree(s.tree, V, s.root, room, s.drafter->name());
+    fixed_rows += s.tree.size();
+  };
   // A proposal made (in `seconds`): a choosable one waits for the budget, any other completes.
   auto take = [&](Sequence& s, const Drafter::Proposal& proposal, int64_t room, double seconds) {
     step_draft_seconds += proposal.draft_seconds;
@@ -211,11 +218,7 @@ int64_t BatchDecoder::step() {
     }
     const auto td = SteadyClock::now();
     s.drafter->complete(room, s.tree);
-    const double completing = seconds_since(td);
-    s.stats.draft_seconds += completing;
-    last_step_.draft_seconds += completing;
-    check_drafted_tree(s.tree, V, s.root, room, s.drafter->name());
-    fixed_rows += s.tree.size();
+    drafted(s, room, seconds_since(td));
   };
   // EAGLE-2 dynamic trees on one head are drafted in lockstep (batch_drafting.h), per head.
   std::map<EagleHead*, std::vector<std::pair<Sequence*, int64_t>>> lockstep;
@@ -235,11 +238,7 @@ int64_t BatchDecoder::step() {
     const auto td = SteadyClock::now();
     if (!batch_cost_) {
       s.drafter->draft(room, s.tree);
-      const double drafting_seconds = seconds_since(td);
-      s.stats.draft_seconds += drafting_seconds;
-      last_step_.draft_seconds += drafting_seconds;
-      check_drafted_tree(s.tree, V, s.root, room, s.drafter->name());
-      fixed_rows += s.tree.size();
+      drafted(s, room, seconds_since(td));
       decoding.push_back(&s);
       continue;
     }

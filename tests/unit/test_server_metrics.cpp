@@ -68,22 +68,22 @@ TEST(ServerMetrics, RecordsShowUp) {
   m.tokens_generated(40);
   m.queue_depth(3);
   m.kv_blocks(10, 64);
-  StepRecord a;
+  api::StepReport a;
   a.sequences = 2;
   a.rows = 12;
   a.accepted = {3, 0};
   a.committed = 5;  // 3 + 1 and 0 + 1
   a.draft_seconds = 0.25;
-  a.verify_seconds = 0.5;
-  a.kv_blocks_used = 12;
+  a.forward_seconds = 0.5;
   m.step(a);
-  StepRecord b;
+  m.kv_blocks(12, 64);
+  api::StepReport b;
   b.sequences = 1;
   b.rows = 1;
   b.accepted = {0};
   b.committed = 1;
-  b.kv_blocks_used = 11;
   m.step(b);
+  m.kv_blocks(11, 64);
   const std::string text = m.render();
   EXPECT_TRUE(has_line(text, "eagle2_requests_total{status=\"ok\"} 2"));
   EXPECT_TRUE(has_line(text, "eagle2_requests_total{status=\"503\"} 1"));

@@ -21,4 +21,13 @@ std::string bundled_path(const std::string& name) {
        "from the repository root, or pass -m MODEL and --draft HEAD");
 }
 
+ModelAndHead model_and_head(const std::string& model_flag, const std::string& draft_flag) {
+  const bool bundled = model_flag.empty();
+  ModelAndHead r;
+  r.model_dir = bundled ? bundled_path("code-lm") : model_flag;
+  if (draft_flag != "none")
+    r.head_dir = !draft_flag.empty() ? draft_flag : bundled ? bundled_path("code-lm-eagle") : "";
+  return r;
+}
+
 }  // namespace eagle2::cli

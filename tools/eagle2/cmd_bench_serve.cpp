@@ -42,13 +42,9 @@ std::string default_prompts() {
 
 int run_bench_serve(BenchServeFlags& f) {
   server::BenchServeOptions o = f.options;
-  const bool bundled = f.run.model_dir.empty();
-  o.server.model_dir = bundled ? bundled_path("code-lm") : f.run.model_dir;
-  if (f.head_dir == "none")
-    o.server.head_dir.clear();
-  else
-    o.server.head_dir =
-        !f.head_dir.empty() ? f.head_dir : bundled ? bundled_path("code-lm-eagle") : "";
+  const ModelAndHead dirs = model_and_head(f.run.model_dir, f.head_dir);
+  o.server.model_dir = dirs.model_dir;
+  o.server.head_dir = dirs.head_dir;
   o.server.threads = resolve_threads(f.run);
   o.server.ctx = f.run.ctx;
   o.concurrency.clear();

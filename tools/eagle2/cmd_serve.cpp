@@ -23,13 +23,9 @@ struct ServeFlags {
 
 int run_serve(ServeFlags& f) {
   server::ServerOptions o = f.options;
-  // The bundled head drafts for the bundled model only: with -m, a head is given or there is none.
-  const bool bundled = f.run.model_dir.empty();
-  o.model_dir = bundled ? bundled_path("code-lm") : f.run.model_dir;
-  if (f.head_dir == "none")
-    o.head_dir.clear();
-  else
-    o.head_dir = !f.head_dir.empty() ? f.head_dir : bundled ? bundled_path("code-lm-eagle") : "";
+  const ModelAndHead dirs = model_and_head(f.run.model_dir, f.head_dir);
+  o.model_dir = dirs.model_dir;
+  o.head_dir = dirs.head_dir;
   o.threads = resolve_threads(f.run);
   o.ctx = f.run.ctx;  // 0: the server applies generate's default, min(2048, the model's)
 
