@@ -178,10 +178,11 @@ TEST(Scheduler, ShutdownFinishesAdmittedAndCancelsQueued) {
   api::Threads threads(1);
   server::Metrics metrics;
   auto scheduler = std::make_unique<server::Scheduler>(model, nullptr, threads, nullptr,
-                                                       server::SchedulerOptions{1, 4, 128}, metrics);
+                                                       server::SchedulerOptions{1, 4, 512}, metrics);
   server::GenerationRequest r;
   r.prompt = fx.prompts[1];
-  r.options.max_new_tokens = 40;
+  // Long enough that the queued request is still queued at shutdown, even on a fast machine.
+  r.options.max_new_tokens = 400;
   r.options.stop_at_eos = false;
   r.spec = api::parse_drafter_spec("plain");
   auto admitted = scheduler->submit(r);
@@ -192,7 +193,7 @@ TEST(Scheduler, ShutdownFinishesAdmittedAndCancelsQueued) {
   EXPECT_FALSE(scheduler->submit(r)) << "no admission after shutdown";
   drain(*admitted);
   EXPECT_EQ(admitted->finish_reason(), FinishReason::Length);
-  EXPECT_EQ(admitted->stats().new_tokens, 40);
+  EXPECT_EQ(admitted->stats().new_tokens, 400);
   drain(*queued);
   EXPECT_EQ(queued->finish_reason(), FinishReason::Cancelled);
   scheduler.reset();

@@ -83,14 +83,7 @@ Command add_bench_serve(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "bench-serve", "Drive an in-process eagle2 serve over loopback with 1..16 concurrent "
                      "clients, plain vs EAGLE-2: throughput table and SVG charts");
-  cmd->add_option("-m,--model", f->run.model_dir, "Model folder (default: models/code-lm)");
-  cmd->add_option("--draft", f->head_dir,
-                  "EAGLE head folder, or none (default: models/code-lm-eagle with the bundled "
-                  "model, none with -m)");
-  cmd->add_option("--draft-vocab", o.server.draft_vocab,
-                  "Draft only the N most frequent tokens (default: 1024 when the head has a "
-                  "draft_vocab.tsv)")
-      ->check(integer_in(0, INT32_MAX));
+  add_served_model_flags(*cmd, f->run.model_dir, f->head_dir, o.server.draft_vocab);
   cmd->add_option("--spec", o.eagle_spec, "The EAGLE-2 drafter (default: serve's default)")
       ->check(drafter_spec_check());
   add_threads_flag(*cmd, f->run.threads);

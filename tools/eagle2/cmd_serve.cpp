@@ -47,14 +47,7 @@ Command add_serve(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "serve", "Serve the model over HTTP: the OpenAI API (/v1/completions, /v1/chat/completions, "
                "/v1/models), /health, /metrics and a web page at /");
-  cmd->add_option("-m,--model", f->run.model_dir, "Model folder (default: models/code-lm)");
-  cmd->add_option("--draft", f->head_dir,
-                  "EAGLE head folder, or none (default: models/code-lm-eagle with the bundled "
-                  "model, none with -m)");
-  cmd->add_option("--draft-vocab", o.draft_vocab,
-                  "Draft only the N most frequent tokens (HEAD/draft_vocab.tsv); 0 = all "
-                  "(default: 1024 when the head has a draft_vocab.tsv)")
-      ->check(integer_in(0, INT32_MAX));
+  add_served_model_flags(*cmd, f->run.model_dir, f->head_dir, o.draft_vocab);
   cmd->add_option("--spec", o.spec,
                   std::string("Default drafter for requests without \"speculative\" (default: ") +
                       server::kDefaultSpec + " with a head, plain without)")

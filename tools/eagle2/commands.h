@@ -36,6 +36,10 @@ struct RunFlags {
   int64_t ctx = 0;     // 0 = min(2048, max_position_embeddings)
 };
 void add_run_flags(CLI::App& cmd, RunFlags& flags);
+// -m, --draft and --draft-vocab of the serving commands (serve, bench-serve): both optional, the
+// bundled model and head by default (bundled.h: model_and_head).
+void add_served_model_flags(CLI::App& cmd, std::string& model_dir, std::string& head_dir,
+                            int64_t& draft_vocab);
 // -t/--threads, bounded by the CPUs this process may use (flag_checks.h).
 void add_threads_flag(CLI::App& cmd, int& threads);
 // The thread count to run with: the flag's, else the default, never more than the CPUs.

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdint>
 
 #include "commands.h"
 #include "eagle2/runtime.h"
@@ -18,6 +19,18 @@ void add_run_flags(CLI::App& cmd, RunFlags& flags) {
   cmd.add_option("--ctx", flags.ctx,
                  "Context size in tokens (default: min(2048, max_position_embeddings))")
       ->check(integer_in(1, int64_t{1} << 30));
+}
+
+void add_served_model_flags(CLI::App& cmd, std::string& model_dir, std::string& head_dir,
+                            int64_t& draft_vocab) {
+  cmd.add_option("-m,--model", model_dir, "Model folder (default: models/code-lm)");
+  cmd.add_option("--draft", head_dir,
+                 "EAGLE head folder, or none (default: models/code-lm-eagle with the bundled "
+                 "model, none with -m)");
+  cmd.add_option("--draft-vocab", draft_vocab,
+                 "Draft only the N most frequent tokens (HEAD/draft_vocab.tsv); 0 = all "
+                 "(default: 1024 when the head has a draft_vocab.tsv)")
+      ->check(integer_in(0, INT32_MAX));
 }
 
 int resolve_threads(int requested) {
