@@ -188,6 +188,7 @@ struct Server::Impl {
   ServerState state;
   httplib::Server http;  // after the state: destroyed first, its handlers use the state
   StopPipe stop_pipe;
+  std::unique_ptr<SignalStop> signals;  // stop_on_signals(): restored when the server goes
   std::atomic<bool> listen_done{false};
   int port = -1;
 };
@@ -210,8 +211,12 @@ void Server::run() { impl_->run(); }
 
 void Server::stop() { impl_->stop_pipe.notify(); }
 
+void Server::stop_on_signals() {
+  if (!impl_->signals) impl_->signals = std::make_unique<SignalStop>(impl_->stop_pipe);
+}
+
 void Server::run_until_signal() {
-  SignalStop signals(impl_->stop_pipe);
+  stop_on_signals();
   impl_->run();
 }
 

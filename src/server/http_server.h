@@ -36,7 +36,11 @@ class Server {
   void run();
   // From any thread, before or during run(). Does not wait.
   void stop();
-  // run(), with SIGINT and SIGTERM calling stop() while it runs.
+  // From now on, for the server's lifetime, SIGINT and SIGTERM call stop() (and SIGPIPE is
+  // ignored). Call it before announcing the server, so that a signal sent as soon as the
+  // announcement is read stops it gracefully rather than killing it.
+  void stop_on_signals();
+  // stop_on_signals(), then run().
   void run_until_signal();
 
  private:

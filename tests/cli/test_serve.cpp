@@ -122,6 +122,7 @@ TEST(Serve, FlagErrorsAreOneLine) {
       {"serve --spec bogus", "--spec"},          {"serve --api-key ''", "--api-key"},
       {"serve --max-body 10", "--max-body"},     {"serve --chat-template /no/such", "--chat"},
       {"serve --host", "--host"},                {"serve --bogus", "--bogus"},
+      {"serve --spec chain:3 --depth 2", "--spec"}, {"serve --tree bogus", "--tree"},
   };
   for (const auto& [args, flag] : flag_errors) {
     const test::CliRun run = test::run_cli_split(args);
@@ -156,6 +157,14 @@ TEST(Serve, ListensOnThePortItPrintsAndRefusesATakenOne) {
                      "parallel 4)"),
             std::string::npos)
       << err;
+}
+
+// generate's drafter shorthands name the default drafter as --spec would.
+TEST(Serve, GenerateDrafterFlagsNameTheDefaultSpec) {
+  ServeProcess srv("--tree chain --depth 3");
+  srv.signal(SIGINT);
+  EXPECT_EQ(srv.wait(), 0);
+  EXPECT_NE(srv.err().find(", spec chain:3, "), std::string::npos) << srv.err();
 }
 
 TEST(Serve, ChatTemplateFlag) {

@@ -2,7 +2,8 @@
 // distribution (computed by enumeration on a small-vocabulary model), for scripted trees and a
 // random EAGLE head, with temperature, top-k and top-p, under the position-keyed rule
 // (verify_sampling) and, on mixed trees, the sequential rejection rule (verify_sampling_rejection).
-// Deliberately broken verifiers must fail the very same test (same samples, same threshold).
+// Deliberately broken verifiers must fail the very same test (same samples, same threshold). And
+// many sequences per step (BatchDecoder, the server's engine): the same distribution.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,7 +12,9 @@
 #include <random>
 
 #include "draft/eagle_head.h"
+#include "speculative/batch_decoder.h"
 #include "speculative/eagle_drafter.h"
+#include "speculative/lookup_drafter.h"
 #include "speculative/speculative_decoder.h"
 #include "support/broken_verifiers.h"
 #include "support/random_models.h"
@@ -293,6 +296,63 @@ TEST_F(LosslessSampling, BrokenVerifiersAreCaught) {
     }
     std::printf("%s: chi2 %.1f (threshold %.1f, df %d)\n", name.c_str(), c.stat, c.threshold, c.df);
   }
+}
+
+// Many sequences per step, as the server decodes them: every BatchDecoder step verifies the trees
+// of 16 sequences (scripted trees, a random EAGLE head's dynamic trees with a batch-wide budget,
+// prompt lookup, none), each with its own seed, in one target forward. Their first tokens must
+// follow the target's distribution all the same. The same counts checked against the exact
+// distribution of another temperature must fail, or the test would have no power at this size.
+TEST_F(LosslessSampling, ManySequencesPerStep) {
+  const std::string head_dir = test::write_random_head("lossless", *model_, 9, 0.5f);
+  auto head = EagleHead::load(head_dir, *model_);
+  const SamplingParams sp{0.8f, 0, 1.0f, 0};
+  const VerifyCostModel curve({{1, 1e-3}, {8, 1.1e-3}, {64, 4e-3}});
+  auto policy = std::make_shared<DraftPolicy>(std::make_shared<const VerifyCostModel>(curve));
+  EagleDrafterOptions eagle;
+  eagle.dynamic = {2, 2, 6};
+  eagle.auto_budget = true;
+  eagle.context = 32;
+  const int64_t V = model_->config().vocab_size;
+  auto make = [&](int64_t i) -> std::unique_ptr<Drafter> {
+    switch (i % 4) {
+      case 0: return std::make_unique<test::ScriptedDrafter>(
+                  test::random_tree_script(V, static_cast<uint32_t>(i)));
+      case 1: return std::make_unique<EagleDrafter>(*head, pool_, eagle, policy);
+      case 2: return std::make_unique<LookupDrafter>(3, 1, 3);
+      default: return nullptr;  // plain decoding in the same steps
+    }
+  };
+  Outcome o;
+  int64_t steps = 0, sequences_in_steps = 0;
+  for (int64_t first = 0; first < n_; first += 16) {
+    BatchDecoder decoder(*model_, model_->make_pool(16 * 32, 16), 32, pool_,
+                         std::make_shared<const BatchCostModel>(BatchCostModel::single(curve)));
+    std::vector<int64_t> ids;
+    for (int64_t i = first; i < std::min(n_, first + 16); ++i) {
+      GenerationOptions opt;
+      opt.max_new_tokens = kTokens;
+      opt.stop_at_eos = false;
+      opt.sampling = sp;
+      opt.sampling.seed = 1000003ull * static_cast<uint64_t>(i) + 17;
+      ids.push_back(decoder.add(kPrompt, opt, make(i)));
+    }
+    while (decoder.step() > 0) {
+      ++steps;
+      sequences_in_steps += decoder.last_step().sequences;
+    }
+    for (int64_t id : ids) ++o.counts[decoder.tokens(id)];
+  }
+  EXPECT_GT(sequences_in_steps, 8 * steps) << "steps did not hold many sequences";
+  const ChiSquare c = chi_square(exact_distribution(*model_, sp, pool_), o.counts, n_);
+  EXPECT_LT(c.stat, c.threshold) << "df " << c.df;
+  const SamplingParams other{1.1f, 0, 1.0f, 0};
+  const ChiSquare wrong = chi_square(exact_distribution(*model_, other, pool_), o.counts, n_);
+  if (test::test_scale() >= 1.0) {
+    EXPECT_GT(wrong.stat, wrong.threshold) << "the test cannot tell temperature 0.8 from 1.1";
+  }
+  std::printf("many sequences per step: chi2 %.1f (threshold %.1f, df %d); against T = 1.1: "
+              "%.1f\n", c.stat, c.threshold, c.df, wrong.stat);
 }
 
 }  // namespace

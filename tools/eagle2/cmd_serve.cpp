@@ -18,6 +18,7 @@ namespace {
 struct ServeFlags {
   RunFlags run;
   std::string head_dir;
+  DrafterFlags drafter;  // --spec or generate's shorthands: the default drafter
   server::ServerOptions options;
 };
 
@@ -26,10 +27,20 @@ int run_serve(ServeFlags& f) {
   const ModelAndHead dirs = model_and_head(f.run.model_dir, f.head_dir);
   o.model_dir = dirs.model_dir;
   o.head_dir = dirs.head_dir;
+  // The default drafter: --spec as given, or what generate's shorthands spell (with a head,
+  // --tree defaults to dynamic as in generate); neither: the server's own default.
+  if (f.drafter.spec_given) {
+    o.spec = f.drafter.spec;
+  } else if (shorthands_given(f.drafter)) {
+    DrafterFlags d = f.drafter;
+    d.head_dir = o.head_dir;
+    o.spec = drafter_spec_from_flags(d).to_string();
+  }
   o.threads = resolve_threads(f.run);
   o.ctx = f.run.ctx;  // 0: the server applies generate's default, min(2048, the model's)
 
   server::Server srv(o);
+  srv.stop_on_signals();  // before the line below: a client may signal as soon as it reads it
   // One line that says where to connect; tests read the port from it (--port 0).
   std::fprintf(stderr, "eagle2 serve: listening on http://%s:%d (%s)\n", o.host.c_str(),
                srv.port(), srv.summary().c_str());
@@ -48,10 +59,13 @@ Command add_serve(CLI::App& app) {
       "serve", "Serve the model over HTTP: the OpenAI API (/v1/completions, /v1/chat/completions, "
                "/v1/models), /health, /metrics and a web page at /");
   add_served_model_flags(*cmd, f->run.model_dir, f->head_dir, o.draft_vocab);
-  cmd->add_option("--spec", o.spec,
+  cmd->add_option("--spec", f->drafter.spec,
                   std::string("Default drafter for requests without \"speculative\" (default: ") +
-                      server::kDefaultSpec + " with a head, plain without)")
-      ->check(drafter_spec_check());
+                      server::kDefaultSpec + " with a head, plain without); or generate's "
+                      "--tree, --total-tokens, --depth, --draft-top-k, --choices, --calibrate")
+      ->check(drafter_spec_check())
+      ->each([f](const std::string&) { f->drafter.spec_given = true; });
+  add_drafter_shorthands(*cmd, f->drafter);
   cmd->add_option("--host", o.host, "Address to listen on (default: 127.0.0.1)");
   cmd->add_option("--port", o.port, "Port (default: 8080; 0 = any free port, printed at start)")
       ->check(integer_in(0, 65535));

@@ -64,14 +64,7 @@ CLI::Validator drafter_spec_check() {
       "SPEC");
 }
 
-void add_drafter_flags(CLI::App& cmd, DrafterFlags& f) {
-  cmd.add_option("--draft", f.head_dir, "EAGLE draft head folder (config.json + weights)");
-  cmd.add_option("--spec", f.spec,
-                 "Drafter as bench and demo spell it: plain, none, lookup[:D], chain[:D], "
-                 "static[:N|:JSON], dynamic[:T:D:K][:cal], dynamic:auto[:D:K][:cal] (instead of "
-                 "--tree and its flags)")
-      ->check(drafter_spec_check())
-      ->each([&f](const std::string&) { f.spec_given = true; });
+void add_drafter_shorthands(CLI::App& cmd, DrafterFlags& f) {
   cmd.add_option("--tree", f.tree,
                  "Drafter: dynamic (EAGLE-2), static (EAGLE-1 tree), chain, lookup (prompt "
                  "lookup, no model) or none (plain decoding); default dynamic with --draft")
@@ -102,11 +95,6 @@ void add_drafter_flags(CLI::App& cmd, DrafterFlags& f) {
                "Dynamic tree: rank nodes by the acceptance rate learned while decoding for each "
                "draft probability and sibling rank, instead of the raw draft probabilities "
                "(reference EAGLE-2)");
-  cmd.add_option("--draft-vocab", f.draft_vocab,
-                 "Draft only the N most frequent tokens (HEAD_DIR/draft_vocab.tsv, written by "
-                 "eagle2 draft-vocab): a smaller draft lm_head; 0 = the full vocabulary")
-      ->check(integer_in(0, INT32_MAX));
-  cmd.add_flag("--verbose", f.verbose, "Print each cycle's tree and accepted path");
   // After parsing, so that the order of the flags does not matter; a ParseError here is a flag
   // error (exit 2).
   cmd.parse_complete_callback([&f] {
@@ -124,6 +112,27 @@ void add_drafter_flags(CLI::App& cmd, DrafterFlags& f) {
       throw CLI::ValidationError("--spec", "cannot be combined with " + given +
                                                " (the spec says it all)");
   });
+}
+
+bool shorthands_given(const DrafterFlags& f) {
+  return !f.tree.empty() || f.total_tokens_given || f.depth_given || f.top_k_given ||
+         f.choices_given || f.calibrate;
+}
+
+void add_drafter_flags(CLI::App& cmd, DrafterFlags& f) {
+  cmd.add_option("--draft", f.head_dir, "EAGLE draft head folder (config.json + weights)");
+  cmd.add_option("--spec", f.spec,
+                 "Drafter as bench and demo spell it: plain, none, lookup[:D], chain[:D], "
+                 "static[:N|:JSON], dynamic[:T:D:K][:cal], dynamic:auto[:D:K][:cal] (instead of "
+                 "--tree and its flags)")
+      ->check(drafter_spec_check())
+      ->each([&f](const std::string&) { f.spec_given = true; });
+  add_drafter_shorthands(cmd, f);
+  cmd.add_option("--draft-vocab", f.draft_vocab,
+                 "Draft only the N most frequent tokens (HEAD_DIR/draft_vocab.tsv, written by "
+                 "eagle2 draft-vocab): a smaller draft lm_head; 0 = the full vocabulary")
+      ->check(integer_in(0, INT32_MAX));
+  cmd.add_flag("--verbose", f.verbose, "Print each cycle's tree and accepted path");
 }
 
 DrafterSpec drafter_spec_from_flags(const DrafterFlags& f) {

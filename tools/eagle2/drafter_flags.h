@@ -40,6 +40,10 @@ struct DrafterFlags {
 };
 
 void add_drafter_flags(CLI::App& cmd, DrafterFlags& flags);
+// The shorthands alone (--tree, --total-tokens, --depth, --draft-top-k, --choices, --calibrate),
+// refused next to --spec (flags.spec_given): what serve offers besides its own --spec and --draft.
+void add_drafter_shorthands(CLI::App& cmd, DrafterFlags& flags);
+bool shorthands_given(const DrafterFlags& flags);
 
 // A flag value that must be a drafter spec (parse_drafter_spec's message otherwise: exit 2).
 CLI::Validator drafter_spec_check();
