@@ -42,9 +42,9 @@ double measure_read_bandwidth_gbs(Threads& threads, size_t bytes);
 
 // The target's verify cost as the "auto" tree budget uses it, measured at start-up on a short
 // context (batches of 1, 2, 4, .. 64 tokens as fit in ctx). Error if ctx cannot time even one.
-// max_sequences > 1 also measures steps of 1, 2, 4, .. max_sequences sequences with growing trees
-// (what an Engine sizes its batch-wide trees with); without them an Engine assumes one sequence's
-// curve for the whole step.
+// max_sequences > 1 also measures steps of 1, 2, 4, .. max_sequences (at most 64) sequences with
+// growing trees (what an Engine sizes its batch-wide trees with); without them an Engine assumes
+// one sequence's curve for the whole step.
 class VerifyCost {
  public:
   static VerifyCost measure(Model& target, int64_t ctx, Threads& threads,

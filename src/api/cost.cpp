@@ -1,6 +1,8 @@
 // eagle2/cost.h over model/cost_curve.h, kernels/bandwidth.h and speculative/tree_budget.h.
 #include "eagle2/cost.h"
 
+#include <algorithm>
+
 #include "api/convert.h"
 #include "api/handles.h"
 #include "kernels/bandwidth.h"
@@ -32,9 +34,12 @@ VerifyCost VerifyCost::measure(Model& target, int64_t ctx, Threads& threads,
   impl->model = measure_verify_cost(model, ctx, threads.impl().pool, &curve);
   impl->curve = to_public(curve);
   if (max_sequences > 1) {
+    // Past 64 sequences the start-up measurement would take many seconds; larger batches follow
+    // the 64-sequence curve (extrapolated along its rows).
+    const int64_t largest = std::min<int64_t>(max_sequences, 64);
     std::vector<int64_t> counts;
-    for (int64_t b = 1; b < max_sequences; b *= 2) counts.push_back(b);
-    counts.push_back(max_sequences);
+    for (int64_t b = 1; b < largest; b *= 2) counts.push_back(b);
+    counts.push_back(largest);
     // The same short context as the single-sequence curve; the extra rows need room on top.
     const int64_t context = std::min<int64_t>(64, std::max<int64_t>(1, ctx - 65));
     impl->batch = std::make_shared<const BatchCostModel>(
