@@ -258,8 +258,12 @@ void GgufFile::fail_at(std::string_view what) const {
   fail(path(), ": GGUF: ", what);
 }
 
-GgufFile::GgufFile(const std::string& path)
-    : file_(std::make_unique<MappedFile>(path, Residency::kMapInPlace)) {
+const unsigned char* GgufFile::tensor_data(const GgufTensorInfo& t) const {
+  return static_cast<const unsigned char*>(file_->data()) + data_offset_ + t.offset;
+}
+
+GgufFile::GgufFile(const std::string& path, Residency residency)
+    : file_(std::make_unique<MappedFile>(path, residency)) {
   Cursor c(*this, file_->data(), file_->size());
   const unsigned char* magic = c.take(4, "the magic");
   if (std::memcmp(magic, "GGUF", 4) != 0) fail_at("not a GGUF file (no GGUF magic)");

@@ -73,8 +73,9 @@ struct GgufTensorInfo {
 
 class GgufFile {
  public:
-  // Maps and parses the file; Error naming the path and the fault on anything malformed.
-  explicit GgufFile(const std::string& path);
+  // Maps and parses the file; Error naming the path and the fault on anything malformed. Weights
+  // to be used every token want Residency::kHugePageCopy (weight_residency()).
+  explicit GgufFile(const std::string& path, Residency residency = Residency::kMapInPlace);
 
   const std::string& path() const { return file_->path(); }
   uint32_t version() const { return version_; }
@@ -93,6 +94,9 @@ class GgufFile {
   bool boolean_or(std::string_view key, bool fallback) const;
   // An array of `element` type (required when `required`, else nullptr if absent).
   const GgufValue* array(std::string_view key, GgufType element, bool required) const;
+
+  // A tensor's data (its offset and size were checked against the file when it was parsed).
+  const unsigned char* tensor_data(const GgufTensorInfo& t) const;
 
   [[noreturn]] void fail_at(std::string_view what) const;
 

@@ -253,6 +253,15 @@ TensorStore TensorStore::open_files(const std::vector<std::string>& paths) {
   return store;
 }
 
+TensorStore TensorStore::from_views(std::string where, std::map<std::string, TensorView> tensors,
+                                    std::vector<std::shared_ptr<const void>> owners) {
+  TensorStore store;
+  store.where_ = std::move(where);
+  store.tensors_ = std::move(tensors);
+  store.owners_ = std::move(owners);
+  return store;
+}
+
 TensorStore TensorStore::open_dir(const std::string& dir) {
   std::error_code ec;
   if (!fs::exists(dir, ec)) fail(dir, ": model directory not found");

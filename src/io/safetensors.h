@@ -44,6 +44,9 @@ class TensorStore {
   static TensorStore open_dir(const std::string& dir);
   // Opens a list of files (merged; a name in two files is an Error).
   static TensorStore open_files(const std::vector<std::string>& paths);
+  // Tensors read some other way (a GGUF file, io/gguf_weights.h): `owners` keep their data alive.
+  static TensorStore from_views(std::string where, std::map<std::string, TensorView> tensors,
+                                std::vector<std::shared_ptr<const void>> owners);
 
   bool has(const std::string& name) const { return tensors_.count(name) != 0; }
   // Throws "<dir>: tensor '<name>' not found" when missing.
@@ -58,6 +61,7 @@ class TensorStore {
 
  private:
   std::vector<std::shared_ptr<SafetensorsFile>> files_;
+  std::vector<std::shared_ptr<const void>> owners_;
   std::map<std::string, TensorView> tensors_;
   std::string where_;
 };

@@ -9,6 +9,8 @@
 
 namespace eagle2 {
 
+class GgufFile;
+
 enum class RopeScaling { None, Linear, Llama3 };
 
 // Upper bounds on the sizes a config.json may give; LlamaConfig::parse refuses anything larger.
@@ -64,6 +66,9 @@ struct LlamaConfig {
   // size products beyond config_limits and inconsistent head counts are Errors: "<where>: ...".
   static LlamaConfig parse(const std::string& json_text, const std::string& where);
   static LlamaConfig load(const std::string& path);  // reads the file, then parse()
+  // The config a GGUF file's llama.* metadata describes (general.architecture "llama"), checked
+  // by parse() like any config.json: Errors name the file.
+  static LlamaConfig from_gguf(const GgufFile& file);
 
   std::string to_json() const;  // a config.json that parse() reads back to the same values
 

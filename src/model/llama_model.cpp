@@ -8,6 +8,8 @@
 #include <set>
 
 #include "core/error.h"
+#include "io/gguf.h"
+#include "io/gguf_weights.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
 #include "model/checkpoint_checks.h"
@@ -31,11 +33,18 @@ int64_t layer_index(const std::string& name) {
 }  // namespace
 
 std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& dir) {
-  if (!std::filesystem::is_directory(dir)) fail(dir, ": model directory not found");
   std::unique_ptr<LlamaModel> m(new LlamaModel());
   m->dir_ = dir;
-  m->cfg_ = LlamaConfig::load(dir + "/config.json");
-  m->store_ = TensorStore::open_dir(dir);
+  if (dir.ends_with(".gguf") && !std::filesystem::is_directory(dir)) {
+    // A GGUF file: config from its metadata, tensors under their Hugging Face names and layout.
+    auto file = std::make_shared<const GgufFile>(dir, weight_residency());
+    m->cfg_ = LlamaConfig::from_gguf(*file);
+    m->store_ = gguf_tensor_store(std::move(file), m->cfg_.head_dim);
+  } else {
+    if (!std::filesystem::is_directory(dir)) fail(dir, ": model directory not found");
+    m->cfg_ = LlamaConfig::load(dir + "/config.json");
+    m->store_ = TensorStore::open_dir(dir);
+  }
   const LlamaConfig& c = m->cfg_;
   const int64_t d = c.hidden_size, hd = c.head_dim, I = c.intermediate_size, V = c.vocab_size;
   const int64_t qd = c.num_heads * hd, kvd = c.num_kv_heads * hd;

@@ -44,7 +44,8 @@ std::optional<std::string> special_text(const api::Tokenizer& tok, int32_t id) {
 }  // namespace
 
 ServedModel::ServedModel(const ServerOptions& o) : id_(folder_name(o.model_dir)) {
-  if (!fs::exists(o.model_dir + "/tokenizer.json") && !fs::exists(o.model_dir + "/tokenizer.model"))
+  if (!o.model_dir.ends_with(".gguf") && !fs::exists(o.model_dir + "/tokenizer.json") &&
+      !fs::exists(o.model_dir + "/tokenizer.model"))
     fail(o.model_dir, ": no tokenizer.json or tokenizer.model (the server speaks text)");
   model_.emplace(api::Model::load(o.model_dir));
   tok_.emplace(api::Tokenizer::open(o.model_dir));

@@ -89,9 +89,7 @@ int run_bench_cmd(const BenchFlags& f) {
   }
 
   Model model = Model::load(f.run.model_dir);
-  const std::string tok_path = f.run.model_dir + "/tokenizer.model";
-  if (!std::filesystem::exists(tok_path)) fail(f.run.model_dir, ": no tokenizer.model");
-  const Tokenizer tok = Tokenizer::load(tok_path);
+  const Tokenizer tok = Tokenizer::open(f.run.model_dir);  // folder or GGUF, as generate
   std::optional<Head> head;
   if (!f.head_dir.empty()) head = Head::load(f.head_dir, model);
   if (f.draft_vocab > 0) {

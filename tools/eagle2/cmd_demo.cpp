@@ -85,15 +85,15 @@ struct DemoFlags {
 int run_demo(const DemoFlags& f) {
   const std::string model_dir = f.run.model_dir.empty() ? bundled_path("code-lm") : f.run.model_dir;
   const std::string head_dir = f.head_dir.empty() ? bundled_path("code-lm-eagle") : f.head_dir;
-  const std::string tok_path = model_dir + "/tokenizer.model";
-  if (!fs::exists(tok_path)) fail(model_dir, ": no tokenizer.model (the demo prints text)");
 
   Model model = Model::load(model_dir);
   Head head = Head::load(head_dir, model);
   const int64_t draft_vocab =
       f.draft_vocab >= 0 ? f.draft_vocab : fs::exists(head_dir + "/draft_vocab.tsv") ? 1024 : 0;
   apply_draft_vocab(head, head_dir, draft_vocab);
-  const Tokenizer tok = Tokenizer::load(tok_path);
+  // The folder's tokenizer.json or tokenizer.model, or a GGUF file's vocabulary (the demo prints
+  // text, so a model without one is an error).
+  const Tokenizer tok = Tokenizer::open(model_dir);
   PromptSet set{"demo", f.prompts.empty() ? builtin_prompts() : load_prompt_set(f.prompts, {})};
   const DrafterSpec eagle = parse_drafter_spec(f.tree);
   if (eagle.kind == "plain" || eagle.kind == "none")

@@ -59,7 +59,10 @@ int run_generate(const GenerateFlags& f) {
   const ModelConfig& cfg = model.config();
   // The folder's tokenizer: tokenizer.json wins over tokenizer.model, as in Hugging Face.
   std::optional<Tokenizer> tok;
-  if (std::filesystem::exists(f.run.model_dir + "/tokenizer.json") ||
+  // A folder's tokenizer.json or tokenizer.model, or a GGUF file's own vocabulary (read only when
+  // text is asked for: a GGUF without one still runs on --ids).
+  const bool gguf = f.run.model_dir.ends_with(".gguf");
+  if ((gguf && !f.ids_given) || std::filesystem::exists(f.run.model_dir + "/tokenizer.json") ||
       std::filesystem::exists(f.run.model_dir + "/tokenizer.model"))
     tok = Tokenizer::open(f.run.model_dir);
 

@@ -44,7 +44,11 @@ int run_info(const RunFlags& f) {
               static_cast<double>(model.weight_bytes()) / mib, kv_bytes / mib,
               static_cast<long long>(ctx));
   const std::string tok_path = f.model_dir + "/tokenizer.model";
-  if (std::filesystem::exists(tok_path)) {
+  if (f.model_dir.ends_with(".gguf")) {
+    const Tokenizer tok = Tokenizer::open(f.model_dir);
+    std::printf("tokenizer      GGUF vocabulary, %d pieces (bos %d, eos %d)\n", tok.vocab_size(),
+                tok.bos_id(), tok.eos_id());
+  } else if (std::filesystem::exists(tok_path)) {
     const Tokenizer tok = Tokenizer::load(tok_path);
     std::printf("tokenizer      SentencePiece, %d pieces (bos %d, eos %d)\n", tok.vocab_size(),
                 tok.bos_id(), tok.eos_id());

@@ -98,9 +98,7 @@ int run_train_head(TrainHeadFlags f) {
   if (!f.prompt_files.empty() && !f.text_files.empty())
     fail("give either --prompts or --text, not both");
   Model target = Model::load(f.run.model_dir);
-  const std::string tok_path = f.run.model_dir + "/tokenizer.model";
-  if (!std::filesystem::exists(tok_path)) fail(f.run.model_dir, ": no tokenizer.model");
-  const Tokenizer tok = Tokenizer::load(tok_path);
+  const Tokenizer tok = Tokenizer::open(f.run.model_dir);  // folder or GGUF, as generate
   Threads threads(resolve_threads(f.run));
   const int64_t cap = resolve_ctx(f.run, target.config().max_position_embeddings);
 
