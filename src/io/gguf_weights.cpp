@@ -69,6 +69,11 @@ TensorStore gguf_tensor_store(std::shared_ptr<const GgufFile> file, int64_t head
     v.dtype = dtype;
     v.shape.assign(t.dims.rbegin(), t.dims.rend());  // ggml lists the contiguous dimension first
     v.data = g.tensor_data(t);
+    // general.alignment may be as small as 1: an element read through a misaligned pointer is
+    // undefined behaviour, so such a file is refused rather than read.
+    if (reinterpret_cast<uintptr_t>(v.data) % dtype_size(dtype) != 0)
+      fail(g.path(), ": tensor ", name, " data is not aligned to its ", dtype_size(dtype),
+           "-byte elements (general.alignment ", g.alignment(), ")");
     const bool rope_rows = hf.ends_with("self_attn.q_proj.weight") ||
                            hf.ends_with("self_attn.k_proj.weight");
     if (rope_rows && v.shape.size() == 2) {

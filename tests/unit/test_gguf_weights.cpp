@@ -120,6 +120,18 @@ TEST(GgufWeights, CraftedFilesAreOneClearError) {
   const std::string p3 = write("odd-q", odd);
   EXPECT_EQ(test::error_of([&] { LlamaModel::load(p3); }),
             p3 + ": tensor blk.0.attn_q.weight has 6 rows, not a whole number of heads of 4");
+  // Alignment 1 and a 2-byte F16 tensor before an F32 one: the F32 data (if not the F16's already)
+  // would be read through a misaligned pointer.
+  test::GgufWriter misaligned;
+  llama(misaligned, 2);
+  misaligned.kv_u32("general.alignment", 1);
+  misaligned.tensor("blk.0.attn_norm.weight", {1}, 1, 2);
+  misaligned.tensor("blk.0.ffn_norm.weight", {8}, 0, 32);
+  const std::string p5 = dir + "/misaligned.gguf";
+  test::write_file(p5, misaligned.bytes(1));
+  const std::string e5 = test::error_of([&] { LlamaModel::load(p5); });
+  EXPECT_TRUE(e5.starts_with(p5 + ": tensor blk.0.")) << e5;
+  EXPECT_NE(e5.find("data is not aligned to its "), std::string::npos) << e5;
   // A complete header but no tensors: the loader names the first one it misses.
   test::GgufWriter empty;
   llama(empty, 2);
