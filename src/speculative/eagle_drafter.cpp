@@ -139,44 +139,62 @@ bool EagleDrafter::choosable() const {
   return opt_.shape == EagleDrafterOptions::Shape::Dynamic && opt_.auto_budget;
 }
 
-Drafter::Proposal EagleDrafter::propose(int64_t max_tokens) {
+// The start of every cycle, alone or in lockstep: false when it verifies the root alone. Auto
+// budget, paused: speculation has been slower than plain decoding, so the cycle is plain decoding
+// through the loop. Likewise when there is room for the root alone (the end of the context, or a
+// batch that pauses drafting). The head catches up on the skipped tokens at the next real draft.
+bool EagleDrafter::start_cycle(int64_t max_tokens) {
   max_tokens_ = max_tokens;
   proposed_ = true;
   choosing_ = false;
   snapshot_used_ = false;
-  // Auto budget, paused: speculation has been slower than plain decoding, so this cycle verifies
-  // the root alone (plain decoding through the loop). Likewise when there is room for the root
-  // alone (the end of the context, or a batch that pauses drafting). The head catches up on the
-  // skipped tokens at the next real draft.
+  lockstep_rows_ = 0;
   const bool paused = pacing_.skip_cycle(opt_.auto_budget);
   root_only_ = paused || max_tokens <= 1;
-  if (root_only_) return Proposal{false, {}, 1, 1, 0};
-  draft_start_ = std::chrono::steady_clock::now();
+  if (root_only_) return false;
   kv_.drop_pending();  // the previous cycle's tree entries
+  return true;
+}
+
+void EagleDrafter::start_dynamic_tree() {
+  // One snapshot per tree: the whole tree is ranked by one state of the shared calibration.
+  if (opt_.calibrate) {
+    snapshot_ = policy_->calibration();
+    snapshot_used_ = true;
+  }
+  dynamic_builder_.start(root_, opt_.dynamic, max_tokens_,
+                         opt_.auto_budget ? DynamicTreeBuilder::Budget::Chosen
+                                          : DynamicTreeBuilder::Budget::Fixed);
+}
+
+// The proposal once the candidates are drafted: choosable when a dynamic tree waits for its
+// budget, fixed otherwise (the root alone for a root-only cycle).
+Drafter::Proposal EagleDrafter::drafted_proposal() {
+  if (root_only_) return Proposal{false, {}, 1, 1, 0};
+  if (opt_.shape == EagleDrafterOptions::Shape::Dynamic &&
+      dynamic_builder_.next().kind == DraftStep::Kind::ChooseBudget) {
+    choosing_ = true;
+    const std::span<const float> values = dynamic_builder_.values_desc();
+    return Proposal{true, values,
+                    DraftPacing::min_tokens(values.size(), max_tokens_,
+                                            snapshot_used_ ? &snapshot_ : nullptr),
+                    max_tokens_, pacing_.draft_seconds(cost_)};
+  }
+  return Proposal{false, {}, 1, max_tokens_, pacing_.draft_seconds(cost_)};
+}
+
+Drafter::Proposal EagleDrafter::propose(int64_t max_tokens) {
+  if (!start_cycle(max_tokens)) return drafted_proposal();
+  draft_start_ = std::chrono::steady_clock::now();
   catch_up();
   if (last_out_.empty()) fail("draft head: draft() before begin()");
   switch (opt_.shape) {
     case EagleDrafterOptions::Shape::Dynamic: {
-      // One snapshot per tree: the whole tree is ranked by one state of the shared calibration.
-      if (opt_.calibrate) {
-        snapshot_ = policy_->calibration();
-        snapshot_used_ = true;
-      }
+      start_dynamic_tree();
       const AcceptanceCalibration* calibration = snapshot_used_ ? &snapshot_ : nullptr;
-      dynamic_builder_.start(root_, opt_.dynamic, max_tokens,
-                             opt_.auto_budget ? DynamicTreeBuilder::Budget::Chosen
-                                              : DynamicTreeBuilder::Budget::Fixed);
-      DraftStep step;
-      while ((step = dynamic_builder_.next()).kind != DraftStep::Kind::Done &&
-             step.kind != DraftStep::Kind::ChooseBudget)
+      for (DraftStep step; (step = dynamic_builder_.next()).kind != DraftStep::Kind::Done &&
+                           step.kind != DraftStep::Kind::ChooseBudget;)
         answer(dynamic_builder_, step, calibration);
-      if (step.kind == DraftStep::Kind::ChooseBudget) {
-        choosing_ = true;
-        const std::span<const float> values = dynamic_builder_.values_desc();
-        return Proposal{true, values,
-                        DraftPacing::min_tokens(values.size(), max_tokens, calibration),
-                        max_tokens, pacing_.draft_seconds(cost_)};
-      }
       break;
     }
     case EagleDrafterOptions::Shape::Static:
@@ -188,7 +206,7 @@ Drafter::Proposal EagleDrafter::propose(int64_t max_tokens) {
         answer(static_builder_, step, nullptr);
       break;
   }
-  return Proposal{false, {}, 1, max_tokens, pacing_.draft_seconds(cost_)};
+  return drafted_proposal();
 }
 
 void EagleDrafter::complete(int64_t total_tokens, DraftTree& tree) {
@@ -323,22 +341,8 @@ bool EagleDrafter::lockstep_capable(const EagleHead& head) const {
 }
 
 bool EagleDrafter::begin_lockstep(int64_t max_tokens) {
-  max_tokens_ = max_tokens;
-  proposed_ = true;
-  choosing_ = false;
-  snapshot_used_ = false;
-  lockstep_rows_ = 0;
-  const bool paused = pacing_.skip_cycle(opt_.auto_budget);
-  root_only_ = paused || max_tokens <= 1;
-  if (root_only_) return false;
-  kv_.drop_pending();  // the previous cycle's tree entries
-  if (opt_.calibrate) {
-    snapshot_ = policy_->calibration();
-    snapshot_used_ = true;
-  }
-  dynamic_builder_.start(root_, opt_.dynamic, max_tokens,
-                         opt_.auto_budget ? DynamicTreeBuilder::Budget::Chosen
-                                          : DynamicTreeBuilder::Budget::Fixed);
+  if (!start_cycle(max_tokens)) return false;
+  start_dynamic_tree();
   return true;
 }
 
@@ -426,17 +430,8 @@ void EagleDrafter::supply_logprobs(const float* logp) {
 }
 
 Drafter::Proposal EagleDrafter::lockstep_proposal(double draft_seconds) {
-  if (root_only_) return Proposal{false, {}, 1, 1, 0};
-  lockstep_seconds_ = draft_seconds;
-  if (dynamic_builder_.next().kind == DraftStep::Kind::ChooseBudget) {
-    choosing_ = true;
-    const std::span<const float> values = dynamic_builder_.values_desc();
-    return Proposal{true, values,
-                    DraftPacing::min_tokens(values.size(), max_tokens_,
-                                            snapshot_used_ ? &snapshot_ : nullptr),
-                    max_tokens_, pacing_.draft_seconds(cost_)};
-  }
-  return Proposal{false, {}, 1, max_tokens_, pacing_.draft_seconds(cost_)};
+  if (!root_only_) lockstep_seconds_ = draft_seconds;
+  return drafted_proposal();
 }
 
 }  // namespace eagle2

@@ -100,6 +100,9 @@ class EagleDrafter : public Drafter {
   const DraftPacing& pacing() const { return pacing_; }
 
  private:
+  bool start_cycle(int64_t max_tokens);
+  void start_dynamic_tree();
+  Proposal drafted_proposal();
   template <class Builder>
   void supply_top_k(Builder& builder, const DraftStep& step,
                     const AcceptanceCalibration* calibration);
