@@ -119,8 +119,10 @@ Level run_level(const Target& t, int c, const BenchServeOptions& o,
   return l;
 }
 
-// Tokens/s of decoding alone (no server): plain and speculative over the prompts.
-std::pair<double, double> solo_rates(const BenchServeOptions& o, const api::DrafterSpec& spec) {
+// Tokens/s of decoding alone (no server), plain and speculative over the prompts, once per
+// repetition; the model, head and cost curve are loaded and measured once for all of them.
+void solo_rates(const BenchServeOptions& o, const api::DrafterSpec& spec,
+                std::vector<double>& plain_tps, std::vector<double>& eagle_tps) {
   api::Model model = api::Model::load(o.server.model_dir);
   const api::Tokenizer tok = api::Tokenizer::open(o.server.model_dir);
   api::Threads threads(o.server.threads > 0 ? o.server.threads : api::default_thread_count());
@@ -138,25 +140,29 @@ std::pair<double, double> solo_rates(const BenchServeOptions& o, const api::Draf
   const api::VerifyCost cost = api::VerifyCost::measure(model, ctx, threads);
   api::GenerateOptions g;
   g.max_new_tokens = o.max_tokens;
-  int64_t plain_tokens = 0, spec_tokens = 0;
-  double plain_s = 0, spec_s = 0;
-  api::Drafter drafter =
-      api::Drafter::make(spec, head ? &*head : nullptr, threads, ctx, 0.0f, &cost);
-  for (const std::string& text : o.prompts) {
-    const std::vector<int32_t> prompt = tok.encode(text, tok.adds_bos());
-    api::KvCache kv(model, ctx);
-    const api::Stats p = api::generate_plain(model, kv, prompt, g, threads, [](int32_t) { return true; });
-    plain_tokens += p.new_tokens;
-    plain_s += p.decode_seconds;
-    if (!drafter) continue;
-    api::KvCache skv(model, ctx);
-    const api::Stats s = api::generate_speculative(model, skv, drafter, prompt, g, threads,
-                                                   [](int32_t) { return true; });
-    spec_tokens += s.new_tokens;
-    spec_s += s.decode_seconds;
+  for (int rep = 0; rep < o.reps; ++rep) {
+    // A fresh drafter each repetition: each starts from what nothing has taught it.
+    api::Drafter drafter =
+        api::Drafter::make(spec, head ? &*head : nullptr, threads, ctx, 0.0f, &cost);
+    int64_t plain_tokens = 0, spec_tokens = 0;
+    double plain_s = 0, spec_s = 0;
+    for (const std::string& text : o.prompts) {
+      const std::vector<int32_t> prompt = tok.encode(text, tok.adds_bos());
+      api::KvCache kv(model, ctx);
+      const api::Stats p =
+          api::generate_plain(model, kv, prompt, g, threads, [](int32_t) { return true; });
+      plain_tokens += p.new_tokens;
+      plain_s += p.decode_seconds;
+      if (!drafter) continue;
+      api::KvCache skv(model, ctx);
+      const api::Stats st = api::generate_speculative(model, skv, drafter, prompt, g, threads,
+                                                      [](int32_t) { return true; });
+      spec_tokens += st.new_tokens;
+      spec_s += st.decode_seconds;
+    }
+    plain_tps.push_back(plain_s > 0 ? static_cast<double>(plain_tokens) / plain_s : 0);
+    eagle_tps.push_back(spec_s > 0 ? static_cast<double>(spec_tokens) / spec_s : 0);
   }
-  return {plain_s > 0 ? static_cast<double>(plain_tokens) / plain_s : 0,
-          spec_s > 0 ? static_cast<double>(spec_tokens) / spec_s : 0};
 }
 
 std::string range(const std::vector<double>& v, int decimals) {
@@ -252,11 +258,7 @@ BenchServeResult run_bench_serve(const BenchServeOptions& o) {
   if (llama) llama->stop();
   // Decoding alone, after the server is idle (it would compete for the cores otherwise).
   const api::DrafterSpec spec = api::parse_drafter_spec(eagle_spec);
-  for (int rep = 0; rep < o.reps; ++rep) {
-    const auto [plain, eagle] = solo_rates(o, spec);
-    result.solo_plain_tps.push_back(plain);
-    result.solo_eagle_tps.push_back(eagle);
-  }
+  solo_rates(o, spec, result.solo_plain_tps, result.solo_eagle_tps);
 
   // The table: per concurrency, each system's aggregate and per-request tokens/s, EAGLE-2 over
   // plain as ratios per repetition, and the step shapes.
