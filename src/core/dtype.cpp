@@ -1,5 +1,7 @@
 #include "core/dtype.h"
 
+#include "core/quant_blocks.h"
+
 namespace eagle2 {
 
 const char* dtype_name(DType t) {
@@ -7,6 +9,10 @@ const char* dtype_name(DType t) {
     case DType::F32: return "F32";
     case DType::F16: return "F16";
     case DType::BF16: return "BF16";
+    case DType::Q8_0: return "Q8_0";
+    case DType::Q4_0: return "Q4_0";
+    case DType::Q4_K: return "Q4_K";
+    case DType::Q6_K: return "Q6_K";
   }
   return "?";
 }
@@ -15,6 +21,10 @@ bool parse_dtype(std::string_view s, DType* out) {
   if (s == "F32") *out = DType::F32;
   else if (s == "F16") *out = DType::F16;
   else if (s == "BF16") *out = DType::BF16;
+  else if (s == "Q8_0") *out = DType::Q8_0;
+  else if (s == "Q4_0") *out = DType::Q4_0;
+  else if (s == "Q4_K") *out = DType::Q4_K;
+  else if (s == "Q6_K") *out = DType::Q6_K;
   else return false;
   return true;
 }
@@ -82,6 +92,12 @@ void convert_to_f32(DType from, const void* src, float* dst, size_t n) {
       for (size_t i = 0; i < n; ++i) dst[i] = bf16_to_f32(s[i]);
       return;
     }
+    case DType::Q8_0:
+    case DType::Q4_0:
+    case DType::Q4_K:
+    case DType::Q6_K:
+      dequantize_blocks(from, src, dst, static_cast<int64_t>(n));
+      return;
   }
 }
 

@@ -8,11 +8,47 @@
 
 namespace eagle2 {
 
-enum class DType : uint8_t { F32, F16, BF16 };
+// F32, F16 and BF16 are element types. Q8_0, Q4_0, Q4_K and Q6_K are ggml's quantized block
+// types (core/quant_blocks.h): a block of 32 or 256 consecutive elements of one row stored in a
+// fixed number of bytes, never split across rows.
+enum class DType : uint8_t { F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K };
 
+constexpr bool is_block_dtype(DType t) { return t >= DType::Q8_0; }
+
+// Bytes per element: element types only (a block type has no per-element size; see below).
 constexpr size_t dtype_size(DType t) { return t == DType::F32 ? 4 : 2; }
-const char* dtype_name(DType t);  // "F32", "F16", "BF16" (the safetensors spelling)
-// Parses the safetensors spelling; returns false for anything else.
+
+// Elements per block and bytes per block (1 and dtype_size for the element types).
+constexpr int64_t dtype_block_elements(DType t) {
+  switch (t) {
+    case DType::Q8_0:
+    case DType::Q4_0: return 32;
+    case DType::Q4_K:
+    case DType::Q6_K: return 256;
+    default: return 1;
+  }
+}
+constexpr size_t dtype_block_bytes(DType t) {
+  switch (t) {
+    case DType::Q8_0: return 34;
+    case DType::Q4_0: return 18;
+    case DType::Q4_K: return 144;
+    case DType::Q6_K: return 210;
+    default: return dtype_size(t);
+  }
+}
+// Alignment the data of a tensor needs (every block type starts with or holds f16 scales at even
+// offsets of even-sized blocks).
+constexpr size_t dtype_alignment(DType t) { return is_block_dtype(t) ? 2 : dtype_size(t); }
+
+// Bytes of n consecutive elements of one row; n must be a whole number of blocks.
+constexpr size_t dtype_bytes(DType t, int64_t n) {
+  return static_cast<size_t>(n / dtype_block_elements(t)) * dtype_block_bytes(t);
+}
+
+// "F32", "F16", "BF16" (the safetensors spelling), "Q8_0", "Q4_0", "Q4_K", "Q6_K" (ggml's).
+const char* dtype_name(DType t);
+// Parses those spellings; returns false for anything else.
 bool parse_dtype(std::string_view s, DType* out);
 
 inline float bf16_to_f32(uint16_t h) {
@@ -34,7 +70,8 @@ inline uint16_t f32_to_bf16(float f) {
 float f16_to_f32(uint16_t h);  // IEEE binary16, subnormals and inf/NaN included
 uint16_t f32_to_f16(float f);  // round to nearest even, overflow to inf
 
-// Converts n elements of type `from` to float.
+// Converts n elements of type `from` to float (a block type: n whole blocks, dequantized as ggml
+// does).
 void convert_to_f32(DType from, const void* src, float* dst, size_t n);
 
 }  // namespace eagle2

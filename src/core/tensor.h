@@ -21,13 +21,14 @@ struct TensorView {
     for (int64_t d : shape) n *= d;
     return n;
   }
-  size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype); }
+  size_t nbytes() const { return dtype_bytes(dtype, numel()); }
 };
 
 std::string shape_string(const std::vector<int64_t>& shape);  // "[64, 172]"
 
 // A weight matrix in the nn.Linear convention: row-major [rows = out_features, cols = in_features],
-// so y = W x means y[r] = sum_c W[r, c] * x[c]. Used in place, in its stored dtype.
+// so y = W x means y[r] = sum_c W[r, c] * x[c]. Used in place, in its stored dtype (a block type:
+// cols is a whole number of blocks, each row its own run of blocks).
 struct Matrix {
   DType dtype = DType::F32;
   int64_t rows = 0;
@@ -35,7 +36,7 @@ struct Matrix {
   const void* data = nullptr;
 
   const void* row(int64_t r) const {
-    return static_cast<const char*>(data) + static_cast<size_t>(r * cols) * dtype_size(dtype);
+    return static_cast<const char*>(data) + static_cast<size_t>(r) * dtype_bytes(dtype, cols);
   }
 };
 

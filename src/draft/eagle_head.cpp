@@ -215,7 +215,7 @@ void EagleHead::restrict_vocab(std::vector<int32_t> ids) {
   draft_rows_.clear();
   if (draft_ids_.empty()) return;
   const Matrix& full = target_->lm_head();
-  const size_t row_bytes = static_cast<size_t>(full.cols) * dtype_size(full.dtype);
+  const size_t row_bytes = dtype_bytes(full.dtype, full.cols);  // whole blocks for a quantized head
   draft_rows_.resize(draft_ids_.size() * row_bytes);
   for (size_t i = 0; i < draft_ids_.size(); ++i)
     std::memcpy(&draft_rows_[i * row_bytes], full.row(draft_ids_[i]), row_bytes);

@@ -12,7 +12,8 @@ namespace eagle2 {
 namespace {
 
 // ggml's type ids of the dtypes the engine computes with.
-constexpr uint32_t kGgmlF32 = 0, kGgmlF16 = 1, kGgmlBf16 = 30;
+constexpr uint32_t kGgmlF32 = 0, kGgmlF16 = 1, kGgmlQ4_0 = 2, kGgmlQ8_0 = 8, kGgmlQ4_K = 12,
+                   kGgmlQ6_K = 14, kGgmlBf16 = 30;
 
 // llama.cpp's tensor names -> Hugging Face's (blk.N.* -> model.layers.N.*); "" for a name this
 // loader does not know (left for the model's unused-tensor check to report).
@@ -57,6 +58,10 @@ TensorStore gguf_tensor_store(std::shared_ptr<const GgufFile> file, int64_t head
       case kGgmlF32: dtype = DType::F32; break;
       case kGgmlF16: dtype = DType::F16; break;
       case kGgmlBf16: dtype = DType::BF16; break;
+      case kGgmlQ8_0: dtype = DType::Q8_0; break;
+      case kGgmlQ4_0: dtype = DType::Q4_0; break;
+      case kGgmlQ4_K: dtype = DType::Q4_K; break;
+      case kGgmlQ6_K: dtype = DType::Q6_K; break;
       default:
         fail(g.path(), ": tensor ", name, " has type ", ggml_type_name(t.type),
              ", which eagle2 does not support");
@@ -71,9 +76,9 @@ TensorStore gguf_tensor_store(std::shared_ptr<const GgufFile> file, int64_t head
     v.data = g.tensor_data(t);
     // general.alignment may be as small as 1: an element read through a misaligned pointer is
     // undefined behaviour, so such a file is refused rather than read.
-    if (reinterpret_cast<uintptr_t>(v.data) % dtype_size(dtype) != 0)
-      fail(g.path(), ": tensor ", name, " data is not aligned to its ", dtype_size(dtype),
-           "-byte elements (general.alignment ", g.alignment(), ")");
+    if (reinterpret_cast<uintptr_t>(v.data) % dtype_alignment(dtype) != 0)
+      fail(g.path(), ": tensor ", name, " data is not aligned to ", dtype_alignment(dtype),
+           " bytes as its ", dtype_name(dtype), " data needs (general.alignment ", g.alignment(), ")");
     const bool rope_rows = hf.ends_with("self_attn.q_proj.weight") ||
                            hf.ends_with("self_attn.k_proj.weight");
     if (rope_rows && v.shape.size() == 2) {
@@ -82,7 +87,9 @@ TensorStore gguf_tensor_store(std::shared_ptr<const GgufFile> file, int64_t head
         fail(g.path(), ": tensor ", name, " has ", rows, " rows, not a whole number of heads of ",
              head_dim);
       // Undo the converter's interleaving, head by head, into memory of our own.
-      const size_t row_bytes = static_cast<size_t>(v.shape[1]) * dtype_size(dtype);
+      // Quantized blocks never cross a row (the reader checked whole blocks per row), so this is
+      // a row copy for every type.
+      const size_t row_bytes = dtype_bytes(dtype, v.shape[1]);
       auto rows_copy = std::make_shared<std::vector<unsigned char>>(v.nbytes());
       const auto* src = static_cast<const unsigned char*>(v.data);
       const int64_t half = head_dim / 2;

@@ -21,6 +21,11 @@ bool cpu_has_avx512_bf16() {
   return has;
 }
 
+bool cpu_has_avx512_vnni() {
+  static const bool has = cpu_supports(KernelPath::Avx512) && __builtin_cpu_supports("avx512vnni");
+  return has;
+}
+
 bool cpu_supports(KernelPath p) {
 #if defined(__x86_64__) || defined(__i386__)
   // libgcc's detection also checks XCR0, i.e. that the OS saves the wide registers.

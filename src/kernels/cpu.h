@@ -13,6 +13,9 @@ KernelPath active_kernel_path();  // best_kernel_path() unless EAGLE2_KERNEL ove
 
 // AVX512-BF16 dot products (vdpbf16ps): the AVX-512 path uses them for bf16 weights when present.
 bool cpu_has_avx512_bf16();
+// AVX512-VNNI integer dot products (vpdpbusd): the AVX-512 path needs them for quantized weights
+// (without them it runs the AVX2 quantized kernels, which give the same bits).
+bool cpu_has_avx512_vnni();
 
 // The path an EAGLE2_KERNEL value selects: null or empty means best_kernel_path(); an unknown name
 // or a path this CPU lacks throws eagle2::Error. (active_kernel_path() applies it to the

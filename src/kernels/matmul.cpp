@@ -14,6 +14,8 @@
 
 #include "core/error.h"
 #include "kernels/matmul_internal.h"
+#include "kernels/quant_internal.h"
+#include "kernels/quant_matmul.h"
 
 namespace eagle2 {
 
@@ -53,10 +55,24 @@ void matmul_range_scalar(const float* x, int64_t M_begin, int64_t M_end, const M
 // once per W block) while leaving whole decode/verify batches in one task.
 constexpr int64_t kRowBlock = 64;
 
+// The quantized-weight kernel of `path` for `dt` (all give the same bits; quant_matmul.h).
+using QuantRange = void (*)(DType, const detail::QuantRowsView&, const void*, float*, int64_t,
+                            int64_t, int64_t, int64_t, int64_t);
+QuantRange quant_kernel(KernelPath path, DType dt) {
+  (void)dt;
+  switch (path) {
+    case KernelPath::Scalar: return detail::quant_matmul_range_scalar;
+    case KernelPath::Avx2: return detail::quant_matmul_range_avx2;
+    case KernelPath::Avx512:
+      return cpu_has_avx512_vnni() ? detail::quant_matmul_range_avx512 : detail::quant_matmul_range_avx2;
+  }
+  return detail::quant_matmul_range_scalar;
+}
+
 // Output columns per task: a multiple of 8 (whole tiles), small enough that the block of W rows
 // fits comfortably in L2 next to the x rows, and small enough to give every thread several tasks.
 int64_t column_block(int64_t N, int64_t K, DType dt, int n_threads) {
-  const int64_t row_bytes = std::max<int64_t>(1, K * static_cast<int64_t>(dtype_size(dt)));
+  const int64_t row_bytes = std::max<int64_t>(1, static_cast<int64_t>(dtype_bytes(dt, K)));
   const int64_t by_cache = std::max<int64_t>(8, (256 * 1024 / row_bytes) / 8 * 8);
   const int64_t per_thread_tasks = 4;
   const int64_t by_balance =
@@ -64,34 +80,39 @@ int64_t column_block(int64_t N, int64_t K, DType dt, int n_threads) {
   return std::min(by_cache, by_balance);
 }
 
-}  // namespace
+// How the activations are prepared for a weight dtype. Matrices sharing one input and one format
+// run in one dispatch; a mixed group (Q4_K_M files put Q6_K next to Q4_K in q/k/v) only needs the
+// format to match, since each task calls the kernel of its own matrix's dtype.
+enum class ActFormat { F32, BF16, Q8_0, Q8_K };
+ActFormat act_format(DType dt) {
+  switch (dt) {
+    case DType::BF16: return ActFormat::BF16;
+    case DType::Q8_0:
+    case DType::Q4_0: return ActFormat::Q8_0;
+    case DType::Q4_K:
+    case DType::Q6_K: return ActFormat::Q8_K;
+    default: return ActFormat::F32;
+  }
+}
 
-void matmul_multi_with(KernelPath path, const float* x, int64_t M,
-                       std::initializer_list<MatmulOut> outs, ThreadPool& pool) {
-  if (!cpu_supports(path)) fail("matmul: kernel path ", kernel_path_name(path), " is not supported by this CPU");
-  if (outs.size() == 0) return;
-  const Matrix& W0 = *outs.begin()->W;
-  const int64_t K = W0.cols;
-  for (const MatmulOut& o : outs) {
-    const Matrix& W = *o.W;
-    if (M < 0 || W.rows < 0 || W.cols < 0) fail("matmul: negative shape M=", M, " W=[", W.rows, ", ", W.cols, "]");
-    if (W.cols != K || W.dtype != W0.dtype)
-      fail("matmul: matrices of one input must share K and dtype (got [", W.rows, ", ", W.cols, "] ",
-           dtype_name(W.dtype), " with [", W0.rows, ", ", K, "] ", dtype_name(W0.dtype), ")");
-  }
-  if (M == 0) return;
-  if (K == 0) {
-    for (const MatmulOut& o : outs) std::fill(o.y, o.y + M * o.W->rows, 0.0f);
-    return;
-  }
+// One dispatch for matrices whose dtypes share an activation format.
+void run_group(KernelPath path, const float* x, int64_t M, int64_t K, const MatmulOut* outs,
+               size_t n_outs, ThreadPool& pool) {
+  const DType dt0 = outs[0].W->dtype;
+  const ActFormat format = act_format(dt0);
+
+  // Quantized weights: quantize the activations per block once per call (quant_matmul.h).
+  thread_local QuantizedRows xq;
+  const bool quantized = is_block_dtype(dt0);
+  if (quantized) quantize_rows(dt0, x, M, K, &xq);
+  const detail::QuantRowsView xqv{xq.qs.data(), xq.scale.data(), xq.sums.data(), K, xq.block, xq.sum_group};
 
   // bf16 weights: round the activations to bf16 once per call (see matmul.h).
   thread_local std::vector<uint16_t> xb;
   thread_local std::vector<float> xr;
-  const DType dt = W0.dtype;
-  const bool bf16_dot = dt == DType::BF16 && path == KernelPath::Avx512 && cpu_has_avx512_bf16();
+  const bool bf16_dot = format == ActFormat::BF16 && path == KernelPath::Avx512 && cpu_has_avx512_bf16();
   const float* xin = x;
-  if (dt == DType::BF16) {
+  if (format == ActFormat::BF16) {
     const size_t n = static_cast<size_t>(M * K);
     if (bf16_dot) {
       if (xb.size() < n) xb.resize(n);
@@ -109,17 +130,19 @@ void matmul_multi_with(KernelPath path, const float* x, int64_t M,
     const Matrix* W;
     float* y;
     int64_t nb, n_col_blocks, first_task;
+    QuantRange qkernel;
   };
   Plan plans[8];
-  if (outs.size() > 8) fail("matmul_multi: at most 8 matrices per call (got ", outs.size(), ")");
   const int64_t n_row_blocks = (M + kRowBlock - 1) / kRowBlock;
   int64_t n_tasks = 0, n_plans = 0;
-  for (const MatmulOut& o : outs) {
+  for (size_t i = 0; i < n_outs; ++i) {
+    const MatmulOut& o = outs[i];
     const int64_t N = o.W->rows;
     if (N == 0) continue;
-    const int64_t nb = column_block(N, K, dt, pool.size());
+    const int64_t nb = column_block(N, K, o.W->dtype, pool.size());
     const int64_t n_col_blocks = (N + nb - 1) / nb;
-    plans[n_plans++] = Plan{o.W, o.y, nb, n_col_blocks, n_tasks};
+    plans[n_plans++] = Plan{o.W, o.y, nb, n_col_blocks, n_tasks,
+                            quantized ? quant_kernel(path, o.W->dtype) : nullptr};
     n_tasks += n_row_blocks * n_col_blocks;
   }
   const uint16_t* xbp = xb.data();
@@ -131,18 +154,61 @@ void matmul_multi_with(KernelPath path, const float* x, int64_t M,
     const int64_t N = W.rows, local = task - pl.first_task;
     const int64_t m0 = (local / pl.n_col_blocks) * kRowBlock, m1 = std::min(M, m0 + kRowBlock);
     const int64_t n0 = (local % pl.n_col_blocks) * pl.nb, n1 = std::min(N, n0 + pl.nb);
+    if (pl.qkernel != nullptr) {
+      pl.qkernel(W.dtype, xqv, W.data, pl.y, N, m0, m1, n0, n1);
+      return;
+    }
     if (bf16_dot) {
       detail::matmul_range_avx512_bf16dot(xbp, K, W.data, K, pl.y, N, m0, m1, n0, n1);
       return;
     }
     switch (path) {
       case KernelPath::Scalar: matmul_range_scalar(xin, m0, m1, W, pl.y, n0, n1); break;
-      case KernelPath::Avx2: detail::matmul_range_avx2(dt, xin, K, W.data, K, pl.y, N, m0, m1, n0, n1); break;
+      case KernelPath::Avx2:
+        detail::matmul_range_avx2(W.dtype, xin, K, W.data, K, pl.y, N, m0, m1, n0, n1);
+        break;
       case KernelPath::Avx512:
-        detail::matmul_range_avx512(dt, xin, K, W.data, K, pl.y, N, m0, m1, n0, n1);
+        detail::matmul_range_avx512(W.dtype, xin, K, W.data, K, pl.y, N, m0, m1, n0, n1);
         break;
     }
   });
+}
+
+}  // namespace
+
+void matmul_multi_with(KernelPath path, const float* x, int64_t M,
+                       std::initializer_list<MatmulOut> outs, ThreadPool& pool) {
+  if (!cpu_supports(path)) fail("matmul: kernel path ", kernel_path_name(path), " is not supported by this CPU");
+  if (outs.size() == 0) return;
+  if (outs.size() > 8) fail("matmul_multi: at most 8 matrices per call (got ", outs.size(), ")");
+  const Matrix& W0 = *outs.begin()->W;
+  const int64_t K = W0.cols;
+  for (const MatmulOut& o : outs) {
+    const Matrix& W = *o.W;
+    if (M < 0 || W.rows < 0 || W.cols < 0) fail("matmul: negative shape M=", M, " W=[", W.rows, ", ", W.cols, "]");
+    if (W.cols != K)
+      fail("matmul: matrices of one input must share K (got [", W.rows, ", ", W.cols, "] with [",
+           W0.rows, ", ", K, "])");
+  }
+  if (M == 0) return;
+  if (K == 0) {
+    for (const MatmulOut& o : outs) std::fill(o.y, o.y + M * o.W->rows, 0.0f);
+    return;
+  }
+  // Group by activation format, in order of first appearance.
+  MatmulOut group[8];
+  bool done[8] = {};
+  const MatmulOut* all = outs.begin();
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (done[i]) continue;
+    size_t n = 0;
+    for (size_t j = i; j < outs.size(); ++j)
+      if (!done[j] && act_format(all[j].W->dtype) == act_format(all[i].W->dtype)) {
+        group[n++] = all[j];
+        done[j] = true;
+      }
+    run_group(path, x, M, K, group, n, pool);
+  }
 }
 
 void matmul_with(KernelPath path, const float* x, int64_t M, const Matrix& W, float* y,

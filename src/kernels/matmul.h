@@ -1,4 +1,5 @@
-// y[M, N] = x[M, K] * W[N, K]^T with W in f32, f16 or bf16 (used in place), x and y in f32.
+// y[M, N] = x[M, K] * W[N, K]^T with W in f32, f16, bf16 or a quantized block type (used in place;
+// quant_matmul.h), x and y in f32.
 //
 // Batch invariance (DESIGN principle 1): y[m, n] is computed by the same sequence of floating-point
 // operations whatever M, whatever the other rows of x, and whatever the thread count: the K
@@ -29,7 +30,9 @@ void matmul(const float* x, int64_t M, const Matrix& W, float* y, ThreadPool& po
 void matmul_with(KernelPath path, const float* x, int64_t M, const Matrix& W, float* y,
                  ThreadPool& pool);
 
-// One input against several matrices of the same K (q/k/v, gate/up): ys[i][M, Ws[i].rows].
+// One input against several matrices of the same K (q/k/v, gate/up): ys[i][M, Ws[i].rows]. The
+// dtypes may differ (a Q4_K_M file mixes Q4_K and Q6_K); matrices whose activations are prepared
+// alike (f32, bf16-rounded, Q8_0 or Q8_K) share one dispatch.
 // Every output has the bits matmul() gives it; what is saved is per call, not per element: the
 // input is rounded to bf16 once, and all matrices' tasks go to the threads in one dispatch, so a
 // small decode step waits for the threads once instead of once per matrix.

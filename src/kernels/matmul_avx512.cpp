@@ -220,6 +220,7 @@ void matmul_range_avx512(DType dt, const float* x, int64_t ldx, const void* w, i
     case DType::F32: range<DType::F32>(x, ldx, w, K, y, ldy, m0, m1, n0, n1); break;
     case DType::F16: range<DType::F16>(x, ldx, w, K, y, ldy, m0, m1, n0, n1); break;
     case DType::BF16: range<DType::BF16>(x, ldx, w, K, y, ldy, m0, m1, n0, n1); break;
+    default: break;  // block types take the quantized kernels (matmul.cpp dispatches them)
   }
 }
 

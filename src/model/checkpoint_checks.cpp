@@ -27,18 +27,6 @@ const TensorView* first_unused_tensor(const std::map<std::string, TensorView>& t
   return nullptr;
 }
 
-void require_one_dtype(const std::vector<const TensorView*>& group) {
-  if (group.empty()) return;
-  const TensorView& first = *group.front();
-  for (const TensorView* t : group) {
-    if (t->dtype != first.dtype) {
-      fail(t->file, ": tensor '", t->name, "' has dtype ", dtype_name(t->dtype), ", but '",
-           first.name, "' has ", dtype_name(first.dtype),
-           " (the projections computed together from one input must share a dtype)");
-    }
-  }
-}
-
 std::vector<float> to_f32(const TensorView& t) {
   std::vector<float> out(static_cast<size_t>(t.numel()));
   convert_to_f32(t.dtype, t.data, out.data(), out.size());
@@ -54,9 +42,6 @@ DecoderProjections bind_decoder_projections(const TensorLookup& take, const std:
   const TensorView& v = take(prefix + "self_attn.v_proj.weight", {kvd, d});
   const TensorView& gate = take(prefix + "mlp.gate_proj.weight", {I, d});
   const TensorView& up = take(prefix + "mlp.up_proj.weight", {I, d});
-  // The forwards run q/k/v and gate/up as fused matmuls, which need one dtype per group.
-  require_one_dtype({&q, &k, &v});
-  require_one_dtype({&gate, &up});
   return DecoderProjections{.wq = as_matrix(q),
                             .wk = as_matrix(k),
                             .wv = as_matrix(v),

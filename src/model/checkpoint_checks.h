@@ -24,11 +24,6 @@ bool is_ignorable_checkpoint_tensor(const std::string& name);
 const TensorView* first_unused_tensor(const std::map<std::string, TensorView>& tensors,
                                       const std::set<std::string>& used);
 
-// The matrices of one fused matmul (q/k/v, gate/up) must share a dtype, because matmul_multi
-// runs them in one dispatch: an Error "<file>: tensor 'b' has dtype F16, but 'a' has BF16 ..."
-// naming the first that differs from the first tensor.
-void require_one_dtype(const std::vector<const TensorView*>& group);
-
 // A stored [rows, cols] tensor used in place as a weight matrix.
 Matrix as_matrix(const TensorView& t);
 

@@ -144,8 +144,8 @@ KvCache LlamaModel::make_cache(std::shared_ptr<KvPool> pool, int64_t capacity) c
 
 void LlamaModel::embed(int32_t token, float* out) const {
   const int64_t d = cfg_.hidden_size;
-  const char* row = static_cast<const char*>(embed_.data) +
-                    static_cast<size_t>(token) * static_cast<size_t>(d) * dtype_size(embed_.dtype);
+  // A quantized embedding is dequantized one row at a time: no f32 copy of the table is kept.
+  const char* row = static_cast<const char*>(embed_.data) + static_cast<size_t>(token) * dtype_bytes(embed_.dtype, d);
   convert_to_f32(embed_.dtype, row, out, static_cast<size_t>(d));
 }
 

@@ -77,6 +77,8 @@ std::vector<TensorSpec> llama_tensor_specs(const LlamaConfig& cfg, DType dtype) 
 
 void write_random_model(const std::string& dir, const LlamaConfig& cfg, DType dtype, uint64_t seed,
                         float init_std) {
+  if (is_block_dtype(dtype))
+    fail("make-random writes safetensors as F32, F16 or BF16, not ", dtype_name(dtype));
   const std::string config_path = (fs::path(dir) / "config.json").string();
   // The same checks a reader will apply, before anything is written.
   const std::string config_text = cfg.to_json();
@@ -122,6 +124,7 @@ void write_random_model(const std::string& dir, const LlamaConfig& cfg, DType dt
             fill_normal(key, n, mean, stddev, [out](size_t i, float v) { out[i] = f32_to_bf16(v); });
             break;
           }
+          default: fail("make-random writes safetensors as F32, F16 or BF16, not ", dtype_name(dtype));
         }
       },
       {{"format", "pt"}});

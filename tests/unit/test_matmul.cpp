@@ -252,7 +252,7 @@ TEST(Matmul, MultiRejectsMixedShapes) {
     matmul_multi(x.data(), 1, {{&a, y.data()}, {&b, y.data()}}, pool);
     FAIL() << "expected an Error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("must share K and dtype"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("must share K"), std::string::npos) << e.what();
   }
 }
 

@@ -1,0 +1,47 @@
+// Matmul against quantized weights (Q8_0, Q4_0, Q4_K, Q6_K), reading the blocks in place with
+// integer dot products, on activations quantized per block as llama.cpp does: Q8_0 activations
+// (32 int8 and one scale per block) for Q8_0/Q4_0 weights, Q8_K (256 int8, one f32 scale, sums of
+// every 16) for the K-quants.
+//
+// The reduction order of one output y[m, n], the same on every kernel path (scalar, AVX2,
+// AVX-512), so each path gives the reference's bits and batch invariance holds by construction:
+//   1. Per scale block i of the row (a 32-block for Q8_0/Q4_0, a 256-superblock for the K-quants)
+//      an exact int32 sum:
+//        Q8_0  s = sum w*x                 Q4_0  s = sum (q - 8)*x
+//        Q4_K  s = sum_j sc_j * sum q*x, mins = sum_j m_j * sum x     (j: 32-element sub-blocks)
+//        Q6_K  s = sum_j sc_j * sum (q - 32)*x                         (j: 16-element groups)
+//   2. One float term per scale block, each product rounded to f32, no fused multiply-add:
+//        term = (dw * dx) * float(s)                       (Q8_0, Q4_0, Q6_K)
+//        term = (dw * dx) * float(s) - (dmin * dx) * float(mins)   (Q4_K)
+//      with dw, dmin the block's f16 scales widened and dx the activation block's scale.
+//   3. Eight partial sums: acc[i % 8] += term_i in block order, all starting at +0.0f; then
+//      y = ((acc0 + acc1) + (acc2 + acc3)) + ((acc4 + acc5) + (acc6 + acc7)).
+// Activation quantization is row-local and done once per call by the same scalar code for every
+// path, so it cannot break the contract either.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/dtype.h"
+
+namespace eagle2 {
+
+// Rows of activations quantized for one weight block type.
+struct QuantizedRows {
+  int64_t rows = 0, cols = 0;
+  int64_t block = 32;  // elements per activation scale: 32 (Q8_0) or 256 (Q8_K)
+  std::vector<int8_t> qs;      // [rows, cols], each in -127..127
+  std::vector<float> scale;    // [rows, cols / block]: x ~ scale * q
+  std::vector<int32_t> sums;   // [rows, cols / block * 2 or / 32]: see sum_group
+  int64_t sum_group = 32;      // qs summed per entry of sums: 32 (Q8_0), 16 (Q8_K, ggml's bsums)
+};
+
+// Fills q for x[M, K] as `weights` needs it (K a whole number of that type's blocks):
+//   Q8_0 / Q4_0 weights: ggml's quantize_row_q8_0 (scale amax / 127 rounded to f16, q = x / scale
+//   rounded to nearest even);
+//   Q4_K / Q6_K weights: ggml's quantize_row_q8_K (scale = max / -127 with max the element of
+//   largest magnitude, f32, q = min(127, nearest-even(x * -127 / max))).
+void quantize_rows(DType weights, const float* x, int64_t M, int64_t K, QuantizedRows* q);
+
+}  // namespace eagle2

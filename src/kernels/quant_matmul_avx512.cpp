@@ -1,0 +1,49 @@
+// AVX-512 VNNI kernels for quantized weights (quant_matmul.h gives the order; quant_tiles.h the
+// loop). One 32-block's integer dot product is a single vpdpbusd (unsigned by signed bytes, four
+// products summed into each int32 lane): Q4_0 nibbles are already unsigned; Q8_0 weights are made
+// unsigned by flipping the sign bit (w + 128), and the offset times the activation sum is removed
+// after the block sums are formed.
+#include "kernels/avx512_sums.h"
+#include "kernels/quant_tiles.h"
+
+namespace eagle2::detail {
+namespace {
+
+struct VnniDot {
+  struct Prepared {
+    __m256i a;
+  };
+  template <DType DT, class Block>
+  static Prepared prep(const Block* b) {
+    if constexpr (DT == DType::Q4_0) {
+      const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs));
+      const __m128i m4 = _mm_set1_epi8(0x0F);
+      const __m128i lo = _mm_and_si128(q, m4), hi = _mm_and_si128(_mm_srli_epi16(q, 4), m4);
+      return {_mm256_set_m128i(hi, lo)};
+    } else {
+      const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qs));
+      return {_mm256_xor_si256(w, _mm256_set1_epi8(static_cast<char>(0x80)))};
+    }
+  }
+  template <DType DT>
+  static __m256i dot(const Prepared& w, __m256i x) {
+    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), w.a, x);
+  }
+  template <DType DT>
+  static constexpr int offset_shift() { return DT == DType::Q4_0 ? 3 : 7; }
+};
+
+}  // namespace
+
+void quant_matmul_range_avx512(DType dt, const QuantRowsView& x, const void* w, float* y,
+                               int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+  switch (dt) {
+    case DType::Q8_0: return range32<VnniDot, DType::Q8_0>(x, w, y, ldy, m0, m1, n0, n1);
+    case DType::Q4_0: return range32<VnniDot, DType::Q4_0>(x, w, y, ldy, m0, m1, n0, n1);
+    default:
+      // The K-quants have no AVX-512 kernel yet: the reference gives the same bits.
+      return quant_matmul_range_scalar(dt, x, w, y, ldy, m0, m1, n0, n1);
+  }
+}
+
+}  // namespace eagle2::detail

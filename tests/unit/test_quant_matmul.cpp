@@ -1,0 +1,241 @@
+// Quantized weights (Q8_0, Q4_0, Q4_K, Q6_K): the block formats against their dequantized values,
+// the reference kernel against a double-precision dot of the dequantized operands, every SIMD
+// path against the reference bit for bit (quant_matmul.h fixes one order for all paths), and batch
+// invariance bit for bit across batch size, batch company, thread count and mixed-dtype dispatch.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "core/quant_blocks.h"
+#include "kernels/cpu.h"
+#include "kernels/matmul.h"
+#include "kernels/quant_matmul.h"
+
+namespace eagle2 {
+namespace {
+
+const KernelPath kAllPaths[] = {KernelPath::Scalar, KernelPath::Avx2, KernelPath::Avx512};
+const DType kBlockTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K};
+
+// Random blocks: every quant byte random (all codes, Q8_0's -128 included), scales random f16 of a
+// realistic size, so each kernel sees every nibble/bit pattern.
+std::vector<unsigned char> random_blocks(DType dt, int64_t rows, int64_t cols, std::mt19937& rng) {
+  const size_t row_bytes = dtype_bytes(dt, cols);
+  std::vector<unsigned char> data(row_bytes * static_cast<size_t>(rows));
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (auto& b : data) b = static_cast<unsigned char>(byte(rng));
+  std::uniform_real_distribution<float> scale(-0.02f, 0.02f), positive(0.0f, 0.02f);
+  const int64_t nb = static_cast<int64_t>(data.size() / dtype_block_bytes(dt));
+  for (int64_t i = 0; i < nb; ++i) {
+    unsigned char* blk = data.data() + static_cast<size_t>(i) * dtype_block_bytes(dt);
+    auto put = [&](size_t at, float v) {
+      const uint16_t h = f32_to_f16(v);
+      std::memcpy(blk + at, &h, 2);
+    };
+    switch (dt) {
+      case DType::Q8_0:
+      case DType::Q4_0: put(0, scale(rng)); break;
+      case DType::Q4_K:
+        put(0, positive(rng));
+        put(2, positive(rng));
+        break;
+      case DType::Q6_K: put(208, positive(rng)); break;
+      default: break;
+    }
+  }
+  return data;
+}
+
+std::vector<float> random_vec(size_t n, std::mt19937& rng, float scale = 1.0f) {
+  std::uniform_real_distribution<float> u(-scale, scale);
+  std::vector<float> v(n);
+  for (auto& e : v) e = u(rng);
+  return v;
+}
+
+std::string label(KernelPath p, DType dt, int64_t M, int64_t N, int64_t K) {
+  return std::string(kernel_path_name(p)) + " " + dtype_name(dt) + " M=" + std::to_string(M) +
+         " N=" + std::to_string(N) + " K=" + std::to_string(K);
+}
+
+struct Shape {
+  int64_t M, N, K;
+};
+
+// K in whole blocks of each type: one block, a number of blocks that is not a multiple of the
+// eight lanes, and more than eight.
+std::vector<Shape> shapes_for(DType dt) {
+  const int64_t b = dtype_block_elements(dt);
+  return {{1, 5, b}, {3, 17, 5 * b}, {4, 8, 8 * b}, {7, 9, 11 * b}, {9, 33, 3 * b}, {1, 3, 17 * b}};
+}
+
+// Half a step, plus what rounding the scale to f16 (11 bits) moves the largest code (127 * 2^-11).
+TEST(QuantBlocks, RoundTripsWithinHalfAStep) {
+  std::mt19937 rng(1);
+  for (DType dt : {DType::Q8_0, DType::Q4_0}) {
+    const std::vector<float> x = random_vec(32 * 64, rng);
+    std::vector<unsigned char> q(dtype_bytes(dt, 32 * 64));
+    quantize_blocks(dt, x.data(), q.data(), 32 * 64);
+    std::vector<float> back(x.size());
+    dequantize_blocks(dt, q.data(), back.data(), 32 * 64);
+    for (size_t b = 0; b < 64; ++b) {
+      float amax = 0;
+      for (size_t j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b * 32 + j]));
+      const float step = amax / (dt == DType::Q8_0 ? 127.0f : 8.0f);
+      // Q4_0 codes run -8..7: a value of the sign opposite to the extreme can be clipped a step.
+      const float bound = dt == DType::Q8_0 ? 0.57f : 1.01f;
+      for (size_t j = 0; j < 32; ++j)
+        ASSERT_LE(std::fabs(back[b * 32 + j] - x[b * 32 + j]), bound * step + 1e-6f)
+            << dtype_name(dt) << " block " << b << " element " << j;
+    }
+  }
+  EXPECT_THROW(quantize_blocks(DType::Q4_K, nullptr, nullptr, 256), Error);
+  EXPECT_THROW(dequantize_blocks(DType::Q8_0, nullptr, nullptr, 31), Error);
+}
+
+// ggml's Q4_0 rounding, by hand on one block: the largest magnitude maps to -8 (scale max / -8).
+TEST(QuantBlocks, Q4_0MatchesGgmlOnAKnownBlock) {
+  std::vector<float> x(32, 0.0f);
+  x[0] = -4.0f;  // largest magnitude: d = -4 / -8 = 0.5, q = x / d + 8
+  x[1] = 1.0f;   // 2 + 8 = 10
+  x[16] = 3.4f;  // 6.8 + 8.5 = 15.3 -> 15
+  BlockQ4_0 b;
+  quantize_blocks(DType::Q4_0, x.data(), &b, 32);
+  EXPECT_EQ(f16_to_f32(b.d), 0.5f);
+  EXPECT_EQ(b.qs[0] & 0xF, 0);
+  EXPECT_EQ(b.qs[1] & 0xF, 10);
+  EXPECT_EQ(b.qs[0] >> 4, 15);
+  EXPECT_EQ(b.qs[2] & 0xF, 8);  // zero
+}
+
+// The reference kernel equals sum_k w[k] * xq[k] * scale over the dequantized operands.
+TEST(QuantMatmul, ScalarMatchesDoubleReference) {
+  std::mt19937 rng(2);
+  ThreadPool pool(1);
+  for (DType dt : kBlockTypes)
+    for (const Shape& s : shapes_for(dt)) {
+      const auto w = random_blocks(dt, s.N, s.K, rng);
+      const auto x = random_vec(static_cast<size_t>(s.M * s.K), rng);
+      std::vector<float> y(static_cast<size_t>(s.M * s.N));
+      matmul_with(KernelPath::Scalar, x.data(), s.M, Matrix{dt, s.N, s.K, w.data()}, y.data(), pool);
+      QuantizedRows q;
+      quantize_rows(dt, x.data(), s.M, s.K, &q);
+      std::vector<float> wrow(static_cast<size_t>(s.K));
+      for (int64_t n = 0; n < s.N; ++n) {
+        dequantize_blocks(dt, w.data() + static_cast<size_t>(n) * dtype_bytes(dt, s.K), wrow.data(), s.K);
+        for (int64_t m = 0; m < s.M; ++m) {
+          double ref = 0, mag = 0;
+          for (int64_t k = 0; k < s.K; ++k) {
+            const double xv = static_cast<double>(q.qs[static_cast<size_t>(m * s.K + k)]) *
+                              q.scale[static_cast<size_t>(m * (s.K / q.block) + k / q.block)];
+            ref += xv * wrow[static_cast<size_t>(k)];
+            mag += std::fabs(xv * wrow[static_cast<size_t>(k)]);
+          }
+          ASSERT_NEAR(y[static_cast<size_t>(m * s.N + n)], ref, 1e-5 * mag + 1e-7)
+              << label(KernelPath::Scalar, dt, s.M, s.N, s.K) << " m=" << m << " n=" << n;
+        }
+      }
+    }
+}
+
+// The activations are what ggml makes: Q8_0 scale amax / 127 in f16, Q8_K scale max / -127.
+TEST(QuantMatmul, ActivationsQuantizeAsGgml) {
+  std::vector<float> x(256, 0.0f);
+  x[3] = -2.54f;
+  x[40] = 1.0f;
+  QuantizedRows q;
+  quantize_rows(DType::Q4_0, x.data(), 1, 256, &q);
+  EXPECT_EQ(q.scale[0], f16_to_f32(f32_to_f16(2.54f / 127.0f)));
+  EXPECT_EQ(q.qs[3], -127);
+  EXPECT_EQ(q.sums[0], -127);
+  EXPECT_EQ(q.qs[40], 127);  // alone in its block
+  quantize_rows(DType::Q6_K, x.data(), 1, 256, &q);
+  EXPECT_EQ(q.block, 256);
+  EXPECT_EQ(q.scale[0], 1.0f / (-127.0f / -2.54f));
+  EXPECT_EQ(q.qs[3], -127);  // the element of largest magnitude maps to -127 times its sign
+  EXPECT_EQ(q.qs[40], 50);   // 1.0 * 127 / 2.54 = 50
+  EXPECT_EQ(q.sums[2], 50);  // bsums per 16
+}
+
+TEST(QuantMatmul, EveryPathGivesTheReferenceBits) {
+  std::mt19937 rng(3);
+  for (KernelPath path : kAllPaths) {
+    if (!cpu_supports(path) || path == KernelPath::Scalar) continue;
+    for (int threads : {1, 2}) {
+      ThreadPool pool(threads);
+      for (DType dt : kBlockTypes)
+        for (const Shape& s : shapes_for(dt)) {
+          const auto w = random_blocks(dt, s.N, s.K, rng);
+          const auto x = random_vec(static_cast<size_t>(s.M * s.K), rng, 3.0f);
+          const Matrix W{dt, s.N, s.K, w.data()};
+          std::vector<float> want(static_cast<size_t>(s.M * s.N)), got(want.size());
+          matmul_with(KernelPath::Scalar, x.data(), s.M, W, want.data(), pool);
+          matmul_with(path, x.data(), s.M, W, got.data(), pool);
+          ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * 4))
+              << label(path, dt, s.M, s.N, s.K) << " threads " << threads;
+        }
+    }
+  }
+}
+
+// A row's output does not depend on the rows batched with it (verify trees, other sequences).
+TEST(QuantMatmul, BatchInvariantBitForBit) {
+  std::mt19937 rng(4);
+  ThreadPool pool(2);
+  for (KernelPath path : kAllPaths) {
+    if (!cpu_supports(path)) continue;
+    for (DType dt : kBlockTypes) {
+      const int64_t K = 3 * 256, N = 70, M = 67;
+      const auto w = random_blocks(dt, N, K, rng);
+      const Matrix W{dt, N, K, w.data()};
+      const auto x = random_vec(static_cast<size_t>(M * K), rng);
+      std::vector<float> all(static_cast<size_t>(M * N)), one(static_cast<size_t>(N));
+      matmul_with(path, x.data(), M, W, all.data(), pool);
+      for (int64_t m : {int64_t{0}, int64_t{5}, int64_t{63}, int64_t{66}}) {
+        matmul_with(path, x.data() + m * K, 1, W, one.data(), pool);
+        ASSERT_EQ(0, std::memcmp(one.data(), all.data() + m * N, static_cast<size_t>(N) * 4))
+            << label(path, dt, M, N, K) << " row " << m;
+      }
+    }
+  }
+}
+
+// q/k/v of a Q4_K_M file: Q4_K and Q6_K in one fused call, plus a Q8_0 and an F32 matrix in the
+// same call (other activation formats): each output equals its matrix alone.
+TEST(QuantMatmul, MixedDtypesInOneCallEqualSeparateCalls) {
+  std::mt19937 rng(5);
+  ThreadPool pool(2);
+  const int64_t K = 512, M = 6;
+  const auto a = random_blocks(DType::Q4_K, 40, K, rng), b = random_blocks(DType::Q6_K, 24, K, rng);
+  const auto c = random_blocks(DType::Q8_0, 16, K, rng);
+  const auto f = random_vec(static_cast<size_t>(8 * K), rng);
+  const Matrix A{DType::Q4_K, 40, K, a.data()}, B{DType::Q6_K, 24, K, b.data()};
+  const Matrix C{DType::Q8_0, 16, K, c.data()}, F{DType::F32, 8, K, f.data()};
+  const auto x = random_vec(static_cast<size_t>(M * K), rng);
+  for (KernelPath path : kAllPaths) {
+    if (!cpu_supports(path)) continue;
+    std::vector<float> ya(M * 40), yb(M * 24), yc(M * 16), yf(M * 8);
+    matmul_multi_with(path, x.data(), M, {{&A, ya.data()}, {&F, yf.data()}, {&B, yb.data()}, {&C, yc.data()}}, pool);
+    for (auto [W, y] : {std::pair{&A, &ya}, std::pair{&B, &yb}, std::pair{&C, &yc}, std::pair{&F, &yf}}) {
+      std::vector<float> alone(y->size());
+      matmul_with(path, x.data(), M, *W, alone.data(), pool);
+      EXPECT_EQ(0, std::memcmp(alone.data(), y->data(), alone.size() * 4))
+          << kernel_path_name(path) << " " << dtype_name(W->dtype);
+    }
+  }
+}
+
+TEST(QuantMatmul, RowsThatAreNotWholeBlocksAreAnError) {
+  ThreadPool pool(1);
+  std::vector<unsigned char> w(64);
+  std::vector<float> x(48), y(1);
+  EXPECT_THROW(matmul(x.data(), 1, Matrix{DType::Q8_0, 1, 48, w.data()}, y.data(), pool), Error);
+}
+
+}  // namespace
+}  // namespace eagle2
