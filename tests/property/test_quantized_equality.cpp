@@ -1,0 +1,44 @@
+// Lossless on quantized targets: llama.cpp's Q8_0, Q4_0 and Q4_K_M files of the bundled model
+// (shared data), decoded greedily with every drafter kind and the bundled EAGLE head bound to the
+// quantized target, give plain greedy decoding's tokens. The quantized kernels keep the batch
+// invariance contract (quant_matmul.h), so a verify batch scores each tree node with exactly the
+// bits plain decoding gives that position.
+#include <gtest/gtest.h>
+
+#include "draft/eagle_head.h"
+#include "support/equality_runs.h"
+#include "support/shared_data.h"
+#include "tokenizer_load/load_tokenizer.h"
+
+namespace eagle2 {
+namespace {
+
+void check_file(const std::string& name) {
+  EAGLE2_SHARED_FILE(gguf, "data/gguf/" + name);
+  auto target = LlamaModel::load(gguf);
+  auto head = EagleHead::load(std::string(EAGLE2_SOURCE_DIR) + "/models/code-lm-eagle", *target);
+  auto tok = load_tokenizer(gguf);
+  std::vector<std::vector<int32_t>> prompts;
+  for (const char* code : {"def fibonacci(n):\n", "import os\n\nclass Config:\n    def __init__(self",
+                           "for i in range(10):\n    print(", "    return sorted(items, key=lambda"})
+    prompts.push_back(tok->encode(code, true));
+  for (auto& p : test::random_prompts(7, 1, target->config().vocab_size)) prompts.push_back(p);
+  ThreadPool pool(2);
+  GenerationOptions opt;
+  opt.max_new_tokens = 32;
+  test::Coverage cov;
+  test::check_equality(*target, test::drafter_cases(*head, pool, target->config().vocab_size, 512),
+                       prompts, opt, 512, pool, cov);
+  // The head drafts well on code: some cycles must have accepted several tokens, and some none.
+  int64_t deep = 0;
+  for (size_t a = 3; a < 7; ++a) deep += cov.at("dynamic-60-5-10", a);
+  EXPECT_GT(deep, 0) << name << ": no dynamic-tree cycle accepted 3 or more tokens";
+  EXPECT_GT(cov.at("scripted", 0), 0);
+}
+
+TEST(QuantizedEquality, Q8_0EveryDrafter) { check_file("code-lm-q8_0.gguf"); }
+TEST(QuantizedEquality, Q4_0EveryDrafter) { check_file("code-lm-q4_0.gguf"); }
+TEST(QuantizedEquality, Q4_K_MEveryDrafter) { check_file("code-lm-q4_k_m.gguf"); }
+
+}  // namespace
+}  // namespace eagle2
