@@ -9,6 +9,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <cstring>
 #include <cstdlib>
 #include <memory>
 #include <random>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/quant_blocks.h"
 #include "core/tensor.h"
 #include "core/thread_pool.h"
 #include "kernels/bandwidth.h"
@@ -43,6 +45,7 @@ constexpr size_t kColdBytes = size_t{64} << 20;
 struct Weights {
   std::vector<float> f32;
   std::vector<uint16_t> half;
+  std::vector<unsigned char> blocks;  // quantized types: random codes, f16 scales set below
   std::vector<Matrix> copies;
 };
 
@@ -58,9 +61,30 @@ const Weights& weights(DType dt, int64_t N, int64_t K) {
   std::mt19937 rng(42);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   const size_t n = static_cast<size_t>(N * K);
-  const size_t bytes = n * dtype_size(dt);
+  const size_t bytes = dtype_bytes(dt, static_cast<int64_t>(n));
   const size_t n_copies = std::max<size_t>(1, (kColdBytes + bytes - 1) / bytes);
-  if (dt == DType::F32) {
+  if (is_block_dtype(dt)) {
+    // Quantize random rows once, then repeat them: the kernels' cost does not depend on values.
+    std::vector<float> row(static_cast<size_t>(K));
+    w.blocks.resize(bytes * n_copies);
+    const size_t row_bytes = dtype_bytes(dt, K);
+    const DType q = dt == DType::Q8_0 ? DType::Q8_0 : DType::Q4_0;  // the types eagle2 writes
+    for (int64_t r = 0; r < N; ++r) {
+      for (auto& v : row) v = u(rng);
+      if (dt == q) {
+        quantize_blocks(q, row.data(), w.blocks.data() + static_cast<size_t>(r) * row_bytes, K);
+      } else {  // K-quants: random codes with a small f16 scale in every block
+        for (size_t i = 0; i < row_bytes; ++i) w.blocks[static_cast<size_t>(r) * row_bytes + i] = static_cast<unsigned char>(rng());
+        const size_t d_at = dt == DType::Q6_K ? 208 : 0;
+        for (size_t b = 0; b < row_bytes / dtype_block_bytes(dt); ++b) {
+          const uint16_t h = f32_to_f16(0.01f);
+          std::memcpy(w.blocks.data() + static_cast<size_t>(r) * row_bytes + b * dtype_block_bytes(dt) + d_at, &h, 2);
+          if (dt == DType::Q4_K) std::memcpy(w.blocks.data() + static_cast<size_t>(r) * row_bytes + b * dtype_block_bytes(dt) + 2, &h, 2);
+        }
+      }
+    }
+    for (size_t c = 1; c < n_copies; ++c) std::copy_n(w.blocks.data(), bytes, w.blocks.data() + c * bytes);
+  } else if (dt == DType::F32) {
     w.f32.resize(n * n_copies);
     for (auto& v : w.f32) v = u(rng);
   } else {
@@ -72,14 +96,16 @@ const Weights& weights(DType dt, int64_t N, int64_t K) {
     m.dtype = dt;
     m.rows = N;
     m.cols = K;
-    m.data = dt == DType::F32 ? static_cast<const void*>(w.f32.data() + c * n) : w.half.data() + c * n;
+    m.data = is_block_dtype(dt)   ? static_cast<const void*>(w.blocks.data() + c * bytes)
+             : dt == DType::F32 ? static_cast<const void*>(w.f32.data() + c * n)
+                                : w.half.data() + c * n;
     w.copies.push_back(m);
   }
   cache.push_back(std::move(entry));
   return cache.back()->second;
 }
 
-// args: M, N, K, dtype (0 f32, 1 f16, 2 bf16)
+// args: M, N, K, dtype (0 f32, 1 f16, 2 bf16, 3 q8_0, 4 q4_0, 5 q4_k, 6 q6_k)
 void BM_Matmul(benchmark::State& state) {
   const int64_t M = state.range(0), N = state.range(1), K = state.range(2);
   const DType dt = static_cast<DType>(state.range(3));
@@ -95,7 +121,7 @@ void BM_Matmul(benchmark::State& state) {
   }
   const double iters = static_cast<double>(state.iterations());
   state.counters["weight_bytes/s"] = benchmark::Counter(
-      iters * static_cast<double>(N * K) * static_cast<double>(dtype_size(dt)),
+      iters * static_cast<double>(dtype_bytes(dt, N * K)),
       benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
   state.counters["GFLOP/s"] = benchmark::Counter(iters * 2.0 * M * N * K / 1e9, benchmark::Counter::kIsRate);
   state.SetLabel(std::string(kernel_path_name(path)) + " " + dtype_name(dt) + " threads=" +
@@ -116,6 +142,12 @@ void matmul_args(benchmark::internal::Benchmark* b) {
   for (int64_t M : {1, 2, 4, 8, 16})
     for (auto [N, K] : {std::pair<int64_t, int64_t>{512, 512}, {768, 512}, {512, 768}, {4096, 512}})
       b->Args({M, N, K, 2});
+  // Quantized weights (GGUF files): the same square shape and the bundled model's shapes.
+  for (int dt : {3, 4, 5, 6})
+    for (int64_t M : {1, 4, 16, 64}) b->Args({M, 2048, 2048, dt});
+  for (int dt : {3, 4, 5, 6})
+    for (int64_t M : {1, 4})
+      for (auto [N, K] : {std::pair<int64_t, int64_t>{768, 512}, {4096, 512}}) b->Args({M, N, K, dt});
   b->Unit(benchmark::kMicrosecond)->UseRealTime();
 }
 BENCHMARK(BM_Matmul)->Apply(matmul_args);

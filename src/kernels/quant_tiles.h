@@ -46,9 +46,24 @@ inline void tile32(const QuantRowsView& x, int64_t m, const char* wrow, int64_t 
   for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
   for (int64_t i0 = 0; i0 < blocks; i0 += 8) {
     const int nb = static_cast<int>(std::min<int64_t>(8, blocks - i0));
-    alignas(16) uint16_t dws[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (int j = 0; j < nb; ++j) std::memcpy(&dws[j], &wb[i0 + j].d, 2);
-    const __m256 dw = _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(dws)));
+    // The eight f16 scales, gathered in registers (eight small stores and one wide load would
+    // stall on store-to-load forwarding); missing blocks of a short last group stay 0.
+    __m128i dh = _mm_setzero_si128();
+    if (nb == 8) {
+      dh = _mm_insert_epi16(dh, wb[i0 + 0].d, 0);
+      dh = _mm_insert_epi16(dh, wb[i0 + 1].d, 1);
+      dh = _mm_insert_epi16(dh, wb[i0 + 2].d, 2);
+      dh = _mm_insert_epi16(dh, wb[i0 + 3].d, 3);
+      dh = _mm_insert_epi16(dh, wb[i0 + 4].d, 4);
+      dh = _mm_insert_epi16(dh, wb[i0 + 5].d, 5);
+      dh = _mm_insert_epi16(dh, wb[i0 + 6].d, 6);
+      dh = _mm_insert_epi16(dh, wb[i0 + 7].d, 7);
+    } else {
+      alignas(16) uint16_t dws[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+      for (int j = 0; j < nb; ++j) dws[j] = wb[i0 + j].d;
+      dh = _mm_load_si128(reinterpret_cast<const __m128i*>(dws));
+    }
+    const __m256 dw = _mm256_cvtph_ps(dh);
     __m256i v[R][8];
     for (int j = 0; j < 8; ++j) {
       if (j >= nb) {
