@@ -35,50 +35,73 @@ inline float pairwise(__m256 acc) {
   return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
 }
 
-// R rows of x (m .. m + R - 1) against weight row `wrow` of `blocks` 32-blocks.
-template <class Dot, DType DT, int R>
-inline void tile32(const QuantRowsView& x, int64_t m, const char* wrow, int64_t blocks, float* y,
-                   int64_t ldy) {
+// The eight f16 scales of blocks i0 .. i0 + 7 of one weight row, gathered in registers (eight
+// small stores and one wide load would stall on store-to-load forwarding); the missing blocks of
+// a short last group stay 0.
+template <class Block>
+inline __m256 scales8(const Block* wb, int64_t i0, int nb) {
+  __m128i dh = _mm_setzero_si128();
+  if (nb == 8) {
+    dh = _mm_insert_epi16(dh, wb[i0 + 0].d, 0);
+    dh = _mm_insert_epi16(dh, wb[i0 + 1].d, 1);
+    dh = _mm_insert_epi16(dh, wb[i0 + 2].d, 2);
+    dh = _mm_insert_epi16(dh, wb[i0 + 3].d, 3);
+    dh = _mm_insert_epi16(dh, wb[i0 + 4].d, 4);
+    dh = _mm_insert_epi16(dh, wb[i0 + 5].d, 5);
+    dh = _mm_insert_epi16(dh, wb[i0 + 6].d, 6);
+    dh = _mm_insert_epi16(dh, wb[i0 + 7].d, 7);
+  } else {
+    alignas(16) uint16_t dws[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int j = 0; j < nb; ++j) dws[j] = wb[i0 + j].d;
+    dh = _mm_load_si128(reinterpret_cast<const __m128i*>(dws));
+  }
+  return _mm256_cvtph_ps(dh);
+}
+
+// R rows of x (m .. m + R - 1) against C weight rows (wrow, wrow + row_bytes, ...) of `blocks`
+// 32-blocks. The block sums of a group of eight are reduced as they come, pair by pair, with the
+// hadd pairing of sum_each() (the same exact int32 totals), so few vectors stay live and a tile
+// of several columns keeps its independent chains in registers.
+template <class Dot, DType DT, int R, int C>
+inline void tile32(const QuantRowsView& x, int64_t m, const char* wrow, size_t row_bytes,
+                   int64_t blocks, float* y, int64_t ldy) {
   using Block = std::conditional_t<DT == DType::Q8_0, BlockQ8_0, BlockQ4_0>;
-  const Block* wb = reinterpret_cast<const Block*>(wrow);
   const int64_t K = x.cols, nscale = K / 32;
-  __m256 acc[R];
-  for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
+  __m256 acc[R][C];
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) acc[r][c] = _mm256_setzero_ps();
   for (int64_t i0 = 0; i0 < blocks; i0 += 8) {
     const int nb = static_cast<int>(std::min<int64_t>(8, blocks - i0));
-    // The eight f16 scales, gathered in registers (eight small stores and one wide load would
-    // stall on store-to-load forwarding); missing blocks of a short last group stay 0.
-    __m128i dh = _mm_setzero_si128();
-    if (nb == 8) {
-      dh = _mm_insert_epi16(dh, wb[i0 + 0].d, 0);
-      dh = _mm_insert_epi16(dh, wb[i0 + 1].d, 1);
-      dh = _mm_insert_epi16(dh, wb[i0 + 2].d, 2);
-      dh = _mm_insert_epi16(dh, wb[i0 + 3].d, 3);
-      dh = _mm_insert_epi16(dh, wb[i0 + 4].d, 4);
-      dh = _mm_insert_epi16(dh, wb[i0 + 5].d, 5);
-      dh = _mm_insert_epi16(dh, wb[i0 + 6].d, 6);
-      dh = _mm_insert_epi16(dh, wb[i0 + 7].d, 7);
-    } else {
-      alignas(16) uint16_t dws[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-      for (int j = 0; j < nb; ++j) dws[j] = wb[i0 + j].d;
-      dh = _mm_load_si128(reinterpret_cast<const __m128i*>(dws));
-    }
-    const __m256 dw = _mm256_cvtph_ps(dh);
-    __m256i v[R][8];
-    for (int j = 0; j < 8; ++j) {
-      if (j >= nb) {
-        for (int r = 0; r < R; ++r) v[r][j] = _mm256_setzero_si256();
-        continue;
+    __m256 dw[C];
+    for (int c = 0; c < C; ++c) dw[c] = scales8(reinterpret_cast<const Block*>(wrow + c * row_bytes), i0, nb);
+    __m256i half[R][C], quarter[R][C][2];
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < C; ++c) half[r][c] = _mm256_setzero_si256();  // set at jp 0, read at jp 1
+    for (int jp = 0; jp < 4; ++jp) {
+      __m256i v[2][R][C];
+      for (int h = 0; h < 2; ++h) {
+        const int j = 2 * jp + h;
+        for (int c = 0; c < C; ++c) {
+          if (j >= nb) {
+            for (int r = 0; r < R; ++r) v[h][r][c] = _mm256_setzero_si256();
+            continue;
+          }
+          const auto wp = Dot::template prep<DT>(reinterpret_cast<const Block*>(wrow + c * row_bytes) + i0 + j);
+          for (int r = 0; r < R; ++r) {
+            const __m256i xv = _mm256_loadu_si256(
+                reinterpret_cast<const __m256i*>(x.qs + (m + r) * K + (i0 + j) * 32));
+            v[h][r][c] = Dot::template dot<DT>(wp, xv);
+          }
+        }
       }
-      const auto wp = Dot::template prep<DT>(&wb[i0 + j]);
-      for (int r = 0; r < R; ++r) {
-        const __m256i xv = _mm256_loadu_si256(
-            reinterpret_cast<const __m256i*>(x.qs + (m + r) * K + (i0 + j) * 32));
-        v[r][j] = Dot::template dot<DT>(wp, xv);
-      }
+      for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c) {
+          const __m256i pair = _mm256_hadd_epi32(v[0][r][c], v[1][r][c]);
+          if (jp % 2 == 0) half[r][c] = pair;
+          else quarter[r][c][jp / 2] = _mm256_hadd_epi32(half[r][c], pair);
+        }
     }
     for (int r = 0; r < R; ++r) {
-      __m256i s = sum_each(v[r]);
       const float* xd = x.scale + (m + r) * nscale + i0;
       const int32_t* xs = x.sums + (m + r) * nscale + i0;
       __m256 dx;
@@ -94,14 +117,32 @@ inline void tile32(const QuantRowsView& x, int64_t m, const char* wrow, int64_t 
         dx = _mm256_load_ps(d8);
         xsum = _mm256_load_si256(reinterpret_cast<const __m256i*>(s8));
       }
-      // The policy's dot may carry an offset times the block's activation sum: remove it.
-      constexpr int shift = Dot::template offset_shift<DT>();
-      if constexpr (shift >= 0) s = _mm256_sub_epi32(s, _mm256_slli_epi32(xsum, shift));
-      const __m256 term = _mm256_mul_ps(_mm256_mul_ps(dw, dx), _mm256_cvtepi32_ps(s));
-      acc[r] = _mm256_add_ps(acc[r], term);
+      for (int c = 0; c < C; ++c) {
+        const __m256i g0 = quarter[r][c][0], g1 = quarter[r][c][1];
+        __m256i s = _mm256_add_epi32(_mm256_permute2x128_si256(g0, g1, 0x20),
+                                     _mm256_permute2x128_si256(g0, g1, 0x31));
+        // The policy's dot may carry an offset times the block's activation sum: remove it.
+        constexpr int shift = Dot::template offset_shift<DT>();
+        if constexpr (shift >= 0) s = _mm256_sub_epi32(s, _mm256_slli_epi32(xsum, shift));
+        const __m256 term = _mm256_mul_ps(_mm256_mul_ps(dw[c], dx), _mm256_cvtepi32_ps(s));
+        acc[r][c] = _mm256_add_ps(acc[r][c], term);
+      }
     }
   }
-  for (int r = 0; r < R; ++r) y[(m + r) * ldy] = pairwise(acc[r]);
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) y[(m + r) * ldy + c] = pairwise(acc[r][c]);
+}
+
+template <class Dot, DType DT, int R>
+inline void columns32(const QuantRowsView& x, int64_t m, const char* w, size_t row_bytes,
+                      int64_t blocks, float* y, int64_t ldy, int64_t n0, int64_t n1) {
+  // A few rows of x: two weight rows per tile for independent chains; four rows: one.
+  constexpr int C = R >= 4 ? 1 : 2;
+  int64_t n = n0;
+  for (; n + C <= n1; n += C)
+    tile32<Dot, DT, R, C>(x, m, w + static_cast<size_t>(n) * row_bytes, row_bytes, blocks, y + n, ldy);
+  for (; n < n1; ++n)
+    tile32<Dot, DT, R, 1>(x, m, w + static_cast<size_t>(n) * row_bytes, row_bytes, blocks, y + n, ldy);
 }
 
 template <class Dot, DType DT>
@@ -109,16 +150,14 @@ void range32(const QuantRowsView& x, const void* w, float* y, int64_t ldy, int64
              int64_t n0, int64_t n1) {
   const int64_t blocks = x.cols / 32;
   const size_t row_bytes = dtype_bytes(DT, x.cols);
-  for (int64_t n = n0; n < n1; ++n) {
-    const char* wrow = static_cast<const char*>(w) + static_cast<size_t>(n) * row_bytes;
-    int64_t m = m0;
-    for (; m + 4 <= m1; m += 4) tile32<Dot, DT, 4>(x, m, wrow, blocks, y + n, ldy);
-    switch (m1 - m) {
-      case 3: tile32<Dot, DT, 3>(x, m, wrow, blocks, y + n, ldy); break;
-      case 2: tile32<Dot, DT, 2>(x, m, wrow, blocks, y + n, ldy); break;
-      case 1: tile32<Dot, DT, 1>(x, m, wrow, blocks, y + n, ldy); break;
-      default: break;
-    }
+  const char* wc = static_cast<const char*>(w);
+  int64_t m = m0;
+  for (; m + 4 <= m1; m += 4) columns32<Dot, DT, 4>(x, m, wc, row_bytes, blocks, y, ldy, n0, n1);
+  switch (m1 - m) {
+    case 3: columns32<Dot, DT, 3>(x, m, wc, row_bytes, blocks, y, ldy, n0, n1); break;
+    case 2: columns32<Dot, DT, 2>(x, m, wc, row_bytes, blocks, y, ldy, n0, n1); break;
+    case 1: columns32<Dot, DT, 1>(x, m, wc, row_bytes, blocks, y, ldy, n0, n1); break;
+    default: break;
   }
 }
 
