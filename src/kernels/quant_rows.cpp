@@ -1,6 +1,7 @@
 // Activation quantization for the quantized-weight matmul (quant_matmul.h).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "core/error.h"
 #include "kernels/quant_matmul.h"
@@ -9,13 +10,17 @@ namespace eagle2 {
 
 namespace {
 
-// Round to nearest, ties to even (the default rounding mode; ggml's nearest_int does the same),
-// saturated to -127..127; NaN (from a non-finite activation) becomes 0 rather than undefined.
+// Round to nearest, ties to even (ggml's nearest_int does the same), saturated to -127..127; NaN
+// (from a non-finite activation) becomes 0. Clamping first keeps the value within the range
+// where adding 1.5 * 2^23 leaves round-half-even(v) in the low mantissa bits, which is exact and
+// much cheaper than a libm call (this runs on one thread while the others wait).
 inline int8_t to_q(float v) {
-  v = std::nearbyint(v);
-  if (v >= 127.0f) return 127;
-  if (v <= -127.0f) return -127;
-  return v == v ? static_cast<int8_t>(v) : int8_t{0};
+  if (!(v == v)) return 0;
+  v = std::min(std::max(v, -127.0f), 127.0f);
+  const float r = v + 12582912.0f;
+  int32_t bits;
+  std::memcpy(&bits, &r, 4);
+  return static_cast<int8_t>((bits & 0x007fffff) - 0x00400000);
 }
 
 void quantize_row_q8_0(const float* x, int64_t K, int8_t* q, float* scale) {

@@ -154,6 +154,17 @@ TEST(QuantMatmul, ActivationsQuantizeAsGgml) {
   EXPECT_EQ(q.qs[3], -127);
   EXPECT_EQ(q.sums[0], -127);
   EXPECT_EQ(q.qs[40], 127);  // alone in its block
+  // Scale exactly 1 (amax 127): ties round to even, as ggml's nearest_int; NaN becomes 0.
+  std::vector<float> t(32, 0.0f);
+  t[0] = 127.0f;
+  t[1] = 2.5f;
+  t[2] = 3.5f;
+  t[3] = -2.5f;
+  t[4] = 126.5f;
+  t[5] = std::nanf("");
+  quantize_rows(DType::Q8_0, t.data(), 1, 32, &q);
+  EXPECT_EQ(q.scale[0], 1.0f);
+  EXPECT_EQ(std::vector<int>(q.qs.begin(), q.qs.begin() + 6), (std::vector<int>{127, 2, 4, -2, 126, 0}));
   quantize_rows(DType::Q6_K, x.data(), 1, 256, &q);
   EXPECT_EQ(q.block, 256);
   EXPECT_EQ(q.scale[0], 1.0f / (-127.0f / -2.54f));
