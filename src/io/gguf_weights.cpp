@@ -30,6 +30,11 @@ std::string hf_name(const std::string& g) {
       {"attn_q.weight", "self_attn.q_proj.weight"},
       {"attn_k.weight", "self_attn.k_proj.weight"},
       {"attn_v.weight", "self_attn.v_proj.weight"},
+      {"attn_q.bias", "self_attn.q_proj.bias"},
+      {"attn_k.bias", "self_attn.k_proj.bias"},
+      {"attn_v.bias", "self_attn.v_proj.bias"},
+      {"attn_q_norm.weight", "self_attn.q_norm.weight"},
+      {"attn_k_norm.weight", "self_attn.k_norm.weight"},
       {"attn_output.weight", "self_attn.o_proj.weight"},
       {"ffn_gate.weight", "mlp.gate_proj.weight"},
       {"ffn_up.weight", "mlp.up_proj.weight"},
@@ -47,12 +52,15 @@ std::string hf_name(const std::string& g) {
 
 }  // namespace
 
-TensorStore gguf_tensor_store(std::shared_ptr<const GgufFile> file, int64_t head_dim) {
+TensorStore gguf_tensor_store(std::shared_ptr<const GgufFile> file, int64_t head_dim,
+                              bool interleaved_qk) {
   const GgufFile& g = *file;
   std::map<std::string, TensorView> tensors;
   std::vector<std::shared_ptr<const void>> owners{file};
   for (const GgufTensorInfo& t : g.tensors()) {
     const std::string name(t.name);
+    // LLaMA-3.1's RoPE factors are configuration (LlamaConfig::from_gguf reads them), not a weight.
+    if (name == "rope_freqs.weight") continue;
     DType dtype;
     switch (t.type) {
       case kGgmlF32: dtype = DType::F32; break;
@@ -81,7 +89,7 @@ TensorStore gguf_tensor_store(std::shared_ptr<const GgufFile> file, int64_t head
            " bytes as its ", dtype_name(dtype), " data needs (general.alignment ", g.alignment(), ")");
     const bool rope_rows = hf.ends_with("self_attn.q_proj.weight") ||
                            hf.ends_with("self_attn.k_proj.weight");
-    if (rope_rows && v.shape.size() == 2) {
+    if (interleaved_qk && rope_rows && v.shape.size() == 2) {
       const int64_t rows = v.shape[0];
       if (head_dim < 2 || head_dim % 2 != 0 || rows % head_dim != 0)
         fail(g.path(), ": tensor ", name, " has ", rows, " rows, not a whole number of heads of ",

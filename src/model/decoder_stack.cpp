@@ -90,6 +90,15 @@ void DecoderStack::layer(const DecoderLayerWeights& L, int64_t l, const DecoderR
                {{&L.proj->wq, w.q.data()}, {&L.proj->wk, w.k.data()}, {&L.proj->wv, w.v.data()}},
                pool);
   for (int64_t i = 0; i < T; ++i) {
+    if (L.q_bias) {
+      for (int64_t j = 0; j < qd; ++j) w.q[i * qd + j] += L.q_bias[j];
+      for (int64_t j = 0; j < kvd; ++j) w.k[i * kvd + j] += L.k_bias[j];
+      for (int64_t j = 0; j < kvd; ++j) w.v[i * kvd + j] += L.v_bias[j];
+    }
+    if (L.q_norm) {
+      for (int64_t h = 0; h < H; ++h) rmsnorm(&w.q[i * qd + h * hd], L.q_norm, eps_, &w.q[i * qd + h * hd], hd);
+      for (int64_t h = 0; h < KV; ++h) rmsnorm(&w.k[i * kvd + h * hd], L.k_norm, eps_, &w.k[i * kvd + h * hd], hd);
+    }
     for (int64_t h = 0; h < H; ++h)
       rope_rotate_half(&w.q[i * qd + h * hd], &w.cos[i * half], &w.sin[i * half], hd);
     for (int64_t h = 0; h < KV; ++h)

@@ -1,5 +1,5 @@
 // The one LLaMA decoder layer, shared by the target model (llama_model.cpp) and the EAGLE head
-// (eagle_head.cpp): norm -> q/k/v -> RoPE -> KV write -> attention -> o_proj -> residual -> norm ->
+// (eagle_head.cpp): norm -> q/k/v (+ Qwen2 biases, Qwen3 per-head norms) -> RoPE -> KV write -> attention -> o_proj -> residual -> norm ->
 // gate/up -> SwiGLU -> down -> residual, over the rows of one forward. Having one copy keeps the
 // target and the head bit-compatible with each other and with the batch-invariance rules of the
 // kernels (every row is computed alone, in a fixed order, whatever else is in the batch).
@@ -22,6 +22,13 @@ struct DecoderLayerWeights {
   const DecoderProjections* proj = nullptr;
   const float* input_norm = nullptr;  // nullptr: no input norm (the EAGLE-1/2 head's layer)
   const float* post_attention_norm = nullptr;
+  // Qwen2: added to q, k and v after their projections (nullptr: none).
+  const float* q_bias = nullptr;
+  const float* k_bias = nullptr;
+  const float* v_bias = nullptr;
+  // Qwen3: RMSNorm weights ([head_dim]) applied to every q and k head before RoPE (nullptr: none).
+  const float* q_norm = nullptr;
+  const float* k_norm = nullptr;
 };
 
 // The rows of one forward and what each sees; the same for every layer of the stack.

@@ -184,24 +184,37 @@ LlamaConfig LlamaConfig::parse(const std::string& json_text, const std::string& 
   LlamaConfig c;
   const Reader r{j, where};
   try {
+    // Qwen2 and Qwen3 are LLaMA decoders plus q/k/v biases (Qwen2) or a per-head RMSNorm of q
+    // and k before RoPE (Qwen3); everything else (SwiGLU MLP, rotate-half RoPE, RMSNorm) is shared.
+    static const std::pair<const char*, const char*> kArchitectures[] = {
+        {"LlamaForCausalLM", "llama"},
+        {"MistralForCausalLM", "mistral"},
+        {"Qwen2ForCausalLM", "qwen2"},
+        {"Qwen3ForCausalLM", "qwen3"},
+    };
     if (const json* archs = r.find("architectures")) {
       if (!archs->is_array() || archs->empty() || !(*archs)[0].is_string()) {
         fail(where, ": \"architectures\" must be a non-empty list of strings");
       }
       c.architecture = (*archs)[0].get<std::string>();
-      if (c.architecture != "LlamaForCausalLM" && c.architecture != "MistralForCausalLM") {
+      bool known = false;
+      for (const auto& [name, type] : kArchitectures) known = known || c.architecture == name;
+      if (!known) {
         fail(where, ": unsupported architecture '", c.architecture,
-             "' (supported: LlamaForCausalLM, MistralForCausalLM)");
+             "' (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM)");
       }
     } else if (const json* mt = r.find("model_type")) {
       const std::string t = mt->is_string() ? mt->get<std::string>() : std::string();
-      if (t == "llama") c.architecture = "LlamaForCausalLM";
-      else if (t == "mistral") c.architecture = "MistralForCausalLM";
-      else fail(where, ": unsupported model_type '", mt->is_string() ? t : mt->dump(),
-                "' (supported: llama, mistral)");
+      for (const auto& [name, type] : kArchitectures)
+        if (t == type) c.architecture = name;
+      if (c.architecture.empty())
+        fail(where, ": unsupported model_type '", mt->is_string() ? t : mt->dump(),
+             "' (supported: llama, mistral, qwen2, qwen3)");
     } else {
       fail(where, ": neither \"architectures\" nor \"model_type\" is given");
     }
+    c.qkv_bias = c.architecture == "Qwen2ForCausalLM";
+    c.qk_norm = c.architecture == "Qwen3ForCausalLM";
 
     if (const json* act = r.find("hidden_act")) {
       if (!act->is_string() || act->get<std::string>() != "silu") {
@@ -285,7 +298,12 @@ LlamaConfig LlamaConfig::parse(const std::string& json_text, const std::string& 
       c.eos_token_ids = {2};
     }
 
-    if (const json* sw = r.find("sliding_window")) {
+    // Qwen configs carry a sliding_window size even when use_sliding_window is false.
+    const bool qwen = c.qkv_bias || c.qk_norm;
+    const bool window_used = !qwen || r.optional_bool("use_sliding_window", false);
+    if (qwen && window_used)
+      fail(where, ": use_sliding_window=true (Qwen's per-layer sliding windows) is not supported");
+    if (const json* sw = r.find("sliding_window"); sw && window_used && !sw->is_null()) {
       c.sliding_window = r.integer_value(*sw, "sliding_window");
       require_size(where, "sliding_window", *c.sliding_window, config_limits::kMaxPositions);
     }
@@ -304,7 +322,10 @@ LlamaConfig LlamaConfig::load(const std::string& path) {
 std::string LlamaConfig::to_json() const {
   nlohmann::ordered_json j;
   j["architectures"] = {architecture};
-  j["model_type"] = architecture == "MistralForCausalLM" ? "mistral" : "llama";
+  j["model_type"] = architecture == "MistralForCausalLM"   ? "mistral"
+                    : architecture == "Qwen2ForCausalLM" ? "qwen2"
+                    : architecture == "Qwen3ForCausalLM" ? "qwen3"
+                                                         : "llama";
   j["hidden_size"] = hidden_size;
   j["intermediate_size"] = intermediate_size;
   j["num_hidden_layers"] = num_layers;
@@ -350,6 +371,9 @@ std::vector<float> LlamaConfig::rope_inv_freq() const {
   for (int64_t i = 0; i < half; ++i) {
     const float exponent = static_cast<float>(2 * i) / dim;
     inv[static_cast<size_t>(i)] = 1.0f / powf(rope_theta, exponent);
+  }
+  if (!rope_freq_factors.empty()) {
+    for (size_t i = 0; i < inv.size() && i < rope_freq_factors.size(); ++i) inv[i] /= rope_freq_factors[i];
   }
   if (rope_scaling == RopeScaling::Linear) {
     for (float& f : inv) f /= rope_factor;

@@ -1,5 +1,5 @@
 // The architecture of a LLaMA-family model, read from a Hugging Face config.json
-// (LlamaForCausalLM, MistralForCausalLM).
+// (LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM).
 #pragma once
 
 #include <cstdint>
@@ -39,7 +39,8 @@ inline constexpr int64_t kMaxMatrixElements = int64_t{1} << 48;
 }  // namespace config_limits
 
 struct LlamaConfig {
-  std::string architecture;  // "LlamaForCausalLM" or "MistralForCausalLM"
+  // "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM" or "Qwen3ForCausalLM"
+  std::string architecture;
   int64_t hidden_size = 0;
   int64_t intermediate_size = 0;
   int64_t num_layers = 0;
@@ -55,8 +56,13 @@ struct LlamaConfig {
   float rope_low_freq_factor = 1.0f;       // llama3
   float rope_high_freq_factor = 4.0f;      // llama3
   int64_t rope_original_max_position = 8192;  // llama3 "original_max_position_embeddings"
+  // From a GGUF's rope_freqs.weight (llama.cpp's form of LLaMA-3.1 scaling): each inverse
+  // frequency is divided by its factor. Empty: none (config.json's rope_scaling applies instead).
+  std::vector<float> rope_freq_factors;
   bool tie_word_embeddings = false;
-  bool attention_bias = false;             // q/k/v biases (not LLaMA; refused if true)
+  bool attention_bias = false;             // biases on q/k/v/o ("attention_bias"; refused if true)
+  bool qkv_bias = false;                   // Qwen2: biases on q, k and v (not o)
+  bool qk_norm = false;                    // Qwen3: RMSNorm of each q and k head before RoPE
   int32_t bos_token_id = 1;
   std::vector<int32_t> eos_token_ids;      // "eos_token_id": int or list
   std::optional<int64_t> sliding_window;   // Mistral; null/absent = none

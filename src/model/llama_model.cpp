@@ -39,7 +39,8 @@ std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& dir) {
     // A GGUF file: config from its metadata, tensors under their Hugging Face names and layout.
     auto file = std::make_shared<const GgufFile>(dir, weight_residency());
     m->cfg_ = LlamaConfig::from_gguf(*file);
-    m->store_ = gguf_tensor_store(std::move(file), m->cfg_.head_dim);
+    const bool interleaved_qk = m->cfg_.architecture == "LlamaForCausalLM";
+    m->store_ = gguf_tensor_store(std::move(file), m->cfg_.head_dim, interleaved_qk);
   } else {
     if (!std::filesystem::is_directory(dir)) fail(dir, ": model directory not found");
     m->cfg_ = LlamaConfig::load(dir + "/config.json");
@@ -71,6 +72,15 @@ std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& dir) {
     L.attn_norm = to_f32(take(p + "input_layernorm.weight", {d}));
     L.mlp_norm = to_f32(take(p + "post_attention_layernorm.weight", {d}));
     static_cast<DecoderProjections&>(L) = bind_decoder_projections(take, p, d, qd, kvd, I);
+    if (c.qkv_bias) {
+      L.q_bias = to_f32(take(p + "self_attn.q_proj.bias", {qd}));
+      L.k_bias = to_f32(take(p + "self_attn.k_proj.bias", {kvd}));
+      L.v_bias = to_f32(take(p + "self_attn.v_proj.bias", {kvd}));
+    }
+    if (c.qk_norm) {
+      L.q_norm = to_f32(take(p + "self_attn.q_norm.weight", {hd}));
+      L.k_norm = to_f32(take(p + "self_attn.k_norm.weight", {hd}));
+    }
   }
   m->final_norm_ = to_f32(take("model.norm.weight", {d}));
   if (c.tie_word_embeddings && !s.has("lm_head.weight")) {
@@ -87,9 +97,16 @@ std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& dir) {
     fail(extra->file, ": unexpected tensor '", extra->name,
          "': not a weight of the model config.json describes");
   }
+  auto data_or_null = [](const std::vector<float>& v) { return v.empty() ? nullptr : v.data(); };
   for (const Layer& L : m->layers_)
-    m->layer_weights_.push_back({.proj = &L, .input_norm = L.attn_norm.data(),
-                                 .post_attention_norm = L.mlp_norm.data()});
+    m->layer_weights_.push_back({.proj = &L,
+                                 .input_norm = L.attn_norm.data(),
+                                 .post_attention_norm = L.mlp_norm.data(),
+                                 .q_bias = data_or_null(L.q_bias),
+                                 .k_bias = data_or_null(L.k_bias),
+                                 .v_bias = data_or_null(L.v_bias),
+                                 .q_norm = data_or_null(L.q_norm),
+                                 .k_norm = data_or_null(L.k_norm)});
   m->stack_.emplace(c);
   return m;
 }

@@ -67,6 +67,8 @@ class LlamaModel {
  private:
   struct Layer : DecoderProjections {
     std::vector<float> attn_norm, mlp_norm;
+    std::vector<float> q_bias, k_bias, v_bias;  // Qwen2; empty otherwise
+    std::vector<float> q_norm, k_norm;          // Qwen3: [head_dim] each; empty otherwise
   };
   LlamaModel() = default;
   void make_cache_checks(int64_t capacity) const;  // Error for a capacity the model cannot use

@@ -64,6 +64,15 @@ std::vector<TensorSpec> llama_tensor_specs(const LlamaConfig& cfg, DType dtype) 
     specs.push_back({p + "self_attn.q_proj.weight", dtype, {q, d}});
     specs.push_back({p + "self_attn.k_proj.weight", dtype, {kv, d}});
     specs.push_back({p + "self_attn.v_proj.weight", dtype, {kv, d}});
+    if (cfg.qkv_bias) {  // Qwen2
+      specs.push_back({p + "self_attn.q_proj.bias", dtype, {q}});
+      specs.push_back({p + "self_attn.k_proj.bias", dtype, {kv}});
+      specs.push_back({p + "self_attn.v_proj.bias", dtype, {kv}});
+    }
+    if (cfg.qk_norm) {  // Qwen3
+      specs.push_back({p + "self_attn.q_norm.weight", dtype, {hd}});
+      specs.push_back({p + "self_attn.k_norm.weight", dtype, {hd}});
+    }
     specs.push_back({p + "self_attn.o_proj.weight", dtype, {d, q}});
     specs.push_back({p + "post_attention_layernorm.weight", dtype, {d}});
     specs.push_back({p + "mlp.gate_proj.weight", dtype, {I, d}});
@@ -82,7 +91,8 @@ void write_random_model(const std::string& dir, const LlamaConfig& cfg, DType dt
   const std::string config_path = (fs::path(dir) / "config.json").string();
   // The same checks a reader will apply, before anything is written.
   const std::string config_text = cfg.to_json();
-  LlamaConfig::parse(config_text, config_path);
+  // (The parsed config also derives the architecture's extras, e.g. Qwen2's q/k/v biases.)
+  const LlamaConfig parsed = LlamaConfig::parse(config_text, config_path);
   if (!(init_std >= 0) || !std::isfinite(init_std)) {
     fail(dir, ": random model init_std must be a finite non-negative number, got ", init_std);
   }
@@ -97,16 +107,18 @@ void write_random_model(const std::string& dir, const LlamaConfig& cfg, DType dt
     if (!out) fail(config_path, ": cannot write");
   }
 
-  const std::vector<TensorSpec> specs = llama_tensor_specs(cfg, dtype);
+  const std::vector<TensorSpec> specs = llama_tensor_specs(parsed, dtype);
   write_safetensors_streaming(
       (fs::path(dir) / "model.safetensors").string(), specs,
       [&](size_t index, void* dst) {
         const TensorSpec& t = specs[index];
         size_t n = 1;
         for (int64_t x : t.shape) n *= static_cast<size_t>(x);
-        const bool is_norm = t.shape.size() == 1;
+        // Norm weights scatter around 1, biases around 0 (as large as a few weights' sum).
+        const bool is_bias = t.name.ends_with(".bias");
+        const bool is_norm = t.shape.size() == 1 && !is_bias;
         const float mean = is_norm ? 1.0f : 0.0f;
-        const float stddev = is_norm ? 0.1f : init_std;
+        const float stddev = is_norm ? 0.1f : is_bias ? 0.5f : init_std;
         const uint64_t key = name_key(seed, t.name);
         switch (dtype) {
           case DType::F32: {

@@ -166,7 +166,16 @@ void EagleHeadTrainer::save(const std::string& dir, DType dtype) const {
   }
   const TensorView& emb = target_.embedding();
   std::vector<TensorToWrite> tensors;
-  tensors.push_back({"embed_tokens.weight", emb.dtype, emb.shape, emb.data});
+  // safetensors has no quantized types: a GGUF target's quantized embedding is saved dequantized
+  // (the copy is informational; loaders read the target's own embedding).
+  std::vector<float> emb_f32;
+  if (is_block_dtype(emb.dtype)) {
+    emb_f32.resize(static_cast<size_t>(emb.numel()));
+    convert_to_f32(emb.dtype, emb.data, emb_f32.data(), emb_f32.size());
+    tensors.push_back({"embed_tokens.weight", DType::F32, emb.shape, emb_f32.data()});
+  } else {
+    tensors.push_back({"embed_tokens.weight", emb.dtype, emb.shape, emb.data});
+  }
   std::vector<std::vector<uint16_t>> narrowed;
   for (const TensorToWrite& t : export_tensors(params_, dtype, narrowed)) tensors.push_back(t);
   write_safetensors(dir + "/model.safetensors", tensors, {{"format", "pt"}});

@@ -64,6 +64,16 @@ void transpose(const void* src, int64_t R, int64_t C, size_t elem_size, void* ds
 TransposedMatrix transpose_matrix(const Matrix& W, ThreadPool& pool) {
   check_shape(W, "transpose_matrix");
   TransposedMatrix t;
+  if (is_block_dtype(W.dtype)) {
+    // Quantized blocks run along rows and cannot be transposed as they are: training works on the
+    // dequantized values (an f32 copy for the trainer's lifetime; inference never makes one).
+    std::vector<float> wide(static_cast<size_t>(W.rows * W.cols));
+    convert_to_f32(W.dtype, W.data, wide.data(), wide.size());
+    t.storage.resize(wide.size());
+    transpose(wide.data(), W.rows, W.cols, 4, t.storage.data(), pool);
+    t.m = Matrix{DType::F32, W.cols, W.rows, t.storage.data()};
+    return t;
+  }
   const size_t bytes = static_cast<size_t>(W.rows * W.cols) * dtype_size(W.dtype);
   t.storage.resize((bytes + 3) / 4);
   transpose(W.data, W.rows, W.cols, dtype_size(W.dtype), t.storage.data(), pool);

@@ -26,6 +26,8 @@ LlamaTrainModel::LlamaTrainModel(const LlamaConfig& cfg)
       final_norm_("model.norm.weight", {cfg_.hidden_size}, false) {
   if (cfg_.sliding_window)
     fail("model config: training with a sliding window is not supported");
+  if (cfg_.qkv_bias || cfg_.qk_norm || !cfg_.rope_freq_factors.empty())
+    fail("model config: train-lm trains LLaMA models, not ", cfg_.architecture);
   block_cfg_ = DecoderBlockConfig::from(cfg_, /*input_norm=*/true);
 
   std::fill(final_norm_.value.begin(), final_norm_.value.end(), 1.0f);

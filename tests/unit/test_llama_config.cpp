@@ -154,12 +154,12 @@ TEST(LlamaConfig, Errors) {
             "cfg.json: \"architectures\" must be a non-empty list of strings");
   EXPECT_EQ(config_error([](json& j) { j["architectures"] = {"GPT2LMHeadModel"}; }),
             "cfg.json: unsupported architecture 'GPT2LMHeadModel' (supported: LlamaForCausalLM, "
-            "MistralForCausalLM)");
+            "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM)");
   EXPECT_EQ(config_error([](json& j) {
               j.erase("architectures");
               j["model_type"] = "gpt2";
             }),
-            "cfg.json: unsupported model_type 'gpt2' (supported: llama, mistral)");
+            "cfg.json: unsupported model_type 'gpt2' (supported: llama, mistral, qwen2, qwen3)");
   EXPECT_EQ(config_error([](json& j) {
               j.erase("architectures");
               j.erase("model_type");
