@@ -20,7 +20,8 @@ bool parse_quant_type(std::string_view text, QuantType* out);
 struct QuantizeSummary {
   bool from_gguf = false;  // the source was a GGUF file (else a Hugging Face folder)
   int64_t tensors = 0;     // tensors written
-  int64_t quantized = 0;   // of them, stored as the requested type (the rest: F32 or as they were)
+  int64_t quantized = 0;   // of them, stored as the requested type (the rest: F32 from a
+                           // folder, copied as they were from a GGUF file)
   uint64_t bytes = 0;      // size of the file written
 };
 

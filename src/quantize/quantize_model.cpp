@@ -76,9 +76,11 @@ QuantizeResult quantize_folder(const std::string& dir, const std::string& out, D
     fail(extra->file, ": unexpected tensor '", extra->name,
          "': not a weight of the model config.json describes");
 
+  // general.name: the folder's own name ("code-lm" of "models/code-lm/"), as the converter uses it.
+  fs::path name = fs::absolute(dir, ec).lexically_normal();
+  if (name.filename().empty()) name = name.parent_path();
   GgufWriter w;
-  add_llama_metadata(w, cfg, fs::path(dir).lexically_normal().filename().string(), type,
-                     config_path);
+  add_llama_metadata(w, cfg, name.filename().string(), type, config_path);
   add_spm_vocab(w, vocab, cfg);
   HfTensorCounts counts;
   const GgufWriter::Fill fill = add_hf_tensors(w, std::move(tensors), cfg.head_dim, type, &counts);

@@ -31,7 +31,7 @@ TEST(CliQuantize, QuantizedFilesGenerateLlamaCppsQ8_0Text) {
       run_cli_split("quantize " + test::kBundledModel + " " + dir + "/a.gguf --type q8_0");
   ASSERT_EQ(folder.code, 0) << folder.err;
   EXPECT_EQ(folder.out, "wrote " + dir +
-                            "/a.gguf: 110 tensors from a Hugging Face folder, 85 Q8_0, 25 kept "
+                            "/a.gguf: 110 tensors from a Hugging Face folder, 85 Q8_0, 25 F32 "
                             "(26.2 MiB)\n");
   const CliRun a = run_cli_split("generate -m " + dir + "/a.gguf" + kGenerate);
   ASSERT_EQ(a.code, 0) << a.err;
@@ -42,7 +42,7 @@ TEST(CliQuantize, QuantizedFilesGenerateLlamaCppsQ8_0Text) {
   const CliRun file = run_cli_split("quantize " + bf16 + " " + dir + "/b.gguf --type q8_0");
   ASSERT_EQ(file.code, 0) << file.err;
   EXPECT_EQ(file.out, "wrote " + dir +
-                          "/b.gguf: 110 tensors from a GGUF file, 85 Q8_0, 25 kept (26.2 MiB)\n");
+                          "/b.gguf: 110 tensors from a GGUF file, 85 Q8_0, 25 copied (26.2 MiB)\n");
   for (const std::string& other : {dir + "/b.gguf", reference}) {
     const CliRun b = run_cli_split("generate -m " + other + kGenerate);
     EXPECT_EQ(b.code, 0) << b.err;

@@ -107,6 +107,7 @@ TEST(Quantize, BundledModelIsLlamaCppsQ8_0ByteForByte) {
     EXPECT_EQ(encoded(*from_folder.find(kv.key)), encoded(kv.value)) << kv.key;
   }
   EXPECT_EQ(from_folder.metadata().size(), source.metadata().size() - 1);  // no size label
+  EXPECT_EQ(from_folder.string("general.name"), "code-lm");
   EXPECT_EQ(from_file.metadata().size(), source.metadata().size());
 }
 
@@ -153,7 +154,9 @@ TEST(Quantize, BothSourcesAndLlamaCppsFileGiveTheSameLogits) {
 // The vocabulary written from the folder's tokenizer.model encodes as the folder does.
 TEST(Quantize, FolderVocabularyEncodesAsTheFolder) {
   const auto folder = load_tokenizer(kFolder);
-  const auto file = load_tokenizer(quantized(kFolder, DType::Q8_0));
+  // (A trailing slash names the same folder.)
+  const auto file = load_tokenizer(quantized(kFolder + "/", DType::Q8_0));
+  EXPECT_EQ(GgufFile(quantized(kFolder + "/", DType::Q8_0)).string("general.name"), "code-lm");
   EXPECT_EQ(file->vocab_size(), folder->vocab_size());
   EXPECT_EQ(file->bos_id(), folder->bos_id());
   EXPECT_EQ(file->eos_id(), folder->eos_id());

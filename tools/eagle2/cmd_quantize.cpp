@@ -20,10 +20,12 @@ int run_quantize(const QuantizeFlags& f) {
   QuantType type = QuantType::Q8_0;
   parse_quant_type(f.type, &type);  // the flag's validator accepted it
   const QuantizeSummary s = quantize(f.in, f.out, type);
-  std::printf("wrote %s: %lld tensors from a %s, %lld %s, %lld kept (%.1f MiB)\n", f.out.c_str(),
+  // The tensors not of the type: F32 from a folder (norm weights), copied as they were from a
+  // GGUF file.
+  std::printf("wrote %s: %lld tensors from a %s, %lld %s, %lld %s (%.1f MiB)\n", f.out.c_str(),
               static_cast<long long>(s.tensors), s.from_gguf ? "GGUF file" : "Hugging Face folder",
               static_cast<long long>(s.quantized), quant_type_name(type),
-              static_cast<long long>(s.tensors - s.quantized),
+              static_cast<long long>(s.tensors - s.quantized), s.from_gguf ? "copied" : "F32",
               static_cast<double>(s.bytes) / (1024.0 * 1024.0));
   return 0;
 }
