@@ -14,15 +14,14 @@ namespace {
 
 using detail::printable;
 
-// Deeper nesting than any writer produces; bounded so a file cannot exhaust the stack.
-constexpr int kMaxArrayDepth = 8;
-// ggml's GGML_MAX_NAME is 64 bytes including the terminating NUL; GGML_MAX_DIMS is 4.
-constexpr uint64_t kMaxTensorName = 63;
-constexpr uint32_t kMaxDims = 4;
-// The GGUF specification limits keys to 65535 bytes.
-constexpr uint64_t kMaxKey = 65535;
+using gguf_limits::kMaxArrayDepth;
+using gguf_limits::kMaxDims;
+using gguf_limits::kMaxKey;
+using gguf_limits::kMaxTensorName;
 
-uint64_t scalar_size(GgufType t) {
+}  // namespace
+
+uint64_t gguf_scalar_size(GgufType t) {
   switch (t) {
     case GgufType::kUint8:
     case GgufType::kInt8:
@@ -42,6 +41,12 @@ uint64_t scalar_size(GgufType t) {
     default:
       return 0;  // string, array: not fixed-size
   }
+}
+
+namespace {
+
+uint64_t scalar_size(GgufType t) {
+  return gguf_scalar_size(t);
 }
 
 bool known_type(uint32_t t) {

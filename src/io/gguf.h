@@ -35,8 +35,22 @@ enum class GgufType : uint32_t {
   kFloat64 = 12,
 };
 
+// What a GGUF file may hold: the reader refuses more, the writer (io/gguf_writer.h) never writes
+// more.
+namespace gguf_limits {
+// Deeper nesting than any writer produces; bounded so a file cannot exhaust the stack.
+inline constexpr int kMaxArrayDepth = 8;
+// ggml's GGML_MAX_NAME is 64 bytes including the terminating NUL; GGML_MAX_DIMS is 4.
+inline constexpr uint64_t kMaxTensorName = 63;
+inline constexpr uint32_t kMaxDims = 4;
+// The GGUF specification limits keys to 65535 bytes.
+inline constexpr uint64_t kMaxKey = 65535;
+}  // namespace gguf_limits
+
 // "uint32", "string", "array", ... (for messages).
 const char* gguf_type_name(GgufType type);
+// Bytes of one value of a fixed-size type; 0 for string and array (and unknown types).
+uint64_t gguf_scalar_size(GgufType type);
 
 // One metadata value. Strings and string arrays are views into the mapped file (valid while the
 // GgufFile lives); scalar arrays stay in the file as raw little-endian bytes.

@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/regular_file.h"
+#include "io/atomic_file.h"
 
 namespace eagle2 {
 
@@ -347,25 +348,6 @@ const TensorView& TensorStore::get(const std::string& name, const std::vector<in
   return v;
 }
 
-namespace {
-
-// Removes the temporary file unless the write completed and it was renamed into place.
-struct TempFile {
-  std::string path;
-  FILE* f = nullptr;
-  bool keep = false;
-  ~TempFile() {
-    if (f) std::fclose(f);
-    if (!keep) std::remove(path.c_str());
-  }
-};
-
-void write_all(FILE* f, const void* p, size_t n, const std::string& path) {
-  if (n != 0 && std::fwrite(p, 1, n, f) != n) fail(path, ": write failed: ", std::strerror(errno));
-}
-
-}  // namespace
-
 void write_safetensors_streaming(const std::string& path, const std::vector<TensorSpec>& tensors,
                                  const TensorFill& fill,
                                  const std::map<std::string, std::string>& metadata) {
@@ -419,13 +401,11 @@ void write_safetensors_streaming(const std::string& path, const std::vector<Tens
   }
   text.append((8 - text.size() % 8) % 8, ' ');
 
-  TempFile tmp{path + ".tmp"};
-  tmp.f = std::fopen(tmp.path.c_str(), "wb");
-  if (!tmp.f) fail(tmp.path, ": cannot create: ", std::strerror(errno));
+  AtomicFile out(path);
   unsigned char len_le[8];
   for (int i = 0; i < 8; ++i) len_le[i] = static_cast<unsigned char>(text.size() >> (8 * i));
-  write_all(tmp.f, len_le, 8, tmp.path);
-  write_all(tmp.f, text.data(), text.size(), tmp.path);
+  out.write(len_le, 8);
+  out.write(text.data(), text.size());
 
   // One reusable buffer, sized for the largest tensor: a model's memory cost while writing is its
   // largest tensor, not the whole model.
@@ -433,15 +413,9 @@ void write_safetensors_streaming(const std::string& path, const std::vector<Tens
   for (size_t i : order) {
     if (nbytes[i] == 0) continue;
     fill(i, buffer.get());
-    write_all(tmp.f, buffer.get(), nbytes[i], tmp.path);
+    out.write(buffer.get(), nbytes[i]);
   }
-  const int rc = std::fclose(tmp.f);
-  tmp.f = nullptr;
-  if (rc != 0) fail(tmp.path, ": write failed: ", std::strerror(errno));
-  if (std::rename(tmp.path.c_str(), path.c_str()) != 0) {
-    fail(path, ": cannot rename ", tmp.path, " into place: ", std::strerror(errno));
-  }
-  tmp.keep = true;
+  out.commit();
 }
 
 void write_safetensors(const std::string& path, const std::vector<TensorToWrite>& tensors,

@@ -25,12 +25,12 @@ uint64_t name_key(uint64_t seed, std::string_view name) {
 // Element i of a tensor is a function of (key, i) alone: a counter-based stream, so generation
 // order and chunking can never change the values.
 template <class Store>
-void fill_normal(uint64_t key, size_t n, float mean, float stddev, Store store) {
+void fill_normal(uint64_t key, size_t begin, size_t n, float mean, float stddev, Store store) {
   // Four 16-bit uniforms summed: variance 4 * (65536^2 - 1) / 12, taken as 65536^2 / 3.
   const float scale = stddev * std::sqrt(3.0f) / 65536.0f;
-  auto range = [&](size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i) {
-      const uint64_t r = splitmix64_at(key, i + 1);
+  auto range = [&](size_t from, size_t end) {
+    for (size_t i = from; i < end; ++i) {
+      const uint64_t r = splitmix64_at(key, begin + i + 1);
       const int32_t s = static_cast<int32_t>((r & 0xffff) + ((r >> 16) & 0xffff) +
                                              ((r >> 32) & 0xffff) + (r >> 48)) -
                         131070;
@@ -51,7 +51,23 @@ void fill_normal(uint64_t key, size_t n, float mean, float stddev, Store store) 
   for (std::thread& th : pool) th.join();
 }
 
+// Norm weights (1-D) are drawn around 1 so that the norms are not the identity.
+// Norm weights scatter around 1, biases (Qwen2's q/k/v) around 0, as large as a few weights' sum.
+bool is_bias(const TensorSpec& t) { return t.name.ends_with(".bias"); }
+float tensor_mean(const TensorSpec& t) {
+  return t.shape.size() == 1 && !is_bias(t) ? 1.0f : 0.0f;
+}
+float tensor_stddev(const TensorSpec& t, float init_std) {
+  return is_bias(t) ? 0.5f : t.shape.size() == 1 ? 0.1f : init_std;
+}
+
 }  // namespace
+
+void random_tensor_values(uint64_t seed, const TensorSpec& spec, float init_std, size_t begin,
+                          size_t n, float* out) {
+  fill_normal(name_key(seed, spec.name), begin, n, tensor_mean(spec), tensor_stddev(spec, init_std),
+              [out](size_t i, float v) { out[i] = v; });
+}
 
 std::vector<TensorSpec> llama_tensor_specs(const LlamaConfig& cfg, DType dtype) {
   const int64_t d = cfg.hidden_size, hd = cfg.head_dim, I = cfg.intermediate_size;
@@ -114,26 +130,24 @@ void write_random_model(const std::string& dir, const LlamaConfig& cfg, DType dt
         const TensorSpec& t = specs[index];
         size_t n = 1;
         for (int64_t x : t.shape) n *= static_cast<size_t>(x);
-        // Norm weights scatter around 1, biases around 0 (as large as a few weights' sum).
-        const bool is_bias = t.name.ends_with(".bias");
-        const bool is_norm = t.shape.size() == 1 && !is_bias;
-        const float mean = is_norm ? 1.0f : 0.0f;
-        const float stddev = is_norm ? 0.1f : is_bias ? 0.5f : init_std;
+        const float mean = tensor_mean(t), stddev = tensor_stddev(t, init_std);
         const uint64_t key = name_key(seed, t.name);
         switch (dtype) {
           case DType::F32: {
             float* out = static_cast<float*>(dst);
-            fill_normal(key, n, mean, stddev, [out](size_t i, float v) { out[i] = v; });
+            fill_normal(key, 0, n, mean, stddev, [out](size_t i, float v) { out[i] = v; });
             break;
           }
           case DType::F16: {
             uint16_t* out = static_cast<uint16_t*>(dst);
-            fill_normal(key, n, mean, stddev, [out](size_t i, float v) { out[i] = f32_to_f16(v); });
+            fill_normal(key, 0, n, mean, stddev,
+                        [out](size_t i, float v) { out[i] = f32_to_f16(v); });
             break;
           }
           case DType::BF16: {
             uint16_t* out = static_cast<uint16_t*>(dst);
-            fill_normal(key, n, mean, stddev, [out](size_t i, float v) { out[i] = f32_to_bf16(v); });
+            fill_normal(key, 0, n, mean, stddev,
+                        [out](size_t i, float v) { out[i] = f32_to_bf16(v); });
             break;
           }
           default: fail("make-random writes safetensors as F32, F16 or BF16, not ", dtype_name(dtype));

@@ -18,6 +18,11 @@ namespace eagle2 {
 // lm_head.weight unless the embeddings are tied.
 std::vector<TensorSpec> llama_tensor_specs(const LlamaConfig& cfg, DType dtype);
 
+// Elements [begin, begin + n) of the values write_random_model draws for the tensor `spec` (before
+// rounding to its dtype): a random GGUF model (quantize/random_gguf.h) holds the same model.
+void random_tensor_values(uint64_t seed, const TensorSpec& spec, float init_std, size_t begin,
+                          size_t n, float* out);
+
 // Creates dir (and its parents) and writes config.json (cfg.to_json()) and model.safetensors.
 // Matrices are drawn from N(0, init_std) and norm weights from N(1, 0.1), so that the norms are not
 // the identity. Values depend only on (seed, tensor name, element index): the same seed gives the

@@ -64,6 +64,32 @@ SentencePieceTokenizer::SentencePieceTokenizer(const std::string& path) {
 
 SentencePieceTokenizer::~SentencePieceTokenizer() = default;
 
+SpmVocabSpec SentencePieceTokenizer::vocab_spec() const {
+  SpmVocabSpec spec;
+  const int n = sp_->GetPieceSize();
+  spec.tokens.reserve(static_cast<size_t>(n));
+  spec.scores.reserve(static_cast<size_t>(n));
+  spec.types.reserve(static_cast<size_t>(n));
+  for (int id = 0; id < n; ++id) {
+    spec.tokens.push_back(sp_->IdToPiece(id));
+    spec.scores.push_back(sp_->GetScore(id));
+    SpmTokenType type = SpmTokenType::kNormal;
+    if (sp_->IsUnknown(id))
+      type = SpmTokenType::kUnknown;
+    else if (sp_->IsControl(id))
+      type = SpmTokenType::kControl;
+    else if (sp_->IsUnused(id))
+      type = SpmTokenType::kUnused;
+    else if (sp_->IsByte(id))
+      type = SpmTokenType::kByte;
+    spec.types.push_back(type);
+  }
+  spec.unk_id = sp_->unk_id();
+  spec.bos_id = sp_->bos_id();
+  spec.eos_id = sp_->eos_id();
+  return spec;
+}
+
 void SentencePieceTokenizer::encode_text(std::string_view text, std::vector<int32_t>& out) const {
   std::vector<int> ids;
   const auto status = sp_->Encode(text, &ids);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tokenizer/spm_vocab_tokenizer.h"
 #include "tokenizer/tokenizer.h"
 
 namespace sentencepiece {
@@ -27,6 +28,12 @@ class SentencePieceTokenizer : public Tokenizer {
   bool adds_bos() const override { return bos_id() >= 0; }
   const char* kind() const override { return "sentencepiece"; }
   std::unique_ptr<TokenStream> open_stream(std::vector<int32_t> context) const override;
+
+  // The vocabulary as data, as llama.cpp's converter reads it for a GGUF file: each piece, its
+  // score, and its type (unknown, control, unused, byte, else normal), with the unknown, BOS and
+  // EOS ids. User-defined pieces read as normal and add_space_prefix stays at its default, as
+  // that converter has them.
+  SpmVocabSpec vocab_spec() const;
 
  protected:
   void encode_text(std::string_view text, std::vector<int32_t>& out) const override;

@@ -309,7 +309,8 @@ TEST(CliFlags, SemanticValueErrorsAreOneLineAndExitOne) {
 
 TEST(CliFlags, FlagSyntaxErrorsNameTheFlagAndExitTwo) {
   const std::string commands =
-      "demo, generate, info, make-random, cost-curve, bench, train-lm, train-head, draft-vocab, "
+      "demo, generate, info, make-random, quantize, cost-curve, bench, train-lm, train-head, "
+      "draft-vocab, "
       "chat-template, tokenize, serve, bench-serve";
   for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
            {"generate -m x --no-such-flag",

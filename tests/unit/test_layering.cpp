@@ -23,10 +23,10 @@ namespace fs = std::filesystem;
 
 // Lower numbers are lower layers; a folder may include from layers strictly below its own.
 const std::map<std::string, int> kLayer = {
-    {"core", 0},        {"report", 0},   {"kernels", 1}, {"io", 1},
-    {"tokenizer", 1},   {"sampling", 1}, {"chat", 1},    {"model", 2},
-    {"tokenizer_load", 2},  {"draft", 3},   {"speculative", 4}, {"bench", 5},
-    {"train", 5},       {"api", 6},     {"server", 7},
+    {"core", 0},           {"report", 0},   {"kernels", 1},  {"io", 1},
+    {"tokenizer", 1},      {"sampling", 1}, {"chat", 1},     {"model", 2},
+    {"tokenizer_load", 2}, {"draft", 3},    {"quantize", 3}, {"speculative", 4},
+    {"bench", 5},          {"train", 5},    {"api", 6},      {"server", 7},
 };
 
 // Folders built on the public API alone, as any outside program would be: they include

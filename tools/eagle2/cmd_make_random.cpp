@@ -1,12 +1,15 @@
-// eagle2 make-random: a random-weight model of any LLaMA shape in the Hugging Face layout, for
-// tests and benchmarks (no model can be downloaded here).
+// eagle2 make-random: a random-weight model of any LLaMA shape, for tests and benchmarks (no model
+// can be downloaded here): a Hugging Face folder (f32, f16, bf16), or one quantized GGUF file
+// (q8_0, q4_0) carrying a real SentencePiece vocabulary, so that generate and llama.cpp run it.
 #include <cstdio>
 #include <map>
 #include <string>
 
+#include "bundled.h"
 #include "commands.h"
 #include "eagle2/error.h"
 #include "eagle2/model.h"
+#include "eagle2/quantize.h"
 #include "flag_checks.h"
 
 namespace eagle2::cli {
@@ -19,6 +22,7 @@ struct MakeRandomFlags {
   std::string out;
   std::string preset = "tiny";
   std::string dtype = "f32";
+  std::string tokenizer;  // GGUF output: a tokenizer.model (default: the bundled model's)
   uint64_t seed = 1;
   int64_t hidden = 0, intermediate = 0, layers = 0, heads = 0, kv_heads = 0, vocab = 0;
   int64_t max_positions = 0;
@@ -67,15 +71,28 @@ int run_make_random(const MakeRandomFlags& f) {
   c.head_dim = c.hidden_size / c.num_heads;
   // Round-trip through the parser so that every check a loaded config gets applies here too.
   c = parse_model_config(model_config_json(c), "--preset/--hidden/...");
+  const auto report = [&](const char* type) {
+    std::printf("wrote %s: %lld layers, hidden %lld, vocab %lld, %s\n", f.out.c_str(),
+                static_cast<long long>(c.num_layers), static_cast<long long>(c.hidden_size),
+                static_cast<long long>(c.vocab_size), type);
+  };
+  QuantType qt;
+  if (parse_quant_type(f.dtype, &qt)) {
+    const std::string tokenizer =
+        f.tokenizer.empty() ? bundled_path("code-lm") + "/tokenizer.model" : f.tokenizer;
+    write_random_gguf(f.out, c, qt, f.seed, tokenizer);
+    report(quant_type_name(qt));
+    return 0;
+  }
+  if (!f.tokenizer.empty()) fail("--tokenizer: only a GGUF model (--dtype q8_0, q4_0) carries one");
   DType dt;
   if (f.dtype == "f32") dt = DType::F32;
   else if (f.dtype == "f16") dt = DType::F16;
   else if (f.dtype == "bf16") dt = DType::BF16;
-  else fail("--dtype: '", f.dtype, "' is not one of f32, f16, bf16");
+  else
+    fail("--dtype: '", f.dtype, "' is not one of f32, f16, bf16, q8_0, q4_0");
   write_random_model(f.out, c, dt, f.seed);
-  std::printf("wrote %s: %lld layers, hidden %lld, vocab %lld, %s\n", f.out.c_str(),
-              static_cast<long long>(c.num_layers), static_cast<long long>(c.hidden_size),
-              static_cast<long long>(c.vocab_size), dtype_name(dt));
+  report(dtype_name(dt));
   return 0;
 }
 
@@ -83,10 +100,17 @@ int run_make_random(const MakeRandomFlags& f) {
 
 Command add_make_random(CLI::App& app) {
   auto f = std::make_shared<MakeRandomFlags>();
-  CLI::App* cmd = app.add_subcommand("make-random", "Write a random-weight model (HF layout)");
-  cmd->add_option("-o,--out", f->out, "Output folder")->required();
+  CLI::App* cmd = app.add_subcommand(
+      "make-random", "Write a random-weight model (HF folder, or a q8_0/q4_0 GGUF file)");
+  cmd->add_option("-o,--out", f->out,
+                  "Output folder (f32, f16, bf16), or the .gguf file to write (q8_0, q4_0)")
+      ->required();
   cmd->add_option("--preset", f->preset, "tiny, small, llama-1b or llama-7b");
-  cmd->add_option("--dtype", f->dtype, "f32, f16 or bf16");
+  cmd->add_option("--dtype", f->dtype,
+                  "f32, f16 or bf16 (a Hugging Face folder); q8_0 or q4_0 (one GGUF file)");
+  cmd->add_option("--tokenizer", f->tokenizer,
+                  "q8_0/q4_0: the SentencePiece tokenizer.model whose vocabulary the GGUF file "
+                  "carries, cut or padded to the vocab size (default: the bundled model's)");
   cmd->add_option("--seed", f->seed, "Random seed")->check(seed_value());
   cmd->add_option("--hidden", f->hidden, "Override hidden_size")
       ->check(integer_in(1, 1 << 16));

@@ -19,6 +19,7 @@ Command add_demo(CLI::App& app);
 Command add_generate(CLI::App& app);
 Command add_info(CLI::App& app);
 Command add_make_random(CLI::App& app);
+Command add_quantize(CLI::App& app);
 Command add_cost_curve(CLI::App& app);
 Command add_bench(CLI::App& app);
 Command add_train_lm(CLI::App& app);

@@ -1,0 +1,39 @@
+// Tensors in the Hugging Face layout (a model folder's weights, a random model's values) written
+// as llama.cpp's GGUF tensors: llama.cpp's names, dimensions listed contiguous-first, the rows of
+// Q and K interleaved for llama.cpp's adjacent-pair RoPE, and every matrix quantized.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "io/gguf_writer.h"
+
+namespace eagle2 {
+
+struct HfTensor {
+  std::string hf_name;         // "model.layers.0.self_attn.q_proj.weight"
+  std::vector<int64_t> shape;  // [rows, cols], or [n] (one row)
+  // Writes rows [first, first + count) as floats, in Hugging Face order, to out.
+  std::function<void(int64_t first, int64_t count, float* out)> rows;
+};
+
+// The type a tensor of this (Hugging Face) shape is stored as when `type` is asked for: a matrix
+// whose rows are whole blocks of `type` gets `type`; anything else (norm weights, and any matrix
+// with a ragged row) stays F32, which is exact for every source dtype.
+DType gguf_storage_type(const std::vector<int64_t>& shape, DType type);
+
+struct HfTensorCounts {
+  int64_t quantized = 0;  // tensors stored as the requested type
+  int64_t f32 = 0;        // tensors stored as F32
+};
+
+// Adds each tensor to `w` (under its GGUF name; an unknown name is an Error) and returns the fill
+// that writes their data, for w.write(). head_dim: rows per attention head in Q and K. Quantizing
+// a non-finite value is an Error naming the tensor (ggml's rounding of it would be undefined).
+GgufWriter::Fill add_hf_tensors(GgufWriter& w, std::vector<HfTensor> tensors, int64_t head_dim,
+                                DType type, HfTensorCounts* counts);
+
+}  // namespace eagle2
