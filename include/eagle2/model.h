@@ -47,6 +47,9 @@ struct ModelConfig {
 // `where` names the source in errors: "<where>: ...".
 ModelConfig parse_model_config(const std::string& json_text, const std::string& where);
 ModelConfig load_model_config(const std::string& path);  // reads the file, then parses it
+// The config of a model as -m names it: a folder's config.json, or a .gguf file's metadata (the
+// tensors are not read).
+ModelConfig model_config_of(const std::string& model);
 std::string model_config_json(const ModelConfig& config);  // what parse_model_config reads back
 
 class Model {

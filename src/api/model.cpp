@@ -1,6 +1,10 @@
 // eagle2/model.h over model/llama_model.h, model/llama_config.h and model/random_model.h.
 #include "eagle2/model.h"
 
+#include <filesystem>
+
+#include "io/gguf.h"
+
 #include "api/convert.h"
 #include "api/handles.h"
 #include "model/random_model.h"
@@ -24,6 +28,12 @@ ModelConfig parse_model_config(const std::string& json_text, const std::string& 
 
 ModelConfig load_model_config(const std::string& path) {
   return to_public(LlamaConfig::load(path));
+}
+
+ModelConfig model_config_of(const std::string& model) {
+  if (model.ends_with(".gguf") && !std::filesystem::is_directory(model))
+    return to_public(LlamaConfig::from_gguf(GgufFile(model)));
+  return to_public(LlamaConfig::load(model + "/config.json"));
 }
 
 std::string model_config_json(const ModelConfig& config) { return to_internal(config).to_json(); }

@@ -26,8 +26,8 @@ int run_draft_vocab(const DraftVocabFlags& f) {
   if (f.out.empty() && f.head_dir.empty())
     fail("draft-vocab: pass --draft HEAD_DIR (writes HEAD_DIR/draft_vocab.tsv) or -o FILE");
   const std::string out = f.out.empty() ? f.head_dir + "/draft_vocab.tsv" : f.out;
-  const ModelConfig cfg = load_model_config(f.model_dir + "/config.json");
-  const Tokenizer tok = Tokenizer::load(f.model_dir + "/tokenizer.model");
+  const ModelConfig cfg = model_config_of(f.model_dir);
+  const Tokenizer tok = Tokenizer::open(f.model_dir);
   std::vector<int64_t> counts(static_cast<size_t>(cfg.vocab_size), 0);
   int64_t total = 0;
   const std::vector<std::string> files = expand_text_paths(f.corpus);
@@ -63,7 +63,7 @@ Command add_draft_vocab(CLI::App& app) {
   auto f = std::make_shared<DraftVocabFlags>();
   CLI::App* cmd = app.add_subcommand(
       "draft-vocab", "Count token frequencies over a corpus and write a head's draft_vocab.tsv (for --draft-vocab)");
-  cmd->add_option("-m,--model", f->model_dir, "Target model folder (config.json + tokenizer.model)")->required();
+  cmd->add_option("-m,--model", f->model_dir, "Target model: a folder (config.json + tokenizer) or a .gguf file")->required();
   cmd->add_option("--draft", f->head_dir, "EAGLE head folder: writes HEAD_DIR/draft_vocab.tsv");
   cmd->add_option("-o,--out", f->out, "Output file instead of HEAD_DIR/draft_vocab.tsv");
   cmd->add_option("--corpus", f->corpus, "UTF-8 text files or folders of them")->required();
