@@ -27,7 +27,7 @@
 
 #include "core/quant_blocks.h"
 #include "kernels/quant_internal.h"
-#include "kernels/quant_tiles.h"  // sum_each, pairwise
+#include "kernels/quant_tiles.h"  // sum_each
 
 namespace eagle2::detail {
 namespace {
@@ -55,67 +55,86 @@ inline __m128i totals4(__m256i a, __m256i b, __m256i c, __m256i d) {
   return _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
 }
 
-// R rows of x (m .. m + R - 1) against weight row `wrow` of `blocks` superblocks of type DT.
+// The final sum of step 3 in registers: hadd_ps adds neighbouring lanes, so this is
+// ((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)) with lo = a0..a3, hi = a4..a7.
+inline float pairwise8(__m128 lo, __m128 hi) {
+  const __m128 p = _mm_hadd_ps(lo, hi);  // a0+a1, a2+a3, a4+a5, a6+a7
+  const __m128 q = _mm_hadd_ps(p, p);    // (a0+a1)+(a2+a3), (a4+a5)+(a6+a7), ...
+  return _mm_cvtss_f32(_mm_add_ss(q, _mm_movehdup_ps(q)));
+}
+
+// Superblocks g .. g + nb - 1 (nb <= 4) of R rows into acc[r]'s four lanes (lane j: superblock
+// g + j). The weight scales are gathered in integer registers and the activation scales read with
+// a masked load, rather than through small stack arrays whose reload would stall store forwarding.
+template <class Policy, DType DT, int R>
+inline void kgroup(const QuantRowsView& x, int64_t m, const char* wrow, int64_t g, int nb,
+                   __m128 acc[R]) {
+  constexpr bool q4k = DT == DType::Q4_K;
+  using Block = std::conditional_t<q4k, BlockQ4_K, BlockQ6_K>;
+  const Block* wb = reinterpret_cast<const Block*>(wrow) + g;
+  const int64_t K = x.cols, nscale = K / 256, nsums = K / 16;
+  // v[r][j]: superblock g + j's s lanes; Q4_K: v[r][4 + j] its mins lanes.
+  __m256i v[R][8];
+  uint64_t dpack = 0, mpack = 0;  // four f16 d (dmin) values, superblock j at bits 16j
+  for (int j = 0; j < 4; ++j) {
+    if (j >= nb) {
+      for (int r = 0; r < R; ++r) v[r][j] = v[r][4 + j] = _mm256_setzero_si256();
+      continue;
+    }
+    const Block& b = wb[j];
+    uint16_t h;
+    std::memcpy(&h, &b.d, 2);
+    dpack |= uint64_t{h} << (16 * j);
+    const int8_t* xq[R];
+    const int32_t* xs[R];
+    for (int r = 0; r < R; ++r) {
+      xq[r] = x.qs + (m + r) * K + (g + j) * 256;
+      xs[r] = x.sums + (m + r) * nsums + (g + j) * 16;
+    }
+    __m256i s[R], mins[R];
+    if constexpr (q4k) {
+      std::memcpy(&h, &b.dmin, 2);
+      mpack |= uint64_t{h} << (16 * j);
+      Policy::template q4k<R>(b, xq, xs, s, mins);
+      for (int r = 0; r < R; ++r) v[r][4 + j] = mins[r];
+    } else {
+      Policy::template q6k<R>(b, xq, xs, s);
+    }
+    for (int r = 0; r < R; ++r) v[r][j] = s[r];
+  }
+  const __m128i dwh = _mm_set_epi64x(static_cast<int64_t>(mpack), static_cast<int64_t>(dpack));
+  // Lanes j < nb of the activation scales; the others read as 0 and touch no memory.
+  const __m128i live = _mm_cmpgt_epi32(_mm_set1_epi32(nb), _mm_setr_epi32(0, 1, 2, 3));
+  for (int r = 0; r < R; ++r) {
+    const __m128 dx = _mm_maskload_ps(x.scale + (m + r) * nscale + g, live);
+    __m128 term;
+    if constexpr (q4k) {
+      // Lanes 0-3: (d * dx) * s, lanes 4-7: (dmin * dx) * mins; term = the first minus the second.
+      const __m256i sm = sum_each(v[r]);
+      const __m256 scales = _mm256_mul_ps(_mm256_cvtph_ps(dwh), _mm256_set_m128(dx, dx));
+      const __m256 t = _mm256_mul_ps(scales, _mm256_cvtepi32_ps(sm));
+      term = _mm_sub_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
+    } else {
+      const __m128i s = totals4(v[r][0], v[r][1], v[r][2], v[r][3]);
+      term = _mm_mul_ps(_mm_mul_ps(_mm_cvtph_ps(dwh), dx), _mm_cvtepi32_ps(s));
+    }
+    acc[r] = _mm_add_ps(acc[r], term);
+  }
+}
+
+// R rows of x (m .. m + R - 1) against weight row `wrow` of `blocks` superblocks of type DT:
+// superblocks i0 .. i0 + 3 (i0 % 8 == 0) feed acc lanes 0-3, i0 + 4 .. i0 + 7 lanes 4-7.
 template <class Policy, DType DT, int R>
 inline void ktile(const QuantRowsView& x, int64_t m, const char* wrow, int64_t blocks, float* y,
                   int64_t ldy) {
-  constexpr bool q4k = DT == DType::Q4_K;
-  using Block = std::conditional_t<q4k, BlockQ4_K, BlockQ6_K>;
-  const Block* wb = reinterpret_cast<const Block*>(wrow);
-  const int64_t K = x.cols, nscale = K / 256, nsums = K / 16;
-  __m128 acc[R][2];
-  for (int r = 0; r < R; ++r) acc[r][0] = acc[r][1] = _mm_setzero_ps();
-  for (int64_t i0 = 0; i0 < blocks; i0 += 4) {
-    const int nb = static_cast<int>(std::min<int64_t>(4, blocks - i0));
-    // v[r][j]: superblock i0 + j's s lanes; Q4_K: v[r][4 + j] its mins lanes.
-    __m256i v[R][8];
-    alignas(16) uint16_t dws[8] = {0, 0, 0, 0, 0, 0, 0, 0};  // Q4_K: d x4, then dmin x4
-    for (int j = 0; j < 4; ++j) {
-      if (j >= nb) {
-        for (int r = 0; r < R; ++r) v[r][j] = v[r][4 + j] = _mm256_setzero_si256();
-        continue;
-      }
-      const Block& b = wb[i0 + j];
-      std::memcpy(&dws[j], &b.d, 2);
-      const int8_t* xq[R];
-      const int32_t* xs[R];
-      for (int r = 0; r < R; ++r) {
-        xq[r] = x.qs + (m + r) * K + (i0 + j) * 256;
-        xs[r] = x.sums + (m + r) * nsums + (i0 + j) * 16;
-      }
-      __m256i s[R], mins[R];
-      if constexpr (q4k) {
-        std::memcpy(&dws[4 + j], &b.dmin, 2);
-        Policy::template q4k<R>(b, xq, xs, s, mins);
-        for (int r = 0; r < R; ++r) v[r][4 + j] = mins[r];
-      } else {
-        Policy::template q6k<R>(b, xq, xs, s);
-      }
-      for (int r = 0; r < R; ++r) v[r][j] = s[r];
-    }
-    const __m128i dwh = _mm_load_si128(reinterpret_cast<const __m128i*>(dws));
-    for (int r = 0; r < R; ++r) {
-      const float* xd = x.scale + (m + r) * nscale + i0;
-      alignas(16) float d4[4] = {0, 0, 0, 0};
-      std::copy(xd, xd + nb, d4);
-      const __m128 dx = _mm_load_ps(d4);
-      __m128 term;
-      if constexpr (q4k) {
-        // Lanes 0-3: (d * dx) * s, lanes 4-7: (dmin * dx) * mins; term = the first minus the second.
-        const __m256i sm = sum_each(v[r]);
-        const __m256 scales = _mm256_mul_ps(_mm256_cvtph_ps(dwh), _mm256_set_m128(dx, dx));
-        const __m256 t = _mm256_mul_ps(scales, _mm256_cvtepi32_ps(sm));
-        term = _mm_sub_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1));
-      } else {
-        const __m128i s = totals4(v[r][0], v[r][1], v[r][2], v[r][3]);
-        term = _mm_mul_ps(_mm_mul_ps(_mm_cvtph_ps(dwh), dx), _mm_cvtepi32_ps(s));
-      }
-      __m128& a = acc[r][(i0 / 4) % 2];
-      a = _mm_add_ps(a, term);
-    }
+  __m128 lo[R], hi[R];
+  for (int r = 0; r < R; ++r) lo[r] = hi[r] = _mm_setzero_ps();
+  for (int64_t i0 = 0; i0 < blocks; i0 += 8) {
+    kgroup<Policy, DT, R>(x, m, wrow, i0, static_cast<int>(std::min<int64_t>(4, blocks - i0)), lo);
+    if (i0 + 4 < blocks)
+      kgroup<Policy, DT, R>(x, m, wrow, i0 + 4, static_cast<int>(std::min<int64_t>(4, blocks - i0 - 4)), hi);
   }
-  for (int r = 0; r < R; ++r)
-    y[(m + r) * ldy] = pairwise(_mm256_set_m128(acc[r][1], acc[r][0]));
+  for (int r = 0; r < R; ++r) y[(m + r) * ldy] = pairwise8(lo[r], hi[r]);
 }
 
 template <class Policy, DType DT>
