@@ -34,7 +34,7 @@ struct Avx2K {
   template <int R>
   static void q4k(const BlockQ4_K& b, const int8_t* const xq[R], const int32_t* const xs[R],
                   __m256i s[R], __m256i mins[R]) {
-    const __m128i sm = q4k_scales_mins(b.scales);
+    const __m128i sm = q4k_scales_mins(b);
     // The eight scales as int16 in both 128-bit lanes, for the per-sub-block broadcasts below.
     const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
     // Each min twice (both 16-sums of its sub-block), in the packed_sums order: mins are bytes 8-15.

@@ -45,7 +45,7 @@ struct VnniK {
   template <int R>
   static void q4k(const BlockQ4_K& b, const int8_t* const xq[R], const int32_t* const xs[R],
                   __m256i s[R], __m256i mins[R]) {
-    const __m128i sm = q4k_scales_mins(b.scales);
+    const __m128i sm = q4k_scales_mins(b);
     const __m512i sc = _mm512_zextsi256_si512(_mm256_cvtepu8_epi16(sm));  // int16: 8 scales, 8 mins
     // Each min twice, against the two 16-sums of its sub-block (mins are bytes 8-15).
     const __m256i mn16 = _mm256_cvtepu8_epi16(

@@ -33,19 +33,22 @@ namespace eagle2::detail {
 namespace {
 
 // Q4_K's twelve scale bytes -> sixteen bytes: the eight 6-bit scales, then the eight 6-bit mins
-// (the packing q4_k_scale_min decodes one at a time, done four bytes at a time as ggml does:
-// scales/mins 0-3 are the low six bits of bytes 0-3/4-7; 4-7 take their low four bits from
-// the nibbles of bytes 8-11 and their top two from the top bits of bytes 0-3/4-7).
-inline __m128i q4k_scales_mins(const uint8_t* packed) {
-  uint32_t u[4];
-  std::memcpy(u, packed, 12);
-  constexpr uint32_t low6 = 0x3f3f3f3f, low4 = 0x0f0f0f0f, low2 = 0x03030303;
-  u[3] = ((u[2] >> 4) & low4) | (((u[1] >> 6) & low2) << 4);  // mins 4-7
-  const uint32_t mins03 = u[1] & low6;
-  u[1] = (u[2] & low4) | (((u[0] >> 6) & low2) << 4);         // scales 4-7
-  u[2] = mins03;
-  u[0] &= low6;                                               // scales 0-3
-  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(u));
+// (the packing q4_k_scale_min decodes one at a time): scales/mins 0-3 are the low six bits of
+// bytes 0-3 / 4-7; scales/mins 4-7 take their low four bits from the low / high nibbles of bytes
+// 8-11 and their top two bits from the top bits of bytes 0-3 / 4-7. In vector registers, one
+// 32-bit lane per four outputs (no trip through integer registers). The 16-byte load reads the
+// scales and the first four code bytes of the same block, which the shuffles drop.
+inline __m128i q4k_scales_mins(const BlockQ4_K& b) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales));
+  const int8_t z = -1;  // pshufb: a negative index gives 0
+  // Lanes: bytes 0-3, 8-11, 4-7, 8-11 (>> 4 below) for the low bits ...
+  const __m128i low = _mm_srlv_epi32(_mm_shuffle_epi8(v, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11)),
+                                     _mm_setr_epi32(0, 0, 0, 4));
+  // ... and bytes 0-3 / 4-7 under the lanes of scales / mins 4-7 for the top two bits (>> 6 << 4).
+  const __m128i top = _mm_shuffle_epi8(v, _mm_setr_epi8(z, z, z, z, 0, 1, 2, 3, z, z, z, z, 4, 5, 6, 7));
+  const __m128i low_mask = _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f);
+  return _mm_or_si128(_mm_and_si128(low, low_mask),
+                      _mm_and_si128(_mm_srli_epi32(top, 2), _mm_set1_epi8(0x30)));
 }
 
 // Four vectors of eight int32 -> their four totals (exact, as above).
