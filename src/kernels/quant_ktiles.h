@@ -13,8 +13,8 @@
 // reference's operations (mul, mul, [sub], no FMA), and step 3: superblock i0 + j goes to
 // acc[(i0 + j) % 8], i.e. the lower or upper four of the eight lanes as i0 % 8 is 0 or 4.
 //
-// A group of fewer than four superblocks is padded with zero sums, zero dw and zero dx (no load
-// past the row, no 0 * inf): the padded terms are +0, and adding +0 leaves every accumulator as it
+// A group of fewer than four superblocks is padded with zero sums, zero dw and zero dx (a masked
+// load: nothing read past the row, no 0 * inf): the padded terms are +0, and adding +0 leaves every accumulator as it
 // was, because an accumulator that starts at +0 can never become -0 under round-to-nearest.
 #pragma once
 
