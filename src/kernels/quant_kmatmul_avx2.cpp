@@ -14,7 +14,7 @@ namespace eagle2::detail {
 namespace {
 
 // The activation sums of sixteen elements, s[0..15], as sixteen int16. packs_epi32 interleaves
-// its two sources per 128-bit lane, so int16 k holds the sum of group number k of
+// its two sources per 128-bit lane, so int16 k holds the sum of group G[k], G =
 // {0 1 2 3 8 9 10 11 | 4 5 6 7 12 13 14 15}; the weight-side vectors below are laid out to match
 // (cheaper than undoing the interleave per row). |sum| <= 16 * 127 fits int16.
 inline __m256i packed_sums(const int32_t* s) {
