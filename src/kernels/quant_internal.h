@@ -29,4 +29,11 @@ void quant_matmul_range_avx2(DType dt, const QuantRowsView& x, const void* w, fl
 void quant_matmul_range_avx512(DType dt, const QuantRowsView& x, const void* w, float* y,
                                int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 
+// The K-quant (Q4_K, Q6_K) halves of the two above, which route those types here
+// (quant_kmatmul_avx2.cpp, quant_kmatmul_avx512.cpp; the latter requires AVX512-VNNI too).
+void quant_kmatmul_range_avx2(DType dt, const QuantRowsView& x, const void* w, float* y,
+                              int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+void quant_kmatmul_range_avx512(DType dt, const QuantRowsView& x, const void* w, float* y,
+                                int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+
 }  // namespace eagle2::detail

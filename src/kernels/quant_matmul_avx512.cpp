@@ -40,9 +40,9 @@ void quant_matmul_range_avx512(DType dt, const QuantRowsView& x, const void* w, 
   switch (dt) {
     case DType::Q8_0: return range32<VnniDot, DType::Q8_0>(x, w, y, ldy, m0, m1, n0, n1);
     case DType::Q4_0: return range32<VnniDot, DType::Q4_0>(x, w, y, ldy, m0, m1, n0, n1);
-    default:
-      // The K-quants have no AVX-512 kernel yet: the reference gives the same bits.
-      return quant_matmul_range_scalar(dt, x, w, y, ldy, m0, m1, n0, n1);
+    case DType::Q4_K:
+    case DType::Q6_K: return quant_kmatmul_range_avx512(dt, x, w, y, ldy, m0, m1, n0, n1);
+    default: return quant_matmul_range_scalar(dt, x, w, y, ldy, m0, m1, n0, n1);  // not a block type
   }
 }
 

@@ -1,6 +1,7 @@
 // The tile loop of the Q8_0/Q4_0 kernels, shared by quant_matmul_avx2.cpp and
 // quant_matmul_avx512.cpp, which differ only in how one block's integer dot product is taken (the
-// `Dot` policy). Include ONLY from those files: everything here sits in an unnamed namespace and
+// `Dot` policy); quant_ktiles.h (the K-quant loop, for quant_kmatmul_*.cpp) reuses its reductions.
+// Include ONLY from ISA files: everything here sits in an unnamed namespace and
 // uses AVX2, so each ISA file gets its own copy (see matmul_internal.h for why that matters).
 //
 // Order (quant_matmul.h): blocks go eight at a time; for each of the eight the policy gives eight

@@ -194,6 +194,72 @@ TEST(QuantMatmul, EveryPathGivesTheReferenceBits) {
   }
 }
 
+// The K-quants over the batch sizes the tiles split differently (1..9 rows: every remainder of
+// the four-row tiles; 63..65 around the 64-row task blocks) and row lengths of 1, 3, 8, 9 and 11
+// superblocks (every remainder of the four-superblock groups, and more than eight).
+TEST(QuantMatmul, KQuantsGiveTheReferenceBitsForEveryBatchAndLength) {
+  std::mt19937 rng(6);
+  ThreadPool pool(2);
+  for (KernelPath path : kAllPaths) {
+    if (!cpu_supports(path) || path == KernelPath::Scalar) continue;
+    for (DType dt : {DType::Q4_K, DType::Q6_K})
+      for (int64_t K : {256, 3 * 256, 8 * 256, 9 * 256, 11 * 256}) {
+        const int64_t N = 6;
+        const auto w = random_blocks(dt, N, K, rng);
+        const Matrix W{dt, N, K, w.data()};
+        const auto x = random_vec(static_cast<size_t>(65 * K), rng, 2.0f);
+        for (int64_t M : {1, 2, 3, 4, 5, 6, 7, 8, 9, 63, 64, 65}) {
+          std::vector<float> want(static_cast<size_t>(M * N)), got(want.size());
+          matmul_with(KernelPath::Scalar, x.data(), M, W, want.data(), pool);
+          matmul_with(path, x.data(), M, W, got.data(), pool);
+          ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * 4)) << label(path, dt, M, N, K);
+        }
+      }
+  }
+}
+
+// Blocks a file may hold that random bytes rarely produce: every quant byte 0x00 or 0xFF (codes and
+// 6-bit scales/mins at their extremes), Q6_K scales all -128 or all 127, against activations at
+// +-127 (constant rows, alternating signs): the integer sums at their largest, where a saturating
+// or overflowing step would show. f16 scales stay finite so every output is a number.
+TEST(QuantMatmul, KQuantExtremeBlocksGiveTheReferenceBits) {
+  ThreadPool pool(1);
+  const int64_t K = 3 * 256, M = 5;
+  std::vector<float> x(static_cast<size_t>(M * K));
+  for (int64_t k = 0; k < K; ++k) {
+    x[static_cast<size_t>(k)] = 1.0f;                                     // all +127
+    x[static_cast<size_t>(K + k)] = -1.0f;                                // all -127
+    x[static_cast<size_t>(2 * K + k)] = k % 2 ? 1.0f : -1.0f;             // alternating
+    x[static_cast<size_t>(3 * K + k)] = k % 32 < 16 ? 1.0f : -1.0f;       // by 16-group
+    x[static_cast<size_t>(4 * K + k)] = static_cast<float>(k % 7) - 3.0f; // mixed
+  }
+  for (KernelPath path : kAllPaths) {
+    if (!cpu_supports(path) || path == KernelPath::Scalar) continue;
+    for (DType dt : {DType::Q4_K, DType::Q6_K})
+      for (unsigned char fill : {0x00, 0xFF, 0x80, 0x7F, 0x0F, 0xF0}) {
+        const int64_t N = 3;
+        std::vector<unsigned char> w(dtype_bytes(dt, K) * N, fill);
+        const int64_t nb = static_cast<int64_t>(w.size() / dtype_block_bytes(dt));
+        for (int64_t i = 0; i < nb; ++i) {
+          unsigned char* blk = w.data() + static_cast<size_t>(i) * dtype_block_bytes(dt);
+          const uint16_t d = f32_to_f16(i % 2 ? -0.5f : 0.25f), dmin = f32_to_f16(0.125f);
+          if (dt == DType::Q4_K) {
+            std::memcpy(blk, &d, 2);
+            std::memcpy(blk + 2, &dmin, 2);
+          } else {
+            std::memcpy(blk + 208, &d, 2);  // scales[16] at 192 keep the fill: 0x80 = -128
+          }
+        }
+        const Matrix W{dt, N, K, w.data()};
+        std::vector<float> want(static_cast<size_t>(M * N)), got(want.size());
+        matmul_with(KernelPath::Scalar, x.data(), M, W, want.data(), pool);
+        matmul_with(path, x.data(), M, W, got.data(), pool);
+        ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * 4))
+            << label(path, dt, M, N, K) << " fill " << static_cast<int>(fill);
+      }
+  }
+}
+
 // A row's output does not depend on the rows batched with it (verify trees, other sequences).
 TEST(QuantMatmul, BatchInvariantBitForBit) {
   std::mt19937 rng(4);
