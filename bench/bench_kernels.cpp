@@ -144,7 +144,7 @@ void matmul_args(benchmark::internal::Benchmark* b) {
       b->Args({M, N, K, 2});
   // Quantized weights (GGUF files): the same square shape and the bundled model's shapes.
   for (int dt : {3, 4, 5, 6})
-    for (int64_t M : {1, 4, 16, 64}) b->Args({M, 2048, 2048, dt});
+    for (int64_t M : {1, 4, 8, 16, 64}) b->Args({M, 2048, 2048, dt});
   for (int dt : {3, 4, 5, 6})
     for (int64_t M : {1, 4})
       for (auto [N, K] : {std::pair<int64_t, int64_t>{768, 512}, {4096, 512}}) b->Args({M, N, K, dt});

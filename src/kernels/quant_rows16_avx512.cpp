@@ -1,0 +1,163 @@
+// AVX-512 VNNI kernel for Q8_0/Q4_0 weights that puts sixteen weight rows in the sixteen int32
+// lanes of a register, so that vpdpbusd's lane sums are already each row's exact block sum: no
+// horizontal reduction per (activation row, weight row, block) as in quant_tiles.h, and one
+// broadcast activation dword feeds sixteen rows. The order of quant_matmul.h is kept exactly: per
+// block an exact int32 sum per row, one f32 term (dw * dx) * float(s) per row, added into
+// accumulator i % 8 (one register per i % 8, lanes = rows), then the fixed pairwise total — so
+// this gives the reference's bits and needs no test of its own beyond the every-path tests.
+//
+// Per block of sixteen rows the weights are transposed in registers from the file's row layout:
+// each row's 32-byte (Q8_0) or 16-byte (Q4_0) run of codes is cut into dwords (4 consecutive
+// elements), and vector t gets dword t of rows 0..15. The scales come in one gather.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "core/quant_blocks.h"
+#include "kernels/avx512_sums.h"  // also <immintrin.h>, with GCC 12's false warnings silenced
+#include "kernels/quant_internal.h"
+
+namespace eagle2::detail {
+namespace {
+
+// 4x4 transposes of dwords inside each 128-bit lane of a0..a3.
+inline void transpose4(__m512i& a0, __m512i& a1, __m512i& a2, __m512i& a3) {
+  const __m512i t0 = _mm512_unpacklo_epi32(a0, a1), t1 = _mm512_unpackhi_epi32(a0, a1);
+  const __m512i t2 = _mm512_unpacklo_epi32(a2, a3), t3 = _mm512_unpackhi_epi32(a2, a3);
+  a0 = _mm512_unpacklo_epi64(t0, t2);
+  a1 = _mm512_unpackhi_epi64(t0, t2);
+  a2 = _mm512_unpacklo_epi64(t1, t3);
+  a3 = _mm512_unpackhi_epi64(t1, t3);
+}
+
+inline __m128i load128(const char* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
+inline __m256i load256(const char* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+
+// Q8_0: w[t] (t = 0..7) = dword t of the block's codes for rows 0..15, sign bit flipped (w + 128,
+// unsigned for vpdpbusd). qs: row 0's codes; rb: bytes between rows.
+inline void weights_q8_0(const char* qs, size_t rb, __m512i w[8]) {
+  // a[k] = [row k | row k + 4] and a[k + 4] = [row k + 8 | row k + 12], each 8 dwords: after the
+  // in-lane transposes, lanes 0/2 of the first group's k-th output hold dword k of rows 0-3 / 4-7
+  // and lanes 1/3 dword k + 4; the second group likewise for rows 8-15.
+  __m512i a[8];
+  for (int k = 0; k < 4; ++k) {
+    a[k] = _mm512_inserti64x4(_mm512_castsi256_si512(load256(qs + k * rb)), load256(qs + (k + 4) * rb), 1);
+    a[k + 4] = _mm512_inserti64x4(_mm512_castsi256_si512(load256(qs + (k + 8) * rb)),
+                                  load256(qs + (k + 12) * rb), 1);
+  }
+  transpose4(a[0], a[1], a[2], a[3]);
+  transpose4(a[4], a[5], a[6], a[7]);
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  for (int k = 0; k < 4; ++k) {
+    w[k] = _mm512_xor_si512(_mm512_shuffle_i32x4(a[k], a[k + 4], 0x88), flip);      // lanes 0, 2
+    w[k + 4] = _mm512_xor_si512(_mm512_shuffle_i32x4(a[k], a[k + 4], 0xDD), flip);  // lanes 1, 3
+  }
+}
+
+// Q4_0: w[t] (t = 0..3) = low nibbles of dword t (elements 4t..4t+3), w[t + 4] = high nibbles
+// (elements 16 + 4t..), for rows 0..15.
+inline void weights_q4_0(const char* qs, size_t rb, __m512i w[8]) {
+  // a[k] = [row k | row k + 4 | row k + 8 | row k + 12], 4 dwords each: the in-lane transposes
+  // leave dword t of rows 0..15 in order in a[t].
+  __m512i a[4];
+  for (int k = 0; k < 4; ++k) {
+    const __m256i lo = _mm256_inserti128_si256(_mm256_castsi128_si256(load128(qs + k * rb)), load128(qs + (k + 4) * rb), 1);
+    const __m256i hi = _mm256_inserti128_si256(_mm256_castsi128_si256(load128(qs + (k + 8) * rb)), load128(qs + (k + 12) * rb), 1);
+    a[k] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+  }
+  transpose4(a[0], a[1], a[2], a[3]);
+  const __m512i m4 = _mm512_set1_epi8(0x0F);
+  for (int t = 0; t < 4; ++t) {
+    w[t] = _mm512_and_si512(a[t], m4);
+    w[t + 4] = _mm512_and_si512(_mm512_srli_epi16(a[t], 4), m4);
+  }
+}
+
+// Sixteen weight rows (w: row 0, rb bytes apart) x R activation rows m .. m + R - 1.
+template <DType DT, int R>
+void tile16(const QuantRowsView& x, int64_t m, const char* w, size_t rb, int64_t blocks, float* y,
+            int64_t ldy) {
+  constexpr size_t kBlock = DT == DType::Q8_0 ? sizeof(BlockQ8_0) : sizeof(BlockQ4_0);
+  constexpr int kShift = DT == DType::Q8_0 ? 7 : 3;  // the offset's factor: 128 or 8
+  const int64_t K = x.cols, nscale = K / 32;
+  const __m512i row_offsets = _mm512_mullo_epi32(
+      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32(static_cast<int>(rb)));
+  __m512 acc[R][8];
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < 8; ++j) acc[r][j] = _mm512_setzero_ps();
+  for (int64_t i0 = 0; i0 < blocks; i0 += 8) {
+    const int nb = static_cast<int>(std::min<int64_t>(8, blocks - i0));
+    for (int j = 0; j < 8; ++j) {
+      if (j >= nb) break;
+      const int64_t i = i0 + j;
+      const char* blk = w + static_cast<size_t>(i) * kBlock;
+      // The sixteen f16 scales (the low half of a dword read at each block's start; its high half
+      // is the block's first codes, so the read stays inside the block).
+      const __m512i d32 = _mm512_i32gather_epi32(row_offsets, blk, 1);
+      const __m512 dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(d32));
+      __m512i wv[8];
+      if constexpr (DT == DType::Q8_0) weights_q8_0(blk + 2, rb, wv);
+      else weights_q4_0(blk + 2, rb, wv);
+      for (int r = 0; r < R; ++r) {
+        const int8_t* xq = x.qs + (m + r) * K + i * 32;
+        int32_t xd[8];
+        std::memcpy(xd, xq, 32);
+        // Two chains (even and odd dwords) for latency; their int32 sum is exact in any order.
+        __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
+        if constexpr (DT == DType::Q8_0) {
+          for (int t = 0; t < 8; t += 2) {
+            s0 = _mm512_dpbusd_epi32(s0, wv[t], _mm512_set1_epi32(xd[t]));
+            s1 = _mm512_dpbusd_epi32(s1, wv[t + 1], _mm512_set1_epi32(xd[t + 1]));
+          }
+        } else {
+          for (int t = 0; t < 4; ++t) {
+            s0 = _mm512_dpbusd_epi32(s0, wv[t], _mm512_set1_epi32(xd[t]));          // elements 4t..
+            s1 = _mm512_dpbusd_epi32(s1, wv[t + 4], _mm512_set1_epi32(xd[t + 4]));  // 16 + 4t..
+          }
+        }
+        const int32_t offset = x.sums[(m + r) * nscale + i] * (1 << kShift);
+        const __m512i s = _mm512_sub_epi32(_mm512_add_epi32(s0, s1), _mm512_set1_epi32(offset));
+        const __m512 dx = _mm512_set1_ps(x.scale[(m + r) * nscale + i]);
+        const __m512 term = _mm512_mul_ps(_mm512_mul_ps(dw, dx), _mm512_cvtepi32_ps(s));
+        acc[r][j] = _mm512_add_ps(acc[r][j], term);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    const __m512 total = _mm512_add_ps(
+        _mm512_add_ps(_mm512_add_ps(acc[r][0], acc[r][1]), _mm512_add_ps(acc[r][2], acc[r][3])),
+        _mm512_add_ps(_mm512_add_ps(acc[r][4], acc[r][5]), _mm512_add_ps(acc[r][6], acc[r][7])));
+    _mm512_storeu_ps(y + (m + r) * ldy, total);
+  }
+}
+
+template <DType DT>
+int64_t range16(const QuantRowsView& x, const void* w, float* y, int64_t ldy, int64_t m0, int64_t m1,
+                int64_t n0, int64_t n1) {
+  const int64_t blocks = x.cols / 32;
+  const size_t rb = dtype_bytes(DT, x.cols);
+  const char* wc = static_cast<const char*>(w);
+  int64_t n = n0;
+  for (; n + 16 <= n1; n += 16) {
+    const char* wn = wc + static_cast<size_t>(n) * rb;
+    int64_t m = m0;
+    for (; m + 2 <= m1; m += 2) tile16<DT, 2>(x, m, wn, rb, blocks, y + n, ldy);
+    if (m < m1) tile16<DT, 1>(x, m, wn, rb, blocks, y + n, ldy);
+  }
+  return n;
+}
+
+}  // namespace
+
+int64_t quant_rows16_range_avx512(DType dt, const QuantRowsView& x, const void* w, float* y,
+                                  int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+  // Gather offsets are int32: rows longer than 128 MiB take the other kernel.
+  if (dtype_bytes(dt, x.cols) * 15 > size_t{1} << 31) return n0;
+  switch (dt) {
+    case DType::Q8_0: return range16<DType::Q8_0>(x, w, y, ldy, m0, m1, n0, n1);
+    case DType::Q4_0: return range16<DType::Q4_0>(x, w, y, ldy, m0, m1, n0, n1);
+    default: return n0;
+  }
+}
+
+}  // namespace eagle2::detail
