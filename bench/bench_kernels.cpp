@@ -105,11 +105,36 @@ const Weights& weights(DType dt, int64_t N, int64_t K) {
   return cache.back()->second;
 }
 
-// args: M, N, K, dtype (0 f32, 1 f16, 2 bf16, 3 q8_0, 4 q4_0, 5 q4_k, 6 q6_k)
+// The same weights with every copy in MatrixLayout::kRowGroups16 (a copy of its own: the
+// row-layout copies stay for the other benchmarks).
+const Weights& grouped_weights(DType dt, int64_t N, int64_t K) {
+  static std::vector<std::unique_ptr<std::pair<std::tuple<int, int64_t, int64_t>, Weights>>> cache;
+  const auto key = std::make_tuple(static_cast<int>(dt), N, K);
+  for (auto& e : cache)
+    if (e->first == key) return e->second;
+  auto entry = std::make_unique<std::pair<std::tuple<int, int64_t, int64_t>, Weights>>();
+  entry->first = key;
+  Weights& w = entry->second;
+  const Weights& rows = weights(dt, N, K);
+  w.blocks = rows.blocks;
+  const size_t bytes = dtype_bytes(dt, N * K);
+  for (size_t c = 0; c < rows.copies.size(); ++c) {
+    Matrix m = rows.copies[c];
+    m.data = w.blocks.data() + c * bytes;
+    group_rows16(m, w.blocks.data() + c * bytes);
+    w.copies.push_back(m);
+  }
+  cache.push_back(std::move(entry));
+  return cache.back()->second;
+}
+
+// args: M, N, K, dtype (0 f32, 1 f16, 2 bf16, 3 q8_0, 4 q4_0, 5 q4_k, 6 q6_k; 7 q8_0 and 8 q4_0 in
+// MatrixLayout::kRowGroups16, as the model loader leaves them for the AVX-512 VNNI path)
 void BM_Matmul(benchmark::State& state) {
   const int64_t M = state.range(0), N = state.range(1), K = state.range(2);
-  const DType dt = static_cast<DType>(state.range(3));
-  const Weights& w = weights(dt, N, K);
+  const bool grouped = state.range(3) >= 7;
+  const DType dt = grouped ? (state.range(3) == 7 ? DType::Q8_0 : DType::Q4_0) : static_cast<DType>(state.range(3));
+  const Weights& w = grouped ? grouped_weights(dt, N, K) : weights(dt, N, K);
   std::vector<float> x(static_cast<size_t>(M * K), 0.5f), y(static_cast<size_t>(M * N));
   ThreadPool& pool = bench_pool();
   const KernelPath path = active_kernel_path();
@@ -143,7 +168,7 @@ void matmul_args(benchmark::internal::Benchmark* b) {
     for (auto [N, K] : {std::pair<int64_t, int64_t>{512, 512}, {768, 512}, {512, 768}, {4096, 512}})
       b->Args({M, N, K, 2});
   // Quantized weights (GGUF files): the same square shape and the bundled model's shapes.
-  for (int dt : {3, 4, 5, 6})
+  for (int dt : {3, 4, 5, 6, 7, 8})
     for (int64_t M : {1, 4, 8, 16, 64}) b->Args({M, 2048, 2048, dt});
   for (int dt : {3, 4, 5, 6})
     for (int64_t M : {1, 4})

@@ -76,6 +76,13 @@ MappedFile::MappedFile(const std::string& path, Residency residency)
   mapped_bytes_ = size_;
 }
 
+void MappedFile::set_writable(bool writable) const {
+  if (residency_ != Residency::kHugePageCopy) fail(path_, ": a mapping of the file cannot be written");
+  if (data_ == nullptr) return;
+  if (::mprotect(const_cast<unsigned char*>(data_), mapped_bytes_, writable ? PROT_READ | PROT_WRITE : PROT_READ) != 0)
+    fail(path_, ": cannot change the weights' protection: ", std::strerror(errno));
+}
+
 MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(const_cast<unsigned char*>(data_), mapped_bytes_);
 }

@@ -37,6 +37,9 @@ class MappedFile {
   const unsigned char* data() const { return data_; }
   size_t size() const { return size_; }
   Residency residency() const { return residency_; }
+  // kHugePageCopy only: opens the copy for writing (true) or closes it again (false), for a loader
+  // that rearranges weights in place (MatrixLayout::kRowGroups16). Error for a file mapping.
+  void set_writable(bool writable) const;
 
  private:
   std::string path_;

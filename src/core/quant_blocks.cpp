@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "core/error.h"
 
@@ -130,6 +131,65 @@ void quantize_blocks(DType t, const float* src, void* dst, int64_t n) {
     case DType::Q4_0: return quantize_q4_0(src, static_cast<BlockQ4_0*>(dst), nb);
     default: fail("quantize: eagle2 writes Q8_0 and Q4_0, not ", dtype_name(t));
   }
+}
+
+namespace {
+
+// The grouped layout's offsets (core/tensor.h): block i of group g, its scales and its codes.
+struct GroupedBlock {
+  size_t block_bytes, code_bytes;  // per row: 34/32 (Q8_0) or 18/16 (Q4_0)
+};
+GroupedBlock grouped_block(DType t) {
+  return t == DType::Q8_0 ? GroupedBlock{34, 32} : GroupedBlock{18, 16};
+}
+
+}  // namespace
+
+void row_blocks(const Matrix& W, int64_t r, void* dst) {
+  const size_t row_bytes = dtype_bytes(W.dtype, W.cols);
+  if (W.layout == MatrixLayout::kRows) {
+    std::memcpy(dst, W.row(r), row_bytes);
+    return;
+  }
+  const GroupedBlock gb = grouped_block(W.dtype);
+  const int64_t blocks = W.cols / 32, g = r / 16, lane = r % 16;
+  const auto* group = static_cast<const unsigned char*>(W.data) + static_cast<size_t>(g) * 16 * row_bytes;
+  auto* out = static_cast<unsigned char*>(dst);
+  for (int64_t i = 0; i < blocks; ++i) {
+    const unsigned char* src = group + static_cast<size_t>(i) * 16 * gb.block_bytes;
+    unsigned char* blk = out + static_cast<size_t>(i) * gb.block_bytes;
+    std::memcpy(blk, src + lane * 2, 2);
+    for (size_t t = 0; t < gb.code_bytes / 4; ++t)
+      std::memcpy(blk + 2 + t * 4, src + 32 + (16 * t + static_cast<size_t>(lane)) * 4, 4);
+  }
+}
+
+bool can_group_rows16(const Matrix& W) {
+  return (W.dtype == DType::Q8_0 || W.dtype == DType::Q4_0) && W.layout == MatrixLayout::kRows &&
+         W.rows > 0 && W.rows % 16 == 0 && W.cols % 32 == 0;
+}
+
+void group_rows16(Matrix& W, void* writable) {
+  if (!can_group_rows16(W)) fail("group_rows16: a ", dtype_name(W.dtype), " [", W.rows, ", ", W.cols, "] matrix cannot be grouped");
+  if (writable != W.data) fail("group_rows16: the writable pointer is not the matrix's data");
+  const GroupedBlock gb = grouped_block(W.dtype);
+  const size_t row_bytes = dtype_bytes(W.dtype, W.cols);
+  const int64_t blocks = W.cols / 32;
+  std::vector<unsigned char> group(16 * row_bytes);
+  auto* base = static_cast<unsigned char*>(writable);
+  for (int64_t g = 0; g < W.rows / 16; ++g) {
+    unsigned char* rows = base + static_cast<size_t>(g) * 16 * row_bytes;
+    std::memcpy(group.data(), rows, group.size());  // the sixteen rows as they were
+    for (int64_t i = 0; i < blocks; ++i) {
+      unsigned char* dst = rows + static_cast<size_t>(i) * 16 * gb.block_bytes;
+      for (size_t lane = 0; lane < 16; ++lane) {
+        const unsigned char* blk = group.data() + lane * row_bytes + static_cast<size_t>(i) * gb.block_bytes;
+        std::memcpy(dst + lane * 2, blk, 2);
+        for (size_t t = 0; t < gb.code_bytes / 4; ++t) std::memcpy(dst + 32 + (16 * t + lane) * 4, blk + 2 + t * 4, 4);
+      }
+    }
+  }
+  W.layout = MatrixLayout::kRowGroups16;
 }
 
 }  // namespace eagle2

@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "core/dtype.h"
+#include "core/tensor.h"
 
 namespace eagle2 {
 
@@ -55,5 +56,14 @@ void dequantize_blocks(DType t, const void* src, float* dst, int64_t n);
 // n floats (whole blocks) -> blocks of type `t`, with ggml's reference rounding (quantize_row_*_ref)
 // so a file written here holds the blocks llama.cpp's own quantizer would write. Q8_0 and Q4_0.
 void quantize_blocks(DType t, const float* src, void* dst, int64_t n);
+
+// Row r of W in the row layout (dtype_bytes(W.dtype, W.cols) bytes at dst), whatever W.layout.
+void row_blocks(const Matrix& W, int64_t r, void* dst);
+
+// Whether W can take MatrixLayout::kRowGroups16 (Q8_0 or Q4_0, rows a multiple of 16, kRows now).
+bool can_group_rows16(const Matrix& W);
+// Rearranges W's bytes in place into kRowGroups16 and sets W.layout. `writable` is W.data, which
+// the caller owns (e.g. weights read into its own pages, not a read-only file mapping).
+void group_rows16(Matrix& W, void* writable);
 
 }  // namespace eagle2

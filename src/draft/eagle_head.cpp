@@ -1,5 +1,7 @@
 #include "draft/eagle_head.h"
 
+#include "core/quant_blocks.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -218,7 +220,7 @@ void EagleHead::restrict_vocab(std::vector<int32_t> ids) {
   const size_t row_bytes = dtype_bytes(full.dtype, full.cols);  // whole blocks for a quantized head
   draft_rows_.resize(draft_ids_.size() * row_bytes);
   for (size_t i = 0; i < draft_ids_.size(); ++i)
-    std::memcpy(&draft_rows_[i * row_bytes], full.row(draft_ids_[i]), row_bytes);
+    row_blocks(full, draft_ids_[i], &draft_rows_[i * row_bytes]);  // any layout (core/tensor.h)
   draft_lm_head_ = Matrix{full.dtype, static_cast<int64_t>(draft_ids_.size()), full.cols, draft_rows_.data()};
 }
 

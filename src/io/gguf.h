@@ -92,6 +92,9 @@ class GgufFile {
   explicit GgufFile(const std::string& path, Residency residency = Residency::kMapInPlace);
 
   const std::string& path() const { return file_->path(); }
+  // The bytes' residency, and MappedFile::set_writable on them (kHugePageCopy only).
+  Residency residency() const { return file_->residency(); }
+  void set_writable(bool writable) const { file_->set_writable(writable); }
   uint32_t version() const { return version_; }
   const std::vector<GgufKv>& metadata() const { return kv_; }
   const std::vector<GgufTensorInfo>& tensors() const { return tensors_; }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/quant_blocks.h"
 #include "kernels/matmul_internal.h"
 #include "kernels/quant_internal.h"
 #include "kernels/quant_matmul.h"
@@ -69,15 +70,33 @@ QuantRange quant_kernel(KernelPath path, DType dt) {
   return detail::quant_matmul_range_scalar;
 }
 
-// Output columns per task: a multiple of 8 (whole tiles), small enough that the block of W rows
+// Output columns per task: a multiple of granule (whole tiles: 8, or 16 for grouped rows), small enough that the block of W rows
 // fits comfortably in L2 next to the x rows, and small enough to give every thread several tasks.
-int64_t column_block(int64_t N, int64_t K, DType dt, int n_threads) {
+int64_t column_block(int64_t N, int64_t K, DType dt, int n_threads, int64_t granule) {
   const int64_t row_bytes = std::max<int64_t>(1, static_cast<int64_t>(dtype_bytes(dt, K)));
-  const int64_t by_cache = std::max<int64_t>(8, (256 * 1024 / row_bytes) / 8 * 8);
+  const int64_t by_cache = std::max<int64_t>(granule, (256 * 1024 / row_bytes) / granule * granule);
   const int64_t per_thread_tasks = 4;
-  const int64_t by_balance =
-      std::max<int64_t>(8, (N + 8 * per_thread_tasks * n_threads - 1) / (8 * per_thread_tasks * n_threads) * 8);
+  const int64_t per_task = granule * per_thread_tasks * n_threads;
+  const int64_t by_balance = std::max<int64_t>(granule, (N + per_task - 1) / per_task * granule);
   return std::min(by_cache, by_balance);
+}
+
+// A matrix in MatrixLayout::kRowGroups16: the AVX-512 VNNI kernel reads the groups as they are;
+// another path (or a range not in whole groups) gets each row back in the row layout and runs its
+// per-row kernel on it, which gives the same bits (quant_matmul.h).
+void quant_grouped(KernelPath path, QuantRange per_row, const detail::QuantRowsView& x,
+                   const Matrix& W, float* y, int64_t ldy, int64_t m0, int64_t m1, int64_t n0,
+                   int64_t n1) {
+  if (path == KernelPath::Avx512 && cpu_has_avx512_vnni() && n0 % 16 == 0 && n1 % 16 == 0) {
+    detail::quant_grouped16_range_avx512(W.dtype, x, W.data, y, ldy, m0, m1, n0, n1);
+    return;
+  }
+  thread_local std::vector<unsigned char> row;
+  row.resize(dtype_bytes(W.dtype, W.cols));
+  for (int64_t n = n0; n < n1; ++n) {
+    row_blocks(W, n, row.data());
+    per_row(W.dtype, x, row.data(), y + n, ldy, m0, m1, 0, 1);
+  }
 }
 
 // How the activations are prepared for a weight dtype. Matrices sharing one input and one format
@@ -139,7 +158,8 @@ void run_group(KernelPath path, const float* x, int64_t M, int64_t K, const Matm
     const MatmulOut& o = outs[i];
     const int64_t N = o.W->rows;
     if (N == 0) continue;
-    const int64_t nb = column_block(N, K, o.W->dtype, pool.size());
+    const int64_t granule = o.W->layout == MatrixLayout::kRowGroups16 ? 16 : 8;
+    const int64_t nb = column_block(N, K, o.W->dtype, pool.size(), granule);
     const int64_t n_col_blocks = (N + nb - 1) / nb;
     plans[n_plans++] = Plan{o.W, o.y, nb, n_col_blocks, n_tasks,
                             quantized ? quant_kernel(path, o.W->dtype) : nullptr};
@@ -155,7 +175,10 @@ void run_group(KernelPath path, const float* x, int64_t M, int64_t K, const Matm
     const int64_t m0 = (local / pl.n_col_blocks) * kRowBlock, m1 = std::min(M, m0 + kRowBlock);
     const int64_t n0 = (local % pl.n_col_blocks) * pl.nb, n1 = std::min(N, n0 + pl.nb);
     if (pl.qkernel != nullptr) {
-      pl.qkernel(W.dtype, xqv, W.data, pl.y, N, m0, m1, n0, n1);
+      if (W.layout == MatrixLayout::kRowGroups16)
+        quant_grouped(path, pl.qkernel, xqv, W, pl.y, N, m0, m1, n0, n1);
+      else
+        pl.qkernel(W.dtype, xqv, W.data, pl.y, N, m0, m1, n0, n1);
       return;
     }
     if (bf16_dot) {

@@ -42,4 +42,9 @@ void quant_kmatmul_range_avx512(DType dt, const QuantRowsView& x, const void* w,
 int64_t quant_rows16_range_avx512(DType dt, const QuantRowsView& x, const void* w, float* y,
                                   int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 
+// Q8_0/Q4_0 matrices in MatrixLayout::kRowGroups16 (core/tensor.h); n0 and n1 multiples of 16.
+// Requires AVX512-VNNI.
+void quant_grouped16_range_avx512(DType dt, const QuantRowsView& x, const void* w, float* y,
+                                  int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+
 }  // namespace eagle2::detail

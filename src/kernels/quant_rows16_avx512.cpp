@@ -73,15 +73,57 @@ inline void weights_q4_0(const char* qs, size_t rb, __m512i w[8]) {
   }
 }
 
-// Sixteen weight rows (w: row 0, rb bytes apart) x R activation rows m .. m + R - 1.
-template <DType DT, int R>
-void tile16(const QuantRowsView& x, int64_t m, const char* w, size_t rb, int64_t blocks, float* y,
-            int64_t ldy) {
-  constexpr size_t kBlock = DT == DType::Q8_0 ? sizeof(BlockQ8_0) : sizeof(BlockQ4_0);
+// Where a tile's sixteen rows come from: the file's row layout, transposed per block in registers,
+// or MatrixLayout::kRowGroups16, where block i of the group is already [16 scales | dword-major
+// codes] and loads as whole vectors.
+template <DType DT>
+struct RowLayoutSource {
+  static constexpr size_t kBlock = DT == DType::Q8_0 ? sizeof(BlockQ8_0) : sizeof(BlockQ4_0);
+  const char* w;  // row 0 of the sixteen
+  size_t rb;      // bytes per row
+  __m512i row_offsets;
+  RowLayoutSource(const char* w_, size_t rb_)
+      : w(w_), rb(rb_),
+        row_offsets(_mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                       _mm512_set1_epi32(static_cast<int>(rb_)))) {}
+  void load(int64_t i, __m512* dw, __m512i wv[8]) const {
+    const char* blk = w + static_cast<size_t>(i) * kBlock;
+    // The sixteen f16 scales: the low half of a dword read at each block's start (its high half
+    // is the block's first codes, so the read stays inside the block).
+    const __m512i d32 = _mm512_i32gather_epi32(row_offsets, blk, 1);
+    *dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(d32));
+    if constexpr (DT == DType::Q8_0) weights_q8_0(blk + 2, rb, wv);
+    else weights_q4_0(blk + 2, rb, wv);
+  }
+};
+
+template <DType DT>
+struct GroupedSource {
+  static constexpr size_t kGroupBlock = 16 * (DT == DType::Q8_0 ? sizeof(BlockQ8_0) : sizeof(BlockQ4_0));
+  const char* group;  // the group's first byte
+  void load(int64_t i, __m512* dw, __m512i wv[8]) const {
+    const char* gb = group + static_cast<size_t>(i) * kGroupBlock;
+    *dw = _mm512_cvtph_ps(load256(gb));
+    auto code = [&](int t) { return _mm512_loadu_si512(gb + 32 + t * 64); };
+    if constexpr (DT == DType::Q8_0) {
+      const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+      for (int t = 0; t < 8; ++t) wv[t] = _mm512_xor_si512(code(t), flip);
+    } else {
+      const __m512i m4 = _mm512_set1_epi8(0x0F);
+      for (int t = 0; t < 4; ++t) {
+        const __m512i a = code(t);
+        wv[t] = _mm512_and_si512(a, m4);
+        wv[t + 4] = _mm512_and_si512(_mm512_srli_epi16(a, 4), m4);
+      }
+    }
+  }
+};
+
+// Sixteen weight rows (from `src`) x R activation rows m .. m + R - 1.
+template <DType DT, int R, class Source>
+void tile16(const QuantRowsView& x, int64_t m, const Source& src, int64_t blocks, float* y, int64_t ldy) {
   constexpr int kShift = DT == DType::Q8_0 ? 7 : 3;  // the offset's factor: 128 or 8
   const int64_t K = x.cols, nscale = K / 32;
-  const __m512i row_offsets = _mm512_mullo_epi32(
-      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32(static_cast<int>(rb)));
   __m512 acc[R][8];
   for (int r = 0; r < R; ++r)
     for (int j = 0; j < 8; ++j) acc[r][j] = _mm512_setzero_ps();
@@ -90,14 +132,9 @@ void tile16(const QuantRowsView& x, int64_t m, const char* w, size_t rb, int64_t
     for (int j = 0; j < 8; ++j) {
       if (j >= nb) break;
       const int64_t i = i0 + j;
-      const char* blk = w + static_cast<size_t>(i) * kBlock;
-      // The sixteen f16 scales (the low half of a dword read at each block's start; its high half
-      // is the block's first codes, so the read stays inside the block).
-      const __m512i d32 = _mm512_i32gather_epi32(row_offsets, blk, 1);
-      const __m512 dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(d32));
+      __m512 dw;
       __m512i wv[8];
-      if constexpr (DT == DType::Q8_0) weights_q8_0(blk + 2, rb, wv);
-      else weights_q4_0(blk + 2, rb, wv);
+      src.load(i, &dw, wv);
       for (int r = 0; r < R; ++r) {
         const int8_t* xq = x.qs + (m + r) * K + i * 32;
         int32_t xd[8];
@@ -131,6 +168,14 @@ void tile16(const QuantRowsView& x, int64_t m, const char* w, size_t rb, int64_t
   }
 }
 
+template <DType DT, class Source>
+void rows_of_group(const QuantRowsView& x, const Source& src, int64_t blocks, float* y, int64_t ldy,
+                   int64_t m0, int64_t m1) {
+  int64_t m = m0;
+  for (; m + 2 <= m1; m += 2) tile16<DT, 2>(x, m, src, blocks, y, ldy);
+  if (m < m1) tile16<DT, 1>(x, m, src, blocks, y, ldy);
+}
+
 template <DType DT>
 int64_t range16(const QuantRowsView& x, const void* w, float* y, int64_t ldy, int64_t m0, int64_t m1,
                 int64_t n0, int64_t n1) {
@@ -138,13 +183,19 @@ int64_t range16(const QuantRowsView& x, const void* w, float* y, int64_t ldy, in
   const size_t rb = dtype_bytes(DT, x.cols);
   const char* wc = static_cast<const char*>(w);
   int64_t n = n0;
-  for (; n + 16 <= n1; n += 16) {
-    const char* wn = wc + static_cast<size_t>(n) * rb;
-    int64_t m = m0;
-    for (; m + 2 <= m1; m += 2) tile16<DT, 2>(x, m, wn, rb, blocks, y + n, ldy);
-    if (m < m1) tile16<DT, 1>(x, m, wn, rb, blocks, y + n, ldy);
-  }
+  for (; n + 16 <= n1; n += 16)
+    rows_of_group<DT>(x, RowLayoutSource<DT>(wc + static_cast<size_t>(n) * rb, rb), blocks, y + n, ldy, m0, m1);
   return n;
+}
+
+template <DType DT>
+void grouped_range(const QuantRowsView& x, const void* w, float* y, int64_t ldy, int64_t m0,
+                   int64_t m1, int64_t n0, int64_t n1) {
+  const int64_t blocks = x.cols / 32;
+  const size_t rb = dtype_bytes(DT, x.cols);
+  const char* wc = static_cast<const char*>(w);
+  for (int64_t n = n0; n < n1; n += 16)
+    rows_of_group<DT>(x, GroupedSource<DT>{wc + static_cast<size_t>(n) * rb}, blocks, y + n, ldy, m0, m1);
 }
 
 }  // namespace
@@ -158,6 +209,12 @@ int64_t quant_rows16_range_avx512(DType dt, const QuantRowsView& x, const void* 
     case DType::Q4_0: return range16<DType::Q4_0>(x, w, y, ldy, m0, m1, n0, n1);
     default: return n0;
   }
+}
+
+void quant_grouped16_range_avx512(DType dt, const QuantRowsView& x, const void* w, float* y,
+                                  int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+  if (dt == DType::Q8_0) grouped_range<DType::Q8_0>(x, w, y, ldy, m0, m1, n0, n1);
+  else grouped_range<DType::Q4_0>(x, w, y, ldy, m0, m1, n0, n1);
 }
 
 }  // namespace eagle2::detail

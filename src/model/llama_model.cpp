@@ -8,6 +8,9 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/mapped_file.h"
+#include "kernels/cpu.h"
+#include "core/quant_blocks.h"
 #include "io/gguf.h"
 #include "io/gguf_weights.h"
 #include "kernels/matmul.h"
@@ -35,9 +38,11 @@ int64_t layer_index(const std::string& name) {
 std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& dir) {
   std::unique_ptr<LlamaModel> m(new LlamaModel());
   m->dir_ = dir;
+  std::shared_ptr<const GgufFile> gguf;  // a GGUF file's bytes, when the model is one
   if (dir.ends_with(".gguf") && !std::filesystem::is_directory(dir)) {
     // A GGUF file: config from its metadata, tensors under their Hugging Face names and layout.
     auto file = std::make_shared<const GgufFile>(dir, weight_residency());
+    gguf = file;
     m->cfg_ = LlamaConfig::from_gguf(*file);
     const bool interleaved_qk = m->cfg_.architecture == "LlamaForCausalLM";
     m->store_ = gguf_tensor_store(std::move(file), m->cfg_.head_dim, interleaved_qk);
@@ -88,6 +93,7 @@ std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& dir) {
   } else {
     m->lm_head_ = as_matrix(take("lm_head.weight", {V, d}));
   }
+  m->group_quantized_rows(gguf.get());
   if (const TensorView* extra = first_unused_tensor(s.tensors(), used)) {
     // A layer past the configured count is the common case (config.json and checkpoint disagree
     // on the depth): say so rather than just "unexpected".
@@ -109,6 +115,28 @@ std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& dir) {
                                  .k_norm = data_or_null(L.k_norm)});
   m->stack_.emplace(c);
   return m;
+}
+
+void LlamaModel::group_quantized_rows(const GgufFile* gguf) {
+  // The AVX-512 VNNI kernels read Q8_0/Q4_0 matrices fastest with sixteen rows interleaved
+  // (MatrixLayout::kRowGroups16, core/tensor.h: the same bytes rearranged, so no memory is added).
+  // Only where those kernels run, and only in memory the model owns: weights read into its own
+  // pages (not a read-only mapping of the file) or the Q/K rows it already copied. A tied lm_head
+  // is the embedding, whose rows embed() reads as the file has them: left alone.
+  if (gguf == nullptr || !(active_kernel_path() == KernelPath::Avx512 && cpu_has_avx512_vnni())) return;
+  const bool own_pages = gguf->residency() == Residency::kHugePageCopy;
+  auto group = [&](Matrix& W, bool owned) {
+    if (owned && can_group_rows16(W)) group_rows16(W, const_cast<void*>(W.data));
+  };
+  const bool qk_copied = cfg_.architecture == "LlamaForCausalLM";
+  if (own_pages) gguf->set_writable(true);
+  for (Layer& L : layers_) {
+    group(L.wq, own_pages || qk_copied);
+    group(L.wk, own_pages || qk_copied);
+    for (Matrix* W : {&L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) group(*W, own_pages);
+  }
+  if (lm_head_.data != embed_.data) group(lm_head_, own_pages);
+  if (own_pages) gguf->set_writable(false);
 }
 
 int64_t LlamaModel::parameter_count() const {

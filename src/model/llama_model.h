@@ -21,6 +21,8 @@
 
 namespace eagle2 {
 
+class GgufFile;
+
 struct ForwardResult {
   std::vector<float> logits;  // [rows asked for, vocab], in the order asked for
   std::vector<float> hidden;  // [batch rows, hidden]: the final-norm states (EAGLE features)
@@ -72,6 +74,8 @@ class LlamaModel {
   };
   LlamaModel() = default;
   void make_cache_checks(int64_t capacity) const;  // Error for a capacity the model cannot use
+  // Q8_0/Q4_0 matrices of a GGUF model into MatrixLayout::kRowGroups16 where it pays.
+  void group_quantized_rows(const GgufFile* gguf);
   LlamaModel(const LlamaModel&) = delete;  // layer_weights_ points into layers_
   LlamaModel& operator=(const LlamaModel&) = delete;
 

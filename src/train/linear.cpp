@@ -1,5 +1,7 @@
 #include "train/linear.h"
 
+#include "core/quant_blocks.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -68,7 +70,11 @@ TransposedMatrix transpose_matrix(const Matrix& W, ThreadPool& pool) {
     // Quantized blocks run along rows and cannot be transposed as they are: training works on the
     // dequantized values (an f32 copy for the trainer's lifetime; inference never makes one).
     std::vector<float> wide(static_cast<size_t>(W.rows * W.cols));
-    convert_to_f32(W.dtype, W.data, wide.data(), wide.size());
+    std::vector<unsigned char> row(dtype_bytes(W.dtype, W.cols));
+    for (int64_t r = 0; r < W.rows; ++r) {  // any layout (core/tensor.h)
+      row_blocks(W, r, row.data());
+      convert_to_f32(W.dtype, row.data(), wide.data() + r * W.cols, static_cast<size_t>(W.cols));
+    }
     t.storage.resize(wide.size());
     transpose(wide.data(), W.rows, W.cols, 4, t.storage.data(), pool);
     t.m = Matrix{DType::F32, W.cols, W.rows, t.storage.data()};

@@ -307,6 +307,50 @@ TEST(QuantMatmul, MixedDtypesInOneCallEqualSeparateCalls) {
   }
 }
 
+// MatrixLayout::kRowGroups16 (core/tensor.h): the same rows come back out of it, and every path
+// computes the row layout's bits from it, at decode, verify and prefill sizes.
+TEST(QuantMatmul, GroupedRowsGiveTheRowLayoutsBits) {
+  std::mt19937 rng(6);
+  for (DType dt : {DType::Q8_0, DType::Q4_0}) {
+    const int64_t N = 48, K = 11 * 32;
+    const auto rows = random_blocks(dt, N, K, rng);
+    std::vector<unsigned char> grouped = rows;
+    Matrix G{dt, N, K, grouped.data()};
+    ASSERT_TRUE(can_group_rows16(G));
+    group_rows16(G, grouped.data());
+    EXPECT_EQ(G.layout, MatrixLayout::kRowGroups16);
+    EXPECT_NE(grouped, rows);
+    const size_t rb = dtype_bytes(dt, K);
+    std::vector<unsigned char> back(rb);
+    for (int64_t r = 0; r < N; ++r) {
+      row_blocks(G, r, back.data());
+      ASSERT_EQ(0, std::memcmp(back.data(), rows.data() + static_cast<size_t>(r) * rb, rb)) << dtype_name(dt) << " row " << r;
+    }
+    const Matrix R{dt, N, K, rows.data()};
+    for (int threads : {1, 2}) {
+      ThreadPool pool(threads);
+      for (int64_t M : {1, 3, 8, 17, 70}) {
+        const auto x = random_vec(static_cast<size_t>(M * K), rng, 2.0f);
+        std::vector<float> want(static_cast<size_t>(M * N)), got(want.size());
+        matmul_with(KernelPath::Scalar, x.data(), M, R, want.data(), pool);
+        for (KernelPath path : kAllPaths) {
+          if (!cpu_supports(path)) continue;
+          std::fill(got.begin(), got.end(), 0.0f);
+          matmul_with(path, x.data(), M, G, got.data(), pool);
+          ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * 4))
+              << label(path, dt, M, N, K) << " grouped, threads " << threads;
+        }
+      }
+    }
+  }
+  // Only Q8_0/Q4_0 with whole groups of sixteen rows.
+  std::vector<unsigned char> w(dtype_bytes(DType::Q8_0, 64) * 17);
+  EXPECT_FALSE(can_group_rows16(Matrix{DType::Q8_0, 17, 64, w.data()}));
+  EXPECT_FALSE(can_group_rows16(Matrix{DType::Q6_K, 16, 256, w.data()}));
+  Matrix odd{DType::Q8_0, 17, 64, w.data()};
+  EXPECT_THROW(group_rows16(odd, w.data()), Error);
+}
+
 TEST(QuantMatmul, RowsThatAreNotWholeBlocksAreAnError) {
   ThreadPool pool(1);
   std::vector<unsigned char> w(64);
