@@ -30,9 +30,11 @@ import time
 import urllib.request
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# llama.cpp's attention closest to eagle2's (no flash attention, f32 K/V cache): run once more at a
+# llama.cpp's other flash-attention and K/V-cache settings (eagle2 attends in f32 over an f32
+# cache, without flash attention's online softmax): llama-completion runs again under each at a
 # divergence, to show whether llama.cpp itself makes eagle2's choice there.
-F32_ATTENTION = ("-fa", "off", "-ctk", "f32", "-ctv", "f32")
+OTHER_SETTINGS = (("-fa", "off"), ("-fa", "off", "-ctk", "f32", "-ctv", "f32"),
+                  ("-ctk", "f32", "-ctv", "f32"), ("-ctk", "q8_0", "-ctv", "q8_0"))
 RUN_TIMEOUT = 600  # seconds; a hang detector for one tool run, not a speed claim
 
 
@@ -157,6 +159,11 @@ def llama_path(server, prompt_ids, text, n):
     return path, flips, pos == len(text)
 
 
+def common_prefix(x, y):
+    """Length of the longest common prefix of two sequences."""
+    return next((i for i, (u, v) in enumerate(zip(x, y)) if u != v), min(len(x), len(y)))
+
+
 def gap_of(top):
     return top[0][2] - top[1][2] if len(top) > 1 else float("inf")
 
@@ -186,8 +193,7 @@ def compare_prompt(a, tools, model, prompt, server, eos_id):
              .decode().strip().split(",")]
     l_ids = server.tokenize(prompt)
     if e_ids != l_ids:
-        at = next((i for i, (x, y) in enumerate(zip(e_ids, l_ids)) if x != y),
-                  min(len(e_ids), len(l_ids)))
+        at = common_prefix(e_ids, l_ids)
         return "fail", f"tokenization differs at id {at}: eagle2 {e_ids[at:at + 4]}, " \
                        f"llama.cpp {l_ids[at:at + 4]}"
     llama = llama_completion(a, tools, model, prompt)
@@ -213,10 +219,13 @@ def compare_prompt(a, tools, model, prompt, server, eos_id):
             return "same", f"identical up to token {k}, where both pick EOS (eagle2 stops there; " \
                            f"llama.cpp goes on under --ignore-eos){note}"
         gap = gap_of(top)
-        # eagle2 attends in f32 over an f32 cache; llama.cpp set that way too, for the record.
-        f32 = llama_completion(a, tools, model, prompt, F32_ATTENTION) == ours
-        note += f"; llama.cpp {' '.join(F32_ATTENTION)} gives " + \
-            ("eagle2's text" if f32 else "another text")
+        # llama.cpp under its other attention settings, for the record: those that give eagle2's
+        # whole text show the divergence is one of llama.cpp's own flips.
+        flips_to_ours = [" ".join(s) for s in OTHER_SETTINGS
+                         if llama_completion(a, tools, model, prompt, s) == ours]
+        note += "; llama.cpp gives eagle2's text with " + (
+            ", with ".join(flips_to_ours) if flips_to_ours else
+            f"none of {' | '.join(' '.join(s) for s in OTHER_SETTINGS)}")
         took = next((f"llama.cpp's #{i + 1} {show(c[1])}" for i, c in enumerate(top)
                      if c[1] and ours.startswith(c[1], pos)), show(ours[pos:pos + 8]) + "...")
         msg = f"diverges at token {k}: llama.cpp top-1 {show(top[0][1])} ({top[0][2]:.4f}), " \
@@ -261,9 +270,11 @@ def compare_perplexity(a, tools, model, tmp):
         if n:
             break
     if not m or not n:
-        raise ToolError(f"no final perplexity line from {'eagle2' if not m else 'llama-perplexity'}")
+        who = "eagle2" if not m else "llama-perplexity"
+        raise ToolError(f"no final perplexity line from {who}")
     e, l = float(m.group(1)), float(n.group(1))
-    ours_chunks = [float(x) for x in re.findall(r"^chunk \d+/\d+: running PPL ([0-9.]+)", ours, re.M)]
+    ours_chunks = [float(x) for x in
+                   re.findall(r"^chunk \d+/\d+: running PPL ([0-9.]+)", ours, re.M)]
     their_chunks = [float(x) for x in re.findall(r"\[\d+\]([0-9.]+),", theirs)]
     worst = max((abs(x - y) / y for x, y in zip(ours_chunks, their_chunks)), default=0.0)
     diff = 100 * (e - l) / l
@@ -276,7 +287,8 @@ def compare_perplexity(a, tools, model, tmp):
 
 def check_file(a, tools, model, prompts, tmp):
     name = os.path.basename(model)
-    print(f"== {name}: {a.limit} prompts of {os.path.basename(a.prompts)} x {a.n} tokens", flush=True)
+    print(f"== {name}: {a.limit} prompts of {os.path.basename(a.prompts)} x {a.n} tokens",
+          flush=True)
     server = LlamaServer(a.llama_bin, model, a.threads, tools)
     counts = {"same": 0, "allowed": 0, "fail": 0}
     try:
