@@ -11,9 +11,6 @@
 
 namespace eagle2::test {
 
-namespace {
-
-// Runs a shell command line under `timeout` and collects its stdout.
 CliRun run_shell(const std::string& command_line, int timeout_seconds) {
   // timeout(1) sends TERM after the limit and KILL 5 s later; it exits 124 (or 137) then.
   const std::string cmd = "timeout -k 5 " + std::to_string(timeout_seconds) + " " + command_line;
@@ -33,8 +30,6 @@ CliRun run_shell(const std::string& command_line, int timeout_seconds) {
   if (r.code > 128 && !r.timed_out) r.code = -1;
   return r;
 }
-
-}  // namespace
 
 CliRun run_cli(const std::string& args, int timeout_seconds) {
   return run_shell(std::string(EAGLE2_CLI_PATH) + " " + args + " 2>&1", timeout_seconds);

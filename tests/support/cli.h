@@ -20,6 +20,9 @@ constexpr int kCliTimeoutSeconds = 120;
 inline const std::string kBundledModel = std::string(EAGLE2_SOURCE_DIR) + "/models/code-lm";
 inline const std::string kBundledHead = std::string(EAGLE2_SOURCE_DIR) + "/models/code-lm-eagle";
 
+// Any shell command line (quote its words yourself), under the same timeout; stdout only.
+CliRun run_shell(const std::string& command_line, int timeout_seconds = kCliTimeoutSeconds);
+
 // `EAGLE2_CLI_PATH args 2>&1`; args are shell words (quote them yourself).
 CliRun run_cli(const std::string& args, int timeout_seconds = kCliTimeoutSeconds);
 
