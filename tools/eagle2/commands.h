@@ -29,6 +29,7 @@ Command add_chat_template(CLI::App& app);
 Command add_tokenize(CLI::App& app);
 Command add_serve(CLI::App& app);
 Command add_bench_serve(CLI::App& app);
+Command add_logprobs(CLI::App& app);
 
 // Flags shared by the commands that run a model.
 struct RunFlags {
