@@ -152,7 +152,7 @@ def check_arch(arch, a, tmp):
                     a.llama_kv, a.llama_flash_attn)
     try:
         # 1. Tokenizer.
-        texts = COMMON_TEXTS + SPECIAL_TEXTS[arch]
+        texts = COMMON_TEXTS[:a.texts] + SPECIAL_TEXTS[arch]
         agree = 0
         for text in texts:
             from_gguf = eagle2_ids(a.eagle2, model, text)
@@ -170,7 +170,8 @@ def check_arch(arch, a, tmp):
         # 2. and 3. Log-probabilities along llama.cpp's greedy path; eagle2's greedy path.
         worst = (0.0, "")
         paths_equal = 0
-        for prompt in PROMPTS:
+        prompts = PROMPTS[:a.prompts]
+        for prompt in prompts:
             ids = eagle2_ids(a.eagle2, model, prompt)
             reply = server.post("/completion", {
                 "prompt": ids, "n_predict": a.positions, "n_probs": 5, "temperature": 0,
@@ -216,9 +217,9 @@ def check_arch(arch, a, tmp):
                 print(note + " (a near-tie)")
             else:
                 failures.append(note)
-        print(f"{arch}: logprobs: {len(PROMPTS)} prompts x {a.positions} positions, largest "
+        print(f"{arch}: logprobs: {len(prompts)} prompts x {a.positions} positions, largest "
               f"|llama.cpp - eagle2| of the top-5 log-probs {worst[0]:.2e} ({worst[1]})")
-        print(f"{arch}: greedy: {paths_equal}/{len(PROMPTS)} completions identical")
+        print(f"{arch}: greedy: {paths_equal}/{len(prompts)} completions identical")
     finally:
         server.close()
     for f in failures:
@@ -239,6 +240,11 @@ def main():
     p.add_argument("--tolerance", type=float, default=0.02)
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--prompts", type=int, default=len(PROMPTS),
+                   help=f"how many of the {len(PROMPTS)} prompts to complete")
+    p.add_argument("--texts", type=int, default=len(COMMON_TEXTS),
+                   help=f"how many of the {len(COMMON_TEXTS)} common texts to tokenize (the "
+                        "special-token text is always tokenized)")
     p.add_argument("--llama-kv", default="f32", choices=["f32", "f16"],
                    help="llama-server's KV cache type (its own default: f16)")
     p.add_argument("--llama-flash-attn", default="off", choices=["off", "on", "auto"],

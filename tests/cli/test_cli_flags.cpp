@@ -57,7 +57,8 @@ TEST(CliFlags, ThreadsBeyondTheAvailableCpusAreRefusedByEveryCommand) {
            "generate -m " + kModel + " -p hi -n 2", "info -m " + kModel, "demo -n 2",
            "bench -m " + kModel + " --prompts x", "cost-curve -m " + kModel,
            "train-head -m " + kModel + " -o /tmp/none",
-           "train-lm --corpus . --config " + kModel + "/config.json -o x"}) {
+           "train-lm --corpus . --config " + kModel + "/config.json -o x",
+           "logprobs -m " + kModel + " --tokens 1,2"}) {
     const CliRun r = run_cli_split(cmd + " -t " + too_many);
     EXPECT_EQ(r.code, 2) << cmd;
     EXPECT_EQ(r.err, expected) << cmd;
