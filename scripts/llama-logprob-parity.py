@@ -97,7 +97,9 @@ class Server:
                 self.close()
                 if code == 128 + signal.SIGILL or code == -signal.SIGILL:
                     raise SkipTest("llama-server cannot run on this CPU (illegal instruction)")
-                raise RuntimeError(f"llama-server exited {code} (log: {log_path})")
+                with open(log_path) as log:
+                    tail = log.read()[-2000:]
+                raise ServerExited(f"llama-server exited {code}:\n{tail}")
             try:
                 with urllib.request.urlopen(self.url("/health"), timeout=2) as r:
                     if r.status == 200:
@@ -132,6 +134,10 @@ class SkipTest(Exception):
     pass
 
 
+class ServerExited(RuntimeError):
+    pass
+
+
 def eagle2_ids(eagle2, source, text):
     out = run([eagle2, "tokenize", "-m", source, "-p", text]).strip()
     return [int(x) for x in out.split(",")] if out else []
@@ -148,8 +154,17 @@ def check_arch(arch, a, tmp):
     print(run([a.eagle2, "make-random", "--arch", arch, "--tokenizer", tokenizer, "-o", model,
                "--dtype", a.dtype, "--seed", str(a.seed)]).strip())
     failures = []
-    server = Server(a.llama_bin, model, a.threads, os.path.join(tmp, f"{arch}-server.log"),
-                    a.llama_kv, a.llama_flash_attn)
+    # The free port is free when asked for, not necessarily when llama-server binds it (tests run
+    # in parallel): a server that exits at start is started again on another port.
+    for attempt in range(3):
+        try:
+            server = Server(a.llama_bin, model, a.threads,
+                            os.path.join(tmp, f"{arch}-server.log"), a.llama_kv,
+                            a.llama_flash_attn)
+            break
+        except ServerExited:
+            if attempt == 2:
+                raise
     try:
         # 1. Tokenizer.
         texts = COMMON_TEXTS[:a.texts] + SPECIAL_TEXTS[arch]
