@@ -20,7 +20,8 @@ const char* dtype_name(DType t);
 // What a config.json says, field for field as the engine reads it (same names and defaults as its
 // internal config, so a ModelConfig written back is the config that was read).
 struct ModelConfig {
-  std::string architecture;  // "LlamaForCausalLM" or "MistralForCausalLM"
+  std::string architecture;  // "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM" or
+                             // "Qwen3ForCausalLM"
   int64_t hidden_size = 0;
   int64_t intermediate_size = 0;
   int64_t num_layers = 0;

@@ -36,4 +36,26 @@ QuantizeSummary quantize(const std::string& in, const std::string& out, QuantTyp
 void write_random_gguf(const std::string& path, const ModelConfig& config, QuantType type,
                        uint64_t seed, const std::string& tokenizer_model);
 
+// The element types a random GGUF model's matrices can have (norm weights and biases are F32).
+enum class GgufDType { F32, F16, BF16, Q8_0, Q4_0 };
+const char* gguf_dtype_name(GgufDType t);  // "F32", "F16", "BF16", "Q8_0", "Q4_0"
+// "f32", "f16", "bf16", "q8_0", "q4_0" (either case); false for anything else.
+bool parse_gguf_dtype(std::string_view text, GgufDType* out);
+
+struct RandomWeights {
+  uint64_t seed = 1;
+  float init_std = 0.02f;   // matrices: N(0, init_std)
+  float final_norm = 1.0f;  // the final norm's weights: N(final_norm, 0.1 * final_norm); above 1
+                            // it sharpens the next-token distribution
+};
+
+// A random-weight model of any supported architecture (LLaMA with or without LLaMA-3.1 rope
+// scaling, Mistral, Qwen2, Qwen3: config.architecture) as one GGUF file that llama.cpp loads, in
+// llama.cpp's layout for that architecture (docs/ARCHITECTURES.md). `tokenizer`: a byte-level BPE
+// tokenizer.json (LLaMA-3, Qwen; its tokenizer_config.json beside it gives BOS/EOS and the chat
+// template), padded to config.vocab_size, or a SentencePiece tokenizer.model, cut or padded to
+// it. `path` must end in .gguf. One Error naming the path, the tokenizer or the config.
+void write_random_gguf(const std::string& path, const ModelConfig& config, GgufDType type,
+                       const std::string& tokenizer, const RandomWeights& weights);
+
 }  // namespace eagle2::api

@@ -41,4 +41,44 @@ void write_random_gguf(const std::string& path, const ModelConfig& config, Quant
                             tokenizer_model);
 }
 
+const char* gguf_dtype_name(GgufDType t) {
+  switch (t) {
+    case GgufDType::F32: return "F32";
+    case GgufDType::F16: return "F16";
+    case GgufDType::BF16: return "BF16";
+    case GgufDType::Q8_0: return "Q8_0";
+    case GgufDType::Q4_0: return "Q4_0";
+  }
+  return "?";
+}
+
+bool parse_gguf_dtype(std::string_view text, GgufDType* out) {
+  for (GgufDType t : {GgufDType::F32, GgufDType::F16, GgufDType::BF16, GgufDType::Q8_0,
+                      GgufDType::Q4_0}) {
+    const std::string_view name = gguf_dtype_name(t);
+    bool same = name.size() == text.size();
+    for (size_t i = 0; same && i < name.size(); ++i)
+      same = text[i] == name[i] || text[i] == name[i] - 'A' + 'a';
+    if (same) {
+      *out = t;
+      return true;
+    }
+  }
+  return false;
+}
+
+void write_random_gguf(const std::string& path, const ModelConfig& config, GgufDType type,
+                       const std::string& tokenizer, const RandomWeights& weights) {
+  eagle2::DType t = eagle2::DType::F32;
+  switch (type) {
+    case GgufDType::F32: t = eagle2::DType::F32; break;
+    case GgufDType::F16: t = eagle2::DType::F16; break;
+    case GgufDType::BF16: t = eagle2::DType::BF16; break;
+    case GgufDType::Q8_0: t = eagle2::DType::Q8_0; break;
+    case GgufDType::Q4_0: t = eagle2::DType::Q4_0; break;
+  }
+  eagle2::write_random_gguf(path, api::to_internal(config), t, weights.seed, tokenizer,
+                            {weights.init_std, weights.final_norm});
+}
+
 }  // namespace eagle2::api

@@ -51,22 +51,36 @@ void fill_normal(uint64_t key, size_t begin, size_t n, float mean, float stddev,
   for (std::thread& th : pool) th.join();
 }
 
-// Norm weights (1-D) are drawn around 1 so that the norms are not the identity.
-// Norm weights scatter around 1, biases (Qwen2's q/k/v) around 0, as large as a few weights' sum.
+// Norm weights scatter around 1 (so that the norms are not the identity; the final norm around
+// scales.final_norm), biases (Qwen2's q/k/v) around 0, as large as a few weights' sum.
 bool is_bias(const TensorSpec& t) { return t.name.ends_with(".bias"); }
-float tensor_mean(const TensorSpec& t) {
-  return t.shape.size() == 1 && !is_bias(t) ? 1.0f : 0.0f;
+float norm_scale(const TensorSpec& t, const RandomScales& scales) {
+  return t.name == "model.norm.weight" ? scales.final_norm : 1.0f;
 }
-float tensor_stddev(const TensorSpec& t, float init_std) {
-  return is_bias(t) ? 0.5f : t.shape.size() == 1 ? 0.1f : init_std;
+float tensor_mean(const TensorSpec& t, const RandomScales& scales) {
+  return t.shape.size() == 1 && !is_bias(t) ? norm_scale(t, scales) : 0.0f;
+}
+float tensor_stddev(const TensorSpec& t, const RandomScales& scales) {
+  return is_bias(t)               ? 0.5f
+         : t.shape.size() == 1 ? 0.1f * norm_scale(t, scales)
+                                  : scales.init_std;
 }
 
 }  // namespace
 
-void random_tensor_values(uint64_t seed, const TensorSpec& spec, float init_std, size_t begin,
-                          size_t n, float* out) {
-  fill_normal(name_key(seed, spec.name), begin, n, tensor_mean(spec), tensor_stddev(spec, init_std),
-              [out](size_t i, float v) { out[i] = v; });
+void check_random_scales(const RandomScales& scales, const std::string& where) {
+  if (!(scales.init_std >= 0) || !std::isfinite(scales.init_std))
+    fail(where, ": random model init_std must be a finite non-negative number, got ",
+         scales.init_std);
+  if (!(scales.final_norm > 0) || !std::isfinite(scales.final_norm))
+    fail(where, ": random model final norm scale must be a finite positive number, got ",
+         scales.final_norm);
+}
+
+void random_tensor_values(uint64_t seed, const TensorSpec& spec, const RandomScales& scales,
+                          size_t begin, size_t n, float* out) {
+  fill_normal(name_key(seed, spec.name), begin, n, tensor_mean(spec, scales),
+              tensor_stddev(spec, scales), [out](size_t i, float v) { out[i] = v; });
 }
 
 std::vector<TensorSpec> llama_tensor_specs(const LlamaConfig& cfg, DType dtype) {
@@ -101,7 +115,7 @@ std::vector<TensorSpec> llama_tensor_specs(const LlamaConfig& cfg, DType dtype) 
 }
 
 void write_random_model(const std::string& dir, const LlamaConfig& cfg, DType dtype, uint64_t seed,
-                        float init_std) {
+                        const RandomScales& scales) {
   if (is_block_dtype(dtype))
     fail("make-random writes safetensors as F32, F16 or BF16, not ", dtype_name(dtype));
   const std::string config_path = (fs::path(dir) / "config.json").string();
@@ -109,9 +123,7 @@ void write_random_model(const std::string& dir, const LlamaConfig& cfg, DType dt
   const std::string config_text = cfg.to_json();
   // (The parsed config also derives the architecture's extras, e.g. Qwen2's q/k/v biases.)
   const LlamaConfig parsed = LlamaConfig::parse(config_text, config_path);
-  if (!(init_std >= 0) || !std::isfinite(init_std)) {
-    fail(dir, ": random model init_std must be a finite non-negative number, got ", init_std);
-  }
+  check_random_scales(scales, dir);
 
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -130,7 +142,7 @@ void write_random_model(const std::string& dir, const LlamaConfig& cfg, DType dt
         const TensorSpec& t = specs[index];
         size_t n = 1;
         for (int64_t x : t.shape) n *= static_cast<size_t>(x);
-        const float mean = tensor_mean(t), stddev = tensor_stddev(t, init_std);
+        const float mean = tensor_mean(t, scales), stddev = tensor_stddev(t, scales);
         const uint64_t key = name_key(seed, t.name);
         switch (dtype) {
           case DType::F32: {

@@ -18,10 +18,23 @@ namespace eagle2 {
 // lm_head.weight unless the embeddings are tied.
 std::vector<TensorSpec> llama_tensor_specs(const LlamaConfig& cfg, DType dtype);
 
+// How large the random weights are.
+struct RandomScales {
+  float init_std = 0.02f;  // matrices: N(0, init_std)
+  // model.norm.weight: N(final_norm, 0.1 * final_norm). Above 1 it multiplies every logit, so that
+  // the next-token distribution has a clear top (random weights otherwise give a nearly flat one,
+  // whose top tokens differ by less than rounding).
+  float final_norm = 1.0f;
+};
+
+// Error "<where>: ..." for an init_std that is negative or not finite, or a final_norm that is not
+// a finite positive number.
+void check_random_scales(const RandomScales& scales, const std::string& where);
+
 // Elements [begin, begin + n) of the values write_random_model draws for the tensor `spec` (before
 // rounding to its dtype): a random GGUF model (quantize/random_gguf.h) holds the same model.
-void random_tensor_values(uint64_t seed, const TensorSpec& spec, float init_std, size_t begin,
-                          size_t n, float* out);
+void random_tensor_values(uint64_t seed, const TensorSpec& spec, const RandomScales& scales,
+                          size_t begin, size_t n, float* out);
 
 // Creates dir (and its parents) and writes config.json (cfg.to_json()) and model.safetensors.
 // Matrices are drawn from N(0, init_std) and norm weights from N(1, 0.1), so that the norms are not
@@ -31,6 +44,10 @@ void random_tensor_values(uint64_t seed, const TensorSpec& spec, float init_std,
 // (exact mean and variance, tails cut at 3.46 sigma), which is what makes 1e9 parameters take
 // seconds. Tensors are generated and written one at a time. cfg is validated as parse() would.
 void write_random_model(const std::string& dir, const LlamaConfig& cfg, DType dtype, uint64_t seed,
-                        float init_std = 0.02f);
+                        const RandomScales& scales);
+inline void write_random_model(const std::string& dir, const LlamaConfig& cfg, DType dtype,
+                               uint64_t seed, float init_std = 0.02f) {
+  write_random_model(dir, cfg, dtype, seed, RandomScales{init_std, 1.0f});
+}
 
 }  // namespace eagle2

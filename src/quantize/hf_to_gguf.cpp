@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/quant_blocks.h"
 #include "io/gguf_weights.h"
+#include "quantize/llama_gguf_metadata.h"
 
 namespace eagle2 {
 
@@ -52,8 +53,14 @@ void fill_tensor(const Planned& p, int64_t head_dim, unsigned char* dst) {
       rows = gguf.data();
     }
     unsigned char* out = dst + static_cast<size_t>(first) * row_bytes;
+    const auto count = static_cast<size_t>(n * p.cols);
     if (p.type == DType::F32) {
-      std::memcpy(out, rows, static_cast<size_t>(n * p.cols) * sizeof(float));
+      std::memcpy(out, rows, count * sizeof(float));
+    } else if (p.type == DType::F16 || p.type == DType::BF16) {
+      // Rounded to nearest even, as the converter's numpy astype / torch .to() round.
+      auto* half = reinterpret_cast<uint16_t*>(out);
+      for (size_t i = 0; i < count; ++i)
+        half[i] = p.type == DType::F16 ? f32_to_f16(rows[i]) : f32_to_bf16(rows[i]);
     } else {
       check_finite(rows, n * p.cols, p, first);
       quantize_blocks(p.type, rows, out, n * p.cols);
@@ -63,16 +70,32 @@ void fill_tensor(const Planned& p, int64_t head_dim, unsigned char* dst) {
 
 }  // namespace
 
+std::vector<HfTensor> llama_cpp_extra_tensors(const LlamaConfig& cfg) {
+  std::vector<HfTensor> out;
+  if (std::vector<float> factors = llama3_rope_freq_factors(cfg); !factors.empty()) {
+    const auto n = static_cast<int64_t>(factors.size());
+    out.push_back({"rope_freqs", {n},
+                   [factors](int64_t, int64_t, float* dst) {
+                     std::copy(factors.begin(), factors.end(), dst);
+                   },
+                   "rope_freqs.weight"});
+  }
+  return out;
+}
+
 DType gguf_storage_type(const std::vector<int64_t>& shape, DType type) {
   if (shape.size() == 2 && shape[1] > 0 && shape[1] % dtype_block_elements(type) == 0) return type;
   return DType::F32;
 }
 
 GgufWriter::Fill add_hf_tensors(GgufWriter& w, std::vector<HfTensor> tensors, int64_t head_dim,
-                                DType type, HfTensorCounts* counts) {
+                                bool interleave_qk, DType type, HfTensorCounts* counts) {
+  if (type != DType::F32 && type != DType::F16 && type != DType::BF16 && type != DType::Q8_0 &&
+      type != DType::Q4_0)
+    fail("GGUF tensors are written as F32, F16, BF16, Q8_0 or Q4_0, not ", dtype_name(type));
   auto plan = std::make_shared<std::vector<Planned>>();
   for (HfTensor& t : tensors) {
-    const std::string name = gguf_tensor_name(t.hf_name);
+    const std::string name = t.gguf_name.empty() ? gguf_tensor_name(t.hf_name) : t.gguf_name;
     if (name.empty()) fail("tensor '", t.hf_name, "' has no llama.cpp name");
     if (t.shape.empty() || t.shape.size() > 2)
       fail("tensor '", t.hf_name, "' has ", t.shape.size(), " dimensions (1 or 2 are written)");
@@ -80,7 +103,8 @@ GgufWriter::Fill add_hf_tensors(GgufWriter& w, std::vector<HfTensor> tensors, in
     p.type = gguf_storage_type(p.t.shape, type);
     p.rows = p.t.shape.size() == 2 ? p.t.shape[0] : 1;
     p.cols = p.t.shape.back();
-    p.interleave = p.t.shape.size() == 2 && has_interleaved_rope_rows(p.t.hf_name);
+    p.interleave = interleave_qk && p.t.gguf_name.empty() && p.t.shape.size() == 2 &&
+                   has_interleaved_rope_rows(p.t.hf_name);
     if (p.interleave && (head_dim < 2 || head_dim % 2 != 0 || p.rows % head_dim != 0))
       fail("tensor '", p.t.hf_name, "' has ", p.rows, " rows, not a whole number of heads of ",
            head_dim);

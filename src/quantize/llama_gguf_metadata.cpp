@@ -1,5 +1,6 @@
 #include "quantize/llama_gguf_metadata.h"
 
+#include <numbers>
 #include <vector>
 
 #include "core/error.h"
@@ -36,34 +37,82 @@ uint32_t llama_file_type(DType t) {
   }
 }
 
+std::string gguf_architecture(const LlamaConfig& c, const std::string& where) {
+  if (c.architecture == "LlamaForCausalLM" || c.architecture == "MistralForCausalLM") return "llama";
+  if (c.architecture == "Qwen2ForCausalLM") return "qwen2";
+  if (c.architecture == "Qwen3ForCausalLM") return "qwen3";
+  fail(where, ": ", c.architecture,
+       " is not written to GGUF (LLaMA, Mistral, Qwen2 and Qwen3 models are)");
+}
+
 void add_llama_metadata(GgufWriter& w, const LlamaConfig& c, const std::string& name, DType type,
                         const std::string& where) {
-  if (c.architecture != "LlamaForCausalLM" && c.architecture != "MistralForCausalLM")
-    fail(where, ": ", c.architecture, " is not written to GGUF yet (LLaMA and Mistral models are)");
-  if (c.rope_scaling != RopeScaling::None)
-    fail(where, ": rope_scaling is not written to GGUF yet (only models without it are)");
+  const std::string arch = gguf_architecture(c, where);
+  if (c.rope_scaling == RopeScaling::Llama3 && arch != "llama")
+    fail(where, ": rope_scaling llama3 is written to GGUF for LLaMA models only (llama.cpp's ",
+         arch, " reads no rope_freqs)");
   if (c.sliding_window)
     fail(where, ": sliding_window ", *c.sliding_window,
          " cannot be written to GGUF (llama.cpp's llama architecture has no sliding window)");
+  const std::string p = arch + ".";
+  auto u32 = [&](const char* key, int64_t v, const char* what) {
+    w.add_u32(p + key, u32_of(v, what, where));
+  };
   // In the order convert_hf_to_gguf.py writes them.
-  w.add_string("general.architecture", "llama");
+  w.add_string("general.architecture", arch);
   w.add_string("general.type", "model");
   w.add_string("general.name", name);
-  w.add_u32("llama.block_count", u32_of(c.num_layers, "num_hidden_layers", where));
-  w.add_u32("llama.context_length",
-            u32_of(c.max_position_embeddings, "max_position_embeddings", where));
-  w.add_u32("llama.embedding_length", u32_of(c.hidden_size, "hidden_size", where));
-  w.add_u32("llama.feed_forward_length", u32_of(c.intermediate_size, "intermediate_size", where));
-  w.add_u32("llama.attention.head_count", u32_of(c.num_heads, "num_attention_heads", where));
-  w.add_u32("llama.attention.head_count_kv", u32_of(c.num_kv_heads, "num_key_value_heads", where));
-  w.add_f32("llama.rope.freq_base", c.rope_theta);
-  w.add_f32("llama.attention.layer_norm_rms_epsilon", c.rms_norm_eps);
-  w.add_u32("llama.attention.key_length", u32_of(c.head_dim, "head_dim", where));
-  w.add_u32("llama.attention.value_length", u32_of(c.head_dim, "head_dim", where));
+  u32("block_count", c.num_layers, "num_hidden_layers");
+  u32("context_length", c.max_position_embeddings, "max_position_embeddings");
+  u32("embedding_length", c.hidden_size, "hidden_size");
+  u32("feed_forward_length", c.intermediate_size, "intermediate_size");
+  u32("attention.head_count", c.num_heads, "num_attention_heads");
+  u32("attention.head_count_kv", c.num_kv_heads, "num_key_value_heads");
+  w.add_f32(p + "rope.freq_base", c.rope_theta);
+  w.add_f32(p + "attention.layer_norm_rms_epsilon", c.rms_norm_eps);
+  // Always written (the converter writes them when config.json names head_dim): Qwen3's head_dim
+  // is not hidden_size / num_heads.
+  u32("attention.key_length", c.head_dim, "head_dim");
+  u32("attention.value_length", c.head_dim, "head_dim");
   w.add_u32("general.file_type", llama_file_type(type));
-  w.add_u32("llama.vocab_size", u32_of(c.vocab_size, "vocab_size", where));
-  w.add_u32("llama.rope.dimension_count", u32_of(c.head_dim, "head_dim", where));
+  if (arch == "llama") {  // LlamaModel's own additions
+    u32("vocab_size", c.vocab_size, "vocab_size");
+    u32("rope.dimension_count", c.head_dim, "head_dim");
+  }
+  if (c.rope_scaling == RopeScaling::Linear) {
+    w.add_string(p + "rope.scaling.type", "linear");
+    w.add_f32(p + "rope.scaling.factor", c.rope_factor);
+  }
   w.add_u32("general.quantization_version", kQuantizationVersion);
+}
+
+std::vector<float> llama3_rope_freq_factors(const LlamaConfig& c) {
+  if (c.rope_scaling != RopeScaling::Llama3) return {};
+  LlamaConfig plain = c;
+  plain.rope_scaling = RopeScaling::None;
+  plain.rope_freq_factors.clear();
+  const std::vector<float> freqs = plain.rope_inv_freq();
+  // float32 throughout, as the converter's torch arithmetic runs (a Python scalar meets a float32
+  // tensor as a float32); the thresholds are computed in double by Python.
+  const float factor = c.rope_factor, low = c.rope_low_freq_factor, high = c.rope_high_freq_factor;
+  const double old_len = static_cast<double>(c.rope_original_max_position);
+  const float low_freq_wavelen = static_cast<float>(old_len / low);
+  const float high_freq_wavelen = static_cast<float>(old_len / high);
+  const float two_pi = static_cast<float>(2 * std::numbers::pi);
+  std::vector<float> out;
+  out.reserve(freqs.size());
+  for (float f : freqs) {
+    const float wavelen = two_pi / f;
+    if (wavelen < high_freq_wavelen) {
+      out.push_back(1.0f);
+    } else if (wavelen > low_freq_wavelen) {
+      out.push_back(factor);
+    } else {
+      const float smooth = (static_cast<float>(old_len) / wavelen - low) / (high - low);
+      out.push_back(1.0f / ((1.0f - smooth) / factor + smooth));
+    }
+  }
+  return out;
 }
 
 SpmVocabSpec fit_vocab(SpmVocabSpec spec, int64_t vocab_size, const std::string& where) {

@@ -1,6 +1,7 @@
 #include "quantize/quantize_model.h"
 
 #include <filesystem>
+#include <iterator>
 #include <set>
 
 #include "core/error.h"
@@ -9,6 +10,7 @@
 #include "model/checkpoint_checks.h"
 #include "model/llama_config.h"
 #include "model/random_model.h"
+#include "quantize/bpe_gguf_vocab.h"
 #include "quantize/hf_to_gguf.h"
 #include "quantize/llama_gguf_metadata.h"
 #include "tokenizer/sentencepiece_tokenizer.h"
@@ -20,28 +22,29 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The folder's SentencePiece vocabulary, cut or padded to the config's vocab_size. A folder's
-// tokenizer.json wins over its tokenizer.model (as in Hugging Face) unless it is a conversion of
-// that same SentencePiece model.
-SpmVocabSpec folder_vocab(const std::string& dir, const LlamaConfig& cfg) {
+// tokenizer.ggml.* of the folder's vocabulary, sized to the config's vocab_size: a byte-level BPE
+// tokenizer.json (LLaMA-3, Qwen), else the SentencePiece tokenizer.model. A tokenizer.json wins
+// over a tokenizer.model (as in Hugging Face) unless it is a conversion of that same SentencePiece
+// model.
+void add_folder_vocab(GgufWriter& w, const std::string& dir, const LlamaConfig& cfg) {
   const std::string json = (fs::path(dir) / "tokenizer.json").string();
   const std::string model = (fs::path(dir) / "tokenizer.model").string();
   std::error_code ec;
   const bool has_model = fs::exists(model, ec);
   if (fs::exists(json, ec)) {
     bool sentencepiece = false;
-    if (!has_model || load_tokenizer_json(json, &sentencepiece) != nullptr)
-      fail(json,
-           ": only a SentencePiece tokenizer.model is written to GGUF yet (use llama.cpp's "
-           "convert_hf_to_gguf.py for a byte-level BPE tokenizer)");
+    if (load_tokenizer_json(json, has_model ? &sentencepiece : nullptr) != nullptr) {
+      add_bpe_vocab(w, bpe_gguf_vocab(json, cfg.vocab_size), cfg);
+      return;
+    }
   }
   if (!has_model)
     fail(dir,
-         ": no tokenizer.model: a GGUF file carries the model's vocabulary, and llama.cpp "
-         "cannot load one without it");
+         ": no tokenizer.model or tokenizer.json: a GGUF file carries the model's vocabulary, and "
+         "llama.cpp cannot load one without it");
   SpmVocabSpec spec = SentencePieceTokenizer(model).vocab_spec();
   spec.source = model;
-  return fit_vocab(std::move(spec), cfg.vocab_size, model);
+  add_spm_vocab(w, fit_vocab(std::move(spec), cfg.vocab_size, model), cfg);
 }
 
 QuantizeResult quantize_folder(const std::string& dir, const std::string& out, DType type) {
@@ -50,7 +53,7 @@ QuantizeResult quantize_folder(const std::string& dir, const std::string& out, D
   if (!fs::exists(config_path, ec))
     fail(dir, ": not a model: no config.json (give a Hugging Face model folder or a .gguf file)");
   const LlamaConfig cfg = LlamaConfig::load(config_path);
-  const SpmVocabSpec vocab = folder_vocab(dir, cfg);
+  const std::string arch = gguf_architecture(cfg, config_path);
   const TensorStore store = TensorStore::open_dir(dir);
 
   // The tensors the model loader binds, with the shapes it checks; a tied lm_head that is stored
@@ -81,9 +84,13 @@ QuantizeResult quantize_folder(const std::string& dir, const std::string& out, D
   if (name.filename().empty()) name = name.parent_path();
   GgufWriter w;
   add_llama_metadata(w, cfg, name.filename().string(), type, config_path);
-  add_spm_vocab(w, vocab, cfg);
+  add_folder_vocab(w, dir, cfg);
+  std::vector<HfTensor> extra = llama_cpp_extra_tensors(cfg);
+  tensors.insert(tensors.begin(), std::make_move_iterator(extra.begin()),
+                 std::make_move_iterator(extra.end()));
   HfTensorCounts counts;
-  const GgufWriter::Fill fill = add_hf_tensors(w, std::move(tensors), cfg.head_dim, type, &counts);
+  const GgufWriter::Fill fill = add_hf_tensors(w, std::move(tensors), cfg.head_dim,
+                                               gguf_interleaves_qk(arch), type, &counts);
   w.write(out, fill);
   QuantizeResult r;
   r.tensors = counts.quantized + counts.f32;

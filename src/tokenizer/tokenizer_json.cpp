@@ -14,6 +14,12 @@ namespace eagle2 {
 
 const char* const kGpt2SplitRegex =
     "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)";
+const char* const kLlama3SplitRegex =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
+    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const char* const kQwen2SplitRegex =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
+    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 
 namespace {
 
@@ -211,7 +217,9 @@ int32_t token_id(const BpeSpec& spec, const std::string& content) {
 
 namespace {
 
-std::unique_ptr<Tokenizer> load(const std::string& path, bool* sentencepiece) {
+// The spec of `path`; nullopt with *sentencepiece set for a SentencePiece-style file when the
+// caller can fall back to its tokenizer.model.
+std::optional<BpeSpec> read_spec(const std::string& path, bool* sentencepiece) {
   const json j = parse_file(path, read_limit::kTokenizerJson, "a tokenizer.json");
   const Fields f{path};
   BpeSpec spec;
@@ -226,7 +234,7 @@ std::unique_ptr<Tokenizer> load(const std::string& path, bool* sentencepiece) {
   if (!byte_level || f.boolean_or(model, "byte_fallback", "model.byte_fallback", false)) {
     if (sentencepiece != nullptr) {
       *sentencepiece = true;
-      return nullptr;
+      return std::nullopt;
     }
     fail(path,
          ": a SentencePiece-style BPE (no ByteLevel pre-tokenizer, or byte_fallback); only "
@@ -336,18 +344,49 @@ std::unique_ptr<Tokenizer> load(const std::string& path, bool* sentencepiece) {
   if (spec.add_bos && spec.bos_id < 0 && !prefix.empty()) spec.bos_id = token_id(spec, prefix);
   if (spec.add_bos && spec.bos_id < 0)
     fail(path, ": the model asks for a BOS token but names none");
-  return std::make_unique<BpeTokenizer>(std::move(spec));
+  return spec;
+}
+
+std::optional<BpeSpec> read_spec_checked(const std::string& path, bool* sentencepiece) {
+  try {
+    return read_spec(path, sentencepiece);
+  } catch (const json::exception& e) {
+    // The field readers check types before reading; this is the net for a shape they missed.
+    fail(path, ": unexpected JSON content (", e.what(), ")");
+  }
 }
 
 }  // namespace
 
 std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path, bool* sentencepiece) {
-  try {
-    return load(path, sentencepiece);
-  } catch (const json::exception& e) {
-    // The field readers check types before reading; this is the net for a shape they missed.
-    fail(path, ": unexpected JSON content (", e.what(), ")");
+  std::optional<BpeSpec> spec = read_spec_checked(path, sentencepiece);
+  if (!spec) return nullptr;
+  return std::make_unique<BpeTokenizer>(std::move(*spec));
+}
+
+BpeSpec load_bpe_spec(const std::string& path) {
+  BpeSpec spec = *read_spec_checked(path, nullptr);
+  // The same construction checks (merges naming known entries, ids in range, regexes compiling).
+  BpeTokenizer check(spec);
+  return spec;
+}
+
+std::string tokenizer_config_chat_template(const std::string& tokenizer_json) {
+  const std::string config =
+      (std::filesystem::path(tokenizer_json).parent_path() / "tokenizer_config.json").string();
+  if (!std::filesystem::exists(config)) return "";
+  const json cfg = parse_file(config, read_limit::kJson, "a JSON config");
+  const Fields c{config};
+  const json* t = c.find(cfg, "chat_template");
+  if (t == nullptr) return "";
+  if (t->is_string()) return t->get<std::string>();
+  if (t->is_array()) {
+    for (const json& named : *t)
+      if (named.is_object() && named.value("name", json()) == "default")
+        return c.string(named.value("template", json()), "chat_template[default].template");
+    fail(config, ": \"chat_template\" lists no template named \"default\"");
   }
+  c.wrong("chat_template", *t, "a string or a list of {\"name\", \"template\"}");
 }
 
 }  // namespace eagle2

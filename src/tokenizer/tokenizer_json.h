@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/tokenizer.h"
 
 namespace eagle2 {
@@ -18,7 +19,20 @@ namespace eagle2 {
 std::unique_ptr<Tokenizer> load_tokenizer_json(const std::string& path,
                                                bool* sentencepiece = nullptr);
 
-// The GPT-2 pre-tokenizer regex (ByteLevel's use_regex, GGUF "gpt-2").
+// The data of the byte-level BPE tokenizer load_tokenizer_json makes of `path` (the same checks
+// and Errors; a SentencePiece-style tokenizer.json is an Error): what a GGUF writer stores.
+BpeSpec load_bpe_spec(const std::string& path);
+
+// The "chat_template" of the tokenizer_config.json beside `tokenizer_json` (a string, or the one
+// named "default" of a list of {"name", "template"}); "" when there is no such file or key.
+std::string tokenizer_config_chat_template(const std::string& tokenizer_json);
+
+// The pre-tokenizer regexes llama.cpp knows by a GGUF tokenizer.ggml.pre name: GPT-2's
+// (ByteLevel's use_regex, "gpt-2"), LLaMA-3's ("llama-bpe": digits in groups of up to three) and
+// Qwen2's ("qwen2": one digit at a time). LLaMA-3 and Qwen2 keep their tokenizer.json's
+// case-insensitive group, which PCRE2 runs as written.
 extern const char* const kGpt2SplitRegex;
+extern const char* const kLlama3SplitRegex;
+extern const char* const kQwen2SplitRegex;
 
 }  // namespace eagle2

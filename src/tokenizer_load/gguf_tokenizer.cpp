@@ -14,28 +14,19 @@ namespace eagle2 {
 namespace {
 
 // The pre-tokenizer regexes of tokenizer.ggml.pre, as llama.cpp maps the name, each applied in
-// turn ("Isolated" splits). LLaMA-3 and Qwen2 keep the case-insensitive group of their
-// tokenizer.json, which PCRE2 runs as written.
+// turn ("Isolated" splits).
 bool split_patterns(std::string_view pre, std::vector<std::string>* out, bool* ignore_merges,
                     bool* add_bos) {
-  static const char* const kLlama3 =
-      "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
-      "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
-      "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
-  static const char* const kQwen2 =
-      "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
-      "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|"
-      "\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
   if (pre == "default") {
     *out = {"[\\p{P}\\$\\+<=>\\^~\\|]+", kGpt2SplitRegex, "\\p{N}+", "[0-9][0-9][0-9]"};
   } else if (pre == "gpt-2") {
     *out = {kGpt2SplitRegex};
   } else if (pre == "llama-bpe" || pre == "llama3" || pre == "llama-v3") {
-    *out = {kLlama3};
+    *out = {kLlama3SplitRegex};
     *ignore_merges = true;
     *add_bos = true;
   } else if (pre == "qwen2") {
-    *out = {kQwen2};
+    *out = {kQwen2SplitRegex};
   } else if (pre == "deepseek-coder") {
     *out = {"[\\r\\n]", "\\s?\\p{L}+", "\\s?\\p{P}+",
             "[\\x{4E00}-\\x{9FA5}\\x{0800}-\\x{4E00}\\x{AC00}-\\x{D7FF}]+", "\\p{N}"};

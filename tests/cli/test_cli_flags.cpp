@@ -57,7 +57,8 @@ TEST(CliFlags, ThreadsBeyondTheAvailableCpusAreRefusedByEveryCommand) {
            "generate -m " + kModel + " -p hi -n 2", "info -m " + kModel, "demo -n 2",
            "bench -m " + kModel + " --prompts x", "cost-curve -m " + kModel,
            "train-head -m " + kModel + " -o /tmp/none",
-           "train-lm --corpus . --config " + kModel + "/config.json -o x"}) {
+           "train-lm --corpus . --config " + kModel + "/config.json -o x",
+           "logprobs -m " + kModel + " --tokens 1,2"}) {
     const CliRun r = run_cli_split(cmd + " -t " + too_many);
     EXPECT_EQ(r.code, 2) << cmd;
     EXPECT_EQ(r.err, expected) << cmd;
@@ -310,7 +311,7 @@ TEST(CliFlags, SemanticValueErrorsAreOneLineAndExitOne) {
 TEST(CliFlags, FlagSyntaxErrorsNameTheFlagAndExitTwo) {
   const std::string commands =
       "demo, generate, info, make-random, quantize, cost-curve, bench, train-lm, train-head, "
-      "draft-vocab, chat-template, tokenize, serve, bench-serve, perplexity";
+      "draft-vocab, chat-template, tokenize, serve, bench-serve, perplexity, logprobs";
   for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
            {"generate -m x --no-such-flag",
             "--no-such-flag: unknown flag (eagle2 generate --help lists them)"},

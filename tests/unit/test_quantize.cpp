@@ -249,23 +249,24 @@ TEST(Quantize, BadInputIsOneError) {
             dir + ": the output is a GGUF file: give a name ending in .gguf");
   EXPECT_EQ(test::error_of([&] { quantize_model(kFolder, out, DType::BF16); }),
             "quantize: BF16 is not a quantization type (Q8_0, Q4_0 are)");
-  // A folder without a tokenizer.model: the file could not be loaded by llama.cpp.
+  // A folder without a tokenizer: the file could not be loaded by llama.cpp.
   const LlamaConfig cfg = random_config(512);
   write_random_model(dir + "/no-tokenizer", cfg, DType::F32, 1);
   EXPECT_EQ(test::error_of([&] { quantize_model(dir + "/no-tokenizer", out, DType::Q8_0); }),
             dir +
-                "/no-tokenizer: no tokenizer.model: a GGUF file carries the model's vocabulary, "
-                "and llama.cpp cannot load one without it");
-  // What llama.cpp's llama architecture cannot say.
+                "/no-tokenizer: no tokenizer.model or tokenizer.json: a GGUF file carries the "
+                "model's vocabulary, and llama.cpp cannot load one without it");
+  // What llama.cpp cannot say: LLaMA-3.1 rope scaling outside its llama architecture.
   LlamaConfig scaled = cfg;
-  scaled.rope_scaling = RopeScaling::Linear;
-  scaled.rope_factor = 2.0f;
+  scaled.architecture = "Qwen2ForCausalLM";
+  scaled.rope_scaling = RopeScaling::Llama3;
+  scaled.rope_factor = 8.0f;
   write_random_model(dir + "/scaled", scaled, DType::F32, 1);
   fs::copy_file(kFolder + "/tokenizer.model", dir + "/scaled/tokenizer.model");
   EXPECT_EQ(test::error_of([&] { quantize_model(dir + "/scaled", out, DType::Q8_0); }),
             dir +
-                "/scaled/config.json: rope_scaling is not written to GGUF yet (only models "
-                "without it are)");
+                "/scaled/config.json: rope_scaling llama3 is written to GGUF for LLaMA models "
+                "only (llama.cpp's qwen2 reads no rope_freqs)");
   // A vocabulary that cannot be cut to the config's size without losing byte pieces.
   EXPECT_EQ(test::error_of([&] {
               write_random_gguf(out, random_config(100), DType::Q8_0, 1,
@@ -298,7 +299,7 @@ TEST(Quantize, NonFiniteWeightsAreRefused) {
            out[i] = first + i / 32 == 2 && i % 32 == 5 ? NAN : 0.5f;
        }}};
   HfTensorCounts counts;
-  const GgufWriter::Fill fill = add_hf_tensors(w, tensors, 4, DType::Q8_0, &counts);
+  const GgufWriter::Fill fill = add_hf_tensors(w, tensors, 4, true, DType::Q8_0, &counts);
   EXPECT_EQ(counts.quantized, 1);
   const std::string path = test::temp_dir("quantize-nan") + "/m.gguf";
   EXPECT_EQ(test::error_of([&] { w.write(path, fill); }),

@@ -1,6 +1,8 @@
 // eagle2 make-random: a random-weight model of any LLaMA shape, for tests and benchmarks (no model
 // can be downloaded here): a Hugging Face folder (f32, f16, bf16), or one quantized GGUF file
 // (q8_0, q4_0) carrying a real SentencePiece vocabulary, so that generate and llama.cpp run it.
+// --arch llama3|qwen2|qwen3: a small LLaMA-3.2 / Qwen2.5 / Qwen3-style model with the real
+// tokenizer's vocabulary, as one GGUF file of any dtype (docs/ARCHITECTURES.md).
 #include <cstdio>
 #include <map>
 #include <string>
@@ -20,9 +22,11 @@ namespace {
 
 struct MakeRandomFlags {
   std::string out;
-  std::string preset = "tiny";
+  std::string preset;  // default "tiny"
+  std::string arch;    // llama3, qwen2, qwen3: GGUF output with a tokenizer.json's vocabulary
   std::string dtype = "f32";
-  std::string tokenizer;  // GGUF output: a tokenizer.model (default: the bundled model's)
+  std::string tokenizer;  // GGUF output: a tokenizer.model (default: the bundled model's), or
+                          // with --arch the model's tokenizer.json
   uint64_t seed = 1;
   int64_t hidden = 0, intermediate = 0, layers = 0, heads = 0, kv_heads = 0, vocab = 0;
   int64_t max_positions = 0;
@@ -57,8 +61,73 @@ ModelConfig preset_config(const std::string& name) {
   return c;
 }
 
+// Small models of the real architectures (each a real model's kind, at the hidden size of `tiny`),
+// with the real tokenizer's vocabulary and the real models' rope, norm and tying settings.
+ModelConfig arch_config(const std::string& name) {
+  ModelConfig c;
+  c.hidden_size = 64;
+  c.intermediate_size = 192;
+  c.num_layers = 2;
+  c.num_heads = 4;
+  c.num_kv_heads = 2;
+  c.head_dim = 16;
+  c.tie_word_embeddings = true;  // as LLaMA-3.2 1B/3B, Qwen2.5 0.5B-3B and Qwen3 0.6B-4B
+  if (name == "llama3") {  // LLaMA-3.2
+    c.architecture = "LlamaForCausalLM";
+    c.vocab_size = 128256;
+    c.max_position_embeddings = 131072;
+    c.rms_norm_eps = 1e-5f;
+    c.rope_theta = 500000.0f;
+    c.rope_scaling = RopeScaling::Llama3;
+    c.rope_factor = 32.0f;
+    c.rope_low_freq_factor = 1.0f;
+    c.rope_high_freq_factor = 4.0f;
+    c.rope_original_max_position = 8192;
+    c.bos_token_id = 128000;
+    c.eos_token_ids = {128001};
+  } else if (name == "qwen2" || name == "qwen3") {  // Qwen2.5, Qwen3
+    c.architecture = name == "qwen2" ? "Qwen2ForCausalLM" : "Qwen3ForCausalLM";
+    c.vocab_size = 151936;
+    c.max_position_embeddings = name == "qwen2" ? 32768 : 40960;
+    c.rms_norm_eps = 1e-6f;
+    c.rope_theta = 1000000.0f;
+    if (name == "qwen3") c.head_dim = 32;  // Qwen3's head_dim is not hidden / heads
+    c.bos_token_id = 151643;
+    c.eos_token_ids = {151645};
+  } else {
+    fail("--arch: '", name, "' is not one of llama3, qwen2, qwen3");
+  }
+  return c;
+}
+
+// --arch models: layers large enough to matter, and a final norm that sharpens the logits so
+// that the top tokens stand apart (random weights otherwise give a flat distribution over 150k
+// tokens, whose top entries differ by less than rounding).
+constexpr RandomWeights kArchWeights{1, 0.1f, 8.0f};
+
+int run_make_random_arch(const MakeRandomFlags& f, ModelConfig c) {
+  if (!f.preset.empty()) fail("--preset: cannot be combined with --arch (--arch sets the shape)");
+  if (f.tie) fail("--tie: --arch models are tied already");
+  if (f.tokenizer.empty())
+    fail("--arch ", f.arch,
+         ": give --tokenizer, the tokenizer.json of the model family (LLaMA-3's for llama3, "
+         "Qwen's for qwen2 and qwen3)");
+  GgufDType dt;
+  if (!parse_gguf_dtype(f.dtype, &dt))
+    fail("--dtype: '", f.dtype, "' is not one of f32, f16, bf16, q8_0, q4_0");
+  RandomWeights weights = kArchWeights;
+  weights.seed = f.seed;
+  write_random_gguf(f.out, c, dt, f.tokenizer, weights);
+  std::printf("wrote %s: %s, %lld layers, hidden %lld, vocab %lld, %s\n", f.out.c_str(),
+              f.arch.c_str(), static_cast<long long>(c.num_layers),
+              static_cast<long long>(c.hidden_size), static_cast<long long>(c.vocab_size),
+              gguf_dtype_name(dt));
+  return 0;
+}
+
 int run_make_random(const MakeRandomFlags& f) {
-  ModelConfig c = preset_config(f.preset);
+  const bool arch = !f.arch.empty();
+  ModelConfig c = arch ? arch_config(f.arch) : preset_config(f.preset.empty() ? "tiny" : f.preset);
   if (f.hidden) c.hidden_size = f.hidden;
   if (f.intermediate) c.intermediate_size = f.intermediate;
   if (f.layers) c.num_layers = f.layers;
@@ -66,11 +135,15 @@ int run_make_random(const MakeRandomFlags& f) {
   if (f.kv_heads) c.num_kv_heads = f.kv_heads;
   if (f.vocab) c.vocab_size = f.vocab;
   if (f.max_positions) c.max_position_embeddings = f.max_positions;
-  c.tie_word_embeddings = f.tie;
-  if (c.hidden_size % c.num_heads != 0) fail("--hidden must be a multiple of --heads");
-  c.head_dim = c.hidden_size / c.num_heads;
+  if (!arch) c.tie_word_embeddings = f.tie;
+  // An --arch shape keeps its own head_dim unless the widths are overridden.
+  if (!arch || f.hidden || f.heads) {
+    if (c.hidden_size % c.num_heads != 0) fail("--hidden must be a multiple of --heads");
+    c.head_dim = c.hidden_size / c.num_heads;
+  }
   // Round-trip through the parser so that every check a loaded config gets applies here too.
-  c = parse_model_config(model_config_json(c), "--preset/--hidden/...");
+  c = parse_model_config(model_config_json(c), arch ? "--arch/--hidden/..." : "--preset/--hidden/...");
+  if (arch) return run_make_random_arch(f, c);
   const auto report = [&](const char* type) {
     std::printf("wrote %s: %lld layers, hidden %lld, vocab %lld, %s\n", f.out.c_str(),
                 static_cast<long long>(c.num_layers), static_cast<long long>(c.hidden_size),
@@ -105,12 +178,17 @@ Command add_make_random(CLI::App& app) {
   cmd->add_option("-o,--out", f->out,
                   "Output folder (f32, f16, bf16), or the .gguf file to write (q8_0, q4_0)")
       ->required();
-  cmd->add_option("--preset", f->preset, "tiny, small, llama-1b or llama-7b");
+  cmd->add_option("--preset", f->preset, "tiny, small, llama-1b or llama-7b (default: tiny)");
+  cmd->add_option("--arch", f->arch,
+                  "llama3, qwen2 or qwen3: a small model of that architecture with the vocabulary "
+                  "of --tokenizer (a tokenizer.json), as one GGUF file -o NAME.gguf of any --dtype");
   cmd->add_option("--dtype", f->dtype,
-                  "f32, f16 or bf16 (a Hugging Face folder); q8_0 or q4_0 (one GGUF file)");
+                  "f32, f16 or bf16 (a Hugging Face folder); q8_0 or q4_0 (one GGUF file); with "
+                  "--arch any of them (one GGUF file)");
   cmd->add_option("--tokenizer", f->tokenizer,
                   "q8_0/q4_0: the SentencePiece tokenizer.model whose vocabulary the GGUF file "
-                  "carries, cut or padded to the vocab size (default: the bundled model's)");
+                  "carries, cut or padded to the vocab size (default: the bundled model's); "
+                  "--arch: the model family's tokenizer.json (required)");
   cmd->add_option("--seed", f->seed, "Random seed")->check(seed_value());
   cmd->add_option("--hidden", f->hidden, "Override hidden_size")
       ->check(integer_in(1, 1 << 16));
