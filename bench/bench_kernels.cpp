@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -49,15 +50,20 @@ struct Weights {
   std::vector<Matrix> copies;
 };
 
-// Weights live for the whole run (generating a 4096x11008 matrix takes a while).
+// Weights live for the whole run (generating a 4096x11008 matrix takes a while): one entry per
+// (dtype, N, K, grouped), made on first use.
+Weights& cache_entry(DType dt, int64_t N, int64_t K, bool grouped, bool* fresh) {
+  static std::map<std::tuple<int, int64_t, int64_t, bool>, std::unique_ptr<Weights>> cache;
+  std::unique_ptr<Weights>& slot = cache[std::make_tuple(static_cast<int>(dt), N, K, grouped)];
+  *fresh = slot == nullptr;
+  if (*fresh) slot = std::make_unique<Weights>();
+  return *slot;
+}
+
 const Weights& weights(DType dt, int64_t N, int64_t K) {
-  static std::vector<std::unique_ptr<std::pair<std::tuple<int, int64_t, int64_t>, Weights>>> cache;
-  const auto key = std::make_tuple(static_cast<int>(dt), N, K);
-  for (auto& e : cache)
-    if (e->first == key) return e->second;
-  auto entry = std::make_unique<std::pair<std::tuple<int, int64_t, int64_t>, Weights>>();
-  entry->first = key;
-  Weights& w = entry->second;
+  bool fresh;
+  Weights& w = cache_entry(dt, N, K, false, &fresh);
+  if (!fresh) return w;
   std::mt19937 rng(42);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   const size_t n = static_cast<size_t>(N * K);
@@ -101,20 +107,15 @@ const Weights& weights(DType dt, int64_t N, int64_t K) {
                                 : w.half.data() + c * n;
     w.copies.push_back(m);
   }
-  cache.push_back(std::move(entry));
-  return cache.back()->second;
+  return w;
 }
 
 // The same weights with every copy in MatrixLayout::kRowGroups16 (a copy of its own: the
 // row-layout copies stay for the other benchmarks).
 const Weights& grouped_weights(DType dt, int64_t N, int64_t K) {
-  static std::vector<std::unique_ptr<std::pair<std::tuple<int, int64_t, int64_t>, Weights>>> cache;
-  const auto key = std::make_tuple(static_cast<int>(dt), N, K);
-  for (auto& e : cache)
-    if (e->first == key) return e->second;
-  auto entry = std::make_unique<std::pair<std::tuple<int, int64_t, int64_t>, Weights>>();
-  entry->first = key;
-  Weights& w = entry->second;
+  bool fresh;
+  Weights& w = cache_entry(dt, N, K, true, &fresh);
+  if (!fresh) return w;
   const Weights& rows = weights(dt, N, K);
   w.blocks = rows.blocks;
   const size_t bytes = dtype_bytes(dt, N * K);
@@ -124,8 +125,7 @@ const Weights& grouped_weights(DType dt, int64_t N, int64_t K) {
     group_rows16(m, w.blocks.data() + c * bytes);
     w.copies.push_back(m);
   }
-  cache.push_back(std::move(entry));
-  return cache.back()->second;
+  return w;
 }
 
 // args: M, N, K, dtype (0 f32, 1 f16, 2 bf16, 3 q8_0, 4 q4_0, 5 q4_k, 6 q6_k; 7 q8_0 and 8 q4_0 in

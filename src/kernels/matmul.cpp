@@ -56,11 +56,11 @@ void matmul_range_scalar(const float* x, int64_t M_begin, int64_t M_end, const M
 // once per W block) while leaving whole decode/verify batches in one task.
 constexpr int64_t kRowBlock = 64;
 
-// The quantized-weight kernel of `path` for `dt` (all give the same bits; quant_matmul.h).
+// The quantized-weight kernel of `path` (each takes every block type; all give the same bits,
+// quant_matmul.h).
 using QuantRange = void (*)(DType, const detail::QuantRowsView&, const void*, float*, int64_t,
                             int64_t, int64_t, int64_t, int64_t);
-QuantRange quant_kernel(KernelPath path, DType dt) {
-  (void)dt;
+QuantRange quant_kernel(KernelPath path) {
   switch (path) {
     case KernelPath::Scalar: return detail::quant_matmul_range_scalar;
     case KernelPath::Avx2: return detail::quant_matmul_range_avx2;
@@ -70,8 +70,9 @@ QuantRange quant_kernel(KernelPath path, DType dt) {
   return detail::quant_matmul_range_scalar;
 }
 
-// Output columns per task: a multiple of granule (whole tiles: 8, or 16 for grouped rows), small enough that the block of W rows
-// fits comfortably in L2 next to the x rows, and small enough to give every thread several tasks.
+// Output columns per task: a multiple of granule (whole tiles: 8, or 16 for grouped rows), small
+// enough that the block of W rows fits comfortably in L2 next to the x rows, and small enough to
+// give every thread several tasks.
 int64_t column_block(int64_t N, int64_t K, DType dt, int n_threads, int64_t granule) {
   const int64_t row_bytes = std::max<int64_t>(1, static_cast<int64_t>(dtype_bytes(dt, K)));
   const int64_t by_cache = std::max<int64_t>(granule, (256 * 1024 / row_bytes) / granule * granule);
@@ -162,7 +163,7 @@ void run_group(KernelPath path, const float* x, int64_t M, int64_t K, const Matm
     const int64_t nb = column_block(N, K, o.W->dtype, pool.size(), granule);
     const int64_t n_col_blocks = (N + nb - 1) / nb;
     plans[n_plans++] = Plan{o.W, o.y, nb, n_col_blocks, n_tasks,
-                            quantized ? quant_kernel(path, o.W->dtype) : nullptr};
+                            quantized ? quant_kernel(path) : nullptr};
     n_tasks += n_row_blocks * n_col_blocks;
   }
   const uint16_t* xbp = xb.data();

@@ -42,9 +42,8 @@ LlamaConfig LlamaConfig::from_gguf(const GgufFile& g) {
     j["rms_norm_eps"] = eps->as_float(key("attention.layer_norm_rms_epsilon"));
   if (const GgufValue* theta = g.find(key("rope.freq_base")))
     j["rope_theta"] = theta->as_float(key("rope.freq_base"));
-  if (const GgufValue* type = g.find(key("rope.scaling.type"))) {
+  if (g.find(key("rope.scaling.type")) != nullptr) {
     const std::string t(g.string(key("rope.scaling.type")));
-    (void)type;
     if (t == "linear") {
       const GgufValue* factor = g.find(key("rope.scaling.factor"));
       if (factor == nullptr) g.fail_at("rope scaling \"linear\" without " + key("rope.scaling.factor"));

@@ -39,13 +39,14 @@ std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& dir) {
   std::unique_ptr<LlamaModel> m(new LlamaModel());
   m->dir_ = dir;
   std::shared_ptr<const GgufFile> gguf;  // a GGUF file's bytes, when the model is one
+  bool qk_rows_copied = false;           // Q/K rows un-interleaved into memory of our own
   if (dir.ends_with(".gguf") && !std::filesystem::is_directory(dir)) {
     // A GGUF file: config from its metadata, tensors under their Hugging Face names and layout.
     auto file = std::make_shared<const GgufFile>(dir, weight_residency());
     gguf = file;
     m->cfg_ = LlamaConfig::from_gguf(*file);
-    const bool interleaved_qk = m->cfg_.architecture == "LlamaForCausalLM";
-    m->store_ = gguf_tensor_store(std::move(file), m->cfg_.head_dim, interleaved_qk);
+    qk_rows_copied = m->cfg_.architecture == "LlamaForCausalLM";  // llama.cpp interleaved them
+    m->store_ = gguf_tensor_store(std::move(file), m->cfg_.head_dim, qk_rows_copied);
   } else {
     if (!std::filesystem::is_directory(dir)) fail(dir, ": model directory not found");
     m->cfg_ = LlamaConfig::load(dir + "/config.json");
@@ -93,7 +94,7 @@ std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& dir) {
   } else {
     m->lm_head_ = as_matrix(take("lm_head.weight", {V, d}));
   }
-  m->group_quantized_rows(gguf.get());
+  m->group_quantized_rows(gguf.get(), qk_rows_copied);
   if (const TensorView* extra = first_unused_tensor(s.tensors(), used)) {
     // A layer past the configured count is the common case (config.json and checkpoint disagree
     // on the depth): say so rather than just "unexpected".
@@ -117,7 +118,7 @@ std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& dir) {
   return m;
 }
 
-void LlamaModel::group_quantized_rows(const GgufFile* gguf) {
+void LlamaModel::group_quantized_rows(const GgufFile* gguf, bool qk_copied) {
   // The AVX-512 VNNI kernels read Q8_0/Q4_0 matrices fastest with sixteen rows interleaved
   // (MatrixLayout::kRowGroups16, core/tensor.h: the same bytes rearranged, so no memory is added).
   // Only where those kernels run, and only in memory the model owns: weights read into its own
@@ -128,7 +129,6 @@ void LlamaModel::group_quantized_rows(const GgufFile* gguf) {
   auto group = [&](Matrix& W, bool owned) {
     if (owned && can_group_rows16(W)) group_rows16(W, const_cast<void*>(W.data));
   };
-  const bool qk_copied = cfg_.architecture == "LlamaForCausalLM";
   if (own_pages) gguf->set_writable(true);
   for (Layer& L : layers_) {
     group(L.wq, own_pages || qk_copied);

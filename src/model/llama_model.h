@@ -74,8 +74,9 @@ class LlamaModel {
   };
   LlamaModel() = default;
   void make_cache_checks(int64_t capacity) const;  // Error for a capacity the model cannot use
-  // Q8_0/Q4_0 matrices of a GGUF model into MatrixLayout::kRowGroups16 where it pays.
-  void group_quantized_rows(const GgufFile* gguf);
+  // Q8_0/Q4_0 matrices of a GGUF model into MatrixLayout::kRowGroups16 where it pays; qk_copied:
+  // the loader un-interleaved Q and K into memory of its own (writable whatever the residency).
+  void group_quantized_rows(const GgufFile* gguf, bool qk_copied);
   LlamaModel(const LlamaModel&) = delete;  // layer_weights_ points into layers_
   LlamaModel& operator=(const LlamaModel&) = delete;
 
