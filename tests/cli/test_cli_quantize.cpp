@@ -110,16 +110,23 @@ TEST(CliQuantize, LlamaCppRunsTheFiles) {
     const CliRun q =
         run_cli_split("quantize " + test::kBundledModel + " " + path + " --type " + type);
     ASSERT_EQ(q.code, 0) << q.err;
-    // Its output goes to a file: through a pipe, llama-completion's logger sometimes loses it.
+    // llama-completion writes its text through a logging thread that now and then exits before
+    // writing the last pieces (docs/PARITY.md): a whole text ends with its closing blank line, so
+    // it is run again (at most 5 times) until one does.
     const std::string text = dir + "/" + type + ".txt";
-    const int status = std::system(("timeout 120 " + bin + " -m " + path + kGenerate +
-                                    " --temp 0 --samplers top_k --top-k 1 -no-cnv > " + text +
-                                    " 2> " + dir + "/" + type + ".log")
-                                       .c_str());
-    ASSERT_TRUE(WIFEXITED(status)) << type;
-    if (WEXITSTATUS(status) == 128 + SIGILL) GTEST_SKIP() << bin << " cannot run on this CPU";
-    ASSERT_EQ(WEXITSTATUS(status), 0) << type << ": " << test::read_file(dir + "/" + type + ".log");
-    const std::string got = test::read_file(text);
+    std::string got;
+    for (int attempt = 0; attempt < 5 && !got.ends_with("\n\n"); ++attempt) {
+      const int status = std::system(("timeout 120 " + bin + " -m " + path + kGenerate +
+                                      " --temp 0 --samplers top_k --top-k 1 -no-cnv > " + text +
+                                      " 2> " + dir + "/" + type + ".log")
+                                         .c_str());
+      ASSERT_TRUE(WIFEXITED(status)) << type;
+      if (WEXITSTATUS(status) == 128 + SIGILL) GTEST_SKIP() << bin << " cannot run on this CPU";
+      ASSERT_EQ(WEXITSTATUS(status), 0)
+          << type << ": " << test::read_file(dir + "/" + type + ".log");
+      got = test::read_file(text);
+    }
+    ASSERT_TRUE(got.ends_with("\n\n")) << type << ": five runs lost their ends: " << got;
     EXPECT_TRUE(got.starts_with(" def fibonacci(n):\n")) << type << ": " << got;
     EXPECT_GT(got.size(), std::string(" def fibonacci(n):\n").size() + 8) << type << ": " << got;
     if (type == "q8_0") {
