@@ -124,7 +124,7 @@ void run_group(KernelPath path, const float* x, int64_t M, int64_t K, const Matm
   // Quantized weights: quantize the activations per block once per call (quant_matmul.h).
   thread_local QuantizedRows xq;
   const bool quantized = is_block_dtype(dt0);
-  if (quantized) quantize_rows(dt0, x, M, K, &xq);
+  if (quantized) quantize_rows(dt0, x, M, K, &xq, path);
   const detail::QuantRowsView xqv{xq.qs.data(), xq.scale.data(), xq.sums.data(), K, xq.block, xq.sum_group};
 
   // bf16 weights: round the activations to bf16 once per call (see matmul.h).

@@ -18,6 +18,11 @@ struct QuantRowsView {
   int64_t sum_group;     // 32 (Q8_0) or 16 (Q8_K)
 };
 
+// One row of activations quantized as quantize_rows (quant_matmul.h) does, in AVX-512
+// (quant_rows_avx512.cpp): codes q[K], scales per 32 (Q8_0) or 256 (Q8_K), sums per 32 / 16.
+void quantize_row_q8_0_avx512(const float* x, int64_t K, int8_t* q, float* scale, int32_t* sums);
+void quantize_row_q8_k_avx512(const float* x, int64_t K, int8_t* q, float* scale, int32_t* sums);
+
 // y[m * ldy + n] for m in [m0, m1), n in [n0, n1): weight rows of `dt` blocks (row n at
 // w + n * row_bytes), K = x.cols.
 void quant_matmul_range_scalar(DType dt, const QuantRowsView& x, const void* w, float* y,

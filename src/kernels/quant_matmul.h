@@ -16,14 +16,16 @@
 //      with dw, dmin the block's f16 scales widened and dx the activation block's scale.
 //   3. Eight partial sums: acc[i % 8] += term_i in block order, all starting at +0.0f; then
 //      y = ((acc0 + acc1) + (acc2 + acc3)) + ((acc4 + acc5) + (acc6 + acc7)).
-// Activation quantization is row-local and done once per call by the same scalar code for every
-// path, so it cannot break the contract either.
+// Activation quantization is row-local and done once per call, by the reference code or by its
+// AVX-512 twin (the same operations per element: the same bytes, tested), so it cannot break the
+// contract either.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "core/dtype.h"
+#include "kernels/cpu.h"
 
 namespace eagle2 {
 
@@ -42,6 +44,8 @@ struct QuantizedRows {
 //   rounded to nearest even);
 //   Q4_K / Q6_K weights: ggml's quantize_row_q8_K (scale = max / -127 with max the element of
 //   largest magnitude, f32, q = min(127, nearest-even(x * -127 / max))).
-void quantize_rows(DType weights, const float* x, int64_t M, int64_t K, QuantizedRows* q);
+// `path` picks the code (AVX-512 on that path, the reference otherwise); the bytes are the same.
+void quantize_rows(DType weights, const float* x, int64_t M, int64_t K, QuantizedRows* q,
+                   KernelPath path = KernelPath::Scalar);
 
 }  // namespace eagle2

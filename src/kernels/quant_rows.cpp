@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "kernels/quant_internal.h"
 #include "kernels/quant_matmul.h"
 
 namespace eagle2 {
@@ -56,7 +57,8 @@ void quantize_row_q8_k(const float* x, int64_t K, int8_t* q, float* scale) {
 
 }  // namespace
 
-void quantize_rows(DType weights, const float* x, int64_t M, int64_t K, QuantizedRows* q) {
+void quantize_rows(DType weights, const float* x, int64_t M, int64_t K, QuantizedRows* q,
+                   KernelPath path) {
   if (!is_block_dtype(weights)) fail("quantize_rows: ", dtype_name(weights), " is not a block type");
   const int64_t wblock = dtype_block_elements(weights);
   if (K % wblock != 0) fail("quantize_rows: K=", K, " is not a whole number of ", dtype_name(weights), " blocks");
@@ -73,6 +75,12 @@ void quantize_rows(DType weights, const float* x, int64_t M, int64_t K, Quantize
   for (int64_t m = 0; m < M; ++m) {
     int8_t* qs = q->qs.data() + m * K;
     float* sc = q->scale.data() + m * (K / q->block);
+    if (path == KernelPath::Avx512) {
+      int32_t* sums = q->sums.data() + m * groups;
+      if (k_quant) detail::quantize_row_q8_k_avx512(x + m * K, K, qs, sc, sums);
+      else detail::quantize_row_q8_0_avx512(x + m * K, K, qs, sc, sums);
+      continue;
+    }
     if (k_quant) quantize_row_q8_k(x + m * K, K, qs, sc);
     else quantize_row_q8_0(x + m * K, K, qs, sc);
     int32_t* sums = q->sums.data() + m * groups;

@@ -173,6 +173,49 @@ TEST(QuantMatmul, ActivationsQuantizeAsGgml) {
   EXPECT_EQ(q.sums[2], 50);  // bsums per 16
 }
 
+// The AVX-512 activation quantizer writes the reference's bytes: random rows at several scales,
+// plus blocks that test each rule (all zero, NaN and infinities, exact ties, +amax after -amax).
+TEST(QuantMatmul, Avx512ActivationsAreTheReferencesBytes) {
+  if (!cpu_supports(KernelPath::Avx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
+  std::mt19937 rng(11);
+  const int64_t M = 6, K = 768;
+  std::vector<float> x(static_cast<size_t>(M * K));
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t k = 0; k < K; ++k) x[static_cast<size_t>(m * K + k)] = normal(rng) * std::ldexp(1.0f, static_cast<int>(m * 4) - 8);
+  float* row = x.data() + 5 * K;
+  std::fill(row, row + 32, 0.0f);               // a zero Q8_0 block
+  std::fill(row + 256, row + 512, 0.0f);        // a zero Q8_K block ...
+  row[300] = std::nanf("");                     // ... but for a NaN, which counts as nothing
+  row[40] = std::nanf("");
+  row[41] = INFINITY;                           // scale inf: every code 0
+  for (int j = 64; j < 96; ++j) row[j] = static_cast<float>(j - 80) + 0.5f;  // ties at scale 1
+  row[64] = 127.0f;
+  for (int j = 512; j < 768; ++j) row[j] = 0.25f;
+  row[600] = -3.0f, row[700] = 3.0f;            // Q8_K keeps the first of +-amax: -3
+  for (DType dt : {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K}) {
+    QuantizedRows ref, fast;
+    quantize_rows(dt, x.data(), M, K, &ref, KernelPath::Scalar);
+    quantize_rows(dt, x.data(), M, K, &fast, KernelPath::Avx512);
+    const size_t n_scales = static_cast<size_t>(M * K / ref.block), n_sums = static_cast<size_t>(M * K / ref.sum_group);
+    EXPECT_EQ(0, std::memcmp(ref.qs.data(), fast.qs.data(), static_cast<size_t>(M * K))) << dtype_name(dt);
+    EXPECT_EQ(0, std::memcmp(ref.scale.data(), fast.scale.data(), n_scales * sizeof(float))) << dtype_name(dt);
+    EXPECT_EQ(0, std::memcmp(ref.sums.data(), fast.sums.data(), n_sums * sizeof(int32_t))) << dtype_name(dt);
+  }
+  // The special blocks did what the rules say (so the comparison covered them).
+  QuantizedRows q;
+  quantize_rows(DType::Q8_0, x.data(), M, K, &q, KernelPath::Avx512);
+  EXPECT_EQ(q.scale[5 * K / 32], 0.0f);
+  EXPECT_EQ(q.scale[5 * K / 32 + 2], 1.0f);
+  EXPECT_EQ(q.qs[static_cast<size_t>(5 * K + 65)], -14);  // -14.5 -> -14 (even)
+  EXPECT_EQ(q.qs[static_cast<size_t>(5 * K + 66)], -14);  // -13.5 -> -14
+  quantize_rows(DType::Q6_K, x.data(), M, K, &q, KernelPath::Avx512);
+  EXPECT_EQ(q.scale[5 * K / 256 + 1], 0.0f);
+  EXPECT_EQ(q.scale[5 * K / 256 + 2], 1.0f / (-127.0f / -3.0f));
+  EXPECT_EQ(q.qs[static_cast<size_t>(5 * K + 600)], -127);
+  EXPECT_EQ(q.qs[static_cast<size_t>(5 * K + 700)], 127);
+}
+
 TEST(QuantMatmul, EveryPathGivesTheReferenceBits) {
   std::mt19937 rng(3);
   for (KernelPath path : kAllPaths) {
