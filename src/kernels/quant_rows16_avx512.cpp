@@ -119,9 +119,54 @@ struct GroupedSource {
   }
 };
 
-// Sixteen weight rows (from `src`) x R activation rows m .. m + R - 1.
+inline __m512i broadcast32(const int8_t* p) {
+  int32_t v;
+  std::memcpy(&v, p, 4);
+  return _mm512_set1_epi32(v);
+}
+
+// Block i's term for activation rows m .. m + R - 1, added into acc[r][j] (j = i % 8). Always
+// inlined with a constant j, so that the accumulators stay in registers.
 template <DType DT, int R, class Source>
-void tile16(const QuantRowsView& x, int64_t m, const Source& src, int64_t blocks, float* y, int64_t ldy) {
+__attribute__((always_inline)) inline void block_terms(const QuantRowsView& x, int64_t m,
+                                                       const Source& src, int64_t i, int j,
+                                                       __m512 (&acc)[R][8]) {
+  constexpr int kShift = DT == DType::Q8_0 ? 7 : 3;  // the offset's factor: 128 or 8
+  const int64_t K = x.cols, nscale = K / 32;
+  __m512 dw;
+  __m512i wv[8];
+  src.load(i, &dw, wv);
+  for (int r = 0; r < R; ++r) {
+    const int8_t* xq = x.qs + (m + r) * K + i * 32;
+    __m512i xv[8];
+    for (int t = 0; t < 8; ++t) xv[t] = broadcast32(xq + 4 * t);
+    // Two chains (even and odd dwords) for latency; their int32 sum is exact in any order.
+    __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
+    if constexpr (DT == DType::Q8_0) {
+      for (int t = 0; t < 8; t += 2) {
+        s0 = _mm512_dpbusd_epi32(s0, wv[t], xv[t]);
+        s1 = _mm512_dpbusd_epi32(s1, wv[t + 1], xv[t + 1]);
+      }
+    } else {
+      for (int t = 0; t < 4; ++t) {
+        s0 = _mm512_dpbusd_epi32(s0, wv[t], xv[t]);          // elements 4t..
+        s1 = _mm512_dpbusd_epi32(s1, wv[t + 4], xv[t + 4]);  // 16 + 4t..
+      }
+    }
+    const int32_t offset = x.sums[(m + r) * nscale + i] * (1 << kShift);
+    const __m512i s = _mm512_sub_epi32(_mm512_add_epi32(s0, s1), _mm512_set1_epi32(offset));
+    const __m512 dx = _mm512_set1_ps(x.scale[(m + r) * nscale + i]);
+    const __m512 term = _mm512_mul_ps(_mm512_mul_ps(dw, dx), _mm512_cvtepi32_ps(s));
+    acc[r][j] = _mm512_add_ps(acc[r][j], term);
+  }
+}
+
+// Sixteen weight rows (from `src`) x one activation row m. Kept rolled, with the accumulators in
+// memory and the activation dwords moved across from general registers: with a single row the
+// kernel waits on the weights, and this form measured 15 % faster than tile16's at M = 1.
+template <DType DT, class Source>
+void tile16_one_row(const QuantRowsView& x, int64_t m, const Source& src, int64_t blocks, float* y, int64_t ldy) {
+  constexpr int R = 1;
   constexpr int kShift = DT == DType::Q8_0 ? 7 : 3;  // the offset's factor: 128 or 8
   const int64_t K = x.cols, nscale = K / 32;
   __m512 acc[R][8];
@@ -168,12 +213,36 @@ void tile16(const QuantRowsView& x, int64_t m, const Source& src, int64_t blocks
   }
 }
 
+// Sixteen weight rows (from `src`) x R activation rows m .. m + R - 1, R >= 2: unrolled, so that
+// the accumulators stay in registers (measured 12-15 % faster than the rolled form at M = 8, 16).
+template <DType DT, int R, class Source>
+void tile16(const QuantRowsView& x, int64_t m, const Source& src, int64_t blocks, float* y, int64_t ldy) {
+  __m512 acc[R][8];
+  for (int r = 0; r < R; ++r)
+    for (int j = 0; j < 8; ++j) acc[r][j] = _mm512_setzero_ps();
+  int64_t i0 = 0;
+  for (; i0 + 8 <= blocks; i0 += 8) {
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) block_terms<DT, R>(x, m, src, i0 + j, j, acc);
+  }
+  // The last blocks (fewer than 8) with constant j as well, each behind its own test.
+#pragma GCC unroll 8
+  for (int j = 0; j < 7; ++j)
+    if (i0 + j < blocks) block_terms<DT, R>(x, m, src, i0 + j, j, acc);
+  for (int r = 0; r < R; ++r) {
+    const __m512 total = _mm512_add_ps(
+        _mm512_add_ps(_mm512_add_ps(acc[r][0], acc[r][1]), _mm512_add_ps(acc[r][2], acc[r][3])),
+        _mm512_add_ps(_mm512_add_ps(acc[r][4], acc[r][5]), _mm512_add_ps(acc[r][6], acc[r][7])));
+    _mm512_storeu_ps(y + (m + r) * ldy, total);
+  }
+}
+
 template <DType DT, class Source>
 void rows_of_group(const QuantRowsView& x, const Source& src, int64_t blocks, float* y, int64_t ldy,
                    int64_t m0, int64_t m1) {
   int64_t m = m0;
   for (; m + 2 <= m1; m += 2) tile16<DT, 2>(x, m, src, blocks, y, ldy);
-  if (m < m1) tile16<DT, 1>(x, m, src, blocks, y, ldy);
+  if (m < m1) tile16_one_row<DT>(x, m, src, blocks, y, ldy);
 }
 
 template <DType DT>
