@@ -15,7 +15,15 @@ class Head {
  public:
   // A head folder: config.json plus model.safetensors (preferred) or pytorch_model.bin, checked
   // against the target (hidden size, vocabulary, embedding). The target must outlive the head.
-  static Head load(const std::string& dir, const Model& target);
+  // weights: what the head's matrices become. "auto" (default): quantized like the target (Q8_0
+  // for a Q8_0 model, Q4_0 for a Q4_0 or Q4_K_M one, as stored for a float one): drafting is a
+  // chain of one-row head forwards, each reading every head weight, so a bf16 head on a 4-bit
+  // target costs as much per step as the target. "as-is", "q8_0", "q4_0": what it says. Drafts
+  // change a little with the head's quantization, the output never (the target decides).
+  static Head load(const std::string& dir, const Model& target,
+                   const std::string& weights = "auto");
+  // The head matrices' type after loading: "BF16", "Q8_0", ...
+  std::string weights_dtype() const;
   ~Head();
   Head(Head&&) noexcept;
   Head& operator=(Head&&) noexcept;

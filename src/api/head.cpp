@@ -2,15 +2,25 @@
 #include "eagle2/head.h"
 
 #include "api/handles.h"
+#include "core/error.h"
 #include "draft/draft_vocab.h"
 
 namespace eagle2::api {
 
-Head Head::load(const std::string& dir, const Model& target) {
+Head Head::load(const std::string& dir, const Model& target, const std::string& weights) {
+  std::optional<eagle2::DType> type;
+  if (weights == "auto") type = EagleHead::weights_type_for(*target.impl().model);
+  else if (weights == "q8_0") type = eagle2::DType::Q8_0;
+  else if (weights == "q4_0") type = eagle2::DType::Q4_0;
+  else if (weights != "as-is")
+    fail("draft head weights: '", weights, "' is not one of auto, as-is, q8_0, q4_0");
   auto impl = std::make_unique<Impl>();
   impl->head = EagleHead::load(dir, *target.impl().model);
+  if (type) impl->head->quantize_weights(*type);
   return Head(std::move(impl));
 }
+
+std::string Head::weights_dtype() const { return impl_->head->weights_dtype(); }
 
 Head::Head(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Head::~Head() = default;

@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/regular_file.h"
+#include "kernels/cpu.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
 #include "model/checkpoint_checks.h"
@@ -205,6 +206,35 @@ void EagleHead::forward_causal(const float* features, std::span<const int32_t> t
   Rows rows{features, tokens, positions, slots, visible, begin};
   forward(rows, kv, out, pool);
   kv.keep_all();
+}
+
+std::optional<DType> EagleHead::weights_type_for(const LlamaModel& target) {
+  const std::vector<std::string> types = target.weight_dtypes();
+  auto has = [&](const char* t) { return std::find(types.begin(), types.end(), t) != types.end(); };
+  if (has("Q4_0") || has("Q4_K")) return DType::Q4_0;
+  if (has("Q8_0")) return DType::Q8_0;
+  return std::nullopt;
+}
+
+void EagleHead::quantize_weights(DType type) {
+  if (type != DType::Q8_0 && type != DType::Q4_0)
+    fail("draft head: cannot quantize to ", dtype_name(type), " (Q8_0 or Q4_0)");
+  const bool grouped = active_kernel_path() == KernelPath::Avx512 && cpu_has_avx512_vnni();
+  std::vector<float> row;
+  for (Matrix* W : {&fc_, &proj_.wq, &proj_.wk, &proj_.wv, &proj_.wo, &proj_.w_gate, &proj_.w_up,
+                    &proj_.w_down}) {
+    if (is_block_dtype(W->dtype) || W->cols % dtype_block_elements(type) != 0) continue;
+    const size_t row_bytes = dtype_bytes(type, W->cols);
+    std::vector<unsigned char>& blocks = quantized_.emplace_back(static_cast<size_t>(W->rows) * row_bytes);
+    row.resize(static_cast<size_t>(W->cols));
+    for (int64_t r = 0; r < W->rows; ++r) {
+      convert_to_f32(W->dtype, W->row(r), row.data(), row.size());
+      quantize_blocks(type, row.data(), &blocks[static_cast<size_t>(r) * row_bytes], W->cols);
+    }
+    *W = Matrix{type, W->rows, W->cols, blocks.data()};
+    // The layout the AVX-512 VNNI kernels read fastest (core/tensor.h), as the target's loader does.
+    if (grouped && can_group_rows16(*W)) group_rows16(*W, blocks.data());
+  }
 }
 
 void EagleHead::restrict_vocab(std::vector<int32_t> ids) {

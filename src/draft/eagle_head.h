@@ -65,6 +65,21 @@ class EagleHead {
   void forward_causal(const float* features, std::span<const int32_t> tokens, KvCache& kv,
                       float* out, ThreadPool& pool);
 
+  // Quantizes the head's own matrices (fc and the decoder layer's seven projections) to `type`
+  // (Q8_0 or Q4_0, ggml's reference rounding), in memory the head owns; the draft lm_head is the
+  // target's and keeps its type. Why: drafting is a chain of one-row head forwards, each reading
+  // every head weight, so on a quantized target a bf16 head costs as much per step as the target
+  // itself. Drafts change a little; what is accepted is still the target's choice (lossless).
+  // Matrices whose rows are not whole blocks stay as they are.
+  void quantize_weights(DType type);
+  // What a head on this target is quantized to by default: Q8_0 for a Q8_0 target, Q4_0 for a
+  // 4-bit one (Q4_0, Q4_K_M), nothing (nullopt) for a float one. The head then costs what the
+  // target costs per weight, so drafting keeps its share of a cycle.
+  static std::optional<DType> weights_type_for(const LlamaModel& target);
+  // The head matrices' dtype name after any quantize_weights ("BF16", "Q8_0", ...; mixed: the
+  // fc's).
+  std::string weights_dtype() const { return dtype_name(fc_.dtype); }
+
   // Restricts drafting to these token ids (ascending, each in [0, V)): the draft lm_head becomes
   // those rows of the target's (draft_vocab.h). An empty list restores the full vocabulary.
   void restrict_vocab(std::vector<int32_t> ids);
@@ -92,6 +107,7 @@ class EagleHead {
   DecoderProjections proj_;  // the head's one decoder layer
   std::vector<int32_t> draft_ids_;           // empty: the full vocabulary
   std::vector<unsigned char> draft_rows_;    // the kept rows of the target's lm_head
+  std::vector<std::vector<unsigned char>> quantized_;  // blocks of quantize_weights' matrices
   Matrix draft_lm_head_;
   std::vector<float> fc_bias_, mlp_norm_;
   DecoderLayerWeights layer_;  // views of proj_ and mlp_norm_ (no input norm)

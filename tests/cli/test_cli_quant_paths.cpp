@@ -51,5 +51,25 @@ TEST(CliQuantPaths, GenerateWritesTheSameTextOnEveryKernelPath) {
   }
 }
 
+// The head's --draft-weights (auto, as-is, q8_0, q4_0) changes what is drafted, never the text:
+// on the bundled bf16 model and on the Q4_0 file every setting writes plain decoding's text.
+TEST(CliQuantPaths, DraftWeightsNeverChangeTheText) {
+  EAGLE2_SHARED_FILE(q4, "data/gguf/code-lm-q4_0.gguf");
+  for (const std::string& model : {test::kBundledModel, q4}) {
+    const std::string common = "generate -m " + model + " -p 'def fib(n):' -n 40 -t 2";
+    const test::CliRun plain = test::run_cli_split(common);
+    ASSERT_EQ(plain.code, 0) << plain.err;
+    for (const char* w : {"auto", "as-is", "q8_0", "q4_0"}) {
+      const test::CliRun r = test::run_cli_split(common + " --draft " + std::string(EAGLE2_SOURCE_DIR) +
+                                                 "/models/code-lm-eagle --spec chain:6 --draft-weights " + w);
+      ASSERT_EQ(r.code, 0) << w << ": " << r.err;
+      EXPECT_EQ(r.out, plain.out) << model << " --draft-weights " << w;
+    }
+  }
+  const test::CliRun bad = test::run_cli_split("generate -m " + test::kBundledModel + " -p x --draft-weights q5_0");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err, "error: --draft-weights: 'q5_0' is not one of auto, as-is, q8_0, q4_0\n");
+}
+
 }  // namespace
 }  // namespace eagle2

@@ -1,6 +1,7 @@
 // Lossless on quantized targets: llama.cpp's Q8_0, Q4_0 and Q4_K_M files of the bundled model
 // (shared data), decoded greedily with every drafter kind and the bundled EAGLE head bound to the
-// quantized target, give plain greedy decoding's tokens. The quantized kernels keep the batch
+// quantized target (and quantized like it, as api::Head::load does by default), give plain greedy
+// decoding's tokens. The quantized kernels keep the batch
 // invariance contract (quant_matmul.h), so a verify batch scores each tree node with exactly the
 // bits plain decoding gives that position.
 #include <gtest/gtest.h>
@@ -17,6 +18,9 @@ void check_file(const std::string& name) {
   EAGLE2_SHARED_FILE(gguf, "data/gguf/" + name);
   auto target = LlamaModel::load(gguf);
   auto head = EagleHead::load(std::string(EAGLE2_SOURCE_DIR) + "/models/code-lm-eagle", *target);
+  const std::optional<DType> head_type = EagleHead::weights_type_for(*target);
+  ASSERT_TRUE(head_type.has_value()) << name;
+  head->quantize_weights(*head_type);
   auto tok = load_tokenizer(gguf);
   std::vector<std::vector<int32_t>> prompts;
   for (const char* code : {"def fibonacci(n):\n", "import os\n\nclass Config:\n    def __init__(self",

@@ -41,6 +41,7 @@ struct BenchFlags {
   uint64_t seed = 1;
   std::string json_out, csv_out, svg_dir;
   int64_t draft_vocab = 0;
+  std::string draft_weights = "auto";
 };
 
 // Commas inside brackets belong to a static tree's JSON (static:[[0],[1],[0,0]]).
@@ -91,7 +92,7 @@ int run_bench_cmd(const BenchFlags& f) {
   Model model = Model::load(f.run.model_dir);
   const Tokenizer tok = Tokenizer::open(f.run.model_dir);  // folder or GGUF, as generate
   std::optional<Head> head;
-  if (!f.head_dir.empty()) head = Head::load(f.head_dir, model);
+  if (!f.head_dir.empty()) head = Head::load(f.head_dir, model, f.draft_weights);
   if (f.draft_vocab > 0) {
     if (!head) fail("--draft-vocab needs an EAGLE head: pass --draft HEAD_DIR");
     apply_draft_vocab(*head, f.head_dir, f.draft_vocab);
@@ -155,6 +156,7 @@ Command add_bench(CLI::App& app) {
                   "EAGLE drafters draft only the N most frequent tokens (HEAD_DIR/draft_vocab.tsv); "
                   "0 = the full vocabulary")
       ->check(integer_in(0, INT32_MAX));
+  add_draft_weights_flag(*cmd, f->draft_weights);
   cmd->add_option("--prompts", f->prompt_files,
                   "Prompt files: JSONL (turns/prompt/question/text; .gz too) or text documents "
                   "separated by blank lines")

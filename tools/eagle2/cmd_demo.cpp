@@ -79,6 +79,7 @@ struct DemoFlags {
   // Draft from the 1024 most frequent tokens (HEAD/draft_vocab.tsv, 91 % of the training text):
   // a 4x smaller draft lm_head at no measured cost in tau. -1: 1024 if the file exists, else 0.
   int64_t draft_vocab = -1;
+  std::string draft_weights = "auto";
   int64_t n = 128;
 };
 
@@ -87,7 +88,7 @@ int run_demo(const DemoFlags& f) {
   const std::string head_dir = f.head_dir.empty() ? bundled_path("code-lm-eagle") : f.head_dir;
 
   Model model = Model::load(model_dir);
-  Head head = Head::load(head_dir, model);
+  Head head = Head::load(head_dir, model, f.draft_weights);
   const int64_t draft_vocab =
       f.draft_vocab >= 0 ? f.draft_vocab : fs::exists(head_dir + "/draft_vocab.tsv") ? 1024 : 0;
   apply_draft_vocab(head, head_dir, draft_vocab);
@@ -174,6 +175,7 @@ Command add_demo(CLI::App& app) {
                   "Draft only the N most frequent tokens (HEAD/draft_vocab.tsv); 0 = all (default: "
                   "1024 when the head has a draft_vocab.tsv)")
       ->check(integer_in(0, INT32_MAX));
+  add_draft_weights_flag(*cmd, f->draft_weights);
   cmd->add_option("-n,--n-predict", f->n, "Tokens per completion")
       ->check(integer_in(1, int64_t{1} << 20));
   return {cmd, [f] { return run_demo(*f); }};

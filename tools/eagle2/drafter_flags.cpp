@@ -132,7 +132,21 @@ void add_drafter_flags(CLI::App& cmd, DrafterFlags& f) {
                  "Draft only the N most frequent tokens (HEAD_DIR/draft_vocab.tsv, written by "
                  "eagle2 draft-vocab): a smaller draft lm_head; 0 = the full vocabulary")
       ->check(integer_in(0, INT32_MAX));
+  add_draft_weights_flag(cmd, f.draft_weights);
   cmd.add_flag("--verbose", f.verbose, "Print each cycle's tree and accepted path");
+}
+
+void add_draft_weights_flag(CLI::App& cmd, std::string& weights) {
+  cmd.add_option("--draft-weights", weights,
+                 "The head's matrices: auto (quantized like the target: Q8_0 for a Q8_0 model, "
+                 "Q4_0 for a Q4_0 or Q4_K_M one, as stored otherwise), as-is, q8_0, q4_0")
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            for (const char* ok : {"auto", "as-is", "q8_0", "q4_0"})
+              if (text == ok) return {};
+            return "'" + text + "' is not one of auto, as-is, q8_0, q4_0";
+          },
+          "auto|as-is|q8_0|q4_0"));
 }
 
 DrafterSpec drafter_spec_from_flags(const DrafterFlags& f) {
@@ -175,7 +189,7 @@ DrafterBundle make_drafter(const DrafterFlags& f, Model& target, int64_t ctx, fl
     if (f.head_dir.empty())
       fail(f.spec_given ? "--spec " + f.spec : "--tree " + spec.kind,
            " needs an EAGLE head: pass --draft HEAD_DIR");
-    b.head = Head::load(f.head_dir, target);
+    b.head = Head::load(f.head_dir, target, f.draft_weights);
     apply_draft_vocab(*b.head, f.head_dir, f.draft_vocab);
   }
   std::optional<VerifyCost> cost;

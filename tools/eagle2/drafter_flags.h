@@ -36,8 +36,12 @@ struct DrafterFlags {
   // --spec is a flag error.
   bool depth_given = false, top_k_given = false, total_tokens_given = false;
   int64_t draft_vocab = 0;  // > 0: draft only the N most frequent tokens (HEAD/draft_vocab.tsv)
+  std::string draft_weights = "auto";  // --draft-weights: api::Head::load's weights
   bool verbose = false;
 };
+
+// --draft-weights auto|as-is|q8_0|q4_0 (api::Head::load).
+void add_draft_weights_flag(CLI::App& cmd, std::string& weights);
 
 void add_drafter_flags(CLI::App& cmd, DrafterFlags& flags);
 // The shorthands alone (--tree, --total-tokens, --depth, --draft-top-k, --choices, --calibrate),
