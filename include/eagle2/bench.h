@@ -40,6 +40,8 @@ struct BenchSummary {
   double decode_seconds = 0, draft_seconds = 0, verify_seconds = 0;
   double tokens_per_second = 0, speedup = 0, tau = 0, draft_share = 0, verify_share = 0;
   double distinct4 = 0;
+  int64_t drafted_tokens = 0;  // tree nodes verified, roots excluded
+  double tree_tokens = 0;      // tokens verified per cycle, root included (plain decoding: 1)
 };
 
 // The runs of one benchmark, in run order: for each temperature, repetition, prompt set and

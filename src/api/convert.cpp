@@ -213,6 +213,8 @@ BenchSummary to_public(const Summary& s) {
   o.draft_share = s.draft_share;
   o.verify_share = s.verify_share;
   o.distinct4 = s.distinct4;
+  o.drafted_tokens = s.drafted_tokens;
+  o.tree_tokens = s.tree_tokens;
   return o;
 }
 

@@ -37,6 +37,7 @@ void generate_once(LlamaModel& model, KvCache& kv, Drafter* drafter,
                                                    hooks);
   r.new_tokens = st.new_tokens;
   r.cycles = st.cycles;
+  r.drafted_tokens = st.drafted_tokens;
   r.decode_seconds = st.decode_seconds;
   r.draft_seconds = st.draft_seconds;
   r.verify_seconds = st.verify_seconds;
@@ -160,6 +161,7 @@ std::vector<Summary> summarize(const std::vector<RunRecord>& records) {
     ++s.runs;
     s.new_tokens += r.new_tokens;
     s.cycles += r.cycles;
+    s.drafted_tokens += r.drafted_tokens;
     s.decode_seconds += r.decode_seconds;
     s.draft_seconds += r.draft_seconds;
     s.verify_seconds += r.verify_seconds;
@@ -172,6 +174,9 @@ std::vector<Summary> summarize(const std::vector<RunRecord>& records) {
     Summary& s = out[i];
     s.tokens_per_second = s.decode_seconds > 0 ? s.new_tokens / s.decode_seconds : 0;
     s.tau = s.cycles > 0 ? static_cast<double>(committed[i]) / s.cycles : 0;
+    s.tree_tokens =
+        s.cycles > 0 ? 1.0 + static_cast<double>(s.drafted_tokens) / static_cast<double>(s.cycles)
+                     : 0;
     s.draft_share = s.decode_seconds > 0 ? s.draft_seconds / s.decode_seconds : 0;
     s.verify_share = s.decode_seconds > 0 ? s.verify_seconds / s.decode_seconds : 0;
     s.distinct4 = distinct_ngram_ratio(outputs[i]);
@@ -210,11 +215,12 @@ std::vector<std::string> greedy_mismatches(const std::vector<RunRecord>& records
 std::string summaries_to_csv(const std::vector<Summary>& rows) {
   std::ostringstream o;
   o << "prompt_set,drafter,temperature,runs,new_tokens,tokens_per_second,speedup,tau,"
-       "draft_share,verify_share,distinct4\n";
+       "draft_share,verify_share,distinct4,tree_tokens\n";
   for (const Summary& s : rows)
     o << s.prompt_set << ',' << s.drafter << ',' << s.temperature << ',' << s.runs << ','
       << s.new_tokens << ',' << s.tokens_per_second << ',' << s.speedup << ',' << s.tau << ','
-      << s.draft_share << ',' << s.verify_share << ',' << s.distinct4 << '\n';
+      << s.draft_share << ',' << s.verify_share << ',' << s.distinct4 << ',' << s.tree_tokens
+      << '\n';
   return o.str();
 }
 
@@ -237,7 +243,9 @@ std::string bench_to_json(const std::vector<Summary>& rows, const std::vector<Ru
                                {{"bins", Calibration::kBins},
                                 {"nodes", s.calibration.nodes},
                                 {"accepted", s.calibration.accepted},
-                                {"estimate_sum", s.calibration.estimate_sum}}}});
+                                {"estimate_sum", s.calibration.estimate_sum}}},
+                              {"drafted_tokens", s.drafted_tokens},
+                              {"tree_tokens", s.tree_tokens}});
   j["runs"] = nlohmann::json::array();
   for (const RunRecord& r : records)
     j["runs"].push_back({{"prompt_set", r.prompt_set},
@@ -250,7 +258,8 @@ std::string bench_to_json(const std::vector<Summary>& rows, const std::vector<Ru
                          {"decode_seconds", r.decode_seconds},
                          {"draft_seconds", r.draft_seconds},
                          {"verify_seconds", r.verify_seconds},
-                         {"accept_histogram", r.accept_histogram}});
+                         {"accept_histogram", r.accept_histogram},
+                         {"drafted_tokens", r.drafted_tokens}});
   return j.dump(1);
 }
 

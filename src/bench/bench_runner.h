@@ -40,6 +40,7 @@ struct RunRecord {
   float temperature = 0;
   int rep = 0;
   int64_t new_tokens = 0, cycles = 0;
+  int64_t drafted_tokens = 0;  // tree nodes verified over all cycles, roots excluded
   double decode_seconds = 0, draft_seconds = 0, verify_seconds = 0;
   std::vector<int64_t> accept_histogram;
   std::vector<int32_t> tokens;
@@ -53,6 +54,10 @@ struct Summary {
   double decode_seconds = 0, draft_seconds = 0, verify_seconds = 0;
   double tokens_per_second = 0, speedup = 0, tau = 0, draft_share = 0, verify_share = 0;
   double distinct4 = 0;
+  int64_t drafted_tokens = 0;
+  // Tokens verified per cycle, root included (1 + drafted / cycles; 1 for plain decoding): what
+  // an auto budget chose on average, the fixed size for chain and static trees.
+  double tree_tokens = 0;
   Calibration calibration;
 };
 

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include <array>
 #include <cstdio>
@@ -102,6 +104,44 @@ TEST(Cli, CostCurveWithSequencesPrintsTheMultiSequenceTable) {
   for (const char* row : {"\n        1 ", "\n        3 ", "\n       16 "})
     EXPECT_NE(r.out.find(row), std::string::npos) << row << "\n" << r.out;
   EXPECT_NE(r.out.find("1.00"), std::string::npos) << r.out;
+}
+
+// cost-curve --csv writes the k table for scripts: a header, one row per asked-for k in order, k = 1
+// costing exactly 1 of itself and tokens/s = k / seconds; the printed table stays as it was. An
+// unwritable path is one clear error before any timing.
+TEST(Cli, CostCurveCsvWritesTheKTable) {
+  const std::string dir = test::temp_dir("cli-cost-csv");
+  CliRun r = run_cli("make-random -o " + dir + "/m --preset tiny --seed 3");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string csv = dir + "/curve.csv";
+  r = run_cli("cost-curve -m " + dir + "/m --ks 1,2,5 --context 8 --reps 1 -t 1 --csv " + csv);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("     k   ms/forward   cost/k=1   tokens/s (k)\n"), std::string::npos)
+      << r.out;
+  std::ifstream in(csv);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line));
+  EXPECT_EQ(line, "k,ms_per_forward,cost_relative,tokens_per_second");
+  std::vector<long> ks;
+  while (std::getline(in, line)) {
+    std::stringstream row(line);
+    long k = 0;
+    double ms = 0, cost = 0, rate = 0;
+    char c1 = 0, c2 = 0, c3 = 0;
+    ASSERT_TRUE(row >> k >> c1 >> ms >> c2 >> cost >> c3 >> rate) << line;
+    ASSERT_EQ(std::string({c1, c2, c3}), ",,,") << line;
+    EXPECT_GT(ms, 0) << line;
+    EXPECT_NEAR(rate, static_cast<double>(k) / (ms / 1e3), 0.01 * rate) << line;
+    if (k == 1) {
+      EXPECT_DOUBLE_EQ(cost, 1.0);
+    }
+    ks.push_back(k);
+  }
+  EXPECT_EQ(ks, (std::vector<long>{1, 2, 5}));
+  r = test::run_cli_split("cost-curve -m " + dir + "/m --ks 1 --reps 1 -t 1 --csv " + dir +
+                          "/no/such/dir/curve.csv");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, "error: " + dir + "/no/such/dir/curve.csv: cannot write\n");
 }
 
 // draft-vocab counts a corpus into a head's draft_vocab.tsv; generate --draft-vocab then drafts

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "bench/bench_runner.h"
 #include "bench/prompt_set.h"
@@ -151,6 +152,44 @@ TEST(Bench, MetricsAndSummaries) {
   EXPECT_DOUBLE_EQ(s[0].tau, 1.0);
 }
 
+// The mean tree size per cycle (what an auto budget chose): 1 + drafted / cycles over every run
+// of the drafter, in the summary and as the last CSV column / a JSON field.
+TEST(Bench, TreeTokensIsTheMeanTreeSizePerCycle) {
+  RunRecord plain;
+  plain.prompt_set = std::string("s");
+  plain.drafter = std::string("plain");
+  plain.new_tokens = 40;
+  plain.cycles = 40;
+  plain.decode_seconds = 1;
+  plain.accept_histogram = {40};
+  RunRecord a = plain;
+  a.drafter = std::string("dynamic:auto");
+  a.cycles = 10;
+  a.drafted_tokens = 70;  // trees of 8 on average
+  a.accept_histogram = {0, 0, 0, 10};
+  RunRecord b = a;
+  b.cycles = 30;
+  b.drafted_tokens = 30;  // trees of 2
+  b.accept_histogram = {30};
+  const auto s = summarize({plain, a, b});
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_DOUBLE_EQ(s[0].tree_tokens, 1.0);
+  EXPECT_EQ(s[1].drafted_tokens, 100);
+  EXPECT_DOUBLE_EQ(s[1].tree_tokens, 1.0 + 100.0 / 40.0);
+  const std::string csv = summaries_to_csv(s);
+  const std::string header = csv.substr(0, csv.find('\n'));
+  EXPECT_EQ(header,
+            "prompt_set,drafter,temperature,runs,new_tokens,tokens_per_second,speedup,tau,"
+            "draft_share,verify_share,distinct4,tree_tokens");
+  EXPECT_NE(csv.find("\ns,plain,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",1\ns,dynamic:auto,"), std::string::npos) << csv;
+  EXPECT_EQ(csv.substr(csv.rfind(',') + 1), "3.5\n") << csv;
+  const auto j = nlohmann::json::parse(bench_to_json(s, {plain, a, b}));
+  EXPECT_DOUBLE_EQ(j["summaries"][1]["tree_tokens"].get<double>(), 3.5);
+  EXPECT_EQ(j["summaries"][1]["drafted_tokens"].get<int64_t>(), 100);
+  EXPECT_EQ(j["runs"][2]["drafted_tokens"].get<int64_t>(), 30);
+}
+
 TEST(Bench, CalibrationBinsEveryDraftedNode) {
   EXPECT_EQ(Calibration::bin_of(0.0), 0);
   EXPECT_EQ(Calibration::bin_of(0.0999), 0);
@@ -216,14 +255,27 @@ TEST(Bench, RunBenchOnStoriesRecordsCalibration) {
     if (r.drafter != "dynamic:auto") {
       EXPECT_GE(r.calibration.total_nodes(), r.cycles) << r.drafter;
     }
+    EXPECT_EQ(r.drafted_tokens, r.calibration.total_nodes()) << r.drafter;
     if (r.drafter == "chain:3") {
       EXPECT_EQ(r.calibration.total_nodes(), 4 * r.cycles);
     }
   }
-  for (const Summary& s : summarize(records))
+  for (const Summary& s : summarize(records)) {
     if (s.drafter != "plain") {
       EXPECT_GT(s.calibration.total_nodes(), 0) << s.drafter;
     }
+    // chain:3 verifies the root and 4 drafted tokens every cycle; plain decoding one token.
+    if (s.drafter == "chain:3") {
+      EXPECT_DOUBLE_EQ(s.tree_tokens, 5.0);
+    }
+    if (s.drafter == "plain") {
+      EXPECT_DOUBLE_EQ(s.tree_tokens, 1.0);
+    }
+    if (s.drafter == "dynamic:auto") {
+      EXPECT_GE(s.tree_tokens, 1.0);
+      EXPECT_LE(s.tree_tokens, 65.0);
+    }
+  }
 }
 
 // A learning drafter (calibrated confidences) must be measured the same whatever ran before it:

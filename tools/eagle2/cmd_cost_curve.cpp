@@ -1,6 +1,7 @@
 // eagle2 cost-curve: the verify cost curve of a model on this machine (cost of a k-token batch
 // relative to one token) and how close plain decoding runs to the memory-bandwidth bound.
 #include <cstdio>
+#include <fstream>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -27,6 +28,7 @@ struct CostCurveFlags {
   int reps = 5;
   bool chain = false;
   std::string sequences;  // empty: no multi-sequence table
+  std::string csv_out;    // empty: no CSV
 };
 
 // A comma-separated list of integers in [1, max], e.g. "1,2,4,8".
@@ -56,6 +58,13 @@ int run_cost_curve(const CostCurveFlags& f) {
   Model model = Model::load(f.run.model_dir);
   const ModelConfig& c = model.config();
   Threads threads(resolve_threads(f.run));
+  // Opened before the measurement (after the model loaded), so that an unwritable path fails at
+  // once, not after minutes of timing.
+  std::ofstream csv;
+  if (!f.csv_out.empty()) {
+    csv.open(f.csv_out, std::ios::binary);
+    if (!csv) fail(f.csv_out, ": cannot write");
+  }
 
   const double bandwidth = measure_read_bandwidth_gbs(threads, size_t{1} << 30);
   const std::vector<CostPoint> curve = measure_cost_curve(model, opt, threads);
@@ -77,6 +86,18 @@ int run_cost_curve(const CostCurveFlags& f) {
   for (const CostPoint& p : curve)
     std::printf("%6lld %12.3f %10.2f %14.1f\n", static_cast<long long>(p.k), p.seconds * 1e3,
                 p.relative, static_cast<double>(p.k) / p.seconds);
+  if (csv.is_open()) {
+    // The table's figures at full precision, for scripts (scripts/bench_quantized.sh).
+    csv << "k,ms_per_forward,cost_relative,tokens_per_second\n";
+    char line[128];
+    for (const CostPoint& p : curve) {
+      std::snprintf(line, sizeof(line), "%lld,%.6f,%.6f,%.3f\n", static_cast<long long>(p.k),
+                    p.seconds * 1e3, p.relative, static_cast<double>(p.k) / p.seconds);
+      csv << line;
+    }
+    csv.flush();
+    if (!csv) fail(f.csv_out, ": cannot write");
+  }
   for (const CostPoint& p : curve) {
     if (p.k != 1) continue;
     std::printf("plain decoding: %.1f tokens/s = %.0f%% of the memory-bandwidth bound\n",
@@ -109,6 +130,8 @@ Command add_cost_curve(CLI::App& app) {
   cmd->add_option("--sequences", f->sequences,
                   "Also time one token for each of B independent sequences in one forward, for "
                   "these B (comma-separated, e.g. 1,2,4,8), against one sequence alone");
+  cmd->add_option("--csv", f->csv_out,
+                  "Write the k table as CSV (k, ms_per_forward, cost_relative, tokens_per_second)");
   return {cmd, [f] { return run_cost_curve(*f); }};
 }
 
