@@ -91,6 +91,28 @@ void DynamicTreeBuilder::supply(std::span<const int32_t> tokens, std::span<const
     rerank();
 }
 
+std::span<const float> DynamicTreeBuilder::pool_values() {
+  outlook_.resize(pool_.size());
+  for (size_t i = 0; i < pool_.size(); ++i) outlook_[i] = pool_[i].value;
+  return outlook_;
+}
+
+std::span<const float> DynamicTreeBuilder::frontier_values() {
+  outlook_.resize(frontier_.size());
+  for (size_t i = 0; i < frontier_.size(); ++i) outlook_[i] = pool_[frontier_[i]].value;
+  return outlook_;
+}
+
+void DynamicTreeBuilder::stop_expanding() {
+  if (step_.kind != DraftStep::Kind::Expand || budget_kind_ != Budget::Chosen)
+    fail("draft tree: stop_expanding() outside an Expand step of a chosen budget (internal error)");
+  // The frontier was queued for feeding: take it back, so the tree holds only what was drafted.
+  fed_.resize(step_.first);
+  for (int32_t f : frontier_) pool_[f].fed = -1;
+  frontier_.clear();
+  rerank();
+}
+
 void DynamicTreeBuilder::feed_frontier() {
   const size_t first = fed_.size();
   for (int32_t f : frontier_) {

@@ -69,6 +69,13 @@ class DynamicTreeBuilder {
   // such step is pending.
   void supply(std::span<const int32_t> tokens, std::span<const float> logp,
               std::span<const float> confidence = {});
+  // At an Expand step: the values of the pool so far (any order) and of the frontier the step
+  // would expand, for deciding whether the level is worth drafting (deeper_level_may_pay).
+  std::span<const float> pool_values();
+  std::span<const float> frontier_values();
+  // At an Expand step of a Chosen budget: no more levels; the pool drafted so far is reranked and
+  // the next step is ChooseBudget. Error otherwise.
+  void stop_expanding();
   // At a ChooseBudget step: every pool value, best first in rerank order (the i-th is the i-th
   // node a tree of T > i + 1 keeps); valid until choose_budget().
   std::span<const float> values_desc() const { return values_desc_; }
@@ -103,6 +110,7 @@ class DynamicTreeBuilder {
   std::vector<FedNode> fed_;
   std::vector<int32_t> keep_;      // pool indices kept, in rerank order until finish()
   std::vector<float> values_desc_;
+  std::vector<float> outlook_;  // pool_values() / frontier_values() scratch
   bool active_ = false;  // started and not yet finished
 };
 

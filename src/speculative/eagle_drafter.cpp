@@ -193,8 +193,15 @@ Drafter::Proposal EagleDrafter::propose(int64_t max_tokens) {
       start_dynamic_tree();
       const AcceptanceCalibration* calibration = snapshot_used_ ? &snapshot_ : nullptr;
       for (DraftStep step; (step = dynamic_builder_.next()).kind != DraftStep::Kind::Done &&
-                           step.kind != DraftStep::Kind::ChooseBudget;)
+                           step.kind != DraftStep::Kind::ChooseBudget;) {
+        if (step.kind == DraftStep::Kind::Expand && !level_pays()) {
+          dynamic_builder_.stop_expanding();
+          continue;
+        }
+        const auto level_start = std::chrono::steady_clock::now();
         answer(dynamic_builder_, step, calibration);
+        if (step.kind == DraftStep::Kind::Expand) measured_level(level_start);
+      }
       break;
     }
     case EagleDrafterOptions::Shape::Static:
@@ -207,6 +214,31 @@ Drafter::Proposal EagleDrafter::propose(int64_t max_tokens) {
       break;
   }
   return drafted_proposal();
+}
+
+// Auto budget: whether the dynamic tree's next level is worth drafting (deeper_level_may_pay).
+// A level costs about what the last ones did; until one was measured, and while the calibration
+// explores (trees of at least DraftPacing::kExploreTokens), it is drafted. The chosen budget never
+// verifies more than the pool, so a level that cannot pay is time wasted: on a quantized target,
+// where verifying a few tokens costs several times one token, the budget keeps trees of a few
+// tokens, and drafting all D levels for them cost as much as the verification saved.
+bool EagleDrafter::level_pays() {
+  if (!opt_.auto_budget || cost_ == nullptr || level_seconds_ < 0) return true;
+  const std::span<const float> pool = dynamic_builder_.pool_values();
+  const AcceptanceCalibration* calibration = snapshot_used_ ? &snapshot_ : nullptr;
+  const int64_t floor =
+      DraftPacing::min_tokens(static_cast<size_t>(max_tokens_), max_tokens_, calibration);
+  if (static_cast<int64_t>(pool.size()) + 1 < floor) return true;
+  const std::vector<float> values(pool.begin(), pool.end());
+  const std::span<const float> frontier = dynamic_builder_.frontier_values();
+  const double drafted =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - draft_start_).count();
+  return deeper_level_may_pay(values, frontier, *cost_, drafted, level_seconds_, max_tokens_);
+}
+
+void EagleDrafter::measured_level(std::chrono::steady_clock::time_point start) {
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  level_seconds_ = level_seconds_ < 0 ? s : 0.8 * level_seconds_ + 0.2 * s;
 }
 
 void EagleDrafter::complete(int64_t total_tokens, DraftTree& tree) {
@@ -226,9 +258,10 @@ void EagleDrafter::complete(int64_t total_tokens, DraftTree& tree) {
   } else {
     static_builder_.finish(tree);
   }
-  // The dynamic tree's drafting work does not depend on the budget (the whole pool is expanded
-  // before the rerank), so one per-cycle number is the right model. The first draft after
-  // begin() also fed the prompt and would overstate it.
+  // The dynamic tree's drafting work does not depend on the budget (the pool is drafted before
+  // the rerank; an auto budget's levels stop where they stop paying, which moves slowly), so one
+  // per-cycle number is the right model. The first draft after begin() also fed the prompt and
+  // would overstate it.
   double s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - draft_start_).count();
   if (lockstep_seconds_ >= 0) s = lockstep_seconds_;  // drafted with others: its share

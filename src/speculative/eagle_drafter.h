@@ -108,6 +108,8 @@ class EagleDrafter : public Drafter {
                     const AcceptanceCalibration* calibration);
   template <class Builder>
   void answer(Builder& builder, const DraftStep& step, const AcceptanceCalibration* calibration);
+  bool level_pays();  // auto budget: whether the next level of the dynamic tree can pay
+  void measured_level(std::chrono::steady_clock::time_point start);
   void root_top_k(int k, int32_t* tokens, float* logp);
   void expand_top_k(const std::vector<FedNode>& nodes, size_t first, int k, int32_t* tokens,
                     float* logp);
@@ -144,6 +146,7 @@ class EagleDrafter : public Drafter {
   bool snapshot_used_ = false, proposed_ = false, choosing_ = false;
   bool root_only_ = false;  // this cycle verifies the root alone (paused, or no room for more)
   double lockstep_seconds_ = -1;  // >= 0: the proposal was drafted in lockstep, in this share
+  double level_seconds_ = -1;     // moving average of one expansion level's time (< 0: none yet)
   int64_t lockstep_rows_ = 0;     // rows this drafter put in the current head batch
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "core/error.h"
 #include "model/cost_curve.h"
@@ -61,6 +62,34 @@ int64_t choose_total_tokens(std::span<const float> values_desc, const VerifyCost
     }
   }
   return best_t;
+}
+
+namespace {
+
+// max over T of (1 + sum of the T - 1 best exp(values)) / (seconds + cost(T)).
+double best_rate(std::vector<float>& values, const VerifyCostModel& cost, double seconds,
+                 int64_t max_tokens) {
+  std::sort(values.begin(), values.end(), std::greater<float>());
+  const int64_t t_max = std::max<int64_t>(
+      1, std::min<int64_t>(max_tokens, static_cast<int64_t>(values.size()) + 1));
+  double expected = 1, best = expected / (seconds + cost.seconds(1));
+  for (int64_t t = 2; t <= t_max; ++t) {
+    expected += std::exp(static_cast<double>(values[static_cast<size_t>(t - 2)]));
+    best = std::max(best, expected / (seconds + cost.seconds(t)));
+  }
+  return best;
+}
+
+}  // namespace
+
+bool deeper_level_may_pay(std::span<const float> values, std::span<const float> frontier,
+                          const VerifyCostModel& cost, double drafted_seconds,
+                          double level_seconds, int64_t max_tokens) {
+  std::vector<float> now(values.begin(), values.end());
+  std::vector<float> deeper = now;
+  deeper.insert(deeper.end(), frontier.begin(), frontier.end());
+  return best_rate(deeper, cost, drafted_seconds + level_seconds, max_tokens) >
+         best_rate(now, cost, drafted_seconds, max_tokens);
 }
 
 int AcceptanceCalibration::bin_of(float logp, int rank) {

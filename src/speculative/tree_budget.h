@@ -40,6 +40,18 @@ struct VerifyCostModel {
 int64_t choose_total_tokens(std::span<const float> values_desc, const VerifyCostModel& cost,
                             double draft_seconds, int64_t max_tokens);
 
+// Whether drafting one more level of a dynamic tree can raise the cycle's rate, expected tokens
+// per second of drafting plus verifying, at best. values: the pool drafted so far (any order);
+// frontier: the values of the nodes the level would expand; drafted_seconds: this cycle's drafting
+// so far; level_seconds: what one more level costs. The level is credited with one new node per
+// frontier node at its parent's value: an upper bound, since a child's value (its parent's plus a
+// log-confidence <= 0) never exceeds its parent's and the children of one node are alternatives.
+// True when the best tree with those nodes, paying the level, beats the best tree without them.
+// One level ahead only: the auto budget uses it to stop drafting levels it would not verify.
+bool deeper_level_may_pay(std::span<const float> values, std::span<const float> frontier,
+                          const VerifyCostModel& cost, double drafted_seconds,
+                          double level_seconds, int64_t max_tokens);
+
 // How often a draft token was accepted, given that its parent was, by its rank among its siblings
 // (the draft's top choice, or not) and its draft probability, learned while decoding. EAGLE-2 ranks
 // nodes by the product of draft probabilities along their path, which assumes the head is

@@ -52,6 +52,13 @@ void TableDraft::build(DynamicTreeBuilder& builder, int32_t root, const DynamicT
       builder.choose_budget(choose(builder.values_desc(), max_tokens));
       continue;
     }
+    if (step.kind == DraftStep::Kind::Expand && expand) {
+      const std::vector<float> pool(builder.pool_values().begin(), builder.pool_values().end());
+      if (!expand(pool, builder.frontier_values())) {
+        builder.stop_expanding();
+        continue;
+      }
+    }
     answer(step, builder.fed());
     builder.supply(tokens_, logp_, confidence_);
   }

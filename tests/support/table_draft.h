@@ -29,6 +29,9 @@ struct TableDraft {
   // Optional: the answer to a ChooseBudget step (pool values best first, max_tokens). When set,
   // dynamic trees are built with a chosen budget.
   std::function<int64_t(std::span<const float>, int64_t)> choose;
+  // Optional, with `choose`: asked at each Expand step (pool values, frontier values) whether to
+  // draft the level, as an auto budget's drafter does; false stops expanding there.
+  std::function<bool(std::span<const float>, std::span<const float>)> expand;
 
   std::vector<DraftStep> steps;                 // every step asked, in order (Done excluded)
   std::vector<std::vector<int32_t>> fed_steps;  // tokens fed at each Expand step, in order

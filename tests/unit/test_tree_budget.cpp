@@ -230,6 +230,66 @@ TEST(DynamicTreeBudget, ChoiceIsClampedToTheRoom) {
   EXPECT_TRUE(none.steps.empty());
 }
 
+// A level that cannot pay is not drafted: the pool stops growing there, the chooser sees what was
+// drafted, and the tree holds only drafted nodes.
+TEST(DynamicTreeBudget, StoppingALevelKeepsWhatWasDrafted) {
+  TableDraft draft(two_by_two());
+  std::vector<float> seen;
+  draft.choose = [&](std::span<const float> values, int64_t) {
+    seen.assign(values.begin(), values.end());
+    return int64_t{100};
+  };
+  int asked = 0;
+  std::vector<float> frontier_seen;
+  draft.expand = [&](std::span<const float> pool, std::span<const float> frontier) {
+    ++asked;
+    EXPECT_EQ(pool.size(), 2u);  // level 1: a (-0.1), b (-1.0)
+    frontier_seen.assign(frontier.begin(), frontier.end());
+    return false;
+  };
+  const DraftTree tree = dynamic_tree(draft, {2, 2, 100}, 50);
+  EXPECT_EQ(asked, 1);
+  EXPECT_EQ(frontier_seen, (std::vector<float>{-0.1f, -1.0f}));
+  EXPECT_EQ(seen, (std::vector<float>{-0.1f, -1.0f}));
+  EXPECT_EQ(tree.tokens, (std::vector<int32_t>{1, 10, 11}));
+  EXPECT_EQ(tree.parents, (std::vector<int32_t>{-1, 0, 0}));
+  EXPECT_TRUE(draft.fed_steps.empty());  // nothing was fed to the head
+  // Stopping after one expansion keeps that level.
+  TableDraft once(two_by_two());
+  once.choose = [](std::span<const float>, int64_t) { return int64_t{100}; };
+  int levels = 0;
+  once.expand = [&](std::span<const float>, std::span<const float>) { return levels++ < 1; };
+  EXPECT_EQ(dynamic_tree(once, {2, 2, 100}, 50).size(), 7);  // root + 2 + 2 x 2
+  // A fixed budget cannot stop.
+  DynamicTreeBuilder fixed;
+  fixed.start(1, {2, 2, 10}, 50);
+  const std::vector<int32_t> tokens = {10, 11};
+  const std::vector<float> logp = {-0.1f, -1.0f};
+  fixed.supply(tokens, logp);
+  ASSERT_EQ(fixed.next().kind, DraftStep::Kind::Expand);
+  EXPECT_THROW(fixed.stop_expanding(), Error);
+}
+
+TEST(DeeperLevel, PaysWhereVerifyingIsCheapNotWhereItIsDear) {
+  const std::vector<float> pool = {-0.05f, -0.1f, -0.15f};  // a likely chain so far
+  const std::vector<float> likely = {-0.2f}, unlikely = {-3.0f};
+  // Memory-bound verification (flat): a likely node is worth a cheap level, an unlikely one not
+  // worth a dear one.
+  const VerifyCostModel flat(Points{{1, 1.0}, {64, 1.0}});
+  EXPECT_TRUE(deeper_level_may_pay(pool, likely, flat, 0.5, 0.05, 60));
+  EXPECT_FALSE(deeper_level_may_pay(pool, unlikely, flat, 0.5, 0.5, 60));
+  // Compute-bound (each token costs one more unit, the best tree so far makes 0.83 tokens per
+  // unit): a node accepted half the time does not pay for its verification plus a level; a sure
+  // one does.
+  const VerifyCostModel linear(Points{{1, 1.0}, {64, 64.0}});
+  EXPECT_FALSE(deeper_level_may_pay(pool, std::vector<float>{std::log(0.5f)}, linear, 0.5, 0.05, 60));
+  EXPECT_TRUE(deeper_level_may_pay(pool, std::vector<float>{0.0f}, linear, 0.5, 0.05, 60));
+  // No room for another token: never.
+  EXPECT_FALSE(deeper_level_may_pay(pool, likely, flat, 0.5, 0.0, 4));
+  // Empty pool (nothing drafted yet beyond the root's level) with a sure frontier: pays.
+  EXPECT_TRUE(deeper_level_may_pay(std::vector<float>{}, std::vector<float>{0.0f}, flat, 0.1, 0.01, 60));
+}
+
 TEST(DynamicTreeBudget, CostModelsGiveTheTreesTheyPredict) {
   // Verification linear in k plus a draft cost of 2: rates for T = 1..5 are 1/3, 0.476, 0.529,
   // 0.553, 0.526, so the tree is the root plus a, c, g.
