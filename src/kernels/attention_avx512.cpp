@@ -191,8 +191,8 @@ void attention_multi_avx512(const float* k, const float* v, int64_t stride, cons
   }
 
   // Values, 64 dims at a time: each query's 4 partial sums x 4 vectors live in `acc` between
-  // blocks of 16 shared context slots; partial r takes the slots j = r mod 4, as in
-  // attention_values_avx512 (blocks start at multiples of 16, so j mod 4 is the block offset's).
+  // blocks of 64 shared context slots; partial r takes the slots j = r mod 4, as in
+  // attention_values_avx512 (blocks start at multiples of 64, so j mod 4 is the block offset's).
   constexpr int kVecs = 4, kParts = 4;
   for (int64_t d0 = 0; d0 < head_dim; d0 += 16 * kVecs) {
     const int64_t width = head_dim - d0 < 16 * kVecs ? head_dim - d0 : 16 * kVecs;
@@ -205,10 +205,13 @@ void attention_multi_avx512(const float* k, const float* v, int64_t stride, cons
       const __m512 pv = _mm512_set1_ps(pj);
       for (int i = 0; i < kVecs; ++i) a[i] = _mm512_fmadd_ps(pv, _mm512_maskz_loadu_ps(mask[i], vj + d0 + 16 * i), a[i]);
     };
-    for (int64_t j0 = 0; j0 < n_context; j0 += 16) {
-      const int64_t count = n_context - j0 < 16 ? n_context - j0 : 16;
+    // Blocks of 64 slots: each query's sixteen accumulators are loaded and stored once per block,
+    // and 64 value rows of a 64-dim head (16 KiB) stay in L1 while every query reads them.
+    constexpr int64_t kSlots = 64;
+    for (int64_t j0 = 0; j0 < n_context; j0 += kSlots) {
+      const int64_t count = n_context - j0 < kSlots ? n_context - j0 : kSlots;
       // The block's value rows, looked up in the block table once for all the queries.
-      const float* vrow[16];
+      const float* vrow[kSlots];
       for (int64_t i = 0; i < count; ++i) vrow[i] = v + row_of(table, shift, j0 + i) * stride;
       for (int64_t qi = 0; qi < n_queries; ++qi) {
         float* aq = acc + qi * 256;

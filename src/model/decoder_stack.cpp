@@ -143,7 +143,13 @@ void DecoderStack::layer(const DecoderLayerWeights& L, int64_t l, const DecoderR
   for (int64_t i = 0; i < T; ++i) rmsnorm(&x[i * d], L.post_attention_norm, eps_, &w.xn[i * d], d);
   matmul_multi(w.xn.data(), T, {{&L.proj->w_gate, w.gate.data()}, {&L.proj->w_up, w.up.data()}},
                pool);
-  swiglu_inplace(w.gate.data(), w.up.data(), T * I);
+  // Elementwise, so split across the pool (the same bits): one exp per element made it the
+  // largest serial step of a verification forward, with the other threads waiting.
+  const int64_t n_mlp = T * I, chunks = n_mlp >= 4096 ? pool.size() : 1;
+  pool.parallel_for(chunks, [&](int64_t c) {
+    const int64_t b = n_mlp * c / chunks, e = n_mlp * (c + 1) / chunks;
+    swiglu_inplace(w.gate.data() + b, w.up.data() + b, e - b);
+  });
   matmul(w.gate.data(), T, L.proj->w_down, w.proj.data(), pool);
   for (int64_t j = 0; j < T * d; ++j) x[j] += w.proj[j];
 }
