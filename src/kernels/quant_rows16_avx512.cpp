@@ -119,6 +119,12 @@ struct GroupedSource {
   }
 };
 
+// The fixed pairwise total of the eight accumulators (quant_matmul.h), stored.
+inline void store_total(const __m512* acc, float* y) {
+  _mm512_storeu_ps(y, _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])),
+                                    _mm512_add_ps(_mm512_add_ps(acc[4], acc[5]), _mm512_add_ps(acc[6], acc[7]))));
+}
+
 inline __m512i broadcast32(const int8_t* p) {
   int32_t v;
   std::memcpy(&v, p, 4);
@@ -138,8 +144,16 @@ __attribute__((always_inline)) inline void block_terms(const QuantRowsView& x, i
   src.load(i, &dw, wv);
   for (int r = 0; r < R; ++r) {
     const int8_t* xq = x.qs + (m + r) * K + i * 32;
+    // The activation dwords: broadcast from memory, or with one row (which waits on the weights)
+    // read once into general registers and moved across, which measured faster there.
     __m512i xv[8];
-    for (int t = 0; t < 8; ++t) xv[t] = broadcast32(xq + 4 * t);
+    if constexpr (R == 1) {
+      int32_t xd[8];
+      std::memcpy(xd, xq, 32);
+      for (int t = 0; t < 8; ++t) xv[t] = _mm512_set1_epi32(xd[t]);
+    } else {
+      for (int t = 0; t < 8; ++t) xv[t] = broadcast32(xq + 4 * t);
+    }
     // Two chains (even and odd dwords) for latency; their int32 sum is exact in any order.
     __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
     if constexpr (DT == DType::Q8_0) {
@@ -165,52 +179,15 @@ __attribute__((always_inline)) inline void block_terms(const QuantRowsView& x, i
 // memory and the activation dwords moved across from general registers: with a single row the
 // kernel waits on the weights, and this form measured 15 % faster than tile16's at M = 1.
 template <DType DT, class Source>
-void tile16_one_row(const QuantRowsView& x, int64_t m, const Source& src, int64_t blocks, float* y, int64_t ldy) {
-  constexpr int R = 1;
-  constexpr int kShift = DT == DType::Q8_0 ? 7 : 3;  // the offset's factor: 128 or 8
-  const int64_t K = x.cols, nscale = K / 32;
-  __m512 acc[R][8];
-  for (int r = 0; r < R; ++r)
-    for (int j = 0; j < 8; ++j) acc[r][j] = _mm512_setzero_ps();
+void tile16_one_row(const QuantRowsView& x, int64_t m, const Source& src, int64_t blocks, float* y,
+                    int64_t ldy) {
+  __m512 acc[1][8];
+  for (int j = 0; j < 8; ++j) acc[0][j] = _mm512_setzero_ps();
   for (int64_t i0 = 0; i0 < blocks; i0 += 8) {
     const int nb = static_cast<int>(std::min<int64_t>(8, blocks - i0));
-    for (int j = 0; j < 8; ++j) {
-      if (j >= nb) break;
-      const int64_t i = i0 + j;
-      __m512 dw;
-      __m512i wv[8];
-      src.load(i, &dw, wv);
-      for (int r = 0; r < R; ++r) {
-        const int8_t* xq = x.qs + (m + r) * K + i * 32;
-        int32_t xd[8];
-        std::memcpy(xd, xq, 32);
-        // Two chains (even and odd dwords) for latency; their int32 sum is exact in any order.
-        __m512i s0 = _mm512_setzero_si512(), s1 = _mm512_setzero_si512();
-        if constexpr (DT == DType::Q8_0) {
-          for (int t = 0; t < 8; t += 2) {
-            s0 = _mm512_dpbusd_epi32(s0, wv[t], _mm512_set1_epi32(xd[t]));
-            s1 = _mm512_dpbusd_epi32(s1, wv[t + 1], _mm512_set1_epi32(xd[t + 1]));
-          }
-        } else {
-          for (int t = 0; t < 4; ++t) {
-            s0 = _mm512_dpbusd_epi32(s0, wv[t], _mm512_set1_epi32(xd[t]));          // elements 4t..
-            s1 = _mm512_dpbusd_epi32(s1, wv[t + 4], _mm512_set1_epi32(xd[t + 4]));  // 16 + 4t..
-          }
-        }
-        const int32_t offset = x.sums[(m + r) * nscale + i] * (1 << kShift);
-        const __m512i s = _mm512_sub_epi32(_mm512_add_epi32(s0, s1), _mm512_set1_epi32(offset));
-        const __m512 dx = _mm512_set1_ps(x.scale[(m + r) * nscale + i]);
-        const __m512 term = _mm512_mul_ps(_mm512_mul_ps(dw, dx), _mm512_cvtepi32_ps(s));
-        acc[r][j] = _mm512_add_ps(acc[r][j], term);
-      }
-    }
+    for (int j = 0; j < nb; ++j) block_terms<DT, 1>(x, m, src, i0 + j, j, acc);
   }
-  for (int r = 0; r < R; ++r) {
-    const __m512 total = _mm512_add_ps(
-        _mm512_add_ps(_mm512_add_ps(acc[r][0], acc[r][1]), _mm512_add_ps(acc[r][2], acc[r][3])),
-        _mm512_add_ps(_mm512_add_ps(acc[r][4], acc[r][5]), _mm512_add_ps(acc[r][6], acc[r][7])));
-    _mm512_storeu_ps(y + (m + r) * ldy, total);
-  }
+  store_total(acc[0], y + m * ldy);
 }
 
 // Sixteen weight rows (from `src`) x R activation rows m .. m + R - 1, R >= 2: unrolled, so that
@@ -229,12 +206,7 @@ void tile16(const QuantRowsView& x, int64_t m, const Source& src, int64_t blocks
 #pragma GCC unroll 8
   for (int j = 0; j < 7; ++j)
     if (i0 + j < blocks) block_terms<DT, R>(x, m, src, i0 + j, j, acc);
-  for (int r = 0; r < R; ++r) {
-    const __m512 total = _mm512_add_ps(
-        _mm512_add_ps(_mm512_add_ps(acc[r][0], acc[r][1]), _mm512_add_ps(acc[r][2], acc[r][3])),
-        _mm512_add_ps(_mm512_add_ps(acc[r][4], acc[r][5]), _mm512_add_ps(acc[r][6], acc[r][7])));
-    _mm512_storeu_ps(y + (m + r) * ldy, total);
-  }
+  for (int r = 0; r < R; ++r) store_total(acc[r], y + (m + r) * ldy);
 }
 
 template <DType DT, class Source>
