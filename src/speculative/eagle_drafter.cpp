@@ -223,7 +223,8 @@ Drafter::Proposal EagleDrafter::propose(int64_t max_tokens) {
 // where verifying a few tokens costs several times one token, the budget keeps trees of a few
 // tokens, and drafting all D levels for them cost as much as the verification saved.
 bool EagleDrafter::level_pays() {
-  if (!opt_.auto_budget || cost_ == nullptr || level_seconds_ < 0) return true;
+  if (!opt_.auto_budget || !opt_.adaptive_depth || cost_ == nullptr || level_seconds_ < 0)
+    return true;
   const std::span<const float> pool = dynamic_builder_.pool_values();
   const AcceptanceCalibration* calibration = snapshot_used_ ? &snapshot_ : nullptr;
   const int64_t floor =

@@ -28,6 +28,10 @@ struct EagleDrafterOptions {
   // Dynamic: rank nodes by the calibrated confidences the policy learns while decoding
   // (AcceptanceCalibration) instead of the raw draft probabilities of the reference EAGLE-2.
   bool calibrate = false;
+  // Dynamic with auto_budget, drafting alone (propose()): stop drafting levels that cannot pay
+  // (deeper_level_may_pay). It is decided from measured times, so the pool then depends on the
+  // machine's timing; lockstep drafting (batch_drafting.h) drafts every level.
+  bool adaptive_depth = true;
 };
 
 // Head rows of several sequences gathered for one multi-cache head forward (EagleHead::forward
