@@ -261,7 +261,9 @@ TEST(Bench, RunBenchOnStoriesRecordsCalibration) {
     }
   }
   for (const Summary& s : summarize(records)) {
-    if (s.drafter != "plain") {
+    // The auto budget drafts what measured times say pays, which on this tiny model under a
+    // loaded machine can be nothing at all; the fixed drafters always draft.
+    if (s.drafter != "plain" && s.drafter != "dynamic:auto") {
       EXPECT_GT(s.calibration.total_nodes(), 0) << s.drafter;
     }
     // chain:3 verifies the root and 4 drafted tokens every cycle; plain decoding one token.
