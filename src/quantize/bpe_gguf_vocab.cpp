@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/error.h"
+#include "quantize/llama_gguf_metadata.h"
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/tokenizer_json.h"
 
@@ -96,12 +97,7 @@ void add_bpe_vocab(GgufWriter& w, const BpeGgufVocab& v, const LlamaConfig& c) {
   w.add_i32_array("tokenizer.ggml.token_type", v.types);
   w.add_string_array("tokenizer.ggml.merges", v.merges);
   const auto n = static_cast<int64_t>(v.tokens.size());
-  auto id_key = [&](const char* key, int64_t id) {
-    if (id < 0) return;
-    if (id >= n)
-      fail(v.source, ": ", key, " ", id, " is not a token id (the vocabulary has ", n, ")");
-    w.add_u32(key, static_cast<uint32_t>(id));
-  };
+  auto id_key = [&](const char* key, int64_t id) { add_token_id_key(w, v.source, key, id, n); };
   id_key("tokenizer.ggml.bos_token_id", v.bos_id >= 0 ? v.bos_id : c.bos_token_id);
   id_key("tokenizer.ggml.eos_token_id",
          v.eos_id >= 0 ? v.eos_id : c.eos_token_ids.empty() ? -1 : c.eos_token_ids.front());

@@ -139,6 +139,14 @@ SpmVocabSpec fit_vocab(SpmVocabSpec spec, int64_t vocab_size, const std::string&
   return spec;
 }
 
+void add_token_id_key(GgufWriter& w, const std::string& source, const char* key, int64_t id,
+                      int64_t n_tokens) {
+  if (id < 0) return;
+  if (id >= n_tokens)
+    fail(source, ": ", key, " ", id, " is not a token id (the vocabulary has ", n_tokens, ")");
+  w.add_u32(key, static_cast<uint32_t>(id));
+}
+
 void add_spm_vocab(GgufWriter& w, const SpmVocabSpec& v, const LlamaConfig& c) {
   w.add_string("tokenizer.ggml.model", "llama");
   w.add_string("tokenizer.ggml.pre", "default");
@@ -149,12 +157,7 @@ void add_spm_vocab(GgufWriter& w, const SpmVocabSpec& v, const LlamaConfig& c) {
   for (SpmTokenType t : v.types) types.push_back(static_cast<int32_t>(t));
   w.add_i32_array("tokenizer.ggml.token_type", types);
   const auto n = static_cast<int64_t>(v.tokens.size());
-  auto id_key = [&](const char* key, int64_t id) {
-    if (id < 0) return;
-    if (id >= n)
-      fail(v.source, ": ", key, " ", id, " is not a token id (the vocabulary has ", n, ")");
-    w.add_u32(key, static_cast<uint32_t>(id));
-  };
+  auto id_key = [&](const char* key, int64_t id) { add_token_id_key(w, v.source, key, id, n); };
   id_key("tokenizer.ggml.bos_token_id", c.bos_token_id);
   if (!c.eos_token_ids.empty()) id_key("tokenizer.ggml.eos_token_id", c.eos_token_ids.front());
   // llama.cpp and the reader here take 0 when the key is absent; the converter writes it only

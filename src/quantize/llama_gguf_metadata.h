@@ -49,6 +49,11 @@ std::vector<float> llama3_rope_freq_factors(const LlamaConfig& cfg);
 // would not), a shorter one padded with "[PAD1]", "[PAD2]", ... of type unused and score -1000.
 SpmVocabSpec fit_vocab(SpmVocabSpec spec, int64_t vocab_size, const std::string& where);
 
+// A token-id key (tokenizer.ggml.bos_token_id, ...) = id, left out when id < 0. Error
+// "<source>: KEY ID is not a token id (the vocabulary has N)" when id >= n_tokens.
+void add_token_id_key(GgufWriter& w, const std::string& source, const char* key, int64_t id,
+                      int64_t n_tokens);
+
 // tokenizer.ggml.*: model "llama", pre "default", tokens, scores, token types, the BOS and EOS ids
 // of cfg (what config.json says, as the converter takes them), and the unknown id when not 0.
 void add_spm_vocab(GgufWriter& w, const SpmVocabSpec& vocab, const LlamaConfig& cfg);
