@@ -13,6 +13,17 @@ eagle2::DType to_internal(QuantType t) {
   return t == QuantType::Q4_0 ? eagle2::DType::Q4_0 : eagle2::DType::Q8_0;
 }
 
+eagle2::DType to_internal(GgufDType t) {
+  switch (t) {
+    case GgufDType::F32: return eagle2::DType::F32;
+    case GgufDType::F16: return eagle2::DType::F16;
+    case GgufDType::BF16: return eagle2::DType::BF16;
+    case GgufDType::Q8_0: return eagle2::DType::Q8_0;
+    case GgufDType::Q4_0: return eagle2::DType::Q4_0;
+  }
+  return eagle2::DType::F32;
+}
+
 }  // namespace
 
 const char* quant_type_name(QuantType t) {
@@ -41,16 +52,7 @@ void write_random_gguf(const std::string& path, const ModelConfig& config, Quant
                             tokenizer_model);
 }
 
-const char* gguf_dtype_name(GgufDType t) {
-  switch (t) {
-    case GgufDType::F32: return "F32";
-    case GgufDType::F16: return "F16";
-    case GgufDType::BF16: return "BF16";
-    case GgufDType::Q8_0: return "Q8_0";
-    case GgufDType::Q4_0: return "Q4_0";
-  }
-  return "?";
-}
+const char* gguf_dtype_name(GgufDType t) { return eagle2::dtype_name(to_internal(t)); }
 
 bool parse_gguf_dtype(std::string_view text, GgufDType* out) {
   for (GgufDType t : {GgufDType::F32, GgufDType::F16, GgufDType::BF16, GgufDType::Q8_0,
@@ -69,15 +71,8 @@ bool parse_gguf_dtype(std::string_view text, GgufDType* out) {
 
 void write_random_gguf(const std::string& path, const ModelConfig& config, GgufDType type,
                        const std::string& tokenizer, const RandomWeights& weights) {
-  eagle2::DType t = eagle2::DType::F32;
-  switch (type) {
-    case GgufDType::F32: t = eagle2::DType::F32; break;
-    case GgufDType::F16: t = eagle2::DType::F16; break;
-    case GgufDType::BF16: t = eagle2::DType::BF16; break;
-    case GgufDType::Q8_0: t = eagle2::DType::Q8_0; break;
-    case GgufDType::Q4_0: t = eagle2::DType::Q4_0; break;
-  }
-  eagle2::write_random_gguf(path, api::to_internal(config), t, weights.seed, tokenizer,
+  eagle2::write_random_gguf(path, api::to_internal(config), to_internal(type), weights.seed,
+                            tokenizer,
                             {weights.init_std, weights.final_norm});
 }
 
