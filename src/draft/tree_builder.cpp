@@ -92,15 +92,15 @@ void DynamicTreeBuilder::supply(std::span<const int32_t> tokens, std::span<const
 }
 
 std::span<const float> DynamicTreeBuilder::pool_values() {
-  outlook_.resize(pool_.size());
-  for (size_t i = 0; i < pool_.size(); ++i) outlook_[i] = pool_[i].value;
-  return outlook_;
+  pool_values_.resize(pool_.size());
+  for (size_t i = 0; i < pool_.size(); ++i) pool_values_[i] = pool_[i].value;
+  return pool_values_;
 }
 
 std::span<const float> DynamicTreeBuilder::frontier_values() {
-  outlook_.resize(frontier_.size());
-  for (size_t i = 0; i < frontier_.size(); ++i) outlook_[i] = pool_[frontier_[i]].value;
-  return outlook_;
+  frontier_values_.resize(frontier_.size());
+  for (size_t i = 0; i < frontier_.size(); ++i) frontier_values_[i] = pool_[frontier_[i]].value;
+  return frontier_values_;
 }
 
 void DynamicTreeBuilder::stop_expanding() {

@@ -70,7 +70,8 @@ class DynamicTreeBuilder {
   void supply(std::span<const int32_t> tokens, std::span<const float> logp,
               std::span<const float> confidence = {});
   // At an Expand step: the values of the pool so far (any order) and of the frontier the step
-  // would expand, for deciding whether the level is worth drafting (deeper_level_may_pay).
+  // would expand, for deciding whether the level is worth drafting (deeper_level_may_pay). Each
+  // is valid until the next call of the same function.
   std::span<const float> pool_values();
   std::span<const float> frontier_values();
   // At an Expand step of a Chosen budget: no more levels; the pool drafted so far is reranked and
@@ -110,7 +111,7 @@ class DynamicTreeBuilder {
   std::vector<FedNode> fed_;
   std::vector<int32_t> keep_;      // pool indices kept, in rerank order until finish()
   std::vector<float> values_desc_;
-  std::vector<float> outlook_;  // pool_values() / frontier_values() scratch
+  std::vector<float> pool_values_, frontier_values_;  // scratch of the two functions above
   bool active_ = false;  // started and not yet finished
 };
 

@@ -230,11 +230,10 @@ bool EagleDrafter::level_pays() {
   const int64_t floor =
       DraftPacing::min_tokens(static_cast<size_t>(max_tokens_), max_tokens_, calibration);
   if (static_cast<int64_t>(pool.size()) + 1 < floor) return true;
-  const std::vector<float> values(pool.begin(), pool.end());
   const std::span<const float> frontier = dynamic_builder_.frontier_values();
   const double drafted =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - draft_start_).count();
-  return deeper_level_may_pay(values, frontier, *cost_, drafted, level_seconds_, max_tokens_);
+  return deeper_level_may_pay(pool, frontier, *cost_, drafted, level_seconds_, max_tokens_);
 }
 
 void EagleDrafter::measured_level(std::chrono::steady_clock::time_point start) {

@@ -53,8 +53,7 @@ void TableDraft::build(DynamicTreeBuilder& builder, int32_t root, const DynamicT
       continue;
     }
     if (step.kind == DraftStep::Kind::Expand && expand) {
-      const std::vector<float> pool(builder.pool_values().begin(), builder.pool_values().end());
-      if (!expand(pool, builder.frontier_values())) {
+      if (!expand(builder.pool_values(), builder.frontier_values())) {
         builder.stop_expanding();
         continue;
       }
