@@ -1,12 +1,13 @@
 // Lossless on quantized targets: llama.cpp's Q8_0, Q4_0 and Q4_K_M files of the bundled model
 // (shared data), decoded greedily with every drafter kind and the bundled EAGLE head bound to the
 // quantized target (and quantized like it, as api::Head::load does by default), give plain greedy
-// decoding's tokens. The quantized kernels keep the batch
-// invariance contract (quant_matmul.h), so a verify batch scores each tree node with exactly the
-// bits plain decoding gives that position.
+// decoding's tokens, alone and in batches of several sequences (BatchDecoder, shared KV pool).
+// The quantized kernels keep the batch invariance contract (quant_matmul.h), so a verify batch
+// scores each tree node with exactly the bits plain decoding gives that position.
 #include <gtest/gtest.h>
 
 #include "draft/eagle_head.h"
+#include "support/batch_runs.h"
 #include "support/equality_runs.h"
 #include "support/shared_data.h"
 #include "tokenizer_load/load_tokenizer.h"
@@ -38,6 +39,15 @@ void check_file(const std::string& name) {
   for (size_t a = 3; a < 7; ++a) deep += cov.at("dynamic-60-5-10", a);
   EXPECT_GT(deep, 0) << name << ": no dynamic-tree cycle accepted 3 or more tokens";
   EXPECT_GT(cov.at("scripted", 0), 0);
+  // In company: every sequence of a batch (mixed drafters, continuous joins) decodes to its
+  // plain tokens alone, whatever rows share the quantized matmuls with it.
+  test::BatchRunOptions batch;
+  batch.sequence_counts = {3, 8};
+  batch.ctx = 512;
+  EXPECT_EQ(test::check_batch_equality(*target, test::drafter_cases(*head, pool, target->config().vocab_size, 512),
+                                       prompts, batch, pool),
+            3 + 8)
+      << name;
 }
 
 TEST(QuantizedEquality, Q8_0EveryDrafter) { check_file("code-lm-q8_0.gguf"); }
