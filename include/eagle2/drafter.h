@@ -10,6 +10,7 @@
 
 #include "eagle2/cost.h"
 #include "eagle2/head.h"
+#include "eagle2/model.h"
 #include "eagle2/runtime.h"
 
 namespace eagle2::api {
@@ -66,6 +67,11 @@ class Drafter {
   // static and dynamic (it must outlive the drafter); `cost`: required by dynamic:auto.
   static Drafter make(const DrafterSpec& spec, Head* head, Threads& threads, int64_t ctx,
                       float temperature, const VerifyCost* cost = nullptr);
+  // The same for drafters that read the target or load their own weights from the spec's folder
+  // (sps:DIR, medusa:DIR, hydra:DIR): `target` is the model the drafts are verified by (it must
+  // outlive the drafter). Every other spec makes the same drafter as above.
+  static Drafter make(const DrafterSpec& spec, Model& target, Head* head, Threads& threads,
+                      int64_t ctx, float temperature, const VerifyCost* cost = nullptr);
   ~Drafter();
   Drafter(Drafter&&) noexcept;
   Drafter& operator=(Drafter&&) noexcept;

@@ -33,13 +33,27 @@ Drafter::~Drafter() = default;
 Drafter::Drafter(Drafter&&) noexcept = default;
 Drafter& Drafter::operator=(Drafter&&) noexcept = default;
 
-Drafter Drafter::make(const DrafterSpec& spec, Head* head, Threads& threads, int64_t ctx,
-                      float temperature, const VerifyCost* cost) {
-  auto impl = std::make_unique<Impl>();
-  impl->policies = std::make_unique<DraftPolicies>(cost ? cost->impl().model : nullptr);
+namespace {
+
+Drafter make_for(const DrafterSpec& spec, LlamaModel* target, Head* head, Threads& threads,
+                 int64_t ctx, float temperature, const VerifyCost* cost) {
+  auto impl = std::make_unique<Drafter::Impl>();
+  impl->policies = std::make_unique<DraftPolicies>(cost ? cost->impl().model : nullptr, target);
   impl->drafter = make_drafter(to_internal(spec), head ? head->impl().head.get() : nullptr,
                                threads.impl().pool, ctx, *impl->policies, temperature);
   return Drafter(std::move(impl));
+}
+
+}  // namespace
+
+Drafter Drafter::make(const DrafterSpec& spec, Head* head, Threads& threads, int64_t ctx,
+                      float temperature, const VerifyCost* cost) {
+  return make_for(spec, nullptr, head, threads, ctx, temperature, cost);
+}
+
+Drafter Drafter::make(const DrafterSpec& spec, Model& target, Head* head, Threads& threads,
+                      int64_t ctx, float temperature, const VerifyCost* cost) {
+  return make_for(spec, target.impl().model.get(), head, threads, ctx, temperature, cost);
 }
 
 Drafter::operator bool() const { return impl_ && impl_->drafter; }

@@ -13,7 +13,7 @@ struct Engine::Impl {
   Impl(Model& model, int64_t kv_tokens, int64_t context, Threads& threads, const VerifyCost* cost)
       : pool(threads.impl().pool),
         context(context),
-        policies(cost ? cost->impl().model : nullptr),
+        policies(cost ? cost->impl().model : nullptr, model.impl().model.get()),
         decoder(*model.impl().model, model.impl().model->make_pool(kv_tokens), context, pool,
                 batch_cost(cost)) {}
 

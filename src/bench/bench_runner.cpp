@@ -76,7 +76,7 @@ std::vector<RunRecord> run_bench(LlamaModel& model, EagleHead* head, const Token
     if (spec.auto_budget && !cost) cost = measure_verify_cost(model, options.ctx, pool);
   std::vector<std::unique_ptr<DraftPolicies>> policies;
   for (size_t d = 0; d < specs.size(); ++d)
-    policies.push_back(std::make_unique<DraftPolicies>(cost));
+    policies.push_back(std::make_unique<DraftPolicies>(cost, &model));
   // The warm-up prompts: the first prompts of the sets, in order (they are measured again later).
   std::vector<std::vector<int32_t>> warmup;
   for (const auto& set : sets)

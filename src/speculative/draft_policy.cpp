@@ -21,8 +21,8 @@ void DraftPolicy::forget() {
   calibration_ = AcceptanceCalibration();
 }
 
-DraftPolicies::DraftPolicies(std::shared_ptr<const VerifyCostModel> cost)
-    : cost_(std::move(cost)) {}
+DraftPolicies::DraftPolicies(std::shared_ptr<const VerifyCostModel> cost, LlamaModel* target)
+    : cost_(std::move(cost)), assets_(target) {}
 
 std::shared_ptr<DraftPolicy> DraftPolicies::get(const EagleHead& head, float temperature) {
   // The sampler refuses these too (and +inf, which is harmless here); a NaN key would also break

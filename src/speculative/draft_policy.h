@@ -13,6 +13,7 @@
 #include <span>
 #include <utility>
 
+#include "speculative/draft_assets.h"
 #include "speculative/tree_budget.h"
 
 namespace eagle2 {
@@ -53,12 +54,17 @@ class DraftPolicy {
 // lifetime (what is learned outlives the requests that taught it). A head is identified by its
 // address: the owner must not outlive the heads it was asked about, nor be asked about a head
 // whose draft vocabulary changed since (EagleHead::restrict_vocab). Temperatures are compared
-// exactly (0 and -0 are one). Thread-safe: get() and forget() lock.
+// exactly (0 and -0 are one). Thread-safe: get() and forget() lock. The owner also holds what its
+// drafters load from their specs' folders (assets(): draft models, Medusa and Hydra heads), which,
+// unlike what is learned, forget() keeps.
 class DraftPolicies {
  public:
   // cost: the target's verify cost curve, shared by every policy (the verify cost is the
   // target's, whatever the head or the temperature); nullptr when no drafter uses an auto budget.
-  explicit DraftPolicies(std::shared_ptr<const VerifyCostModel> cost = nullptr);
+  // target: the engine's target model, for drafters that read it (DraftAssets::target).
+  explicit DraftPolicies(std::shared_ptr<const VerifyCostModel> cost = nullptr,
+                         LlamaModel* target = nullptr);
+  DraftAssets& assets() { return assets_; }
   // The policy of (head, temperature); Error for a negative or NaN temperature.
   std::shared_ptr<DraftPolicy> get(const EagleHead& head, float temperature);
   // Every policy forgets what it learned (they stay shared by the drafters holding them).
@@ -68,6 +74,7 @@ class DraftPolicies {
 
  private:
   std::shared_ptr<const VerifyCostModel> cost_;
+  DraftAssets assets_;
   mutable std::mutex mutex_;
   std::map<std::pair<const EagleHead*, float>, std::shared_ptr<DraftPolicy>> policies_;
 };

@@ -224,5 +224,31 @@ TEST(DraftPacing, DraftTimeAverageAndExplorationFloor) {
   EXPECT_EQ(pacing.budget(values, cost, 64, &seasoned), 1);
 }
 
+// A drafter's weights are loaded once per (kind, folder) for all the sequences of an engine, a
+// failed load is not cached, and forgetting what was learned keeps them.
+TEST(DraftAssets, LoadOncePerKindAndFolder) {
+  DraftPolicies policies;
+  DraftAssets& assets = policies.assets();
+  EXPECT_EQ(assets.target(), nullptr);
+  int loads = 0;
+  const std::function<std::unique_ptr<int>()> load = [&] {
+    ++loads;
+    return std::make_unique<int>(loads);
+  };
+  const std::shared_ptr<int> a = assets.get<int>("sps", "models/x", load);
+  EXPECT_EQ(assets.get<int>("sps", "models/./x/", load), a);  // one folder, written twice
+  EXPECT_NE(assets.get<int>("medusa", "models/x", load), a);  // another kind, another load
+  EXPECT_EQ(loads, 2);
+  const std::function<std::unique_ptr<int>()> failing = [&]() -> std::unique_ptr<int> {
+    ++loads;
+    fail("broken folder");
+  };
+  EXPECT_THROW(assets.get<int>("sps", "models/y", failing), Error);
+  EXPECT_EQ(*assets.get<int>("sps", "models/y", load), 4);  // tried again, not cached
+  policies.forget();
+  EXPECT_EQ(assets.get<int>("sps", "models/x", load), a);
+  EXPECT_EQ(loads, 4);
+}
+
 }  // namespace
 }  // namespace eagle2

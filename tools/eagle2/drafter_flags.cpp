@@ -194,7 +194,7 @@ DrafterBundle make_drafter(const DrafterFlags& f, Model& target, int64_t ctx, fl
   }
   std::optional<VerifyCost> cost;
   if (spec.auto_budget) cost = measure_verify_cost(target, ctx, f.verbose, threads);
-  b.drafter = Drafter::make(spec, b.head ? &*b.head : nullptr, threads, ctx, temperature,
+  b.drafter = Drafter::make(spec, target, b.head ? &*b.head : nullptr, threads, ctx, temperature,
                             cost ? &*cost : nullptr);
   return b;
 }
