@@ -46,6 +46,12 @@ struct DrafterSpec {
   int lookup_depth = kLookupDefaultDepth;
   bool calibrate = false;  // dynamic ...:cal
   TreeChoices choices;
+  // sps:DIR[:D[:K]], medusa:DIR[:T], hydra:DIR[:T]: the folder of the drafter's own weights.
+  std::string folder;
+  // sps: D draft levels after the first, K children per level (K = 1: a chain of D + 1 tokens).
+  static constexpr int kSpsDefaultDepth = 4;
+  int sps_depth = kSpsDefaultDepth;
+  int sps_top_k = 1;
 
   // The canonical spec string: parse_drafter_spec(s.to_string()) == s.
   std::string to_string() const;

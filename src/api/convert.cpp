@@ -97,6 +97,9 @@ eagle2::DrafterSpec to_internal(const DrafterSpec& s) {
   o.lookup_depth = s.lookup_depth;
   o.calibrate = s.calibrate;
   o.choices = s.choices;
+  o.folder = s.folder;
+  o.sps_depth = s.sps_depth;
+  o.sps_top_k = s.sps_top_k;
   return o;
 }
 
@@ -112,6 +115,9 @@ DrafterSpec to_public(const eagle2::DrafterSpec& s) {
   o.lookup_depth = s.lookup_depth;
   o.calibrate = s.calibrate;
   o.choices = s.choices;
+  o.folder = s.folder;
+  o.sps_depth = s.sps_depth;
+  o.sps_top_k = s.sps_top_k;
   return o;
 }
 

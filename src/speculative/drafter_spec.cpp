@@ -45,6 +45,34 @@ std::string choices_json(const TreeChoices& choices) {
   return out + "]";
 }
 
+// "DIR[:N1[:N2...]]": a folder followed by at most max_numbers integers, taken from the right (a
+// folder may hold ':' itself; one whose name ends in ':<digits>' needs its numbers written out).
+std::pair<std::string, std::vector<int>> folder_and_numbers(const std::string& rest,
+                                                            size_t max_numbers,
+                                                            const std::string& spec) {
+  std::vector<std::string> parts = split(rest, ':');
+  if (!rest.empty() && rest.back() == ':') parts.push_back("");
+  std::vector<int> numbers;
+  while (parts.size() > 1 && numbers.size() < max_numbers && !parts.back().empty() &&
+         parts.back().find_first_not_of("0123456789") == std::string::npos) {
+    numbers.insert(numbers.begin(), to_int(parts.back(), spec));
+    parts.pop_back();
+  }
+  std::string folder;
+  for (size_t i = 0; i < parts.size(); ++i) folder += (i ? ":" : "") + parts[i];
+  if (folder.empty()) fail("drafter '", spec, "': the folder is missing");
+  return {folder, numbers};
+}
+
+void parse_sps(const std::string& text, const std::string& rest, DrafterSpec& d) {
+  auto [folder, numbers] = folder_and_numbers(rest, 2, text);
+  d.folder = folder;
+  if (numbers.size() >= 1) d.sps_depth = numbers[0];
+  if (numbers.size() >= 2) d.sps_top_k = numbers[1];
+  if (d.sps_top_k < 1 || d.sps_top_k > 64 || d.sps_depth > 63)
+    fail("drafter '", text, "': expected sps:DRAFT_DIR[:D[:K]] with D in [0, 63], K in [1, 64]");
+}
+
 void parse_dynamic(const std::string& text, std::vector<std::string> parts, DrafterSpec& d) {
   if (!parts.empty() && parts.back() == "cal") {
     d.calibrate = true;
@@ -102,10 +130,12 @@ DrafterSpec parse_drafter_spec(const std::string& text) {
     }
   } else if (d.kind == "dynamic") {
     parse_dynamic(text, split(rest, ':'), d);
+  } else if (d.kind == "sps") {
+    parse_sps(text, rest, d);
   } else {
     fail("unknown drafter '", text,
          "' (plain, none, lookup[:D], chain[:D], static[:N|:JSON], dynamic[:T:D:K][:cal], "
-         "dynamic:auto[:D:K][:cal])");
+         "dynamic:auto[:D:K][:cal], sps:DRAFT_DIR[:D[:K]])");
   }
   return d;
 }
@@ -127,6 +157,9 @@ std::string DrafterSpec::to_string() const {
                         : "dynamic:" + std::to_string(dynamic.total_tokens) + ":" + dk) +
            (calibrate ? ":cal" : "");
   }
+  if (kind == "sps")
+    // Both numbers always written, so a folder ending in ":<digits>" reads back as itself.
+    return "sps:" + folder + ":" + std::to_string(sps_depth) + ":" + std::to_string(sps_top_k);
   return kind;  // plain, none
 }
 
@@ -134,7 +167,8 @@ bool DrafterSpec::operator==(const DrafterSpec& o) const {
   return kind == o.kind && dynamic.top_k == o.dynamic.top_k && dynamic.depth == o.dynamic.depth &&
          dynamic.total_tokens == o.dynamic.total_tokens && auto_budget == o.auto_budget &&
          chain_depth == o.chain_depth && lookup_depth == o.lookup_depth &&
-         calibrate == o.calibrate && choices == o.choices;
+         calibrate == o.calibrate && choices == o.choices && folder == o.folder &&
+         sps_depth == o.sps_depth && sps_top_k == o.sps_top_k;
 }
 
 std::unique_ptr<Drafter> make_drafter(const DrafterSpec& spec, EagleHead* head, ThreadPool& pool,
