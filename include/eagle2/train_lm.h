@@ -36,6 +36,9 @@ struct TrainLmOptions {
   std::string out_dir;
   bool resume = false;     // continue from out_dir/checkpoint.safetensors
   int64_t stop_after = 0;  // stop (checkpointed) once this many steps are done; 0 = to the end
+  // A SentencePiece tokenizer.model to reuse instead of training one (e.g. a draft model that
+  // must share its target's tokens): copied to out_dir, its vocabulary must be the config's.
+  std::string tokenizer;
 };
 
 struct TrainLmProgress {

@@ -22,6 +22,7 @@ TrainLmResult run_train_lm(const TrainLmConfig& config, const TrainLmOptions& op
   opt.out_dir = options.out_dir;
   opt.resume = options.resume;
   opt.stop_after = options.stop_after;
+  opt.tokenizer = options.tokenizer;
   // Each event is passed on only when the caller listens to it.
   train::TrainLmEvents ev;
   ev.message = events.message;

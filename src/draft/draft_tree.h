@@ -19,6 +19,12 @@ struct DraftTree {
   std::vector<float> logps;      // the node's own draft log-prob given its parent (root 0)
   std::vector<int32_t> ranks;    // its rank among the draft's top-k children of its parent
                                  // (0 = most likely; -1 for the root and unknown ranks)
+  // A sampled draft (speculative sampling with a draft model): row i ([size, draft_q_vocab]) is
+  // the draft's processed distribution q at node i, from which node i's child was sampled, so that
+  // verification can apply min(1, p/q) (verify_sampling_from_draft). Empty for deterministic
+  // drafts (top-k trees, chains of argmax, lookups), which the position-keyed rule verifies.
+  std::vector<double> draft_q;
+  int64_t draft_q_vocab = 0;
 
   int64_t size() const { return static_cast<int64_t>(tokens.size()); }
   void reset(int32_t root) {
@@ -27,6 +33,8 @@ struct DraftTree {
     values.assign(1, 0.0f);
     logps.assign(1, 0.0f);
     ranks.assign(1, -1);
+    draft_q.clear();
+    draft_q_vocab = 0;
   }
   // logp defaults to value - values[parent], which is what it is when values are raw sums.
   void add(int32_t token, int32_t parent, float value) {

@@ -136,6 +136,7 @@ void BatchDecoder::begin_decoding(Sequence& s, const float* last_logits) {
   }
   if (go) {
     const auto td = SteadyClock::now();
+    s.drafter->set_sampling(s.options.sampling);
     s.drafter->begin(s.prompt, s.prompt_hidden.data(), s.root);
     s.stats.draft_seconds += seconds_since(td);
   }
@@ -150,8 +151,8 @@ void BatchDecoder::verify(Sequence& s, const float* logits, const float* hidden,
   const int64_t V = model_.config().vocab_size, d = model_.config().hidden_size;
   const Verdict verdict = s.options.sampling.greedy()
                               ? verify_greedy(s.tree, logits, V)
-                              : verify_sampling(s.tree, logits, V, s.options.sampling,
-                                                static_cast<uint64_t>(s.stats.new_tokens));
+                              : verify_sampled_tree(s.tree, logits, V, s.options.sampling,
+                                                    static_cast<uint64_t>(s.stats.new_tokens));
   check_verdict(verdict, s.tree, V);
   s.kv.keep(verdict.path);
   // Each sequence waited for the whole shared forward: that is its verify time.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "draft/draft_tree.h"
+#include "sampling/logits_processor.h"
 
 namespace eagle2 {
 
@@ -17,6 +18,11 @@ class Drafter {
  public:
   virtual ~Drafter() = default;
   virtual std::string name() const = 0;
+
+  // How the sequence is decoded (temperature, top-k, top-p, seed), told before begin(). A drafter
+  // that samples its draft from its own distribution (SpsDrafter at temperature > 0) processes it
+  // with the same settings; deterministic drafters ignore it.
+  virtual void set_sampling(const SamplingParams& params) { (void)params; }
 
   // After prefill: context = x_0..x_{n-1} (now in the target's cache), features = the target's
   // final-norm states f_0..f_{n-1} ([n, hidden]), root = x_n (sampled from f_{n-1}).

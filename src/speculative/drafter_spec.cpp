@@ -1,11 +1,15 @@
 #include "speculative/drafter_spec.h"
 
 #include <algorithm>
+#include <filesystem>
+#include <functional>
 #include <sstream>
 #include <vector>
 
 #include "core/error.h"
+#include "core/regular_file.h"
 #include "speculative/eagle_drafter.h"
+#include "speculative/sps_drafter.h"
 #include "speculative/lookup_drafter.h"
 
 namespace eagle2 {
@@ -73,6 +77,27 @@ void parse_sps(const std::string& text, const std::string& rest, DrafterSpec& d)
     fail("drafter '", text, "': expected sps:DRAFT_DIR[:D[:K]] with D in [0, 63], K in [1, 64]");
 }
 
+// A draft model proposes token ids that the target verifies: both must mean the same tokens. The
+// vocabulary sizes must agree; when both folders hold a tokenizer file of the same name, the
+// files must be identical (a model with its own tokenizer of the same size would draft garbage
+// that verification merely rejects, silently).
+void check_same_tokens(const LlamaModel& draft, const LlamaModel& target, const std::string& spec) {
+  if (draft.config().vocab_size != target.config().vocab_size)
+    fail("drafter '", spec, "': the draft model's vocabulary has ", draft.config().vocab_size,
+         " tokens, the target's ", target.config().vocab_size,
+         " (a draft model must share the target's tokenizer)");
+  namespace fs = std::filesystem;
+  for (const char* name : {"tokenizer.model", "tokenizer.json"}) {
+    const fs::path a = fs::path(draft.dir()) / name, b = fs::path(target.dir()) / name;
+    std::error_code ea, eb;
+    if (!fs::is_regular_file(a, ea) || !fs::is_regular_file(b, eb)) continue;
+    if (read_regular_file(a.string(), read_limit::kTokenizerJson, "tokenizer") !=
+        read_regular_file(b.string(), read_limit::kTokenizerJson, "tokenizer"))
+      fail("drafter '", spec, "': ", a.string(), " differs from ", b.string(),
+           " (a draft model must share the target's tokenizer)");
+  }
+}
+
 void parse_dynamic(const std::string& text, std::vector<std::string> parts, DrafterSpec& d) {
   if (!parts.empty() && parts.back() == "cal") {
     d.calibrate = true;
@@ -98,6 +123,22 @@ void parse_dynamic(const std::string& text, std::vector<std::string> parts, Draf
   d.dynamic.total_tokens = to_int(parts[0], text);
   d.dynamic.depth = to_int(parts[1], text);
   d.dynamic.top_k = to_int(parts[2], text);
+}
+
+std::unique_ptr<Drafter> make_sps_drafter(const DrafterSpec& spec, ThreadPool& pool, int64_t ctx,
+                                          DraftAssets& assets) {
+  LlamaModel* target = assets.target();
+  if (!target) fail("drafter '", spec.label, "' needs the target model (internal error)");
+  const std::function<std::unique_ptr<LlamaModel>()> load = [&] {
+    std::unique_ptr<LlamaModel> draft = LlamaModel::load(spec.folder);
+    check_same_tokens(*draft, *target, spec.label);
+    return draft;
+  };
+  SpsDrafterOptions o;
+  o.depth = spec.sps_depth;
+  o.top_k = spec.sps_top_k;
+  o.context = ctx;
+  return std::make_unique<SpsDrafter>(assets.get<LlamaModel>("sps", spec.folder, load), pool, o);
 }
 
 }  // namespace
@@ -178,6 +219,7 @@ std::unique_ptr<Drafter> make_drafter(const DrafterSpec& spec, EagleHead* head, 
   if (spec.kind == "lookup")
     return std::make_unique<LookupDrafter>(3, 1, spec.lookup_depth + 1);
   if (spec.kind == "plain") return nullptr;
+  if (spec.kind == "sps") return make_sps_drafter(spec, pool, ctx, policies.assets());
   if (!spec.needs_head()) fail("unknown drafter '", spec.label, "'");
   if (!head) fail("drafter '", spec.label, "' needs an EAGLE head: pass --draft HEAD_DIR");
   EagleDrafterOptions o;

@@ -59,6 +59,7 @@ SpeculativeStats speculative_generate(LlamaModel& model, KvCache& kv, Drafter& d
   }
   if (go) {
     auto td = SteadyClock::now();
+    drafter.set_sampling(options.sampling);
     drafter.begin(prompt, out.hidden.data(), root);
     st.draft_seconds += seconds_since(td);
   }
@@ -89,7 +90,7 @@ SpeculativeStats speculative_generate(LlamaModel& model, KvCache& kv, Drafter& d
         options.sampling.greedy() ? verify_greedy(tree, out.logits.data(), V)
         : hooks.verify_sampling
             ? hooks.verify_sampling(tree, out.logits.data(), V, options.sampling, first_position)
-            : verify_sampling(tree, out.logits.data(), V, options.sampling, first_position);
+            : verify_sampled_tree(tree, out.logits.data(), V, options.sampling, first_position);
     check_verdict(verdict, tree, V);
     kv.keep(verdict.path);
     st.verify_seconds += seconds_since(tv);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/error.h"
 #include "sampling/position_random.h"
 #include "sampling/rng.h"
 
@@ -87,6 +88,63 @@ Verdict verify_sampling_rejection(const DraftTree& tree, const float* logits, in
     node = next;
     v.path.push_back(node);
   }
+}
+
+Verdict verify_sampling_from_draft(const DraftTree& tree, const float* logits, int64_t vocab,
+                                   const SamplingParams& params, uint64_t first_position) {
+  validate_draft_tree(tree, vocab, "verify: draft tree");
+  const auto size = static_cast<size_t>(tree.size());
+  if (tree.draft_q_vocab != vocab || tree.draft_q.size() != size * static_cast<size_t>(vocab))
+    fail("verify: a sampled draft needs its draft distribution at every node (", tree.draft_q.size(),
+         " probabilities for ", size, " nodes of vocabulary ", vocab, ")");
+  const auto children = children_of(tree);
+  Verdict v;
+  v.path.push_back(0);
+  for (uint64_t position = first_position;; ++position) {
+    const int32_t node = v.path.back();
+    const std::vector<int32_t>& ch = children[static_cast<size_t>(node)];
+    if (ch.size() > 1)
+      fail("verify: a sampled draft must be a chain (node ", node, " has ", ch.size(),
+           " children)");
+    Rng rng(position_word(params.seed, position));
+    Distribution p = process_logits(logits + node * vocab, vocab, params);
+    if (ch.empty()) {
+      v.bonus = sample(p, rng);
+      return v;
+    }
+    const int32_t x = tree.tokens[ch[0]];
+    const double* q = &tree.draft_q[static_cast<size_t>(node) * static_cast<size_t>(vocab)];
+    // Accept with probability min(1, p(x)/q(x)): u * q(x) < p(x) avoids the division. q(x) > 0
+    // since x was drawn from q (a draft that claims otherwise is always rejected).
+    if (q[x] > 0 && rng.uniform() * q[x] < p.p[static_cast<size_t>(x)]) {
+      v.path.push_back(ch[0]);
+      continue;
+    }
+    // Rejected: the residual norm(max(0, p - q)). Its mass, sum max(0, p - q), is the probability
+    // of a rejection; if rounding leaves none (p == q up to rounding), a rejection had no
+    // probability and p itself is the right answer.
+    Distribution residual;
+    residual.p.resize(p.p.size());
+    double mass = 0;
+    for (size_t t = 0; t < p.p.size(); ++t) {
+      residual.p[t] = std::max(0.0, p.p[t] - q[t]);
+      mass += residual.p[t];
+    }
+    if (mass > 0) {
+      for (double& r : residual.p) r /= mass;
+      v.bonus = sample(residual, rng);
+    } else {
+      v.bonus = sample(p, rng);
+    }
+    return v;
+  }
+}
+
+Verdict verify_sampled_tree(const DraftTree& tree, const float* logits, int64_t vocab,
+                            const SamplingParams& params, uint64_t first_position) {
+  return tree.draft_q.empty()
+             ? verify_sampling(tree, logits, vocab, params, first_position)
+             : verify_sampling_from_draft(tree, logits, vocab, params, first_position);
 }
 
 }  // namespace eagle2

@@ -44,6 +44,23 @@ Verdict verify_sampling(const DraftTree& tree, const float* logits, int64_t voca
 Verdict verify_sampling_rejection(const DraftTree& tree, const float* logits, int64_t vocab,
                                   const SamplingParams& params, uint64_t first_position);
 
+// Temperature > 0, for a chain whose every drafted token x was sampled from the draft's processed
+// distribution q at its parent (tree.draft_q): the standard speculative sampling rule (Leviathan
+// et al., Chen et al.). At each node accept the child x with probability min(1, p(x) / q(x));
+// on rejection the token is drawn from norm(max(0, p - q)); after the last accepted node the
+// bonus is drawn from p. Each emitted token then has exactly the target's distribution given its
+// prefix, whatever q is. The numbers at a position come from a stream seeded with
+// position_word(params.seed, position) (used once per position); the draft's own sampling must
+// draw from an independent stream (SpsDrafter uses another key). Error unless the tree is a chain
+// with a q row per node of the vocabulary's size.
+Verdict verify_sampling_from_draft(const DraftTree& tree, const float* logits, int64_t vocab,
+                                   const SamplingParams& params, uint64_t first_position);
+
+// The verifier for a tree at temperature > 0: verify_sampling_from_draft when the tree was
+// sampled from the draft's distributions (tree.draft_q), verify_sampling otherwise.
+Verdict verify_sampled_tree(const DraftTree& tree, const float* logits, int64_t vocab,
+                            const SamplingParams& params, uint64_t first_position);
+
 // Children of every node in increasing index order (= draft-rank order). The tree must be valid
 // (validate_draft_tree): parents index the result.
 std::vector<std::vector<int32_t>> children_of(const DraftTree& tree);

@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/regular_file.h"
+#include "io/atomic_file.h"
 #include "train/loss_curve.h"
 #include "tokenizer/tokenizer.h"
 
@@ -235,6 +236,22 @@ TrainLmResult run_train_lm(const TrainLmConfig& cfg, const TrainLmOptions& opt,
       logged = parse_train_log(text, log_path);
     }
     say(ev, "tokenizer: reusing " + tok_path);
+    if (!opt.tokenizer.empty() &&
+        read_regular_file(opt.tokenizer, read_limit::kTokenizerModel, "tokenizer") !=
+            read_regular_file(tok_path, read_limit::kTokenizerModel, "tokenizer"))
+      fail(opt.tokenizer, ": differs from ", tok_path, ", which the run being resumed used");
+  } else if (!opt.tokenizer.empty()) {
+    // Checked before anything is written: a tokenizer of another size would train a model whose
+    // ids the tokenizer cannot produce (or never produces).
+    const int32_t vocab = Tokenizer::load(opt.tokenizer)->vocab_size();
+    if (vocab != cfg.tokenizer.vocab_size)
+      fail(opt.tokenizer, ": ", vocab, " tokens, but the config's model has a vocabulary of ",
+           cfg.tokenizer.vocab_size);
+    say(ev, "tokenizer: reusing " + opt.tokenizer);
+    const std::string bytes = read_regular_file(opt.tokenizer, read_limit::kTokenizerModel, "tokenizer");
+    AtomicFile out(tok_path);
+    out.write(bytes.data(), bytes.size());
+    out.commit();
   } else {
     say(ev, "tokenizer: training SentencePiece BPE, vocab " +
                 std::to_string(cfg.tokenizer.vocab_size) + " ...");

@@ -56,6 +56,7 @@ struct TrainLmOptions {
   std::string out_dir;
   bool resume = false;     // continue from out_dir/checkpoint.safetensors
   int64_t stop_after = 0;  // stop (checkpointed) once this many steps are done; 0 = run to the end
+  std::string tokenizer;   // a tokenizer.model to reuse (copied to out_dir) instead of training one
 };
 
 struct TrainLmProgress {

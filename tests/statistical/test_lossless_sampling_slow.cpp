@@ -16,6 +16,10 @@
 #include "speculative/eagle_drafter.h"
 #include "speculative/lookup_drafter.h"
 #include "speculative/speculative_decoder.h"
+#include "sampling/position_random.h"
+#include "sampling/rng.h"
+#include "speculative/sps_drafter.h"
+#include "speculative/verify.h"
 #include "support/broken_verifiers.h"
 #include "support/random_models.h"
 #include "support/scripted_drafter.h"
@@ -353,6 +357,79 @@ TEST_F(LosslessSampling, ManySequencesPerStep) {
   }
   std::printf("many sequences per step: chi2 %.1f (threshold %.1f, df %d); against T = 1.1: "
               "%.1f\n", c.stat, c.threshold, c.df, wrong.stat);
+}
+
+// Speculative sampling with a draft model: the chain's tokens are SAMPLED from the draft's q (a
+// random model of the same vocabulary, far from the target), and verification applies
+// min(1, p/q) with the residual norm(max(0, p - q)). The first tokens must follow the target's
+// distribution, with drafts accepted and rejected often; the classic mistakes must fail the same
+// test: resampling a rejected position from p instead of the residual, and accepting with p(x)
+// as if the draft were deterministic (q ignored).
+enum class DraftRuleBreak { None, ResampleFromP, IgnoreQ };
+
+Verdict draft_rule_variant(const DraftTree& tree, const float* logits, int64_t V,
+                           const SamplingParams& sp, uint64_t first, DraftRuleBreak how) {
+  if (how == DraftRuleBreak::None) return verify_sampled_tree(tree, logits, V, sp, first);
+  const auto children = children_of(tree);
+  Verdict v;
+  v.path.push_back(0);
+  for (uint64_t position = first;; ++position) {
+    const int32_t node = v.path.back();
+    Rng rng(position_word(sp.seed, position));
+    Distribution p = process_logits(logits + node * V, V, sp);
+    if (children[node].empty()) {
+      v.bonus = sample(p, rng);
+      return v;
+    }
+    const int32_t child = children[node][0], x = tree.tokens[child];
+    const double* q = &tree.draft_q[static_cast<size_t>(node * V)];
+    const double u = rng.uniform();
+    const bool accept = how == DraftRuleBreak::IgnoreQ ? u < p.p[x] : u * q[x] < p.p[x];
+    if (accept) {
+      v.path.push_back(child);
+      continue;
+    }
+    if (how == DraftRuleBreak::ResampleFromP) {
+      v.bonus = sample(p, rng);
+      return v;
+    }
+    Distribution r;
+    double mass = 0;
+    for (int64_t t = 0; t < V; ++t) mass += std::max(0.0, p.p[t] - q[t]);
+    for (int64_t t = 0; t < V; ++t) r.p.push_back(mass > 0 ? std::max(0.0, p.p[t] - q[t]) / mass : p.p[t]);
+    v.bonus = sample(r, rng);
+    return v;
+  }
+}
+
+TEST_F(LosslessSampling, DraftModelChainsSampledFromQ) {
+  LlamaConfig cfg = test::tiny_config();
+  cfg.vocab_size = 5;
+  cfg.num_layers = 1;
+  std::shared_ptr<LlamaModel> draft = test::load_random_model("lossless-draft", cfg, DType::F32, 57, 0.5f);
+  const bool full_size = test::test_scale() >= 1.0;
+  for (const SamplingParams& sp : {SamplingParams{0.8f, 0, 1.0f, 0}, SamplingParams{1.3f, 4, 0.9f, 0}}) {
+    auto make = [&](uint32_t) { return std::make_unique<SpsDrafter>(draft, pool_, SpsDrafterOptions{2, 1, 32}); };
+    for (const auto& [name, how] : {std::pair{"min(1, p/q) rule", DraftRuleBreak::None},
+                                    std::pair{"resample from p", DraftRuleBreak::ResampleFromP},
+                                    std::pair{"q ignored", DraftRuleBreak::IgnoreQ}}) {
+      SCOPED_TRACE(name);
+      Outcome o;
+      const ChiSquare c = check(sp, make, [how](const DraftTree& t, const float* l, int64_t V,
+                                                const SamplingParams& p, uint64_t f) {
+        return draft_rule_variant(t, l, V, p, f, how);
+      }, &o);
+      std::printf("T %.1f, %s: chi2 %.1f (threshold %.1f, df %d)\n", sp.temperature, name, c.stat,
+                  c.threshold, c.df);
+      if (how == DraftRuleBreak::None) {
+        EXPECT_LT(c.stat, c.threshold) << "df " << c.df;
+        EXPECT_GT(o.all_rejected, n_ / 20) << "rejections were not exercised";
+        EXPECT_GT(o.first_child_accepted, n_ / 20) << "acceptances were not exercised";
+      } else if (full_size) {
+        EXPECT_GT(c.stat, c.threshold) << name << " passed the test (df " << c.df << ")";
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ TEST(DrafterSpec, Parses) {
   EXPECT_EQ(parse_drafter_spec("static").choices.size(), 25u);
   EXPECT_EQ(error_of([] { parse_drafter_spec("magic"); }),
             "unknown drafter 'magic' (plain, none, lookup[:D], chain[:D], static[:N|:JSON], "
-            "dynamic[:T:D:K][:cal], dynamic:auto[:D:K][:cal])");
+            "dynamic[:T:D:K][:cal], dynamic:auto[:D:K][:cal], sps:DRAFT_DIR[:D[:K]])");
   // static:N prunes EAGLE-1's tree to its first N - 1 paths, prefixes intact.
   const DrafterSpec s8 = parse_drafter_spec("static:8");
   ASSERT_EQ(s8.choices.size(), 7u);
@@ -120,6 +120,38 @@ TEST(DrafterSpec, EagleDraftersNeedAHead) {
               make_drafter(parse_drafter_spec("chain:3"), nullptr, pool, 64, policies, 0.0f);
             }),
             "drafter 'chain:3' needs an EAGLE head: pass --draft HEAD_DIR");
+}
+
+// sps:DRAFT_DIR[:D[:K]]: the folder, then at most two numbers taken from the right, so a folder
+// holding ':' reads back as itself from the canonical string (both numbers written).
+TEST(DrafterSpec, SpsNamesAFolderAndItsChain) {
+  const DrafterSpec a = parse_drafter_spec("sps:models/code-lm-draft");
+  EXPECT_EQ(a.kind, "sps");
+  EXPECT_EQ(a.folder, "models/code-lm-draft");
+  EXPECT_EQ(a.sps_depth, DrafterSpec::kSpsDefaultDepth);
+  EXPECT_EQ(a.sps_top_k, 1);
+  EXPECT_FALSE(a.needs_head());
+  EXPECT_EQ(a.to_string(), "sps:models/code-lm-draft:4:1");
+  const DrafterSpec b = parse_drafter_spec("sps:d:6");
+  EXPECT_EQ(b.sps_depth, 6);
+  EXPECT_EQ(b.sps_top_k, 1);
+  const DrafterSpec c = parse_drafter_spec("sps:a:b/x:3:2");
+  EXPECT_EQ(c.folder, "a:b/x");
+  EXPECT_EQ(c.sps_depth, 3);
+  EXPECT_EQ(c.sps_top_k, 2);
+  const DrafterSpec d = parse_drafter_spec("sps:runs:7:2:3");  // folder "runs:7"
+  EXPECT_EQ(d.folder, "runs:7");
+  for (const DrafterSpec& s : {a, b, c, d}) EXPECT_EQ(parse_drafter_spec(s.to_string()), s);
+  EXPECT_NE(parse_drafter_spec("sps:x:3:2"), parse_drafter_spec("sps:x:3:1"));
+  EXPECT_NE(parse_drafter_spec("sps:x"), parse_drafter_spec("sps:y"));
+  EXPECT_EQ(error_of([] { parse_drafter_spec("sps"); }), "drafter 'sps': the folder is missing");
+  EXPECT_EQ(error_of([] { parse_drafter_spec("sps:"); }), "drafter 'sps:': the folder is missing");
+  EXPECT_EQ(error_of([] { parse_drafter_spec("sps:d:3:0"); }),
+            "drafter 'sps:d:3:0': expected sps:DRAFT_DIR[:D[:K]] with D in [0, 63], K in [1, 64]");
+  EXPECT_EQ(error_of([] { parse_drafter_spec("sps:d:64:1"); }),
+            "drafter 'sps:d:64:1': expected sps:DRAFT_DIR[:D[:K]] with D in [0, 63], K in [1, 64]");
+  EXPECT_EQ(error_of([] { parse_drafter_spec("sps:d:99999999999:1"); }),
+            "drafter 'sps:d:99999999999:1': '99999999999' is not a non-negative integer");
 }
 
 }  // namespace

@@ -22,7 +22,7 @@ namespace {
 
 struct TrainLmFlags {
   std::vector<std::string> corpus, held_out;
-  std::string config, out;
+  std::string config, out, tokenizer;
   bool resume = false;
   int threads = 0;
   int64_t stop_after = 0;
@@ -94,6 +94,7 @@ int run_train_lm_command(const TrainLmFlags& f) {
   opt.out_dir = f.out;
   opt.resume = f.resume;
   opt.stop_after = f.stop_after;
+  opt.tokenizer = f.tokenizer;
 
   Threads threads(resolve_threads(f.threads));
   ProgressBar bar;
@@ -133,6 +134,10 @@ Command add_train_lm(CLI::App& app) {
   cmd->add_option("--held-out", f->held_out,
                   "Held-out text files or folders (default: the corpus's last held_out_fraction)")
       ->check(CLI::ExistingPath);
+  cmd->add_option("--tokenizer", f->tokenizer,
+                  "Reuse this SentencePiece tokenizer.model instead of training one (a draft model "
+                  "for sps:DIR shares its target's tokens); its size must be the config's vocab")
+      ->check(CLI::ExistingFile);
   cmd->add_flag("--resume", f->resume, "Continue from OUT/checkpoint.safetensors");
   add_threads_flag(*cmd, f->threads);
   cmd->add_option("--stop-after", f->stop_after,
