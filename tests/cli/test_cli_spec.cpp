@@ -4,6 +4,7 @@
 // the spec, since the token at each output position comes from the seed and the position alone.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -82,6 +83,29 @@ TEST(CliSpec, EagleSpecsNeedAHead) {
   const CliRun r = run_cli_split("generate -m " + kModel + " -p hi -n 2 --spec chain:3");
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err, "error: --spec chain:3 needs an EAGLE head: pass --draft HEAD_DIR\n");
+}
+
+// sps:DIR, the bundled draft model: greedy text equals plain decoding's with the drafter named on
+// the stats line; sampled text follows from the seed (the draft samples its chain from its own q,
+// so it is not plain sampling's text, but two runs with one seed print the same); no head needed;
+// a missing folder is one error line.
+TEST(CliSpec, DraftModelSpec) {
+  const std::string draft = std::string(EAGLE2_SOURCE_DIR) + "/models/code-lm-draft";
+  const std::string gen = "generate -m " + kModel + " -p 'def add(a, b):' -n 24 -t 1 ";
+  const CliRun plain = run_cli_split(gen + "--spec plain");
+  const CliRun sps = run_cli_split(gen + "--spec sps:" + draft);
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  ASSERT_EQ(sps.code, 0) << sps.err;
+  EXPECT_EQ(sps.out, plain.out);
+  EXPECT_NE(sps.err.find("[stats] drafter sps | tau "), std::string::npos) << sps.err;
+  const std::string hot = gen + "--temp 0.8 --seed 5 --spec sps:" + draft;
+  const CliRun a = run_cli_split(hot), b = run_cli_split(hot);
+  ASSERT_EQ(a.code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  const CliRun missing = run_cli_split(gen + "--spec sps:/nonexistent/draft");
+  EXPECT_EQ(missing.code, 1);
+  EXPECT_EQ(missing.err.rfind("error: ", 0), 0u) << missing.err;
+  EXPECT_EQ(std::count(missing.err.begin(), missing.err.end(), '\n'), 1) << missing.err;
 }
 
 }  // namespace
