@@ -187,6 +187,58 @@ TEST(TrainLm, ResumedRunEqualsUninterruptedRun) {
 }
 
 
+// --tokenizer: a draft model for sps:DIR must share its target's tokens. The given tokenizer.model
+// is copied byte for byte (no tokenizer is trained), a resume with another file is refused, and a
+// file whose vocabulary is not the config's is refused before anything is written.
+TEST(TrainLm, ReusesAGivenTokenizer) {
+  const std::string dir = test::temp_dir("train_lm_tokenizer");
+  const std::string corpus = write_corpus(dir, 3000);
+  const TrainLmConfig cfg = config_with_steps(2);
+  ThreadPool pool(2);
+  TrainLmOptions first;
+  first.corpus = {corpus};
+  first.out_dir = dir + "/first";
+  run_train_lm(cfg, first, {}, pool);
+  TrainLmOptions second = first;
+  second.out_dir = dir + "/second";
+  second.tokenizer = first.out_dir + "/tokenizer.model";
+  std::vector<std::string> messages;
+  TrainLmEvents ev;
+  ev.message = [&](const std::string& m) { messages.push_back(m); };
+  run_train_lm(cfg, second, ev, pool);
+  EXPECT_EQ(file_bytes(second.out_dir + "/tokenizer.model"), file_bytes(second.tokenizer));
+  EXPECT_EQ(messages.front(), "tokenizer: reusing " + second.tokenizer);
+  // Resuming with another tokenizer file than the run used.
+  TrainLmOptions resume = second;
+  resume.resume = true;
+  const std::string other = dir + "/other.model";
+  {
+    std::string bytes = file_bytes(second.tokenizer);
+    bytes.back() ^= 1;
+    std::ofstream(other, std::ios::binary) << bytes;
+  }
+  resume.tokenizer = other;
+  EXPECT_THROW(run_train_lm(cfg, resume, {}, pool), Error);
+  // A vocabulary of another size than the config's.
+  const TrainLmConfig bigger = TrainLmConfig::parse(
+      [] {
+        std::string t = config_text(2);
+        t.replace(t.find("\"vocab\": 384"), 12, "\"vocab\": 512");
+        return t;
+      }(),
+      "test config");
+  TrainLmOptions wrong = second;
+  wrong.out_dir = dir + "/wrong";
+  try {
+    run_train_lm(bigger, wrong, {}, pool);
+    ADD_FAILURE() << "a 384-token tokenizer trained a 512-token model";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("384 tokens, but the config's model has a vocabulary of 512"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(fs::exists(wrong.out_dir + "/tokenizer.model"));
+}
 
 using test::CliRun;
 using test::run_cli;
