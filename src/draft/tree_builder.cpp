@@ -77,8 +77,8 @@ void DynamicTreeBuilder::supply(std::span<const int32_t> tokens, std::span<const
       const Candidate parent = pool_[frontier_[a]];
       for (int c = 0; c < K; ++c) {
         const size_t i = a * K + c;
-        pool_.push_back(
-            {tokens[i], logp[i], c, parent.value + conf(i), conf(i), frontier_[a], parent.depth + 1});
+        const float v = parent.value + conf(i);
+        pool_.push_back({tokens[i], logp[i], c, v, conf(i), frontier_[a], parent.depth + 1});
       }
     }
     ++expansions_;
@@ -168,7 +168,8 @@ std::vector<int32_t> DynamicTreeBuilder::best_first_by_confidence(size_t n) cons
     return ca != cb ? ca < cb : a > b;
   };
   std::priority_queue<int32_t, std::vector<int32_t>, decltype(below)> open(below);
-  for (size_t i = 0; i < pool_.size() && pool_[i].parent < 0; ++i) open.push(static_cast<int32_t>(i));
+  for (size_t i = 0; i < pool_.size() && pool_[i].parent < 0; ++i)  // level 1
+    open.push(static_cast<int32_t>(i));
   std::vector<int32_t> out;
   while (out.size() < n && !open.empty()) {
     const int32_t i = open.top();
