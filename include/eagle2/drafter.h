@@ -28,11 +28,18 @@ struct DynamicTreeParams {
   int top_k = 10;         // K: children per expanded node
   int depth = 5;          // D: expansion levels after the first
   int total_tokens = 60;  // T: tokens verified per cycle, root included
+  // The EAGLE-2 paper's ablation (docs/SPECULATIVE.md "The ablation"): rank nodes for expansion
+  // and rerank by their value (EAGLE-2) or their own confidence alone (":novalue"); rerank, or
+  // keep the nodes selected for expansion (":norerank", rerank = false).
+  enum class Ranking { Value, OwnConfidence };
+  Ranking ranking = Ranking::Value;
+  bool rerank = true;
 };
 
 // "plain" (plain decoding, no speculative loop), "none" (the speculative loop with the root
 // alone), "lookup[:D]", "chain[:D]", "static", "static:N", "static:JSON", "dynamic[:T:D:K]",
-// "dynamic:auto[:D:K]"; a dynamic spec ending in ":cal" ranks nodes by calibrated confidences.
+// "dynamic:auto[:D:K]"; a dynamic spec may then say ":novalue" or ":norerank" (at most one), and
+// one ending in ":cal" ranks nodes by calibrated confidences.
 // D is always the draft levels after the first: a chain or a lookup drafts D + 1 tokens.
 // Same fields and defaults as the engine's own spec (the conversion is field by field).
 struct DrafterSpec {

@@ -92,6 +92,10 @@ eagle2::DrafterSpec to_internal(const DrafterSpec& s) {
   o.dynamic.top_k = s.dynamic.top_k;
   o.dynamic.depth = s.dynamic.depth;
   o.dynamic.total_tokens = s.dynamic.total_tokens;
+  o.dynamic.ranking = s.dynamic.ranking == DynamicTreeParams::Ranking::OwnConfidence
+                          ? eagle2::DynamicTreeParams::Ranking::OwnConfidence
+                          : eagle2::DynamicTreeParams::Ranking::Value;
+  o.dynamic.rerank = s.dynamic.rerank;
   o.auto_budget = s.auto_budget;
   o.chain_depth = s.chain_depth;
   o.lookup_depth = s.lookup_depth;
@@ -110,6 +114,10 @@ DrafterSpec to_public(const eagle2::DrafterSpec& s) {
   o.dynamic.top_k = s.dynamic.top_k;
   o.dynamic.depth = s.dynamic.depth;
   o.dynamic.total_tokens = s.dynamic.total_tokens;
+  o.dynamic.ranking = s.dynamic.ranking == eagle2::DynamicTreeParams::Ranking::OwnConfidence
+                          ? DynamicTreeParams::Ranking::OwnConfidence
+                          : DynamicTreeParams::Ranking::Value;
+  o.dynamic.rerank = s.dynamic.rerank;
   o.auto_budget = s.auto_budget;
   o.chain_depth = s.chain_depth;
   o.lookup_depth = s.lookup_depth;

@@ -43,11 +43,14 @@ std::optional<DrafterSpec> spec_of(const std::string& label) {
 }
 
 // The tree size a drafter verifies per cycle, root included; nullopt for drafters without a tree
-// (plain, none, lookup), for auto budgets (no one size) and for labels that do not parse.
+// (plain, none, lookup), for auto budgets (no one size), for the EAGLE-2 ablation (its points
+// would join EAGLE-2's line; its bars compare it) and for labels that do not parse.
 std::optional<BudgetPoint> budget_point(const std::string& label) {
   const auto spec = spec_of(label);
   if (!spec) return std::nullopt;
   if (spec->kind == "dynamic" && spec->auto_budget) return std::nullopt;
+  if (spec->dynamic.ranking != DynamicTreeParams::Ranking::Value || !spec->dynamic.rerank)
+    return std::nullopt;
   if (spec->kind == "dynamic")
     return BudgetPoint{spec->calibrate ? "dynamic, calibrated" : "dynamic",
                        double(spec->dynamic.total_tokens)};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <queue>
 
 #include "core/error.h"
 
@@ -47,6 +48,7 @@ void DynamicTreeBuilder::start(int32_t root, const DynamicTreeParams& params, in
   expansions_ = 0;
   pool_.clear();
   frontier_.clear();
+  selected_.clear();
   fed_.clear();
   keep_.clear();
   values_desc_.clear();
@@ -64,31 +66,41 @@ void DynamicTreeBuilder::supply(std::span<const int32_t> tokens, std::span<const
   const int K = params_.top_k;
   auto conf = [&](size_t i) { return confidence.empty() ? logp[i] : confidence[i]; };
   if (step_.kind == DraftStep::Kind::RootChildren) {
-    for (int c = 0; c < K; ++c) pool_.push_back({tokens[c], logp[c], c, conf(c), -1, 1});
-    frontier_.resize(static_cast<size_t>(K));
+    for (int c = 0; c < K; ++c) pool_.push_back({tokens[c], logp[c], c, conf(c), conf(c), -1, 1});
+    select_level(0);
+    // Level 1 is expanded whole, fed in rank order (the order of EAGLE-2's reference).
     std::iota(frontier_.begin(), frontier_.end(), 0);
   } else {
     const size_t block = pool_.size();
-    std::vector<float> block_values;
     for (size_t a = 0; a < frontier_.size(); ++a) {
+      pool_[frontier_[a]].first_child = static_cast<int32_t>(pool_.size());
       const Candidate parent = pool_[frontier_[a]];
       for (int c = 0; c < K; ++c) {
         const size_t i = a * K + c;
         const float v = parent.value + conf(i);
-        pool_.push_back({tokens[i], logp[i], c, v, frontier_[a], parent.depth + 1});
-        block_values.push_back(v);
+        pool_.push_back({tokens[i], logp[i], c, v, conf(i), frontier_[a], parent.depth + 1});
       }
     }
     ++expansions_;
-    if (expansions_ < params_.depth) {
-      frontier_ = best_by_value(block_values, static_cast<size_t>(K));
-      for (int32_t& f : frontier_) f += static_cast<int32_t>(block);
-    }
+    // Without rerank the last level's K best are kept too: selected as if to expand.
+    if (expansions_ < params_.depth || !params_.rerank) select_level(block);
   }
   if (expansions_ < params_.depth)
     feed_frontier();
   else
     rerank();
+}
+
+// The frontier: the K best of the level pool_[begin..) by the ranking (ties: lower pool index).
+void DynamicTreeBuilder::select_level(size_t begin) {
+  std::vector<float> keys(pool_.size() - begin);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const Candidate& c = pool_[begin + i];
+    keys[i] = params_.ranking == DynamicTreeParams::Ranking::Value ? c.value : c.confidence;
+  }
+  frontier_ = best_by_value(keys, static_cast<size_t>(params_.top_k));
+  for (int32_t& f : frontier_) f += static_cast<int32_t>(begin);
+  selected_.insert(selected_.end(), frontier_.begin(), frontier_.end());
 }
 
 std::span<const float> DynamicTreeBuilder::pool_values() {
@@ -124,18 +136,49 @@ void DynamicTreeBuilder::feed_frontier() {
 }
 
 void DynamicTreeBuilder::rerank() {
-  std::vector<float> values(pool_.size());
-  for (size_t i = 0; i < pool_.size(); ++i) values[i] = pool_[i].value;
+  // Every node the tree may keep, in the order it keeps them: with a chosen budget all of them,
+  // so that the chooser's i-th value is the i-th node kept; with a fixed one the first T - 1.
+  const size_t n = budget_kind_ == Budget::Chosen ? pool_.size() : static_cast<size_t>(budget_ - 1);
+  if (!params_.rerank) {
+    keep_.assign(selected_.begin(), selected_.begin() + std::min(n, selected_.size()));
+  } else if (params_.ranking == DynamicTreeParams::Ranking::OwnConfidence) {
+    keep_ = best_first_by_confidence(n);
+  } else {
+    std::vector<float> values(pool_.size());
+    for (size_t i = 0; i < pool_.size(); ++i) values[i] = pool_[i].value;
+    keep_ = best_by_value(values, n);
+  }
   if (budget_kind_ == Budget::Chosen) {
-    // The whole pool in rerank order, so that the chooser's i-th value is the i-th node kept.
-    keep_ = best_by_value(values, values.size());
+    // Path values whatever the order: exp(value) estimates a node's acceptance (tree_budget.h).
     values_desc_.resize(keep_.size());
-    for (size_t i = 0; i < keep_.size(); ++i) values_desc_[i] = values[keep_[i]];
+    for (size_t i = 0; i < keep_.size(); ++i) values_desc_[i] = pool_[keep_[i]].value;
     step_ = {DraftStep::Kind::ChooseBudget};
   } else {
-    keep_ = best_by_value(values, static_cast<size_t>(budget_ - 1));
     step_ = {};
   }
+}
+
+// The ablation's rerank: the first n nodes taken best first by own confidence (ties: lower pool
+// index) among those whose parent is the root or already taken. By value a parent always ranks
+// above its children; by own confidence it need not, and a child taken without its parent would
+// not be a tree. Each taken node opens its K children (contiguous in the pool).
+std::vector<int32_t> DynamicTreeBuilder::best_first_by_confidence(size_t n) const {
+  auto below = [this](int32_t a, int32_t b) {
+    const float ca = pool_[a].confidence, cb = pool_[b].confidence;
+    return ca != cb ? ca < cb : a > b;
+  };
+  std::priority_queue<int32_t, std::vector<int32_t>, decltype(below)> open(below);
+  for (size_t i = 0; i < pool_.size() && pool_[i].parent < 0; ++i)  // level 1
+    open.push(static_cast<int32_t>(i));
+  std::vector<int32_t> out;
+  while (out.size() < n && !open.empty()) {
+    const int32_t i = open.top();
+    open.pop();
+    out.push_back(i);
+    if (pool_[i].first_child >= 0)
+      for (int c = 0; c < params_.top_k; ++c) open.push(pool_[i].first_child + c);
+  }
+  return out;
 }
 
 void DynamicTreeBuilder::choose_budget(int64_t total_tokens) {
@@ -160,8 +203,9 @@ void DynamicTreeBuilder::finish(DraftTree& tree) {
     int32_t parent = 0;
     if (c.parent >= 0) {
       parent = node_of[c.parent];
-      // A child's value never exceeds its parent's and ties favour the lower (parent) index,
-      // so a kept node's parent is always kept.
+      // Every keep order puts a parent first: by value a child's value never exceeds its
+      // parent's and ties favour the lower (parent) index; best first by own confidence opens a
+      // node's children once it is kept; without rerank each level descends from the last.
       if (parent < 0) fail("draft tree: kept node without its parent (internal error)");
     }
     node_of[p] = static_cast<int32_t>(tree.size());

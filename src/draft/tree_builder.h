@@ -42,6 +42,13 @@ struct DynamicTreeParams {
   int top_k = 10;         // K
   int depth = 5;          // expansion forwards after level 1 (the tree has depth + 1 levels)
   int total_tokens = 60;  // verify batch size, root included (a fixed budget)
+  // The EAGLE-2 paper's ablation (docs/SPECULATIVE.md "The ablation"). What ranks nodes, both
+  // for expansion and for the rerank: the value (EAGLE-2), or each node's own confidence alone
+  // ("without the value").
+  enum class Ranking { Value, OwnConfidence };
+  Ranking ranking = Ranking::Value;
+  // false ("without reranking"): the tree is the nodes selected for expansion, level by level.
+  bool rerank = true;
 };
 
 // EAGLE-2 (EAGLE2.md section 3): level 1 = top-K root children; D expansions of the K best
@@ -52,6 +59,13 @@ struct DynamicTreeParams {
 // draft log-probs (the reference EAGLE-2) or, e.g., calibrated log-confidences
 // (speculative/tree_budget.h). They change which nodes are expanded and kept, never what is
 // accepted; each node also records its raw draft log-prob and sibling rank.
+//
+// The ablation (DynamicTreeParams): with Ranking::OwnConfidence each level's K nodes to expand
+// are those of the highest own confidence, and the rerank keeps best first by own confidence
+// among the nodes whose parent is the root or already kept (a child may now outrank its parent,
+// and the kept set must stay a tree). Without rerank the tree keeps the nodes selected for
+// expansion in level order (level 1, each expanded level's K, the last level's K best), the first
+// T - 1 of them. Either way the tree records path values, which estimate acceptance.
 class DynamicTreeBuilder {
  public:
   // Fixed: T = params.total_tokens. Chosen: once the pool is known the builder asks for T
@@ -77,8 +91,10 @@ class DynamicTreeBuilder {
   // At an Expand step of a Chosen budget: no more levels; the pool drafted so far is reranked and
   // the next step is ChooseBudget. Error otherwise.
   void stop_expanding();
-  // At a ChooseBudget step: every pool value, best first in rerank order (the i-th is the i-th
-  // node a tree of T > i + 1 keeps); valid until choose_budget().
+  // At a ChooseBudget step: the value of every node a tree may keep, in the order it keeps them
+  // (the i-th is the i-th node a tree of T > i + 1 keeps): by value for EAGLE-2, so best first;
+  // for the ablation its own order, still of path values, so that exp(value) still estimates
+  // each node's acceptance. Valid until choose_budget().
   std::span<const float> values_desc() const { return values_desc_; }
   // Answers a ChooseBudget step; T is clamped to [1, max_tokens].
   void choose_budget(int64_t total_tokens);
@@ -90,15 +106,19 @@ class DynamicTreeBuilder {
   // fed node, then child rank).
   struct Candidate {
     int32_t token;
-    float logp;    // draft log-prob given the parent
-    int32_t rank;  // among the parent's top-k
-    float value;
-    int32_t parent;  // pool index, -1 = root
+    float logp;        // draft log-prob given the parent
+    int32_t rank;      // among the parent's top-k
+    float value;       // path sum of confidences
+    float confidence;  // its own, as supplied
+    int32_t parent;    // pool index, -1 = root
     int32_t depth;
-    int32_t fed = -1;  // index in fed_ once expanded
+    int32_t fed = -1;          // index in fed_ once expanded
+    int32_t first_child = -1;  // pool index of its K children once expanded
   };
+  void select_level(size_t begin);
   void feed_frontier();
   void rerank();
+  std::vector<int32_t> best_first_by_confidence(size_t n) const;
 
   DraftStep step_;
   int32_t root_ = 0;
@@ -108,6 +128,9 @@ class DynamicTreeBuilder {
   int expansions_ = 0;  // Expand steps answered
   std::vector<Candidate> pool_;
   std::vector<int32_t> frontier_;  // pool indices to expand next
+  // Without rerank: every level's selected nodes (the frontiers and the last level's K best), in
+  // level order, each level best first.
+  std::vector<int32_t> selected_;
   std::vector<FedNode> fed_;
   std::vector<int32_t> keep_;      // pool indices kept, in rerank order until finish()
   std::vector<float> values_desc_;

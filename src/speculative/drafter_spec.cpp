@@ -98,10 +98,21 @@ void check_same_tokens(const LlamaModel& draft, const LlamaModel& target, const 
   }
 }
 
+bool is_ablation(const std::vector<std::string>& parts) {
+  return !parts.empty() && (parts.back() == "novalue" || parts.back() == "norerank");
+}
+
 void parse_dynamic(const std::string& text, std::vector<std::string> parts, DrafterSpec& d) {
   if (!parts.empty() && parts.back() == "cal") {
     d.calibrate = true;
     parts.pop_back();
+  }
+  // EAGLE-2 without the value or without reranking (docs/SPECULATIVE.md "The ablation").
+  if (is_ablation(parts)) {
+    if (parts.back() == "novalue") d.dynamic.ranking = DynamicTreeParams::Ranking::OwnConfidence;
+    if (parts.back() == "norerank") d.dynamic.rerank = false;
+    parts.pop_back();
+    if (is_ablation(parts)) fail("drafter '", text, "': at most one of :novalue and :norerank");
   }
   const bool none = parts.empty() || (parts.size() == 1 && parts[0].empty());
   if (none) return;
@@ -112,12 +123,13 @@ void parse_dynamic(const std::string& text, std::vector<std::string> parts, Draf
       d.dynamic.depth = to_int(parts[1], text);
       d.dynamic.top_k = to_int(parts[2], text);
     } else if (parts.size() != 1) {
-      fail("drafter '", text, "': expected dynamic:auto[:DEPTH:TOP_K][:cal]");
+      fail("drafter '", text, "': expected dynamic:auto[:DEPTH:TOP_K][:novalue|:norerank][:cal]");
     }
     return;
   }
   if (parts.size() != 3)
-    fail("drafter '", text, "': expected dynamic:TOTAL_TOKENS:DEPTH:TOP_K[:cal]");
+    fail("drafter '", text,
+         "': expected dynamic:TOTAL_TOKENS:DEPTH:TOP_K[:novalue|:norerank][:cal]");
   // Named, not positional: DynamicTreeParams lists top_k, depth, total_tokens, the reverse of
   // the spec's T:D:K.
   d.dynamic.total_tokens = to_int(parts[0], text);
@@ -175,8 +187,9 @@ DrafterSpec parse_drafter_spec(const std::string& text) {
     parse_sps(text, rest, d);
   } else {
     fail("unknown drafter '", text,
-         "' (plain, none, lookup[:D], chain[:D], static[:N|:JSON], dynamic[:T:D:K][:cal], "
-         "dynamic:auto[:D:K][:cal], sps:DRAFT_DIR[:D[:K]])");
+         "' (plain, none, lookup[:D], chain[:D], static[:N|:JSON], "
+         "dynamic[:T:D:K][:novalue|:norerank][:cal], "
+         "dynamic:auto[:D:K][:novalue|:norerank][:cal], sps:DRAFT_DIR[:D[:K]])");
   }
   return d;
 }
@@ -196,7 +209,8 @@ std::string DrafterSpec::to_string() const {
     const std::string dk = std::to_string(dynamic.depth) + ":" + std::to_string(dynamic.top_k);
     return (auto_budget ? "dynamic:auto:" + dk
                         : "dynamic:" + std::to_string(dynamic.total_tokens) + ":" + dk) +
-           (calibrate ? ":cal" : "");
+           (dynamic.ranking == DynamicTreeParams::Ranking::OwnConfidence ? ":novalue" : "") +
+           (dynamic.rerank ? "" : ":norerank") + (calibrate ? ":cal" : "");
   }
   if (kind == "sps")
     // Both numbers always written, so a folder ending in ":<digits>" reads back as itself.
@@ -206,7 +220,8 @@ std::string DrafterSpec::to_string() const {
 
 bool DrafterSpec::operator==(const DrafterSpec& o) const {
   return kind == o.kind && dynamic.top_k == o.dynamic.top_k && dynamic.depth == o.dynamic.depth &&
-         dynamic.total_tokens == o.dynamic.total_tokens && auto_budget == o.auto_budget &&
+         dynamic.total_tokens == o.dynamic.total_tokens && dynamic.ranking == o.dynamic.ranking &&
+         dynamic.rerank == o.dynamic.rerank && auto_budget == o.auto_budget &&
          chain_depth == o.chain_depth && lookup_depth == o.lookup_depth &&
          calibrate == o.calibrate && choices == o.choices && folder == o.folder &&
          sps_depth == o.sps_depth && sps_top_k == o.sps_top_k;

@@ -22,14 +22,16 @@ class ThreadPool;
 // "plain" (plain decoding, no speculative loop), "none" (plain decoding through the speculative
 // loop), "lookup[:D]" (prompt lookup), "chain[:D]", "static" (mc_sim_7b_63), "static:N" (its first
 // N - 1 paths: N tokens) or "static:JSON", "dynamic" or "dynamic:T:D:K" (total_tokens, depth,
-// top_k), "dynamic:auto" or "dynamic:auto:D:K"; a dynamic spec ending in ":cal" ranks nodes by
-// calibrated confidences (EagleDrafterOptions::calibrate). Error for anything else.
+// top_k), "dynamic:auto" or "dynamic:auto:D:K"; then optionally ":novalue" or ":norerank" (the
+// EAGLE-2 paper's ablation: DynamicTreeParams::ranking, rerank; at most one); a dynamic spec
+// ending in ":cal" ranks nodes by calibrated confidences (EagleDrafterOptions::calibrate). Error
+// for anything else.
 // D is always the number of draft levels after the first: a chain or a lookup drafts D + 1 tokens,
 // a dynamic tree has D + 1 levels.
 struct DrafterSpec {
   std::string label;  // as the user wrote it (bench's drafter column); not part of equality
   std::string kind;
-  DynamicTreeParams dynamic;
+  DynamicTreeParams dynamic;  // ...:novalue and ...:norerank set its ranking and rerank
   // "dynamic:auto[:D:K]": each cycle's tree size chosen from the target's verify cost curve
   // (tree_budget.h), at most kAutoMaxTokens.
   bool auto_budget = false;

@@ -90,7 +90,11 @@ EagleDrafter::EagleDrafter(EagleHead& head, ThreadPool& pool, EagleDrafterOption
 
 std::string EagleDrafter::name() const {
   switch (opt_.shape) {
-    case EagleDrafterOptions::Shape::Dynamic: return "eagle2-dynamic";
+    case EagleDrafterOptions::Shape::Dynamic:
+      // The ablation's variants are told apart on the stats line.
+      return std::string("eagle2-dynamic") +
+             (opt_.dynamic.ranking == DynamicTreeParams::Ranking::OwnConfidence ? "-novalue" : "") +
+             (opt_.dynamic.rerank ? "" : "-norerank");
     case EagleDrafterOptions::Shape::Static: return "eagle-static";
     case EagleDrafterOptions::Shape::Chain: return "eagle-chain";
   }

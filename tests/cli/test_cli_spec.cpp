@@ -58,7 +58,8 @@ TEST(CliSpec, SampledOutputIsTheSameForEverySpec) {
                           " -p 'def add(a, b):' -n 24 -t 1 --temp 0.8 --top-p 0.95 --seed ";
   const CliRun plain = run_cli_split(gen + "7 --spec plain");
   ASSERT_EQ(plain.code, 0) << plain.err;
-  for (const std::string spec : {"dynamic:60:5:10", "chain:3", "lookup"}) {
+  for (const std::string spec : {"dynamic:60:5:10", "chain:3", "lookup", "dynamic:16:3:4:novalue",
+                                 "dynamic:16:3:4:norerank"}) {
     const CliRun r = run_cli_split(gen + "7 --spec '" + spec + "'");
     ASSERT_EQ(r.code, 0) << spec << ": " << r.err;
     EXPECT_EQ(r.out, plain.out) << spec;
@@ -66,6 +67,29 @@ TEST(CliSpec, SampledOutputIsTheSameForEverySpec) {
   const CliRun other = run_cli_split(gen + "8 --spec plain");
   ASSERT_EQ(other.code, 0) << other.err;
   EXPECT_NE(other.out, plain.out);
+}
+
+// The EAGLE-2 paper's ablation through --spec: other trees from the same head, the same greedy
+// text as plain decoding, and the variant named on the stats line.
+TEST(CliSpec, AblationSpecsPrintThePlainText) {
+  const std::string gen = "generate -m " + kModel + " --draft " + kHead +
+                          " -p 'def add(a, b):' -n 24 -t 1 --spec ";
+  const CliRun plain = run_cli_split(gen + "plain");
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  for (const auto& [spec, name] : std::vector<std::pair<std::string, std::string>>{
+           {"dynamic:16:3:4:novalue", "eagle2-dynamic-novalue"},
+           {"dynamic:16:3:4:norerank", "eagle2-dynamic-norerank"},
+           {"dynamic:16:3:4:norerank:cal", "eagle2-dynamic-norerank"}}) {
+    const CliRun r = run_cli_split(gen + spec);
+    ASSERT_EQ(r.code, 0) << spec << ": " << r.err;
+    EXPECT_EQ(r.out, plain.out) << spec;
+    EXPECT_NE(r.err.find("[stats] drafter " + name + " | "), std::string::npos) << r.err;
+  }
+  const CliRun both = run_cli_split(gen + "dynamic:16:3:4:novalue:norerank");
+  EXPECT_EQ(both.code, 2);
+  EXPECT_EQ(both.err,
+            "error: --spec: drafter 'dynamic:16:3:4:novalue:norerank': at most one of :novalue "
+            "and :norerank\n");
 }
 
 TEST(CliSpec, SpecWithAShorthandFlagExitsTwo) {

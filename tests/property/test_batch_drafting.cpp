@@ -1,7 +1,7 @@
 // Drafting in lockstep (speculative/batch_drafting.h) gives every sequence exactly the tree its
 // drafter drafts alone: the same tokens, parents and values, cycle after cycle, whatever the
-// other sequences (their prompts, depths, widths, budgets, calibration), because every head row
-// and every draft log-prob row is bit-identical to its sequence's own.
+// other sequences (their prompts, depths, widths, budgets, calibration, ablation), because every
+// head row and every draft log-prob row is bit-identical to its sequence's own.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -20,7 +20,7 @@ TEST(BatchDrafting, LockstepTreesEqualEachDraftersOwn) {
   auto head = EagleHead::load(test::write_random_head("lockstep", *target), *target);
   ThreadPool pool(2);
   const int64_t V = target->config().vocab_size, d = target->config().hidden_size;
-  const auto prompts = test::random_prompts(7, 4, V);
+  const auto prompts = test::random_prompts(7, 8, V);
   auto policy = std::make_shared<DraftPolicy>(
       std::make_shared<const VerifyCostModel>(std::vector<std::pair<int64_t, double>>{
           {1, 1e-3}, {8, 1.1e-3}, {64, 4e-3}}));
@@ -33,6 +33,10 @@ TEST(BatchDrafting, LockstepTreesEqualEachDraftersOwn) {
     options[i].dynamic.total_tokens = 5 + 4 * static_cast<int>(i);
     options[i].auto_budget = i % 2 == 1;
     options[i].calibrate = i >= 2;
+    // The EAGLE-2 ablation, with fixed and chosen budgets: 4, 5 without the value, 6, 7 without
+    // reranking.
+    if (i == 4 || i == 5) options[i].dynamic.ranking = DynamicTreeParams::Ranking::OwnConfidence;
+    if (i >= 6) options[i].dynamic.rerank = false;
     // Levels stopped by measured times would make the two pools differ by timing alone (lockstep
     // drafting drafts every level): compared here is the drafting itself.
     options[i].adaptive_depth = false;

@@ -33,15 +33,18 @@ TEST(GreedyEquality, StoriesModelEveryDrafterEveryBudget) {
   test::Coverage cov;
   check_greedy_equality(target, head, prompts, 48, 512, cov);
   // The runs must have covered total rejection, partial and full acceptance.
-  for (const std::string name : {"dynamic-60-5-10", "scripted"}) {
+  for (const auto& [name, full] : std::vector<std::pair<std::string, size_t>>{
+           {"dynamic-60-5-10", 6},
+           {"scripted", 5},
+           {"dynamic-16-3-4-novalue", 4},
+           {"dynamic-16-3-4-norerank", 4}}) {
     SCOPED_TRACE(name);
     EXPECT_GT(cov.at(name, 0), 0) << "no cycle rejected everything";
     int64_t between = 0;
-    for (size_t a = 1; a < 6; ++a) between += cov.at(name, a);
-    EXPECT_GT(between, 0);
+    for (size_t a = 1; a < full; ++a) between += cov.at(name, a);
+    EXPECT_GT(between, 0) << "no cycle accepted part of the tree";
+    EXPECT_GT(cov.at(name, full), 0) << "no cycle accepted the full depth";
   }
-  EXPECT_GT(cov.at("dynamic-60-5-10", 6), 0) << "no cycle accepted the full depth";
-  EXPECT_GT(cov.at("scripted", 5), 0) << "no cycle accepted the full scripted depth";
 }
 
 TEST(GreedyEquality, RandomModelAndHead) {

@@ -49,6 +49,14 @@ std::vector<DrafterCase> drafter_cases(EagleHead& head, ThreadPool& pool, int64_
                      return std::make_unique<ScriptedDrafter>(
                          oracle_script(truth, 5, vocab, static_cast<uint32_t>(truth.size())));
                    }, 5});
+  // The EAGLE-2 paper's ablation: other trees from the same head, the same output. Last, so that
+  // the indices above stay as tests pick them.
+  auto ablation = options(Shape::Dynamic, 4, 3, 16, {}, 5);
+  ablation.dynamic.ranking = DynamicTreeParams::Ranking::OwnConfidence;
+  cases.push_back({"dynamic-16-3-4-novalue", eagle(ablation), 4});
+  ablation.dynamic.ranking = DynamicTreeParams::Ranking::Value;
+  ablation.dynamic.rerank = false;
+  cases.push_back({"dynamic-16-3-4-norerank", eagle(ablation), 4});
   return cases;
 }
 

@@ -10,6 +10,7 @@
 #include "core/thread_pool.h"
 #include "draft/draft_tree.h"
 #include "support/errors.h"
+#include "support/random_models.h"
 
 namespace eagle2 {
 namespace {
@@ -30,12 +31,14 @@ TEST(DrafterSpec, Parses) {
   EXPECT_EQ(a2.dynamic.depth, 4);
   EXPECT_EQ(a2.dynamic.top_k, 8);
   EXPECT_EQ(error_of([] { parse_drafter_spec("dynamic:auto:4"); }),
-            "drafter 'dynamic:auto:4': expected dynamic:auto[:DEPTH:TOP_K][:cal]");
+            "drafter 'dynamic:auto:4': expected "
+            "dynamic:auto[:DEPTH:TOP_K][:novalue|:norerank][:cal]");
   EXPECT_EQ(parse_drafter_spec("chain:7").chain_depth, 7);
   EXPECT_EQ(parse_drafter_spec("static").choices.size(), 25u);
   EXPECT_EQ(error_of([] { parse_drafter_spec("magic"); }),
             "unknown drafter 'magic' (plain, none, lookup[:D], chain[:D], static[:N|:JSON], "
-            "dynamic[:T:D:K][:cal], dynamic:auto[:D:K][:cal], sps:DRAFT_DIR[:D[:K]])");
+            "dynamic[:T:D:K][:novalue|:norerank][:cal], "
+            "dynamic:auto[:D:K][:novalue|:norerank][:cal], sps:DRAFT_DIR[:D[:K]])");
   // static:N prunes EAGLE-1's tree to its first N - 1 paths, prefixes intact.
   const DrafterSpec s8 = parse_drafter_spec("static:8");
   ASSERT_EQ(s8.choices.size(), 7u);
@@ -45,7 +48,8 @@ TEST(DrafterSpec, Parses) {
             "drafter 'static:27': a pruned static tree has 2 to 26 tokens");
   EXPECT_EQ(parse_drafter_spec("static:[[0],[0,0]]").choices.size(), 2u);
   EXPECT_EQ(error_of([] { parse_drafter_spec("dynamic:1:2"); }),
-            "drafter 'dynamic:1:2': expected dynamic:TOTAL_TOKENS:DEPTH:TOP_K[:cal]");
+            "drafter 'dynamic:1:2': expected "
+            "dynamic:TOTAL_TOKENS:DEPTH:TOP_K[:novalue|:norerank][:cal]");
   // :cal switches calibration on for any dynamic form.
   EXPECT_FALSE(parse_drafter_spec("dynamic:8:6:2").calibrate);
   const DrafterSpec c = parse_drafter_spec("dynamic:8:6:2:cal");
@@ -60,6 +64,52 @@ TEST(DrafterSpec, Parses) {
             "drafter 'chain:x': 'x' is not a non-negative integer");
 }
 
+// The EAGLE-2 paper's ablation: ":novalue" (rank by each node's own confidence) or ":norerank"
+// (keep the expanded nodes), after T:D:K or auto[:D:K], before ":cal"; one at a time.
+TEST(DrafterSpec, ParsesTheAblation) {
+  using Ranking = DynamicTreeParams::Ranking;
+  const DrafterSpec plain_dynamic = parse_drafter_spec("dynamic:16:3:4");
+  EXPECT_EQ(plain_dynamic.dynamic.ranking, Ranking::Value);
+  EXPECT_TRUE(plain_dynamic.dynamic.rerank);
+  const DrafterSpec nv = parse_drafter_spec("dynamic:16:3:4:novalue");
+  EXPECT_EQ(nv.dynamic.ranking, Ranking::OwnConfidence);
+  EXPECT_TRUE(nv.dynamic.rerank);
+  EXPECT_EQ(nv.dynamic.total_tokens, 16);
+  EXPECT_EQ(nv.dynamic.depth, 3);
+  EXPECT_EQ(nv.dynamic.top_k, 4);
+  EXPECT_FALSE(nv.calibrate);
+  const DrafterSpec nr = parse_drafter_spec("dynamic:16:3:4:norerank");
+  EXPECT_EQ(nr.dynamic.ranking, Ranking::Value);
+  EXPECT_FALSE(nr.dynamic.rerank);
+  const DrafterSpec nvc = parse_drafter_spec("dynamic:60:5:10:novalue:cal");
+  EXPECT_TRUE(nvc.calibrate);
+  EXPECT_EQ(nvc.dynamic.ranking, Ranking::OwnConfidence);
+  const DrafterSpec anr = parse_drafter_spec("dynamic:auto:4:8:norerank");
+  EXPECT_TRUE(anr.auto_budget);
+  EXPECT_FALSE(anr.dynamic.rerank);
+  EXPECT_EQ(anr.dynamic.depth, 4);
+  EXPECT_TRUE(parse_drafter_spec("dynamic:auto:novalue:cal").auto_budget);
+  EXPECT_FALSE(parse_drafter_spec("dynamic:norerank").dynamic.rerank);
+  EXPECT_EQ(parse_drafter_spec("dynamic:norerank").dynamic.total_tokens, 60);
+  EXPECT_EQ(error_of([] { parse_drafter_spec("dynamic:16:3:4:novalue:norerank"); }),
+            "drafter 'dynamic:16:3:4:novalue:norerank': at most one of :novalue and :norerank");
+  EXPECT_EQ(error_of([] { parse_drafter_spec("dynamic:16:3:4:norerank:norerank"); }),
+            "drafter 'dynamic:16:3:4:norerank:norerank': at most one of :novalue and :norerank");
+  // :cal comes last, and the ablation does not replace T:D:K.
+  EXPECT_EQ(error_of([] { parse_drafter_spec("dynamic:16:3:4:cal:novalue"); }),
+            "drafter 'dynamic:16:3:4:cal:novalue': expected "
+            "dynamic:TOTAL_TOKENS:DEPTH:TOP_K[:novalue|:norerank][:cal]");
+  EXPECT_EQ(error_of([] { parse_drafter_spec("dynamic:16:3:novalue"); }),
+            "drafter 'dynamic:16:3:novalue': expected "
+            "dynamic:TOTAL_TOKENS:DEPTH:TOP_K[:novalue|:norerank][:cal]");
+  EXPECT_EQ(error_of([] { parse_drafter_spec("dynamic:auto:4:norerank"); }),
+            "drafter 'dynamic:auto:4:norerank': expected "
+            "dynamic:auto[:DEPTH:TOP_K][:novalue|:norerank][:cal]");
+  // Only the dynamic tree has the ablation.
+  EXPECT_EQ(error_of([] { parse_drafter_spec("chain:novalue"); }),
+            "drafter 'chain:novalue': 'novalue' is not a non-negative integer");
+}
+
 
 // Every form survives parse -> to_string -> parse, and to_string is a fixed point.
 TEST(DrafterSpec, RoundTripsThroughItsCanonicalString) {
@@ -67,7 +117,9 @@ TEST(DrafterSpec, RoundTripsThroughItsCanonicalString) {
        {"plain", "none", "lookup", "lookup:0", "lookup:3", "chain", "chain:0", "chain:7", "static",
         "static:2", "static:8", "static:26", "static:[[0],[0,0]]", "static:[[1],[1,0],[1,0,2]]",
         "dynamic", "dynamic:16:3:4", "dynamic:8:6:2:cal", "dynamic:cal", "dynamic:auto",
-        "dynamic:auto:4:8", "dynamic:auto:cal", "dynamic:auto:6:2:cal"}) {
+        "dynamic:auto:4:8", "dynamic:auto:cal", "dynamic:auto:6:2:cal", "dynamic:16:3:4:novalue",
+        "dynamic:16:3:4:norerank", "dynamic:60:5:10:novalue:cal", "dynamic:8:6:2:norerank:cal",
+        "dynamic:novalue", "dynamic:auto:norerank", "dynamic:auto:4:8:novalue:cal"}) {
     const DrafterSpec spec = parse_drafter_spec(text);
     const std::string canonical = spec.to_string();
     EXPECT_EQ(parse_drafter_spec(canonical), spec) << text << " -> " << canonical;
@@ -85,6 +137,30 @@ TEST(DrafterSpec, RoundTripsThroughItsCanonicalString) {
   EXPECT_EQ(parse_drafter_spec("dynamic"), parse_drafter_spec("dynamic:60:5:10"));
   EXPECT_FALSE(parse_drafter_spec("dynamic:60:5:10") == parse_drafter_spec("dynamic:60:5:10:cal"));
   EXPECT_FALSE(parse_drafter_spec("lookup:5") == parse_drafter_spec("lookup"));
+  // The ablation is part of the drafter, and of its canonical string.
+  EXPECT_EQ(parse_drafter_spec("dynamic:novalue").to_string(), "dynamic:60:5:10:novalue");
+  EXPECT_EQ(parse_drafter_spec("dynamic:auto:norerank:cal").to_string(),
+            "dynamic:auto:5:10:norerank:cal");
+  const DrafterSpec base = parse_drafter_spec("dynamic:16:3:4");
+  const DrafterSpec nv = parse_drafter_spec("dynamic:16:3:4:novalue");
+  const DrafterSpec nr = parse_drafter_spec("dynamic:16:3:4:norerank");
+  EXPECT_FALSE(base == nv);
+  EXPECT_FALSE(base == nr);
+  EXPECT_FALSE(nv == nr);
+}
+
+// make_drafter hands the ablation to the drafter, whose stats-line name tells the variants apart.
+TEST(DrafterSpec, AblationNamesTheDrafter) {
+  auto target = test::load_random_model("spec-ablation", test::tiny_config(), DType::F32, 3, 0.3f);
+  auto head = EagleHead::load(test::write_random_head("spec-ablation", *target), *target);
+  ThreadPool pool(1);
+  DraftPolicies policies;
+  auto name = [&](const char* spec) {
+    return make_drafter(parse_drafter_spec(spec), head.get(), pool, 64, policies, 0.0f)->name();
+  };
+  EXPECT_EQ(name("dynamic:16:3:4"), "eagle2-dynamic");
+  EXPECT_EQ(name("dynamic:16:3:4:novalue"), "eagle2-dynamic-novalue");
+  EXPECT_EQ(name("dynamic:16:3:4:norerank:cal"), "eagle2-dynamic-norerank");
 }
 
 // The number of tokens a lookup drafter proposes when its match is followed by plenty of tokens.

@@ -42,6 +42,9 @@ TEST(PublicApi, DefaultsAreTheEngines) {
   EXPECT_EQ(as.dynamic.top_k, ds.dynamic.top_k);
   EXPECT_EQ(as.dynamic.depth, ds.dynamic.depth);
   EXPECT_EQ(as.dynamic.total_tokens, ds.dynamic.total_tokens);
+  EXPECT_EQ(as.dynamic.ranking == api::DynamicTreeParams::Ranking::Value,
+            ds.dynamic.ranking == eagle2::DynamicTreeParams::Ranking::Value);
+  EXPECT_EQ(as.dynamic.rerank, ds.dynamic.rerank);
   EXPECT_EQ(as.auto_budget, ds.auto_budget);
   EXPECT_EQ(as.chain_depth, ds.chain_depth);
   EXPECT_EQ(as.lookup_depth, ds.lookup_depth);
@@ -137,7 +140,9 @@ TEST(PublicApi, ModelConfigIsReadAndWrittenAsTheEngineDoes) {
 TEST(PublicApi, DrafterSpecIsTheEngineSpec) {
   for (const char* text : {"plain", "none", "lookup", "lookup:3", "chain", "chain:2", "static",
                            "static:9", "static:[[0],[1],[0,0]]", "dynamic", "dynamic:16:3:4",
-                           "dynamic:8:6:2:cal", "dynamic:auto", "dynamic:auto:4:8:cal"}) {
+                           "dynamic:8:6:2:cal", "dynamic:auto", "dynamic:auto:4:8:cal",
+                           "dynamic:16:3:4:novalue", "dynamic:16:3:4:norerank",
+                           "dynamic:auto:4:8:novalue:cal"}) {
     const api::DrafterSpec a = api::parse_drafter_spec(text);
     const eagle2::DrafterSpec e = eagle2::parse_drafter_spec(text);
     EXPECT_EQ(a.to_string(), e.to_string()) << text;
@@ -147,6 +152,14 @@ TEST(PublicApi, DrafterSpecIsTheEngineSpec) {
     EXPECT_TRUE(api::parse_drafter_spec(a.to_string()) == a) << text;
   }
   EXPECT_FALSE(api::parse_drafter_spec("chain:2") == api::parse_drafter_spec("chain:3"));
+  // The ablation is copied both ways: each variant differs from the others.
+  EXPECT_FALSE(api::parse_drafter_spec("dynamic:16:3:4:novalue") ==
+               api::parse_drafter_spec("dynamic:16:3:4:norerank"));
+  EXPECT_FALSE(api::parse_drafter_spec("dynamic:16:3:4") ==
+               api::parse_drafter_spec("dynamic:16:3:4:norerank"));
+  EXPECT_EQ(api::parse_drafter_spec("dynamic:16:3:4:novalue").dynamic.ranking,
+            api::DynamicTreeParams::Ranking::OwnConfidence);
+  EXPECT_FALSE(api::parse_drafter_spec("dynamic:16:3:4:norerank").dynamic.rerank);
   EXPECT_EQ(test::error_of([] { api::parse_drafter_spec("magic"); }),
             test::error_of([] { eagle2::parse_drafter_spec("magic"); }));
 }

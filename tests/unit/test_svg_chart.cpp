@@ -129,6 +129,8 @@ TEST(BenchCharts, FileNamesAndBudgetCharts) {
       row("mt bench", 0, "dynamic:32:4:8", 2.2, 3.1, 10), row("mt bench", 1, "plain", 1.0, 0, 0),
       row("mt bench", 1, "chain:3", 1.4, 1.9, 10),   row("gsm8k", 0, "plain", 1.0, 0, 0),
       row("gsm8k", 0, "lookup", 1.3, 1.7, 10),      row("mt bench", 0, "dynamic:auto", 2.3, 2.9, 10),
+      row("mt bench", 0, "dynamic:16:3:4:novalue", 1.7, 2.4, 10),
+      row("mt bench", 0, "dynamic:16:3:4:norerank", 1.8, 2.5, 10),
   };
   const auto charts = bench_charts(rows);
   const std::vector<std::string> expected = {
@@ -151,6 +153,11 @@ TEST(BenchCharts, FileNamesAndBudgetCharts) {
   EXPECT_TRUE(contains(bt, "dynamic at 32: 3.10"));
   EXPECT_TRUE(contains(bt, "static at 26: 2.60"));
   EXPECT_TRUE(contains(bt, "chain at 5: 2.10"));
+  // The ablation has bars, not points on EAGLE-2's budget line.
+  EXPECT_TRUE(contains(speed, "dynamic:16:3:4:novalue"));
+  EXPECT_TRUE(contains(charts[1].second, "dynamic:16:3:4:norerank"));
+  EXPECT_FALSE(contains(bt, "dynamic at 16: 2.40"));
+  EXPECT_FALSE(contains(bt, "dynamic at 16: 2.50"));
   EXPECT_TRUE(contains(charts[3].second, "dynamic at 32: 2.20"));
   // The auto budget: a level line from the smallest to the largest fixed size.
   EXPECT_TRUE(contains(bt, "dynamic:auto at 5: 2.90"));

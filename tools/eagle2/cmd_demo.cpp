@@ -169,7 +169,8 @@ Command add_demo(CLI::App& app) {
                   "Prompt set (JSONL/text, as bench) instead of the built-in Python prompts")
       ->check(CLI::ExistingFile);
   cmd->add_option("--tree", f->tree,
-                  "Drafter as bench spells it: dynamic[:T:D:K][:cal], dynamic:auto[:D:K][:cal], "
+                  "Drafter as bench spells it: dynamic[:T:D:K][:novalue|:norerank][:cal], "
+                  "dynamic:auto[:D:K][:novalue|:norerank][:cal], "
                   "static[:N|:JSON], chain[:D], lookup[:D]");
   cmd->add_option("--draft-vocab", f->draft_vocab,
                   "Draft only the N most frequent tokens (HEAD/draft_vocab.tsv); 0 = all (default: "
