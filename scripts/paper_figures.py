@@ -19,12 +19,6 @@ SOURCES = {
     "sb-3090": "Spec-Bench Leaderboard.md, 'Leaderboard on 3090' (RTX 3090 24GB, PyTorch 2.5.1, "
                "greedy, fp16, batch 1), "
                "hemingkx/Spec-Bench@5544fd7a98df8aaf0662381f0c96e8696207e93d",
-    "paper-t2": "EAGLE-2 paper (arXiv:2406.16858) Table 2, as transcribed in a third-party reading "
-                "note (not checked against the paper; its EAGLE-2 figures elsewhere match "
-                "EAGLE2.md)",
-    "paper-t3": "EAGLE-2 paper (arXiv:2406.16858) Table 3 (ablation), as transcribed in a "
-                "third-party reading note (not checked against the paper; its full-EAGLE-2 row "
-                "equals EAGLE2.md's MT-bench figure)",
 }
 
 V7 = "Vicuna-7B"
@@ -40,10 +34,8 @@ FIGURES = [
     ("PLD", "Spec-Bench overall", V7SB, A100, 1.66, None, "doc-sb"),
     ("PLD", "Spec-Bench overall", V7SB, A100, 1.59, 1.73, "sb-a100"),
     ("PLD", "Spec-Bench overall", V7SB, RTX, 1.64, 1.73, "sb-3090"),
-    ("PLD", "MT-bench, T = 0", "LLaMA2-Chat-70B", PAPER_GPU, 1.31, 1.39, "paper-t2"),
     ("Lookahead", "Spec-Bench overall", V7SB, A100, 1.27, 1.66, "sb-a100"),
     ("Lookahead", "Spec-Bench overall", V7SB, RTX, 1.13, 1.64, "sb-3090"),
-    ("Lookahead", "MT-bench, T = 0", "LLaMA2-Chat-70B", PAPER_GPU, 1.52, 1.64, "paper-t2"),
     ("Medusa", "Spec-Bench overall", V7SB, A100, 1.78, 2.32, "sb-a100"),
     ("Medusa", "Spec-Bench overall", V7SB, RTX, 1.44, 2.32, "sb-3090"),
     ("Hydra", "Spec-Bench overall", V7SB, A100, 2.09, 3.24, "sb-a100"),
@@ -52,7 +44,6 @@ FIGURES = [
     ("EAGLE-1", "Spec-Bench overall", V7SB, A100, 2.10, None, "doc-sb"),
     ("EAGLE-1", "Spec-Bench overall ('EAGLE')", V7SB, A100, 2.29, 3.61, "sb-a100"),
     ("EAGLE-1", "Spec-Bench overall ('EAGLE')", V7SB, RTX, 2.03, 3.57, "sb-3090"),
-    ("EAGLE-1", "MT-bench, T = 0", "LLaMA2-Chat-70B", PAPER_GPU, 3.01, 3.81, "paper-t2"),
     ("EAGLE-2", "mean of 6 tasks, T = 0", V7, PAPER_GPU, 3.39, 4.68, "doc"),
     ("EAGLE-2", "HumanEval, T = 0", V7, PAPER_GPU, 3.95, 5.33, "doc"),
     ("EAGLE-2", "MT-bench, T = 0", V7, PAPER_GPU, 3.62, 4.98, "doc"),
@@ -61,12 +52,6 @@ FIGURES = [
     ("EAGLE-2", "mean of 6 tasks, T = 0", "Vicuna-13B", PAPER_GPU, 4.04, 4.65, "doc"),
     ("EAGLE-2", "Spec-Bench overall", V7SB, A100, 2.36, 4.34, "doc-sb"),
     ("EAGLE-2", "Spec-Bench overall ('EAGLE2')", V7SB, RTX, 2.19, 4.35, "sb-3090"),
-    ("EAGLE-2", "MT-bench, T = 0", "LLaMA2-Chat-70B", PAPER_GPU, 3.51, 4.48, "paper-t2"),
-    ("EAGLE-2", "GSM8K, T = 0", V7, PAPER_GPU, 3.63, 4.97, "paper-t3"),
-    ("EAGLE-2 w/o value", "MT-bench, T = 0", V7, PAPER_GPU, 3.21, 4.39, "paper-t3"),
-    ("EAGLE-2 w/o value", "GSM8K, T = 0", V7, PAPER_GPU, 2.93, 3.96, "paper-t3"),
-    ("EAGLE-2 w/o reranking", "MT-bench, T = 0", V7, PAPER_GPU, 3.48, 4.86, "paper-t3"),
-    ("EAGLE-2 w/o reranking", "GSM8K, T = 0", V7, PAPER_GPU, 3.50, 4.85, "paper-t3"),
 ]
 
 
