@@ -14,7 +14,8 @@ void Calibration::add(const DraftTree& tree, const Verdict& verdict) {
   std::vector<char> on_path(static_cast<size_t>(tree.size()), 0);
   for (const int32_t n : verdict.path)
     if (n >= 0 && n < tree.size()) on_path[static_cast<size_t>(n)] = 1;
-  for (int64_t i = 1; i < tree.size(); ++i) {
+  // Only nodes verification could accept: a lookahead window's nodes carry no estimate.
+  for (int64_t i = 1; i < tree.verifiable_size(); ++i) {
     const double p = std::exp(static_cast<double>(tree.values[static_cast<size_t>(i)]));
     const int b = bin_of(p);
     ++nodes[b];

@@ -26,6 +26,9 @@ void validate_draft_tree(const DraftTree& tree, int64_t vocab, std::string_view 
     if (tree.tokens[i] < 0 || tree.tokens[i] >= vocab)
       fail(source, ": node ", i, " has token id ", tree.tokens[i], " outside the vocabulary [0, ",
            vocab, ")");
+  if (tree.verifiable != -1 && (tree.verifiable < 1 || tree.verifiable > tree.size()))
+    fail(source, ": ", tree.verifiable, " verifiable nodes of ", tree.size(),
+         " (expected -1 for all, or 1 to the tree's size: the root is always verifiable)");
 }
 
 }  // namespace eagle2

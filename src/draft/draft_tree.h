@@ -25,9 +25,19 @@ struct DraftTree {
   // drafts (top-k trees, chains of argmax, lookups), which the position-keyed rule verifies.
   std::vector<double> draft_q;
   int64_t draft_q_vocab = 0;
+  // Nodes [0, verifiable) may be accepted; -1 = all. The nodes from `verifiable` on ride along in
+  // the target forward (their logits are computed like any node's) but verification never walks
+  // into them: lookahead decoding's Jacobi branch (speculative/lookahead_drafter.h), whose tokens
+  // are guesses refined from the target's own outputs. Accepting one would be lossless too (its
+  // logits are exact), but the method verifies n-grams only and its measurement must be the
+  // method's. Verifiable nodes come first, so every ancestor of a verifiable node is verifiable.
+  int64_t verifiable = -1;
 
   int64_t size() const { return static_cast<int64_t>(tokens.size()); }
+  // How many nodes (the first ones) verification may accept.
+  int64_t verifiable_size() const { return verifiable < 0 ? size() : verifiable; }
   void reset(int32_t root) {
+    verifiable = -1;
     tokens.assign(1, root);
     parents.assign(1, -1);
     values.assign(1, 0.0f);
@@ -53,7 +63,7 @@ struct DraftTree {
 // The one structural rule every tree obeys before it is verified: tokens and parents have the same
 // non-zero length, parents[0] == -1, 0 <= parents[i] < i for every later node (a single root:
 // verification walks children from node 0 and indexes by parent), and every token is in
-// [0, vocab). Error "<source>: <what is wrong>" otherwise, e.g. source = "drafter 'x' returned an
+// [0, vocab), and `verifiable` is -1 or in [1, size] (the root is always verifiable). Error "<source>: <what is wrong>" otherwise, e.g. source = "drafter 'x' returned an
 // invalid tree". A tree from a drafter is untrusted input to the verifier; this is O(size).
 void validate_draft_tree(const DraftTree& tree, int64_t vocab, std::string_view source);
 

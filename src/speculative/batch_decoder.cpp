@@ -179,6 +179,10 @@ void BatchDecoder::verify(Sequence& s, const float* logits, const float* hidden,
   for (size_t k = 0; k < verdict.path.size(); ++k)
     std::memcpy(&path_features_[k * d], hidden + verdict.path[k] * d, d * sizeof(float));
   const auto td = SteadyClock::now();
+  if (s.drafter->wants_target_tokens()) {
+    argmax_per_node(logits, s.tree.size(), V, target_argmax_);
+    s.drafter->target_tokens(target_argmax_);
+  }
   s.drafter->accept(s.tree, verdict.path, path_features_.data(), verdict.bonus);
   const double accept_seconds = seconds_since(td);
   s.stats.draft_seconds += accept_seconds;

@@ -92,6 +92,7 @@ class BatchDecoder {
   std::vector<std::unique_ptr<Sequence>> sequences_;  // by id; null once removed
   StepReport last_step_;
   std::vector<float> path_features_;  // scratch: the accepted path's hidden states
+  std::vector<int32_t> target_argmax_;  // scratch: the target's argmax per tree node
 };
 
 }  // namespace eagle2

@@ -23,6 +23,9 @@ void check_verdict(const Verdict& v, const DraftTree& tree, int64_t vocab) {
         tree.parents[static_cast<size_t>(node)] != v.path[j - 1])
       fail("verification returned an invalid path: node ", node, " at step ", j,
            " is not a child of node ", v.path[j - 1]);
+    if (node >= tree.verifiable_size())
+      fail("verification returned an invalid path: node ", node, " at step ", j,
+           " is past the tree's ", tree.verifiable_size(), " verifiable nodes");
   }
   if (v.bonus < 0 || v.bonus >= vocab)
     fail("verification returned bonus token ", v.bonus, " outside the vocabulary [0, ", vocab, ")");

@@ -16,8 +16,9 @@ namespace eagle2 {
 void check_drafted_tree(const DraftTree& tree, int64_t vocab, int32_t root, int64_t room,
                         const std::string& drafter);
 
-// A verdict (possibly from a hook) must be a root-to-node path of the tree with a bonus token in
-// the vocabulary before it edits the KV cache and emits tokens.
+// A verdict (possibly from a hook) must be a root-to-node path of the tree through verifiable
+// nodes only (DraftTree::verifiable) with a bonus token in the vocabulary before it edits the KV
+// cache and emits tokens.
 void check_verdict(const Verdict& v, const DraftTree& tree, int64_t vocab);
 
 }  // namespace eagle2

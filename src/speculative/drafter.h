@@ -58,6 +58,15 @@ class Drafter {
     draft(proposed_max_, tree);
   }
 
+  // Drafters that learn from what the target itself predicts at every node of the tree, not only
+  // on the accepted path (lookahead decoding's Jacobi window: lookahead_drafter.h) say so here;
+  // after verification and before accept() the decoding loop then hands them the target's argmax
+  // at each node, in tree order (argmax_per_node in verify.h). The greedy token at every
+  // temperature: it only shapes future drafts, and a deterministic draft verified by position-keyed
+  // sampling stays lossless. Not called when the cycle ends the generation (no accept() follows).
+  virtual bool wants_target_tokens() const { return false; }
+  virtual void target_tokens(std::span<const int32_t> argmax_per_node) { (void)argmax_per_node; }
+
   // Verification kept `path` (tree node indices, starting with the root 0); features holds the
   // target's final-norm state of each path node ([path.size(), hidden]); `bonus` is the next root.
   virtual void accept(const DraftTree& tree, std::span<const int32_t> path, const float* features,

@@ -66,6 +66,7 @@ SpeculativeStats speculative_generate(LlamaModel& model, KvCache& kv, Drafter& d
   DraftTree tree;
   std::vector<int32_t> rows;
   std::vector<float> path_features;
+  std::vector<int32_t> target_argmax;  // per tree node, for drafters that want it
   while (go) {
     const int64_t n = kv.size();
     const int64_t room = kv.capacity() - n;
@@ -111,6 +112,10 @@ SpeculativeStats speculative_generate(LlamaModel& model, KvCache& kv, Drafter& d
     for (size_t j = 0; j < verdict.path.size(); ++j)
       std::memcpy(&path_features[j * d], &out.hidden[verdict.path[j] * d], d * sizeof(float));
     td = SteadyClock::now();
+    if (drafter.wants_target_tokens()) {
+      argmax_per_node(out.logits.data(), tree.size(), V, target_argmax);
+      drafter.target_tokens(target_argmax);
+    }
     drafter.accept(tree, verdict.path, path_features.data(), verdict.bonus);
     st.draft_seconds += seconds_since(td);
     root = verdict.bonus;

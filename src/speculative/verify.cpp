@@ -10,9 +10,16 @@ namespace eagle2 {
 
 std::vector<std::vector<int32_t>> children_of(const DraftTree& tree) {
   std::vector<std::vector<int32_t>> ch(tree.tokens.size());
-  for (size_t i = 1; i < tree.tokens.size(); ++i)
-    ch[tree.parents[i]].push_back(static_cast<int32_t>(i));
+  // Nodes past tree.verifiable are nobody's child as verification sees the tree: every verifier
+  // walks children from the root, so none of them can accept one.
+  const auto verifiable = static_cast<size_t>(tree.verifiable_size());
+  for (size_t i = 1; i < verifiable; ++i) ch[tree.parents[i]].push_back(static_cast<int32_t>(i));
   return ch;
+}
+
+void argmax_per_node(const float* logits, int64_t nodes, int64_t vocab, std::vector<int32_t>& out) {
+  out.resize(static_cast<size_t>(nodes));
+  for (int64_t i = 0; i < nodes; ++i) out[static_cast<size_t>(i)] = argmax(logits + i * vocab, vocab);
 }
 
 namespace {

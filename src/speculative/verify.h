@@ -61,8 +61,15 @@ Verdict verify_sampling_from_draft(const DraftTree& tree, const float* logits, i
 Verdict verify_sampled_tree(const DraftTree& tree, const float* logits, int64_t vocab,
                             const SamplingParams& params, uint64_t first_position);
 
-// Children of every node in increasing index order (= draft-rank order). The tree must be valid
-// (validate_draft_tree): parents index the result.
+// Children of every node in increasing index order (= draft-rank order), counting only the
+// verifiable nodes (DraftTree::verifiable): the others have no children and are no one's child,
+// which is how every verifier leaves them alone. The tree must be valid (validate_draft_tree):
+// parents index the result.
 std::vector<std::vector<int32_t>> children_of(const DraftTree& tree);
+
+// The target's greedy token (argmax, ties to the lowest id) at each of the first `nodes` rows of
+// logits ([nodes, vocab]), into out. What a drafter that learns from the target's own outputs at
+// every node (Drafter::target_tokens) is given after verification, at every temperature.
+void argmax_per_node(const float* logits, int64_t nodes, int64_t vocab, std::vector<int32_t>& out);
 
 }  // namespace eagle2

@@ -51,6 +51,53 @@ TEST(ValidateDraftTree, OneRuleForEveryMalformedTree) {
             "test tree: node 0 has token id -1 outside the vocabulary [0, 10)");
 }
 
+TEST(ValidateDraftTree, VerifiableCountInRange) {
+  const std::string src = "test tree";
+  DraftTree t = tree_of({4, 5, 6}, {-1, 0, 0});
+  for (int64_t ok : {-1, 1, 2, 3}) {
+    t.verifiable = ok;
+    EXPECT_NO_THROW(validate_draft_tree(t, 10, src)) << ok;
+  }
+  for (int64_t bad : {-2, 0, 4}) {
+    t.verifiable = bad;
+    EXPECT_EQ(error_of([&] { validate_draft_tree(t, 10, src); }),
+              "test tree: " + std::to_string(bad) +
+                  " verifiable nodes of 3 (expected -1 for all, or 1 to the tree's size: the root "
+                  "is always verifiable)");
+  }
+  t.reset(4);
+  EXPECT_EQ(t.verifiable, -1) << "reset() makes every node verifiable again";
+}
+
+// Nodes past `verifiable` ride along in the forward but no verifier walks into them, even when
+// the target's token at their parent is exactly theirs: the position-keyed rule, greedy and the
+// rejection rule alike (all walk children_of).
+TEST(ValidateDraftTree, VerifiersNeverAcceptAnUnverifiableNode) {
+  // Root 1 with children 2 (verifiable) and 3 (not); node 3's own child 0 (not).
+  DraftTree t = tree_of({1, 2, 3, 0}, {-1, 0, 0, 2});
+  t.verifiable = 2;
+  const int64_t V = 4;
+  std::vector<float> logits(4 * V, -30.0f);
+  for (int64_t node = 0; node < 4; ++node) logits[node * V + 3] = 30.0f;  // the target says 3
+  const Verdict g = verify_greedy(t, logits.data(), V);
+  EXPECT_EQ(g.path, std::vector<int32_t>{0});
+  EXPECT_EQ(g.bonus, 3);
+  SamplingParams p;
+  p.temperature = 1.0f;
+  for (const Verdict& v : {verify_sampling(t, logits.data(), V, p, 1),
+                           verify_sampling_rejection(t, logits.data(), V, p, 1)}) {
+    EXPECT_EQ(v.path, std::vector<int32_t>{0});
+    EXPECT_EQ(v.bonus, 3);
+  }
+  // With every node verifiable the same logits accept node 2 (token 3).
+  t.verifiable = -1;
+  EXPECT_EQ(verify_greedy(t, logits.data(), V).path, (std::vector<int32_t>{0, 2}));
+  EXPECT_EQ(children_of(t)[0], (std::vector<int32_t>{1, 2}));
+  t.verifiable = 2;
+  EXPECT_EQ(children_of(t)[0], std::vector<int32_t>{1});
+  EXPECT_TRUE(children_of(t)[2].empty());
+}
+
 TEST(ValidateDraftTree, VerifiersRefuseASecondRoot) {
   // Before, children_of indexed children[-1] for the second root: a write out of bounds.
   const DraftTree bad = tree_of({1, 2, 3}, {-1, 0, -1});
@@ -115,6 +162,11 @@ TEST_F(DecoderInputs, MalformedDrafterTreesAreAnErrorNamingTheDrafter) {
          for (int64_t i = 0; i < max_tokens; ++i) t.add(3, 0, -1.0f);
        },
        "it has 30 nodes, the context has room for 29"},
+      {[](const auto&, int64_t, DraftTree& t) {
+         t.add(3, 0, -1.0f);
+         t.verifiable = 3;
+       },
+       "3 verifiable nodes of 2"},
   };
   for (float temperature : {0.0f, 1.0f}) {
     for (const Case& c : cases) {
@@ -148,6 +200,20 @@ TEST_F(DecoderInputs, MalformedVerdictFromAVerifierIsAnError) {
             "verification returned a path that does not start at the root");
   EXPECT_EQ(with_verdict(Verdict{{0, 2}, 96}),
             "verification returned bonus token 96 outside the vocabulary [0, 96)");
+  // A hook that accepts a node of the lookahead branch (past `verifiable`) is refused too.
+  test::ScriptedDrafter partly([](const auto&, int64_t, DraftTree& t) {
+    t.add(3, 0, -1.0f);
+    t.add(4, 0, -1.0f);
+    t.verifiable = 2;
+  });
+  SpeculativeHooks hooks;
+  hooks.verify_sampling = [](const DraftTree&, const float*, int64_t, const SamplingParams&,
+                             uint64_t) { return Verdict{{0, 2}, 5}; };
+  EXPECT_EQ(error_of([&] {
+              test::speculative_tokens(*model_, partly, {1, 7, 9}, opt, 32, pool_, hooks);
+            }),
+            "verification returned an invalid path: node 2 at step 1 is past the tree's 2 "
+            "verifiable nodes");
 }
 
 // The drafter only learns the prompt (begin()), so a target cache that already holds context
