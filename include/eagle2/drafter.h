@@ -36,10 +36,18 @@ struct DynamicTreeParams {
   bool rerank = true;
 };
 
+// Lookahead decoding's parameters (the spec's W:N:G).
+struct LookaheadParams {
+  int window = 5;         // W: columns of the Jacobi window
+  int ngram_size = 3;     // N: n-gram length, root included
+  int verify_ngrams = 3;  // G: pooled n-grams verified per cycle, at most
+  static constexpr int64_t kMaxTreeTokens = 512;  // (W + G) * (N - 1), root included
+};
+
 // "plain" (plain decoding, no speculative loop), "none" (the speculative loop with the root
 // alone), "lookup[:D]", "chain[:D]", "static", "static:N", "static:JSON", "dynamic[:T:D:K]",
-// "dynamic:auto[:D:K]"; a dynamic spec may then say ":novalue" or ":norerank" (at most one), and
-// one ending in ":cal" ranks nodes by calibrated confidences.
+// "dynamic:auto[:D:K]", "lookahead[:W:N:G]"; a dynamic spec may then say ":novalue" or
+// ":norerank" (at most one), and one ending in ":cal" ranks nodes by calibrated confidences.
 // D is always the draft levels after the first: a chain or a lookup drafts D + 1 tokens.
 // Same fields and defaults as the engine's own spec (the conversion is field by field).
 struct DrafterSpec {
@@ -59,6 +67,7 @@ struct DrafterSpec {
   static constexpr int kSpsDefaultDepth = 4;
   int sps_depth = kSpsDefaultDepth;
   int sps_top_k = 1;
+  LookaheadParams lookahead;  // lookahead[:W:N:G]
 
   // The canonical spec string: parse_drafter_spec(s.to_string()) == s.
   std::string to_string() const;

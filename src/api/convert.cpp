@@ -104,6 +104,9 @@ eagle2::DrafterSpec to_internal(const DrafterSpec& s) {
   o.folder = s.folder;
   o.sps_depth = s.sps_depth;
   o.sps_top_k = s.sps_top_k;
+  o.lookahead.window = s.lookahead.window;
+  o.lookahead.ngram_size = s.lookahead.ngram_size;
+  o.lookahead.verify_ngrams = s.lookahead.verify_ngrams;
   return o;
 }
 
@@ -126,6 +129,9 @@ DrafterSpec to_public(const eagle2::DrafterSpec& s) {
   o.folder = s.folder;
   o.sps_depth = s.sps_depth;
   o.sps_top_k = s.sps_top_k;
+  o.lookahead.window = s.lookahead.window;
+  o.lookahead.ngram_size = s.lookahead.ngram_size;
+  o.lookahead.verify_ngrams = s.lookahead.verify_ngrams;
   return o;
 }
 

@@ -9,8 +9,9 @@
 #include "core/error.h"
 #include "core/regular_file.h"
 #include "speculative/eagle_drafter.h"
-#include "speculative/sps_drafter.h"
+#include "speculative/lookahead_drafter.h"
 #include "speculative/lookup_drafter.h"
+#include "speculative/sps_drafter.h"
 
 namespace eagle2 {
 
@@ -153,6 +154,18 @@ std::unique_ptr<Drafter> make_sps_drafter(const DrafterSpec& spec, ThreadPool& p
   return std::make_unique<SpsDrafter>(assets.get<LlamaModel>("sps", spec.folder, load), pool, o);
 }
 
+// "lookahead" (the defaults) or "lookahead:W:N:G", all three or none.
+void parse_lookahead(const std::string& text, const std::string& rest, DrafterSpec& d) {
+  if (text == "lookahead") return;
+  const std::vector<std::string> parts = split(rest, ':');
+  if (parts.size() != 3 || rest.empty() || rest.back() == ':')
+    fail("drafter '", text, "': expected lookahead[:W:N:G] (window, n-gram size, n-grams verified)");
+  d.lookahead.window = to_int(parts[0], text);
+  d.lookahead.ngram_size = to_int(parts[1], text);
+  d.lookahead.verify_ngrams = to_int(parts[2], text);
+  d.lookahead.validate("drafter '" + text + "'");
+}
+
 }  // namespace
 
 DrafterSpec parse_drafter_spec(const std::string& text) {
@@ -185,11 +198,13 @@ DrafterSpec parse_drafter_spec(const std::string& text) {
     parse_dynamic(text, split(rest, ':'), d);
   } else if (d.kind == "sps") {
     parse_sps(text, rest, d);
+  } else if (d.kind == "lookahead") {
+    parse_lookahead(text, rest, d);
   } else {
     fail("unknown drafter '", text,
          "' (plain, none, lookup[:D], chain[:D], static[:N|:JSON], "
          "dynamic[:T:D:K][:novalue|:norerank][:cal], "
-         "dynamic:auto[:D:K][:novalue|:norerank][:cal], sps:DRAFT_DIR[:D[:K]])");
+         "dynamic:auto[:D:K][:novalue|:norerank][:cal], sps:DRAFT_DIR[:D[:K]], lookahead[:W:N:G])");
   }
   return d;
 }
@@ -215,6 +230,9 @@ std::string DrafterSpec::to_string() const {
   if (kind == "sps")
     // Both numbers always written, so a folder ending in ":<digits>" reads back as itself.
     return "sps:" + folder + ":" + std::to_string(sps_depth) + ":" + std::to_string(sps_top_k);
+  if (kind == "lookahead")
+    return "lookahead:" + std::to_string(lookahead.window) + ":" +
+           std::to_string(lookahead.ngram_size) + ":" + std::to_string(lookahead.verify_ngrams);
   return kind;  // plain, none
 }
 
@@ -224,7 +242,7 @@ bool DrafterSpec::operator==(const DrafterSpec& o) const {
          dynamic.rerank == o.dynamic.rerank && auto_budget == o.auto_budget &&
          chain_depth == o.chain_depth && lookup_depth == o.lookup_depth &&
          calibrate == o.calibrate && choices == o.choices && folder == o.folder &&
-         sps_depth == o.sps_depth && sps_top_k == o.sps_top_k;
+         sps_depth == o.sps_depth && sps_top_k == o.sps_top_k && lookahead == o.lookahead;
 }
 
 std::unique_ptr<Drafter> make_drafter(const DrafterSpec& spec, EagleHead* head, ThreadPool& pool,
@@ -233,6 +251,7 @@ std::unique_ptr<Drafter> make_drafter(const DrafterSpec& spec, EagleHead* head, 
   // D levels after the first = D + 1 draft tokens, as for a chain.
   if (spec.kind == "lookup")
     return std::make_unique<LookupDrafter>(3, 1, spec.lookup_depth + 1);
+  if (spec.kind == "lookahead") return std::make_unique<LookaheadDrafter>(spec.lookahead);
   if (spec.kind == "plain") return nullptr;
   if (spec.kind == "sps") return make_sps_drafter(spec, pool, ctx, policies.assets());
   if (!spec.needs_head()) fail("unknown drafter '", spec.label, "'");

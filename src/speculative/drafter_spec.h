@@ -13,6 +13,7 @@
 #include "draft/tree_choices.h"
 #include "speculative/draft_policy.h"
 #include "speculative/drafter.h"
+#include "speculative/lookahead_drafter.h"
 #include "speculative/tree_budget.h"
 
 namespace eagle2 {
@@ -24,8 +25,9 @@ class ThreadPool;
 // N - 1 paths: N tokens) or "static:JSON", "dynamic" or "dynamic:T:D:K" (total_tokens, depth,
 // top_k), "dynamic:auto" or "dynamic:auto:D:K"; then optionally ":novalue" or ":norerank" (the
 // EAGLE-2 paper's ablation: DynamicTreeParams::ranking, rerank; at most one); a dynamic spec
-// ending in ":cal" ranks nodes by calibrated confidences (EagleDrafterOptions::calibrate). Error
-// for anything else.
+// ending in ":cal" ranks nodes by calibrated confidences (EagleDrafterOptions::calibrate);
+// "lookahead" or "lookahead:W:N:G" (lookahead decoding: window, n-gram size, n-grams verified
+// per cycle; lookahead_drafter.h). Error for anything else.
 // D is always the number of draft levels after the first: a chain or a lookup drafts D + 1 tokens,
 // a dynamic tree has D + 1 levels.
 struct DrafterSpec {
@@ -50,6 +52,11 @@ struct DrafterSpec {
   static constexpr int kSpsDefaultDepth = 4;
   int sps_depth = kSpsDefaultDepth;
   int sps_top_k = 1;
+  // lookahead[:W:N:G]. The bare kind's defaults are small on purpose: every row of the window and
+  // of the n-grams is a row of the target forward, and on a CPU a forward of many rows costs
+  // nearly its rows' compute (the reference's W = 15, N = 5, G = 15 is 120 rows); see
+  // docs/SPECULATIVE.md "Lookahead decoding".
+  LookaheadParams lookahead;
 
   // The canonical spec string: parse_drafter_spec(s.to_string()) == s. Defaults are written out
   // ("dynamic" -> "dynamic:60:5:10"), static trees as static, static:N or static:JSON.

@@ -38,7 +38,8 @@ TEST(DrafterSpec, Parses) {
   EXPECT_EQ(error_of([] { parse_drafter_spec("magic"); }),
             "unknown drafter 'magic' (plain, none, lookup[:D], chain[:D], static[:N|:JSON], "
             "dynamic[:T:D:K][:novalue|:norerank][:cal], "
-            "dynamic:auto[:D:K][:novalue|:norerank][:cal], sps:DRAFT_DIR[:D[:K]])");
+            "dynamic:auto[:D:K][:novalue|:norerank][:cal], sps:DRAFT_DIR[:D[:K]], "
+            "lookahead[:W:N:G])");
   // static:N prunes EAGLE-1's tree to its first N - 1 paths, prefixes intact.
   const DrafterSpec s8 = parse_drafter_spec("static:8");
   ASSERT_EQ(s8.choices.size(), 7u);
@@ -119,7 +120,8 @@ TEST(DrafterSpec, RoundTripsThroughItsCanonicalString) {
         "dynamic", "dynamic:16:3:4", "dynamic:8:6:2:cal", "dynamic:cal", "dynamic:auto",
         "dynamic:auto:4:8", "dynamic:auto:cal", "dynamic:auto:6:2:cal", "dynamic:16:3:4:novalue",
         "dynamic:16:3:4:norerank", "dynamic:60:5:10:novalue:cal", "dynamic:8:6:2:norerank:cal",
-        "dynamic:novalue", "dynamic:auto:norerank", "dynamic:auto:4:8:novalue:cal"}) {
+        "dynamic:novalue", "dynamic:auto:norerank", "dynamic:auto:4:8:novalue:cal", "lookahead",
+        "lookahead:15:5:15", "lookahead:1:2:0", "lookahead:200:3:56"}) {
     const DrafterSpec spec = parse_drafter_spec(text);
     const std::string canonical = spec.to_string();
     EXPECT_EQ(parse_drafter_spec(canonical), spec) << text << " -> " << canonical;
@@ -161,6 +163,62 @@ TEST(DrafterSpec, AblationNamesTheDrafter) {
   EXPECT_EQ(name("dynamic:16:3:4"), "eagle2-dynamic");
   EXPECT_EQ(name("dynamic:16:3:4:novalue"), "eagle2-dynamic-novalue");
   EXPECT_EQ(name("dynamic:16:3:4:norerank:cal"), "eagle2-dynamic-norerank");
+}
+
+// Lookahead's canonical string writes W, N and G out; equality compares all three.
+TEST(DrafterSpec, LookaheadRoundTrips) {
+  EXPECT_EQ(parse_drafter_spec("lookahead").to_string(), "lookahead:5:3:3");
+  EXPECT_EQ(parse_drafter_spec("lookahead"), parse_drafter_spec("lookahead:5:3:3"));
+  EXPECT_FALSE(parse_drafter_spec("lookahead:5:3:3") == parse_drafter_spec("lookahead:5:3:2"));
+  EXPECT_FALSE(parse_drafter_spec("lookahead:5:3:3") == parse_drafter_spec("lookahead:5:4:3"));
+  EXPECT_FALSE(parse_drafter_spec("lookahead:5:3:3") == parse_drafter_spec("lookahead:4:3:3"));
+}
+
+// lookahead[:W:N:G]: all three numbers or none, in range, the tree bounded; one error each.
+TEST(DrafterSpec, LookaheadFormsAndHostileOnes) {
+  const DrafterSpec p = parse_drafter_spec("lookahead:15:5:15");  // the reference's W, N, G
+  EXPECT_EQ(p.lookahead.window, 15);
+  EXPECT_EQ(p.lookahead.ngram_size, 5);
+  EXPECT_EQ(p.lookahead.verify_ngrams, 15);
+  EXPECT_FALSE(p.needs_head());
+  const std::string form =
+      "': expected lookahead[:W:N:G] (window, n-gram size, n-grams verified)";
+  for (const char* text : {"lookahead:4", "lookahead:4:4", "lookahead:4:4:", "lookahead:4:4:2:1",
+                           "lookahead:", "lookahead::::"})
+    EXPECT_EQ(error_of([&] { parse_drafter_spec(text); }), std::string("drafter '") + text + form);
+  EXPECT_EQ(error_of([] { parse_drafter_spec("lookahead:a:4:2"); }),
+            "drafter 'lookahead:a:4:2': 'a' is not a non-negative integer");
+  EXPECT_EQ(error_of([] { parse_drafter_spec("lookahead:-1:4:2"); }),
+            "drafter 'lookahead:-1:4:2': '-1' is not a non-negative integer");
+  EXPECT_EQ(error_of([] { parse_drafter_spec("lookahead:4:4:99999999999"); }),
+            "drafter 'lookahead:4:4:99999999999': '99999999999' is not a non-negative integer");
+  const std::string range =
+      "': lookahead needs W >= 1, N >= 2, G >= 0 and a tree of (W + G) * (N - 1) <= 512 tokens";
+  for (const auto& [text, got] : std::vector<std::pair<std::string, std::string>>{
+           {"lookahead:0:4:2", "W = 0, N = 4, G = 2"},
+           {"lookahead:4:1:2", "W = 4, N = 1, G = 2"},
+           {"lookahead:4:0:2", "W = 4, N = 0, G = 2"},
+           {"lookahead:200:3:57", "W = 200, N = 3, G = 57"},
+           {"lookahead:2147483647:2147483647:2147483647",
+            "W = 2147483647, N = 2147483647, G = 2147483647"}})
+    EXPECT_EQ(error_of([&] { parse_drafter_spec(text); }),
+              "drafter '" + text + range + " (got " + got + ")");
+}
+
+// A lookahead drafter needs no head; its trees are the window and the n-grams.
+TEST(DrafterSpec, LookaheadNeedsNoHead) {
+  ThreadPool pool(1);
+  DraftPolicies policies;
+  const auto drafter =
+      make_drafter(parse_drafter_spec("lookahead:4:3:2"), nullptr, pool, 64, policies, 0.0f);
+  ASSERT_NE(drafter, nullptr);
+  EXPECT_EQ(drafter->name(), "lookahead");
+  EXPECT_TRUE(drafter->wants_target_tokens());
+  drafter->begin(std::vector<int32_t>{1, 2, 3}, nullptr, 4);
+  DraftTree tree;
+  drafter->draft(64, tree);
+  EXPECT_EQ(tree.size(), 4 * 2) << "the window alone: W * (N - 1) rows, the root among them";
+  EXPECT_EQ(tree.verifiable, 1);
 }
 
 // The number of tokens a lookup drafter proposes when its match is followed by plenty of tokens.

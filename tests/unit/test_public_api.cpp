@@ -51,6 +51,10 @@ TEST(PublicApi, DefaultsAreTheEngines) {
   EXPECT_EQ(as.calibrate, ds.calibrate);
   EXPECT_EQ(api::DrafterSpec::kAutoMaxTokens, eagle2::DrafterSpec::kAutoMaxTokens);
   EXPECT_EQ(api::DrafterSpec::kLookupDefaultDepth, eagle2::DrafterSpec::kLookupDefaultDepth);
+  EXPECT_EQ(as.lookahead.window, ds.lookahead.window);
+  EXPECT_EQ(as.lookahead.ngram_size, ds.lookahead.ngram_size);
+  EXPECT_EQ(as.lookahead.verify_ngrams, ds.lookahead.verify_ngrams);
+  EXPECT_EQ(api::LookaheadParams::kMaxTreeTokens, eagle2::LookaheadParams::kMaxTreeTokens);
 
   const GenerationOptions go;
   const api::GenerateOptions ao;
@@ -142,7 +146,7 @@ TEST(PublicApi, DrafterSpecIsTheEngineSpec) {
                            "static:9", "static:[[0],[1],[0,0]]", "dynamic", "dynamic:16:3:4",
                            "dynamic:8:6:2:cal", "dynamic:auto", "dynamic:auto:4:8:cal",
                            "dynamic:16:3:4:novalue", "dynamic:16:3:4:norerank",
-                           "dynamic:auto:4:8:novalue:cal"}) {
+                           "dynamic:auto:4:8:novalue:cal", "lookahead", "lookahead:15:5:15"}) {
     const api::DrafterSpec a = api::parse_drafter_spec(text);
     const eagle2::DrafterSpec e = eagle2::parse_drafter_spec(text);
     EXPECT_EQ(a.to_string(), e.to_string()) << text;
@@ -160,6 +164,14 @@ TEST(PublicApi, DrafterSpecIsTheEngineSpec) {
   EXPECT_EQ(api::parse_drafter_spec("dynamic:16:3:4:novalue").dynamic.ranking,
             api::DynamicTreeParams::Ranking::OwnConfidence);
   EXPECT_FALSE(api::parse_drafter_spec("dynamic:16:3:4:norerank").dynamic.rerank);
+  // Each lookahead field crosses the API (a field the conversion forgot reads as the default).
+  const api::DrafterSpec la = api::parse_drafter_spec("lookahead:7:4:2");
+  EXPECT_EQ(la.lookahead.window, 7);
+  EXPECT_EQ(la.lookahead.ngram_size, 4);
+  EXPECT_EQ(la.lookahead.verify_ngrams, 2);
+  EXPECT_FALSE(la == api::parse_drafter_spec("lookahead:7:4:3"));
+  EXPECT_FALSE(la == api::parse_drafter_spec("lookahead:7:3:2"));
+  EXPECT_FALSE(la == api::parse_drafter_spec("lookahead:6:4:2"));
   EXPECT_EQ(test::error_of([] { api::parse_drafter_spec("magic"); }),
             test::error_of([] { eagle2::parse_drafter_spec("magic"); }));
 }
