@@ -1,6 +1,6 @@
 // Lossless sampling: the first tokens generated speculatively follow exactly the target's
-// distribution (computed by enumeration on a small-vocabulary model), for scripted trees and a
-// random EAGLE head, with temperature, top-k and top-p, under the position-keyed rule
+// distribution (computed by enumeration on a small-vocabulary model), for scripted trees, a
+// random EAGLE head and lookahead decoding's n-grams, with temperature, top-k and top-p, under the position-keyed rule
 // (verify_sampling) and, on mixed trees, the sequential rejection rule (verify_sampling_rejection).
 // Deliberately broken verifiers must fail the very same test (same samples, same threshold). And
 // many sequences per step (BatchDecoder, the server's engine): the same distribution.
@@ -14,6 +14,7 @@
 #include "draft/eagle_head.h"
 #include "speculative/batch_decoder.h"
 #include "speculative/eagle_drafter.h"
+#include "speculative/lookahead_drafter.h"
 #include "speculative/lookup_drafter.h"
 #include "speculative/speculative_decoder.h"
 #include "sampling/position_random.h"
@@ -145,6 +146,7 @@ test::ScriptedDrafter::Script ranked_tree_script(LlamaModel& m, const SamplingPa
 struct Outcome {
   std::map<std::vector<int32_t>, int64_t> counts;
   int64_t all_rejected = 0;     // cycles whose root had children and none was accepted
+  int64_t some_accepted = 0;    // cycles that accepted at least one drafted token
   int64_t first_child_accepted = 0;
   double first_child_expected = 0, first_child_variance = 0;
 };
@@ -168,6 +170,7 @@ Outcome run_speculative(LlamaModel& m, const SamplingParams& base, int64_t n_sam
     hooks.trace = [&](const CycleTrace& c) {
       const auto children = children_of(c.tree);
       if (!children[0].empty() && c.verdict.accepted() == 0) ++out.all_rejected;
+      if (c.verdict.accepted() > 0) ++out.some_accepted;
       if (c.cycle == 0 && !children[0].empty()) {
         // P(first child accepted) = p(x) under the root's processed distribution: the root's
         // logits are the target's at the node, identical to a plain forward (batch invariance).
@@ -430,6 +433,36 @@ TEST_F(LosslessSampling, DraftModelChainsSampledFromQ) {
       }
     }
   }
+}
+
+// Lookahead decoding: fresh drafters whose pool fills from the first cycle's Jacobi step, so that
+// the later tokens are often verified against n-grams built from the target's argmax. With the
+// position-keyed rule the joint distribution is exact; a verifier that enters a child holding the
+// argmax outright (right at T = 0) over-emits it and must fail at the same size and threshold.
+TEST_F(LosslessSampling, LookaheadNgramsAndAnArgmaxAcceptingVerifier) {
+  const SamplingParams sp{0.8f, 0, 1.0f, 0};
+  const int64_t n = std::max<int64_t>(1, n_ / 2);  // half the samples: the bug is a large one
+  auto lookahead = [](uint32_t) { return std::make_unique<LookaheadDrafter>(LookaheadParams{3, 3, 3}); };
+  const auto exact = exact_distribution(*model_, sp, pool_);
+  const Outcome good = run_speculative(*model_, sp, n, lookahead, nullptr, pool_);
+  const ChiSquare c = chi_square(exact, good.counts, n);
+  EXPECT_LT(c.stat, c.threshold) << "df " << c.df;
+  // The root's children are the verification branch's n-grams (never the window's nodes). Only
+  // the second cycle can have any (the first fills the pool), for 1 in 9 samples or so here.
+  EXPECT_GT(good.all_rejected, n / 40) << "n-grams were rarely rejected";
+  EXPECT_GT(good.some_accepted, n / 40) << "n-grams were rarely accepted";
+  const Outcome bad =
+      run_speculative(*model_, sp, n, lookahead, test::argmax_accepting_verifier().verify, pool_);
+  const ChiSquare b = chi_square(exact, bad.counts, n);
+  if (test::test_scale() >= 1.0) {
+    EXPECT_GT(b.stat, b.threshold) << test::argmax_accepting_verifier().name << " passed (df "
+                                   << b.df << ")";
+  }
+  std::printf("lookahead: chi2 %.1f (threshold %.1f, df %d), cycles with n-grams all rejected "
+              "%lld, with a token accepted %lld (of %lld samples); argmax-accepting verifier: "
+              "chi2 %.1f\n",
+              c.stat, c.threshold, c.df, static_cast<long long>(good.all_rejected),
+              static_cast<long long>(good.some_accepted), static_cast<long long>(n), b.stat);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sampling/logits_processor.h"
 #include "sampling/position_random.h"
 #include "sampling/rng.h"
 
@@ -152,7 +153,38 @@ Verdict node_index_as_depth(const DraftTree& tree, const float* logits, int64_t 
   });
 }
 
+// The position-keyed walk, except that a child holding the target's argmax is entered outright,
+// before the sampled token is looked for.
+Verdict accepts_argmax(const DraftTree& tree, const float* logits, int64_t V,
+                       const SamplingParams& sp, uint64_t first_position) {
+  const auto children = children_of(tree);
+  Verdict v;
+  int32_t node = 0;
+  v.path.push_back(0);
+  for (uint64_t position = first_position;; ++position) {
+    const float* l = logits + node * V;
+    const int32_t best = argmax(l, V);
+    const int32_t x = sample_with(process_logits(l, V, sp), counter_uniform(sp.seed, position));
+    const std::vector<int32_t>& ch = children[static_cast<size_t>(node)];
+    auto holding = [&](int32_t token) {
+      const auto it = std::find_if(ch.begin(), ch.end(), [&](int32_t c) { return tree.tokens[c] == token; });
+      return it == ch.end() ? -1 : *it;
+    };
+    const int32_t next = holding(best) >= 0 ? holding(best) : holding(x);
+    if (next < 0) {
+      v.bonus = x;
+      return v;
+    }
+    node = next;
+    v.path.push_back(node);
+  }
+}
+
 }  // namespace
+
+NamedVerifier argmax_accepting_verifier() {
+  return {"a drafted token equal to the target's argmax accepted outright", accepts_argmax};
+}
 
 std::vector<NamedVerifier> broken_rejection_verifiers() {
   return {{"bonus from the untempered distribution", bonus_untempered},

@@ -28,4 +28,10 @@ std::vector<NamedVerifier> broken_rejection_verifiers();
 //  - the node's index in the tree instead of its depth (right on chains, wrong past a first child).
 std::vector<NamedVerifier> broken_position_verifiers();
 
+// A verifier that is right at temperature 0 and wrong above it: a child holding the target's
+// argmax is accepted outright, other children only when they hold the position's sampled token.
+// Drafts built from the target's argmax (lookahead decoding's n-grams) then emit the argmax far
+// more often than p gives it: the chi-square test must reject it.
+NamedVerifier argmax_accepting_verifier();
+
 }  // namespace eagle2::test

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "speculative/eagle_drafter.h"
+#include "speculative/lookahead_drafter.h"
 #include "speculative/lookup_drafter.h"
 #include "support/decoding.h"
 #include "support/scripted_drafter.h"
@@ -57,6 +58,10 @@ std::vector<DrafterCase> drafter_cases(EagleHead& head, ThreadPool& pool, int64_
   ablation.dynamic.ranking = DynamicTreeParams::Ranking::Value;
   ablation.dynamic.rerank = false;
   cases.push_back({"dynamic-16-3-4-norerank", eagle(ablation), 4});
+  // Lookahead decoding (no head): also after the indices tests pick.
+  cases.push_back({"lookahead-4-3-3", [](const std::vector<int32_t>&) -> std::unique_ptr<Drafter> {
+                     return std::make_unique<LookaheadDrafter>(LookaheadParams{4, 3, 3});
+                   }, 2});
   return cases;
 }
 
