@@ -52,10 +52,10 @@ struct DrafterSpec {
   static constexpr int kSpsDefaultDepth = 4;
   int sps_depth = kSpsDefaultDepth;
   int sps_top_k = 1;
-  // lookahead[:W:N:G]. The bare kind's defaults are small on purpose: every row of the window and
-  // of the n-grams is a row of the target forward, and on a CPU a forward of many rows costs
-  // nearly its rows' compute (the reference's W = 15, N = 5, G = 15 is 120 rows); see
-  // docs/SPECULATIVE.md "Lookahead decoding".
+  // lookahead[:W:N:G]. The bare kind's defaults (2:3:2) are small on purpose: every row of the
+  // window and of the n-grams is a row of the target forward, and on a CPU a forward of many rows
+  // costs nearly its rows' compute (the reference's W = 15, N = 5, G = 15 is 120 rows); see
+  // LookaheadParams and docs/SPECULATIVE.md "Lookahead decoding".
   LookaheadParams lookahead;
 
   // The canonical spec string: parse_drafter_spec(s.to_string()) == s. Defaults are written out

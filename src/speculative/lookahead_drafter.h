@@ -26,11 +26,15 @@
 
 namespace eagle2 {
 
-// The spec's lookahead:W:N:G.
+// The spec's lookahead:W:N:G. The defaults (bare "lookahead") are sized for a CPU, where a forward
+// of k rows costs nearly k rows of compute past a few rows (8 rows about 2x one on the bundled
+// bf16 model): at most (2 + 2) * 2 = 8 rows, the tree size at which EAGLE's chains pay best here,
+// with a real window (W >= 2) and real n-grams (N >= 3; N = 2 is plain Jacobi decoding). The
+// reference's W = 15, N = 5, G = 15 (120 rows) is written out: lookahead:15:5:15.
 struct LookaheadParams {
-  int window = 5;         // W: columns of the window, the positions guessed ahead of the root
+  int window = 2;         // W: columns of the window, the positions guessed ahead of the root
   int ngram_size = 3;     // N: n-gram length, root included (N - 1 levels, N - 1 tokens verified)
-  int verify_ngrams = 3;  // G: at most this many pooled n-grams verified per cycle
+  int verify_ngrams = 2;  // G: at most this many pooled n-grams verified per cycle
   // The largest tree a spec may ask for: (W + G) * (N - 1) tokens, root included.
   static constexpr int64_t kMaxTreeTokens = 512;
   int64_t tree_tokens() const {

@@ -59,7 +59,7 @@ TEST(CliSpec, SampledOutputIsTheSameForEverySpec) {
   const CliRun plain = run_cli_split(gen + "7 --spec plain");
   ASSERT_EQ(plain.code, 0) << plain.err;
   for (const std::string spec : {"dynamic:60:5:10", "chain:3", "lookup", "dynamic:16:3:4:novalue",
-                                 "dynamic:16:3:4:norerank"}) {
+                                 "dynamic:16:3:4:norerank", "lookahead:4:3:2"}) {
     const CliRun r = run_cli_split(gen + "7 --spec '" + spec + "'");
     ASSERT_EQ(r.code, 0) << spec << ": " << r.err;
     EXPECT_EQ(r.out, plain.out) << spec;
@@ -101,6 +101,25 @@ TEST(CliSpec, SpecWithAShorthandFlagExitsTwo) {
   const CliRun bad = run_cli_split("generate -m " + kModel + " -p hi -n 2 --spec magic");
   EXPECT_EQ(bad.code, 2);
   EXPECT_EQ(bad.err.rfind("error: --spec: unknown drafter 'magic'", 0), 0u) << bad.err;
+}
+
+// Lookahead decoding needs no head: greedy output equal to plain decoding, its own name on the
+// [stats] line, and a spec out of range is a flag error.
+TEST(CliSpec, LookaheadWithoutAHead) {
+  const std::string gen = "generate -m " + kModel + " -p 'def add(a, b):' -n 24 -t 1 ";
+  const CliRun plain = run_cli_split(gen + "--spec plain");
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  for (const std::string spec : {"lookahead", "lookahead:15:5:15"}) {
+    const CliRun r = run_cli_split(gen + "--spec " + spec);
+    ASSERT_EQ(r.code, 0) << spec << ": " << r.err;
+    EXPECT_EQ(r.out, plain.out) << spec;
+    EXPECT_EQ(drafter_and_tau(r.err).rfind("[stats] drafter lookahead | tau ", 0), 0u) << r.err;
+  }
+  const CliRun bad = run_cli_split(gen + "--spec lookahead:0:3:2");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err,
+            "error: --spec: drafter 'lookahead:0:3:2': lookahead needs W >= 1, N >= 2, G >= 0 and "
+            "a tree of (W + G) * (N - 1) <= 512 tokens (got W = 0, N = 3, G = 2)\n");
 }
 
 TEST(CliSpec, EagleSpecsNeedAHead) {

@@ -1,7 +1,8 @@
 // Lossless sampling: the first tokens generated speculatively follow exactly the target's
 // distribution (computed by enumeration on a small-vocabulary model), for scripted trees, a
-// random EAGLE head and lookahead decoding's n-grams, with temperature, top-k and top-p, under the position-keyed rule
-// (verify_sampling) and, on mixed trees, the sequential rejection rule (verify_sampling_rejection).
+// random EAGLE head and lookahead decoding's n-grams, with temperature, top-k and top-p, under
+// the position-keyed rule (verify_sampling) and, on mixed trees, the sequential rejection rule
+// (verify_sampling_rejection).
 // Deliberately broken verifiers must fail the very same test (same samples, same threshold). And
 // many sequences per step (BatchDecoder, the server's engine): the same distribution.
 #include <gtest/gtest.h>

@@ -167,8 +167,8 @@ TEST(DrafterSpec, AblationNamesTheDrafter) {
 
 // Lookahead's canonical string writes W, N and G out; equality compares all three.
 TEST(DrafterSpec, LookaheadRoundTrips) {
-  EXPECT_EQ(parse_drafter_spec("lookahead").to_string(), "lookahead:5:3:3");
-  EXPECT_EQ(parse_drafter_spec("lookahead"), parse_drafter_spec("lookahead:5:3:3"));
+  EXPECT_EQ(parse_drafter_spec("lookahead").to_string(), "lookahead:2:3:2");
+  EXPECT_EQ(parse_drafter_spec("lookahead"), parse_drafter_spec("lookahead:2:3:2"));
   EXPECT_FALSE(parse_drafter_spec("lookahead:5:3:3") == parse_drafter_spec("lookahead:5:3:2"));
   EXPECT_FALSE(parse_drafter_spec("lookahead:5:3:3") == parse_drafter_spec("lookahead:5:4:3"));
   EXPECT_FALSE(parse_drafter_spec("lookahead:5:3:3") == parse_drafter_spec("lookahead:4:3:3"));
