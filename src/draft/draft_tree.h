@@ -63,8 +63,9 @@ struct DraftTree {
 // The one structural rule every tree obeys before it is verified: tokens and parents have the same
 // non-zero length, parents[0] == -1, 0 <= parents[i] < i for every later node (a single root:
 // verification walks children from node 0 and indexes by parent), and every token is in
-// [0, vocab), and `verifiable` is -1 or in [1, size] (the root is always verifiable). Error "<source>: <what is wrong>" otherwise, e.g. source = "drafter 'x' returned an
-// invalid tree". A tree from a drafter is untrusted input to the verifier; this is O(size).
+// [0, vocab), and `verifiable` is -1 or in [1, size] (the root is always verifiable). Error
+// "<source>: <what is wrong>" otherwise, e.g. source = "drafter 'x' returned an invalid tree".
+// A tree from a drafter is untrusted input to the verifier; this is O(size).
 void validate_draft_tree(const DraftTree& tree, int64_t vocab, std::string_view source);
 
 }  // namespace eagle2

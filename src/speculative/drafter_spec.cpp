@@ -159,7 +159,8 @@ void parse_lookahead(const std::string& text, const std::string& rest, DrafterSp
   if (text == "lookahead") return;
   const std::vector<std::string> parts = split(rest, ':');
   if (parts.size() != 3 || rest.empty() || rest.back() == ':')
-    fail("drafter '", text, "': expected lookahead[:W:N:G] (window, n-gram size, n-grams verified)");
+    fail("drafter '", text,
+         "': expected lookahead[:W:N:G] (window, n-gram size, n-grams verified)");
   d.lookahead.window = to_int(parts[0], text);
   d.lookahead.ngram_size = to_int(parts[1], text);
   d.lookahead.verify_ngrams = to_int(parts[2], text);

@@ -10,8 +10,8 @@ namespace eagle2 {
 void LookaheadParams::validate(const std::string& where) const {
   if (window < 1 || ngram_size < 2 || verify_ngrams < 0 || tree_tokens() > kMaxTreeTokens)
     fail(where, ": lookahead needs W >= 1, N >= 2, G >= 0 and a tree of (W + G) * (N - 1) <= ",
-         kMaxTreeTokens, " tokens (got W = ", window, ", N = ", ngram_size, ", G = ",
-         verify_ngrams, ")");
+         kMaxTreeTokens, " tokens (got W = ", window, ", N = ", ngram_size, ", G = ", verify_ngrams,
+         ")");
 }
 
 bool NgramPool::add(int32_t first, std::span<const int32_t> continuation) {
@@ -21,7 +21,8 @@ bool NgramPool::add(int32_t first, std::span<const int32_t> continuation) {
   for (size_t at = 0; at < held.size(); at += len)
     if (std::equal(continuation.begin(), continuation.end(), held.begin() + at)) return false;
   // Full: the oldest (front) goes. G * (N - 1) tokens at most, so the move is cheap.
-  if (held.size() / len >= static_cast<size_t>(capacity_)) held.erase(held.begin(), held.begin() + len);
+  if (held.size() / len >= static_cast<size_t>(capacity_))
+    held.erase(held.begin(), held.begin() + len);
   held.insert(held.end(), continuation.begin(), continuation.end());
   return true;
 }
@@ -66,8 +67,7 @@ void LookaheadDrafter::begin(std::span<const int32_t> context, const float*, int
   // Jacobi iterations have something plausible to refine. They only seed the window: the pool
   // starts empty and receives nothing but trajectories.
   for (size_t k = 0; k < window_.size(); ++k)
-    window_[k] = context.empty() ? root
-                                 : context[splitmix64_mix(k + 1) % context.size()];
+    window_[k] = context.empty() ? root : context[splitmix64_mix(k + 1) % context.size()];
 }
 
 void LookaheadDrafter::draft(int64_t max_tokens, DraftTree& tree) {
@@ -105,7 +105,8 @@ void LookaheadDrafter::draft(int64_t max_tokens, DraftTree& tree) {
   // node of (level j, column i), row-major like the window; (0, 0) is the root.
   scratch_.assign(static_cast<size_t>(L) * static_cast<size_t>(std::max(columns_, 1)), 0);
   auto node_of = [&](int j, int i) -> int32_t& {
-    return scratch_[static_cast<size_t>(j) * static_cast<size_t>(columns_) + static_cast<size_t>(i)];
+    return scratch_[static_cast<size_t>(j) * static_cast<size_t>(columns_) +
+                    static_cast<size_t>(i)];
   };
   for (int i = 1; i < columns_; ++i) {
     tree.add(at(0, i), node_of(0, i - 1), 0.0f);

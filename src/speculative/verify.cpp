@@ -19,7 +19,8 @@ std::vector<std::vector<int32_t>> children_of(const DraftTree& tree) {
 
 void argmax_per_node(const float* logits, int64_t nodes, int64_t vocab, std::vector<int32_t>& out) {
   out.resize(static_cast<size_t>(nodes));
-  for (int64_t i = 0; i < nodes; ++i) out[static_cast<size_t>(i)] = argmax(logits + i * vocab, vocab);
+  for (int64_t i = 0; i < nodes; ++i)
+    out[static_cast<size_t>(i)] = argmax(logits + i * vocab, vocab);
 }
 
 namespace {

@@ -443,7 +443,9 @@ TEST_F(LosslessSampling, DraftModelChainsSampledFromQ) {
 TEST_F(LosslessSampling, LookaheadNgramsAndAnArgmaxAcceptingVerifier) {
   const SamplingParams sp{0.8f, 0, 1.0f, 0};
   const int64_t n = std::max<int64_t>(1, n_ / 2);  // half the samples: the bug is a large one
-  auto lookahead = [](uint32_t) { return std::make_unique<LookaheadDrafter>(LookaheadParams{3, 3, 3}); };
+  auto lookahead = [](uint32_t) {
+    return std::make_unique<LookaheadDrafter>(LookaheadParams{3, 3, 3});
+  };
   const auto exact = exact_distribution(*model_, sp, pool_);
   const Outcome good = run_speculative(*model_, sp, n, lookahead, nullptr, pool_);
   const ChiSquare c = chi_square(exact, good.counts, n);

@@ -167,7 +167,8 @@ Verdict accepts_argmax(const DraftTree& tree, const float* logits, int64_t V,
     const int32_t x = sample_with(process_logits(l, V, sp), counter_uniform(sp.seed, position));
     const std::vector<int32_t>& ch = children[static_cast<size_t>(node)];
     auto holding = [&](int32_t token) {
-      const auto it = std::find_if(ch.begin(), ch.end(), [&](int32_t c) { return tree.tokens[c] == token; });
+      const auto it =
+          std::find_if(ch.begin(), ch.end(), [&](int32_t c) { return tree.tokens[c] == token; });
       return it == ch.end() ? -1 : *it;
     };
     const int32_t next = holding(best) >= 0 ? holding(best) : holding(x);

@@ -2,14 +2,13 @@
 // the paper's 2-D attention mask (compared with a matrix transcribed by hand from the reference's
 // W = 5, N = 4, G = 2 table), the n-gram pool keeps what it should, and the window moves as one
 // Jacobi iteration per cycle and one level per committed token.
-#include "speculative/lookahead_drafter.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
+#include "speculative/lookahead_drafter.h"
 #include "support/errors.h"
 
 namespace eagle2 {
@@ -69,7 +68,7 @@ TEST(LookaheadDrafter, TheTreeIsThePapersMask) {
   EXPECT_EQ(d.columns(), 5);
   // Our node -> the reference table's row: root, the n-grams (15-17, 18-20), then level 0
   // columns 1-4 (1-4), level 1 (5-9), level 2 (10-14).
-  const std::vector<int> row = {0, 15, 16, 17, 18, 19, 20, 1, 2,  3,  4,
+  const std::vector<int> row = {0, 15, 16, 17, 18, 19, 20, 1,  2,  3, 4,
                                 5, 6,  7,  8,  9,  10, 11, 12, 13, 14};
   const auto ours = visibility(t);
   const std::vector<int32_t> depth = t.depths();
@@ -207,7 +206,8 @@ TEST(LookaheadDrafter, BadParametersAreOneError) {
                                    LookaheadParams{3, 3, -1}, LookaheadParams{200, 3, 57}}) {
     const std::string e = test::error_of([&] { LookaheadDrafter d(p); });
     EXPECT_EQ(e.rfind("lookahead drafter: lookahead needs W >= 1, N >= 2, G >= 0 and a tree of "
-                      "(W + G) * (N - 1) <= 512 tokens (got W = ", 0),
+                      "(W + G) * (N - 1) <= 512 tokens (got W = ",
+                      0),
               0u)
         << e;
   }
