@@ -151,9 +151,8 @@ void LookaheadDrafter::shift_levels(bool with_outputs) {
 // before it): pooled under its first token, W of them per cycle. Then the window moves with the
 // text: one shift per committed token (the accepted ones and the bonus), the first with the
 // outputs, the rest with copies (the reference's rule; it keeps each guess at its position).
-void LookaheadDrafter::accept(const DraftTree& tree, std::span<const int32_t> path, const float*,
+void LookaheadDrafter::accept(const DraftTree&, std::span<const int32_t> path, const float*,
                               int32_t bonus) {
-  (void)tree;
   const int L = levels();
   if (have_outputs_) {
     scratch_.resize(static_cast<size_t>(L));
