@@ -100,6 +100,7 @@ eagle2::DrafterSpec to_internal(const DrafterSpec& s) {
   o.folder = s.folder;
   o.sps_depth = s.sps_depth;
   o.sps_top_k = s.sps_top_k;
+  o.heads_tokens = s.heads_tokens;
   return o;
 }
 
@@ -118,6 +119,7 @@ DrafterSpec to_public(const eagle2::DrafterSpec& s) {
   o.folder = s.folder;
   o.sps_depth = s.sps_depth;
   o.sps_top_k = s.sps_top_k;
+  o.heads_tokens = s.heads_tokens;
   return o;
 }
 

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "speculative/eagle_drafter.h"
 #include "speculative/lookup_drafter.h"
+#include "speculative/medusa_drafter.h"
 
 namespace eagle2 {
 
@@ -73,6 +74,16 @@ void parse_sps(const std::string& text, const std::string& rest, DrafterSpec& d)
     fail("drafter '", text, "': expected sps:DRAFT_DIR[:D[:K]] with D in [0, 63], K in [1, 64]");
 }
 
+// medusa:DIR[:T] and hydra:DIR[:T].
+void parse_heads(const std::string& text, const std::string& rest, DrafterSpec& d) {
+  auto [folder, numbers] = folder_and_numbers(rest, 1, text);
+  d.folder = folder;
+  if (!numbers.empty()) d.heads_tokens = numbers[0];
+  if (d.heads_tokens < 1 || d.heads_tokens > DrafterSpec::kHeadsMaxTokens)
+    fail("drafter '", text, "': expected ", d.kind, ":HEADS_DIR[:T] with T in [1, ",
+         DrafterSpec::kHeadsMaxTokens, "]");
+}
+
 void parse_dynamic(const std::string& text, std::vector<std::string> parts, DrafterSpec& d) {
   if (!parts.empty() && parts.back() == "cal") {
     d.calibrate = true;
@@ -132,10 +143,12 @@ DrafterSpec parse_drafter_spec(const std::string& text) {
     parse_dynamic(text, split(rest, ':'), d);
   } else if (d.kind == "sps") {
     parse_sps(text, rest, d);
+  } else if (d.kind == "medusa" || d.kind == "hydra") {
+    parse_heads(text, rest, d);
   } else {
     fail("unknown drafter '", text,
          "' (plain, none, lookup[:D], chain[:D], static[:N|:JSON], dynamic[:T:D:K][:cal], "
-         "dynamic:auto[:D:K][:cal], sps:DRAFT_DIR[:D[:K]])");
+         "dynamic:auto[:D:K][:cal], sps:DRAFT_DIR[:D[:K]], medusa:HEADS_DIR[:T], hydra:HEADS_DIR[:T])");
   }
   return d;
 }
@@ -160,6 +173,8 @@ std::string DrafterSpec::to_string() const {
   if (kind == "sps")
     // Both numbers always written, so a folder ending in ":<digits>" reads back as itself.
     return "sps:" + folder + ":" + std::to_string(sps_depth) + ":" + std::to_string(sps_top_k);
+  if (kind == "medusa" || kind == "hydra")
+    return kind + ":" + folder + ":" + std::to_string(heads_tokens);  // T always written, as sps
   return kind;  // plain, none
 }
 
@@ -168,7 +183,7 @@ bool DrafterSpec::operator==(const DrafterSpec& o) const {
          dynamic.total_tokens == o.dynamic.total_tokens && auto_budget == o.auto_budget &&
          chain_depth == o.chain_depth && lookup_depth == o.lookup_depth &&
          calibrate == o.calibrate && choices == o.choices && folder == o.folder &&
-         sps_depth == o.sps_depth && sps_top_k == o.sps_top_k;
+         sps_depth == o.sps_depth && sps_top_k == o.sps_top_k && heads_tokens == o.heads_tokens;
 }
 
 std::unique_ptr<Drafter> make_drafter(const DrafterSpec& spec, EagleHead* head, ThreadPool& pool,
@@ -178,6 +193,8 @@ std::unique_ptr<Drafter> make_drafter(const DrafterSpec& spec, EagleHead* head, 
   if (spec.kind == "lookup")
     return std::make_unique<LookupDrafter>(3, 1, spec.lookup_depth + 1);
   if (spec.kind == "plain") return nullptr;
+  if (spec.kind == "medusa" || spec.kind == "hydra")
+    return make_heads_drafter(spec.kind, spec.folder, spec.heads_tokens, spec.label, pool, policies);
   if (!spec.needs_head()) fail("unknown drafter '", spec.label, "'");
   if (!head) fail("drafter '", spec.label, "' needs an EAGLE head: pass --draft HEAD_DIR");
   EagleDrafterOptions o;

@@ -23,7 +23,8 @@ class ThreadPool;
 // loop), "lookup[:D]" (prompt lookup), "chain[:D]", "static" (mc_sim_7b_63), "static:N" (its first
 // N - 1 paths: N tokens) or "static:JSON", "dynamic" or "dynamic:T:D:K" (total_tokens, depth,
 // top_k), "dynamic:auto" or "dynamic:auto:D:K"; a dynamic spec ending in ":cal" ranks nodes by
-// calibrated confidences (EagleDrafterOptions::calibrate). Error for anything else.
+// calibrated confidences (EagleDrafterOptions::calibrate), "sps:DIR[:D[:K]]", "medusa:DIR[:T]" and
+// "hydra:DIR[:T]" (Medusa or Hydra heads in DIR, T tokens per tree). Error for anything else.
 // D is always the number of draft levels after the first: a chain or a lookup drafts D + 1 tokens,
 // a dynamic tree has D + 1 levels.
 struct DrafterSpec {
@@ -48,6 +49,13 @@ struct DrafterSpec {
   static constexpr int kSpsDefaultDepth = 4;
   int sps_depth = kSpsDefaultDepth;
   int sps_top_k = 1;
+  // medusa:DIR[:T], hydra:DIR[:T]: T tokens per tree, root included. 8 by default: on this
+  // project's 2-core CPU a target forward of 8 tokens costs about 1.5x one token (of 16, 3.5x), and
+  // the bundled EAGLE drafters pay best at 7-8 drafted tokens (a chain of 7, dynamic:auto's choices);
+  // Medusa's weaker deep heads rarely make a deeper tree pay (docs/SPECULATIVE.md).
+  static constexpr int kHeadsDefaultTokens = 8;
+  static constexpr int kHeadsMaxTokens = 1024;
+  int heads_tokens = kHeadsDefaultTokens;
 
   // The canonical spec string: parse_drafter_spec(s.to_string()) == s. Defaults are written out
   // ("dynamic" -> "dynamic:60:5:10"), static trees as static, static:N or static:JSON.

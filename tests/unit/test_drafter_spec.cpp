@@ -35,7 +35,8 @@ TEST(DrafterSpec, Parses) {
   EXPECT_EQ(parse_drafter_spec("static").choices.size(), 25u);
   EXPECT_EQ(error_of([] { parse_drafter_spec("magic"); }),
             "unknown drafter 'magic' (plain, none, lookup[:D], chain[:D], static[:N|:JSON], "
-            "dynamic[:T:D:K][:cal], dynamic:auto[:D:K][:cal])");
+            "dynamic[:T:D:K][:cal], dynamic:auto[:D:K][:cal], sps:DRAFT_DIR[:D[:K]], "
+            "medusa:HEADS_DIR[:T], hydra:HEADS_DIR[:T])");
   // static:N prunes EAGLE-1's tree to its first N - 1 paths, prefixes intact.
   const DrafterSpec s8 = parse_drafter_spec("static:8");
   ASSERT_EQ(s8.choices.size(), 7u);
@@ -61,13 +62,43 @@ TEST(DrafterSpec, Parses) {
 }
 
 
+// medusa:HEADS_DIR[:T] and hydra:HEADS_DIR[:T]: the folder, then T (tokens per tree, root
+// included) from the right; T defaults to 8 and is written out.
+TEST(DrafterSpec, MedusaAndHydraHeads) {
+  const DrafterSpec m = parse_drafter_spec("medusa:models/code-lm-medusa");
+  EXPECT_EQ(m.kind, "medusa");
+  EXPECT_EQ(m.folder, "models/code-lm-medusa");
+  EXPECT_EQ(m.heads_tokens, DrafterSpec::kHeadsDefaultTokens);
+  EXPECT_EQ(DrafterSpec::kHeadsDefaultTokens, 8);
+  EXPECT_FALSE(m.needs_head());
+  EXPECT_EQ(m.to_string(), "medusa:models/code-lm-medusa:8");
+  const DrafterSpec h = parse_drafter_spec("hydra:/a:b/heads:12");
+  EXPECT_EQ(h.kind, "hydra");
+  EXPECT_EQ(h.folder, "/a:b/heads");
+  EXPECT_EQ(h.heads_tokens, 12);
+  EXPECT_FALSE(h.needs_head());
+  EXPECT_EQ(h.to_string(), "hydra:/a:b/heads:12");
+  // A folder ending in ":<digits>" needs its T written out.
+  EXPECT_EQ(parse_drafter_spec("medusa:dir:7:8").folder, "dir:7");
+  EXPECT_FALSE(parse_drafter_spec("medusa:d") == parse_drafter_spec("hydra:d"));
+  EXPECT_FALSE(parse_drafter_spec("medusa:d:8") == parse_drafter_spec("medusa:d:9"));
+  EXPECT_EQ(parse_drafter_spec("medusa:d"), parse_drafter_spec("medusa:d:8"));
+  EXPECT_EQ(error_of([] { parse_drafter_spec("medusa"); }), "drafter 'medusa': the folder is missing");
+  EXPECT_EQ(error_of([] { parse_drafter_spec("hydra:"); }), "drafter 'hydra:': the folder is missing");
+  EXPECT_EQ(error_of([] { parse_drafter_spec("medusa:d:0"); }),
+            "drafter 'medusa:d:0': expected medusa:HEADS_DIR[:T] with T in [1, 1024]");
+  EXPECT_EQ(error_of([] { parse_drafter_spec("hydra:d:1025"); }),
+            "drafter 'hydra:d:1025': expected hydra:HEADS_DIR[:T] with T in [1, 1024]");
+}
+
 // Every form survives parse -> to_string -> parse, and to_string is a fixed point.
 TEST(DrafterSpec, RoundTripsThroughItsCanonicalString) {
   for (const char* text :
        {"plain", "none", "lookup", "lookup:0", "lookup:3", "chain", "chain:0", "chain:7", "static",
         "static:2", "static:8", "static:26", "static:[[0],[0,0]]", "static:[[1],[1,0],[1,0,2]]",
         "dynamic", "dynamic:16:3:4", "dynamic:8:6:2:cal", "dynamic:cal", "dynamic:auto",
-        "dynamic:auto:4:8", "dynamic:auto:cal", "dynamic:auto:6:2:cal"}) {
+        "dynamic:auto:4:8", "dynamic:auto:cal", "dynamic:auto:6:2:cal", "medusa:m", "medusa:m:3",
+        "hydra:h:16", "hydra:a:1:2"}) {
     const DrafterSpec spec = parse_drafter_spec(text);
     const std::string canonical = spec.to_string();
     EXPECT_EQ(parse_drafter_spec(canonical), spec) << text << " -> " << canonical;

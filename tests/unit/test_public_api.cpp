@@ -48,6 +48,8 @@ TEST(PublicApi, DefaultsAreTheEngines) {
   EXPECT_EQ(as.calibrate, ds.calibrate);
   EXPECT_EQ(api::DrafterSpec::kAutoMaxTokens, eagle2::DrafterSpec::kAutoMaxTokens);
   EXPECT_EQ(api::DrafterSpec::kLookupDefaultDepth, eagle2::DrafterSpec::kLookupDefaultDepth);
+  EXPECT_EQ(as.heads_tokens, ds.heads_tokens);
+  EXPECT_EQ(api::DrafterSpec::kHeadsDefaultTokens, eagle2::DrafterSpec::kHeadsDefaultTokens);
 
   const GenerationOptions go;
   const api::GenerateOptions ao;
@@ -137,7 +139,8 @@ TEST(PublicApi, ModelConfigIsReadAndWrittenAsTheEngineDoes) {
 TEST(PublicApi, DrafterSpecIsTheEngineSpec) {
   for (const char* text : {"plain", "none", "lookup", "lookup:3", "chain", "chain:2", "static",
                            "static:9", "static:[[0],[1],[0,0]]", "dynamic", "dynamic:16:3:4",
-                           "dynamic:8:6:2:cal", "dynamic:auto", "dynamic:auto:4:8:cal"}) {
+                           "dynamic:8:6:2:cal", "dynamic:auto", "dynamic:auto:4:8:cal",
+                           "medusa:dir", "hydra:dir:12"}) {
     const api::DrafterSpec a = api::parse_drafter_spec(text);
     const eagle2::DrafterSpec e = eagle2::parse_drafter_spec(text);
     EXPECT_EQ(a.to_string(), e.to_string()) << text;
@@ -147,6 +150,7 @@ TEST(PublicApi, DrafterSpecIsTheEngineSpec) {
     EXPECT_TRUE(api::parse_drafter_spec(a.to_string()) == a) << text;
   }
   EXPECT_FALSE(api::parse_drafter_spec("chain:2") == api::parse_drafter_spec("chain:3"));
+  EXPECT_FALSE(api::parse_drafter_spec("medusa:d:7") == api::parse_drafter_spec("medusa:d:8"));
   EXPECT_EQ(test::error_of([] { api::parse_drafter_spec("magic"); }),
             test::error_of([] { eagle2::parse_drafter_spec("magic"); }));
 }

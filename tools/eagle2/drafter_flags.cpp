@@ -123,8 +123,9 @@ void add_drafter_flags(CLI::App& cmd, DrafterFlags& f) {
   cmd.add_option("--draft", f.head_dir, "EAGLE draft head folder (config.json + weights)");
   cmd.add_option("--spec", f.spec,
                  "Drafter as bench and demo spell it: plain, none, lookup[:D], chain[:D], "
-                 "static[:N|:JSON], dynamic[:T:D:K][:cal], dynamic:auto[:D:K][:cal] (instead of "
-                 "--tree and its flags)")
+                 "static[:N|:JSON], dynamic[:T:D:K][:cal], dynamic:auto[:D:K][:cal], "
+                 "medusa:HEADS_DIR[:T], hydra:HEADS_DIR[:T] (Medusa/Hydra heads, T tokens per tree, "
+                 "default 8) (instead of --tree and its flags)")
       ->check(drafter_spec_check())
       ->each([&f](const std::string&) { f.spec_given = true; });
   add_drafter_shorthands(cmd, f);
