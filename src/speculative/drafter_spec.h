@@ -50,9 +50,9 @@ struct DrafterSpec {
   int sps_depth = kSpsDefaultDepth;
   int sps_top_k = 1;
   // medusa:DIR[:T], hydra:DIR[:T]: T tokens per tree, root included. 8 by default: on this
-  // project's 2-core CPU a target forward of 8 tokens costs about 1.5x one token (of 16, 3.5x), and
-  // the bundled EAGLE drafters pay best at 7-8 drafted tokens (a chain of 7, dynamic:auto's choices);
-  // Medusa's weaker deep heads rarely make a deeper tree pay (docs/SPECULATIVE.md).
+  // project's 2-core CPU a target forward of 8 tokens costs 1.6-1.9x one token (of 16, 3.5x), and
+  // the bundled EAGLE drafters pay best at 8 tokens (chain:6, dynamic:8:6:2:cal); Medusa's weaker
+  // deep heads make a wider tree pay less, not more (docs/SPECULATIVE.md).
   static constexpr int kHeadsDefaultTokens = 8;
   static constexpr int kHeadsMaxTokens = 1024;
   int heads_tokens = kHeadsDefaultTokens;
