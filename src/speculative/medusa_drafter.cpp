@@ -6,6 +6,7 @@
 #include "draft/eagle_head.h"
 #include "draft/product_tree.h"
 #include "speculative/eagle_drafter.h"
+#include "speculative/hydra_drafter.h"
 
 namespace eagle2 {
 
@@ -100,6 +101,8 @@ std::unique_ptr<Drafter> make_heads_drafter(const std::string& kind, const std::
     if (const auto type = EagleHead::weights_type_for(*target)) h->quantize_weights(*type);
     return h;
   });
+  if (k == MedusaHeads::Kind::Hydra)
+    return std::make_unique<HydraDrafter>(hydra_predictor(heads), pool, total_tokens);
   return std::make_unique<MedusaDrafter>(medusa_predictor(heads), pool, total_tokens);
 }
 

@@ -14,6 +14,7 @@
 #include "draft/eagle_head.h"
 #include "speculative/batch_decoder.h"
 #include "speculative/eagle_drafter.h"
+#include "speculative/hydra_drafter.h"
 #include "speculative/lookup_drafter.h"
 #include "speculative/medusa_drafter.h"
 #include "speculative/speculative_decoder.h"
@@ -325,6 +326,33 @@ TEST_F(LosslessSampling, MedusaHeadsAndTypicalAcceptance) {
     EXPECT_GT(typical.stat, typical.threshold) << "typical acceptance passed (df " << typical.df << ")";
   }
   std::printf("medusa: chi2 %.1f (threshold %.1f, df %d); typical acceptance: chi2 %.1f\n",
+              good.stat, good.threshold, good.df, typical.stat);
+}
+
+// Hydra heads: path-dependent top-k trees (DynamicTreeBuilder), deterministic given the context:
+// lossless under the position-keyed rule; typical acceptance on the same trees is rejected.
+TEST_F(LosslessSampling, HydraHeadsAndTypicalAcceptance) {
+  test::RandomHeadsOptions ro;
+  ro.hydra = true;
+  ro.heads = 3;
+  ro.seed = 10;
+  ro.scale = 1.0f;
+  auto heads = std::shared_ptr<const MedusaHeads>(MedusaHeads::load(
+      test::write_random_heads("lossless", *model_, ro), *model_, MedusaHeads::Kind::Hydra));
+  const SamplingParams sp{1.2f, 0, 1.0f, 0};
+  auto make = [&](uint32_t) -> std::unique_ptr<Drafter> {
+    return std::make_unique<HydraDrafter>(hydra_predictor(heads), pool_, 6, 2);
+  };
+  Outcome o;
+  const ChiSquare good = check(sp, make, nullptr, &o);
+  EXPECT_LT(good.stat, good.threshold) << "df " << good.df;
+  EXPECT_GT(o.all_rejected, n_ / 20) << "the all-siblings-rejected case was not exercised";
+  expect_first_child_acceptance(o);
+  const ChiSquare typical = check(sp, make, test::typical_acceptance_verifier());
+  if (test::test_scale() >= 1.0) {
+    EXPECT_GT(typical.stat, typical.threshold) << "typical acceptance passed (df " << typical.df << ")";
+  }
+  std::printf("hydra: chi2 %.1f (threshold %.1f, df %d); typical acceptance: chi2 %.1f\n",
               good.stat, good.threshold, good.df, typical.stat);
 }
 

@@ -76,31 +76,82 @@ OracleMedusaPredictor::OracleMedusaPredictor(LlamaModel& target, const std::vect
         std::string(reinterpret_cast<const char*>(&s.features[static_cast<size_t>(t * d_)]), bytes), t);
 }
 
-void OracleMedusaPredictor::predict(const float* feature, float* out, ThreadPool&) {
+int64_t OracleMedusaPredictor::locate(const float* feature) {
   const auto it = position_of_.find(
       std::string(reinterpret_cast<const char*>(feature), static_cast<size_t>(d_) * sizeof(float)));
-  int64_t t = -1;
-  if (it == position_of_.end()) ++log_->misses;
-  else t = it->second;
-  log_->positions.push_back(t);
+  if (it != position_of_.end()) return it->second;
+  ++log_->misses;
+  return -1;
+}
+
+void OracleMedusaPredictor::ranked_row(int32_t right, float* row) {
   std::vector<int32_t> order(static_cast<size_t>(vocab_));
-  for (int k = 0; k < heads_; ++k) {
-    std::iota(order.begin(), order.end(), 0);
-    std::shuffle(order.begin(), order.end(), rng_);
-    const int64_t at = t + 1 + (k + 1);  // head k (0-based) predicts x_{t+1+(k+1)}
-    // The true token first (1/2), second or third (1/8 each), or not among the head's top (1/4).
-    const uint32_t roll = rng_() % 8;
-    if (t >= 0 && at < static_cast<int64_t>(truth_.size()) && roll < 6) {
-      const int32_t right = truth_[static_cast<size_t>(at)];
-      order.erase(std::find(order.begin(), order.end(), right));
-      order.insert(order.begin() + (roll < 4 ? 0 : roll - 3), right);
-    }
-    // Steeply descending log-probs in that order (unnormalized: the drafter only ranks and sums
-    // them): the best 7 nodes are then the first choices' chain with a few siblings, so a tree of
-    // 8 tokens reaches every head's depth.
-    for (size_t r = 0; r < order.size(); ++r)
-      out[k * vocab_ + order[r]] = -0.5f - 2.0f * static_cast<float>(r);
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), rng_);
+  const uint32_t roll = rng_() % 8;
+  if (right >= 0 && roll < 6) {
+    order.erase(std::find(order.begin(), order.end(), right));
+    order.insert(order.begin() + (roll < 4 ? 0 : roll - 3), right);
   }
+  // Steeply descending log-probs in that order (unnormalized: the drafter only ranks and sums
+  // them): the best 7 nodes are then the first choices' chain with a few siblings, so a tree of
+  // 8 tokens reaches every head's depth.
+  for (size_t r = 0; r < order.size(); ++r) row[order[r]] = -0.5f - 2.0f * static_cast<float>(r);
+}
+
+void OracleMedusaPredictor::predict(const float* feature, float* out, ThreadPool&) {
+  const int64_t t = locate(feature);
+  log_->positions.push_back(t);
+  for (int k = 0; k < heads_; ++k) {
+    const int64_t at = t + 1 + (k + 1);  // head k (0-based) predicts x_{t+1+(k+1)}
+    const bool known = t >= 0 && at < static_cast<int64_t>(truth_.size());
+    ranked_row(known ? truth_[static_cast<size_t>(at)] : -1, out + k * vocab_);
+  }
+}
+
+OracleHydraPredictor::OracleHydraPredictor(LlamaModel& target, const std::vector<int32_t>& truth,
+                                           int heads, uint32_t seed, ThreadPool& pool,
+                                           std::shared_ptr<OracleLog> log)
+    : medusa_(target, truth, heads, seed, pool, std::move(log)), truth_(truth), heads_(heads) {}
+
+void OracleHydraPredictor::predict(int head, const float* feature, std::span<const int32_t> tokens,
+                                   int64_t n, float* out, ThreadPool&) {
+  const int64_t t = medusa_.locate(feature);
+  if (head == 0) medusa_.log()->positions.push_back(t);
+  const auto len = static_cast<size_t>(head + 1);
+  const int64_t V = medusa_.vocab_size();
+  for (int64_t i = 0; i < n; ++i) {
+    // The node's path (root first) must be the true continuation x_{t+1} .. x_{t+1+head}.
+    const int64_t at = t + 2 + head;
+    bool known = t >= 0 && at < static_cast<int64_t>(truth_.size());
+    for (size_t j = 0; known && j < len; ++j)
+      known = tokens[static_cast<size_t>(i) * len + j] == truth_[static_cast<size_t>(t + 1) + j];
+    medusa_.ranked_row(known ? truth_[static_cast<size_t>(at)] : -1, out + i * V);
+  }
+}
+
+std::vector<DrafterCase> hydra_cases(LlamaModel& target, const std::string& heads_dir,
+                                     ThreadPool& pool, std::shared_ptr<OracleLog> log) {
+  auto heads = std::shared_ptr<const MedusaHeads>(
+      MedusaHeads::load(heads_dir, target, MedusaHeads::Kind::Hydra));
+  std::vector<DrafterCase> cases;
+  for (int T : {8, 3}) {
+    cases.push_back({"hydra-" + std::to_string(T),
+                     [heads, &pool, T](const std::vector<int32_t>&) -> std::unique_ptr<Drafter> {
+                       return std::make_unique<HydraDrafter>(hydra_predictor(heads), pool, T);
+                     },
+                     std::min(T - 1, heads->num_heads())});
+  }
+  const int depth = heads->num_heads();
+  cases.push_back({"hydra-oracle",
+                   [&target, &pool, depth, log](const std::vector<int32_t>& truth) -> std::unique_ptr<Drafter> {
+                     return std::make_unique<HydraDrafter>(
+                         std::make_unique<OracleHydraPredictor>(
+                             target, truth, depth, static_cast<uint32_t>(truth.size()), pool, log),
+                         pool, 8);
+                   },
+                   depth});
+  return cases;
 }
 
 std::vector<DrafterCase> medusa_cases(LlamaModel& target, const std::string& heads_dir,

@@ -13,6 +13,7 @@
 
 #include "core/thread_pool.h"
 #include "model/llama_model.h"
+#include "speculative/hydra_drafter.h"
 #include "speculative/medusa_drafter.h"
 #include "speculative/speculative_decoder.h"
 #include "support/equality_runs.h"
@@ -52,6 +53,12 @@ class OracleMedusaPredictor : public MedusaPredictor {
   int64_t hidden_size() const override { return d_; }
   int64_t vocab_size() const override { return vocab_; }
   void predict(const float* feature, float* out, ThreadPool& pool) override;
+  // The position of a feature on the true path (-1, counted as a miss, when it is not).
+  int64_t locate(const float* feature);
+  // A row of log-probs: `right` (if >= 0) first with probability 1/2, second or third (1/8 each),
+  // or left out; the other tokens after it in random order; steeply descending values.
+  void ranked_row(int32_t right, float* row);
+  std::shared_ptr<OracleLog> log() const { return log_; }
 
  private:
   std::vector<int32_t> truth_;
@@ -61,6 +68,29 @@ class OracleMedusaPredictor : public MedusaPredictor {
   std::shared_ptr<OracleLog> log_;
   std::mt19937 rng_;
 };
+
+// The same oracle for Hydra heads, which see the path: head k's list holds the true token only for
+// nodes whose path (root included) is the true continuation. Logs the position once per cycle
+// (head 1's call).
+class OracleHydraPredictor : public HydraPredictor {
+ public:
+  OracleHydraPredictor(LlamaModel& target, const std::vector<int32_t>& truth, int heads,
+                       uint32_t seed, ThreadPool& pool, std::shared_ptr<OracleLog> log);
+  int num_heads() const override { return heads_; }
+  int64_t hidden_size() const override { return medusa_.hidden_size(); }
+  int64_t vocab_size() const override { return medusa_.vocab_size(); }
+  void predict(int head, const float* feature, std::span<const int32_t> tokens, int64_t n,
+               float* out, ThreadPool& pool) override;
+
+ private:
+  OracleMedusaPredictor medusa_;  // finds positions and orders lists
+  std::vector<int32_t> truth_;
+  int heads_;
+};
+
+// The Hydra drafter on random Hydra heads (T = 8 and 3) and on its oracle ("hydra-oracle", T = 8).
+std::vector<DrafterCase> hydra_cases(LlamaModel& target, const std::string& heads_dir,
+                                     ThreadPool& pool, std::shared_ptr<OracleLog> log);
 
 // The Medusa drafter on random heads (T = 8 and 3) and on the oracle (T = 8, named
 // "medusa-oracle", logging into *log): what the greedy and sampled equality runs check. The target
