@@ -49,7 +49,7 @@ struct TrainHeadFlags {
 };
 
 // The peak learning rate of Medusa and Hydra heads when --lr is not given: tuned on the bundled
-// code model (models/README.md: 3e-3, 1e-2 and 3e-2 on short runs, 1e-2 best by a little); the
+// code model (models/README.md: 3e-3, 1e-2 and 3e-2 on short runs, 1e-2 best for both archs); the
 // EAGLE default (2e-2) was tuned for a hidden size of 64.
 constexpr double kHeadsDefaultLr = 1e-2;
 
