@@ -47,7 +47,9 @@ struct LookaheadParams {
 // "plain" (plain decoding, no speculative loop), "none" (the speculative loop with the root
 // alone), "lookup[:D]", "chain[:D]", "static", "static:N", "static:JSON", "dynamic[:T:D:K]",
 // "dynamic:auto[:D:K]", "lookahead[:W:N:G]"; a dynamic spec may then say ":novalue" or
-// ":norerank" (at most one), and one ending in ":cal" ranks nodes by calibrated confidences.
+// ":norerank" (at most one), and one ending in ":cal" ranks nodes by calibrated confidences;
+// "sps:DRAFT_DIR[:D[:K]]" (a draft model), "medusa:HEADS_DIR[:T]" and "hydra:HEADS_DIR[:T]" (Medusa
+// or Hydra heads of the target, T tokens per tree, root included; default 8).
 // D is always the draft levels after the first: a chain or a lookup drafts D + 1 tokens.
 // Same fields and defaults as the engine's own spec (the conversion is field by field).
 struct DrafterSpec {
@@ -68,6 +70,9 @@ struct DrafterSpec {
   int sps_depth = kSpsDefaultDepth;
   int sps_top_k = 1;
   LookaheadParams lookahead;  // lookahead[:W:N:G]
+  // medusa:DIR[:T], hydra:DIR[:T]: T tokens per tree, root included.
+  static constexpr int kHeadsDefaultTokens = 8;
+  int heads_tokens = kHeadsDefaultTokens;
 
   // The canonical spec string: parse_drafter_spec(s.to_string()) == s.
   std::string to_string() const;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "eagle2/drafter.h"
 #include "eagle2/head.h"
 #include "eagle2/model.h"
 #include "eagle2/runtime.h"
@@ -130,5 +131,66 @@ class HeadTrainer {
 // 60/5/10 (cycle-weighted).
 double measure_tau(Model& target, Head& head, const std::vector<std::vector<int32_t>>& prompts,
                    int64_t max_new_tokens, Threads& threads);
+// Mean tau at temperature 0 of the drafter a spec names (e.g. "medusa:DIR"), made for `target`.
+double measure_tau(Model& target, const DrafterSpec& spec,
+                   const std::vector<std::vector<int32_t>>& prompts, int64_t max_new_tokens,
+                   Threads& threads);
+
+// ---- Medusa and Hydra heads (train-head --arch medusa|hydra; docs/TRAINING.md) ----
+// K heads on the target's feature f_t, head k learning the target's own distribution of x_{t+1+k}
+// (soft cross-entropy against softmax(lm_head(f_{t+k})), lm_head frozen and shared, the heads'
+// losses averaged); Hydra's head k also reads the embeddings of x_{t+1} .. x_{t+k}.
+struct MedusaInit {
+  bool hydra = false;
+  int heads = 4;   // K (at most 16)
+  int layers = 1;  // residual blocks per head (at most 16)
+  uint64_t seed = 1;
+};
+
+struct MedusaLoss {
+  double total = 0;              // mean over heads
+  std::vector<double> per_head;  // each head's soft cross-entropy
+};
+
+struct MedusaTrainProgress {
+  int64_t step = 0, steps = 0;
+  MedusaLoss loss;  // this step's
+  double lr = 0, grad_norm = 0;
+  int64_t positions = 0;  // positions seen so far
+  double seconds = 0;
+};
+
+struct MedusaTrainResult {
+  MedusaLoss first, last;  // the first step's, and the mean of the last 10 % of steps
+  double seconds = 0;
+  int64_t positions = 0;
+};
+
+struct MedusaAgreement {
+  std::vector<int64_t> positions;  // per head: positions where its target token exists
+  std::vector<double> top1, top5;  // per head: the target's greedy token is the head's top 1 / 5
+  MedusaLoss loss;
+};
+
+// Trainable Medusa or Hydra heads of the target's shapes. The target must outlive them.
+class MedusaTrainer {
+ public:
+  MedusaTrainer(const Model& target, const MedusaInit& init);
+  ~MedusaTrainer();
+  MedusaTrainer(const MedusaTrainer&) = delete;
+  MedusaTrainer& operator=(const MedusaTrainer&) = delete;
+
+  // options as for HeadTrainer::train; noise and ce_weight do not apply.
+  MedusaTrainResult train(const HeadData& data, const HeadTrainOptions& options, Threads& threads,
+                          const std::function<void(const MedusaTrainProgress&)>& progress = nullptr);
+  // dir/config.json and dir/model.safetensors (F32 or BF16), the folder "medusa:DIR" /
+  // "hydra:DIR" loads; creates dir.
+  void save(const std::string& dir, DType dtype) const;
+  MedusaAgreement agreement(const HeadData& held_out, int64_t seq_len, Threads& threads);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace eagle2::api

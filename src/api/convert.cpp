@@ -107,6 +107,7 @@ eagle2::DrafterSpec to_internal(const DrafterSpec& s) {
   o.lookahead.window = s.lookahead.window;
   o.lookahead.ngram_size = s.lookahead.ngram_size;
   o.lookahead.verify_ngrams = s.lookahead.verify_ngrams;
+  o.heads_tokens = s.heads_tokens;
   return o;
 }
 
@@ -132,6 +133,7 @@ DrafterSpec to_public(const eagle2::DrafterSpec& s) {
   o.lookahead.window = s.lookahead.window;
   o.lookahead.ngram_size = s.lookahead.ngram_size;
   o.lookahead.verify_ngrams = s.lookahead.verify_ngrams;
+  o.heads_tokens = s.heads_tokens;
   return o;
 }
 

@@ -1,6 +1,7 @@
 #include "draft/eagle_head.h"
 
 #include "core/quant_blocks.h"
+#include "draft/matrix_quantize.h"
 
 #include <algorithm>
 #include <cmath>
@@ -20,23 +21,6 @@
 namespace eagle2 {
 
 namespace {
-
-// One NaN or inf weight makes every draft log-prob NaN, which would reach tree ranking and the
-// acceptance calibration; a head is one layer, so scanning it at load costs little.
-void require_finite(const TensorView& t, const std::string& where, const std::string& name) {
-  constexpr size_t kChunk = 1 << 14;
-  const auto n = static_cast<size_t>(t.numel());
-  std::vector<float> buf(std::min(kChunk, n));
-  const auto* bytes = static_cast<const unsigned char*>(t.data);
-  for (size_t at = 0; at < n; at += kChunk) {
-    const size_t len = std::min(kChunk, n - at);
-    convert_to_f32(t.dtype, bytes + at * dtype_size(t.dtype), buf.data(), len);
-    for (size_t i = 0; i < len; ++i)
-      if (!std::isfinite(buf[i]))
-        fail(where, ": tensor '", name, "' has a non-finite value (", buf[i], ") at element ",
-             at + i);
-  }
-}
 
 const TensorView& need(const std::map<std::string, TensorView>& t, const std::string& where,
                        const std::string& name, const std::vector<int64_t>& shape) {
@@ -217,24 +201,9 @@ std::optional<DType> EagleHead::weights_type_for(const LlamaModel& target) {
 }
 
 void EagleHead::quantize_weights(DType type) {
-  if (type != DType::Q8_0 && type != DType::Q4_0)
-    fail("draft head: cannot quantize to ", dtype_name(type), " (Q8_0 or Q4_0)");
-  const bool grouped = active_kernel_path() == KernelPath::Avx512 && cpu_has_avx512_vnni();
-  std::vector<float> row;
   for (Matrix* W : {&fc_, &proj_.wq, &proj_.wk, &proj_.wv, &proj_.wo, &proj_.w_gate, &proj_.w_up,
-                    &proj_.w_down}) {
-    if (is_block_dtype(W->dtype) || W->cols % dtype_block_elements(type) != 0) continue;
-    const size_t row_bytes = dtype_bytes(type, W->cols);
-    std::vector<unsigned char>& blocks = quantized_.emplace_back(static_cast<size_t>(W->rows) * row_bytes);
-    row.resize(static_cast<size_t>(W->cols));
-    for (int64_t r = 0; r < W->rows; ++r) {
-      convert_to_f32(W->dtype, W->row(r), row.data(), row.size());
-      quantize_blocks(type, row.data(), &blocks[static_cast<size_t>(r) * row_bytes], W->cols);
-    }
-    *W = Matrix{type, W->rows, W->cols, blocks.data()};
-    // The layout the AVX-512 VNNI kernels read fastest (core/tensor.h), as the target's loader does.
-    if (grouped && can_group_rows16(*W)) group_rows16(*W, blocks.data());
-  }
+                    &proj_.w_down})
+    quantize_matrix(*W, type, quantized_);
 }
 
 void EagleHead::restrict_vocab(std::vector<int32_t> ids) {

@@ -1,5 +1,8 @@
 #include "model/checkpoint_checks.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "core/error.h"
 
 namespace eagle2 {
@@ -25,6 +28,21 @@ const TensorView* first_unused_tensor(const std::map<std::string, TensorView>& t
   for (const auto& [name, view] : tensors)
     if (!used.count(name) && !is_ignorable_checkpoint_tensor(name)) return &view;
   return nullptr;
+}
+
+void require_finite(const TensorView& t, const std::string& where, const std::string& name) {
+  constexpr size_t kChunk = 1 << 14;
+  const auto n = static_cast<size_t>(t.numel());
+  std::vector<float> buf(std::min(kChunk, n));
+  const auto* bytes = static_cast<const unsigned char*>(t.data);
+  for (size_t at = 0; at < n; at += kChunk) {
+    const size_t len = std::min(kChunk, n - at);
+    convert_to_f32(t.dtype, bytes + at * dtype_size(t.dtype), buf.data(), len);
+    for (size_t i = 0; i < len; ++i)
+      if (!std::isfinite(buf[i]))
+        fail(where, ": tensor '", name, "' has a non-finite value (", buf[i], ") at element ",
+             at + i);
+  }
 }
 
 std::vector<float> to_f32(const TensorView& t) {

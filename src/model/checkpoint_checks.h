@@ -30,6 +30,11 @@ Matrix as_matrix(const TensorView& t);
 // A stored tensor converted to floats (norm weights and biases, which are small).
 std::vector<float> to_f32(const TensorView& t);
 
+// Error "<where>: tensor '<name>' has a non-finite value (v) at element i" unless every value of
+// t is finite. Draft weights are scanned at load (EAGLE, Medusa and Hydra heads): one NaN or inf
+// makes every draft log-prob NaN, which would reach tree ranking and calibration; they are small.
+void require_finite(const TensorView& t, const std::string& where, const std::string& name);
+
 // The seven projections of one LLaMA decoder layer.
 struct DecoderProjections {
   Matrix wq, wk, wv, wo, w_gate, w_up, w_down;

@@ -12,6 +12,7 @@
 #include "speculative/lookahead_drafter.h"
 #include "speculative/lookup_drafter.h"
 #include "speculative/sps_drafter.h"
+#include "speculative/medusa_drafter.h"
 
 namespace eagle2 {
 
@@ -101,6 +102,14 @@ void check_same_tokens(const LlamaModel& draft, const LlamaModel& target, const 
 
 bool is_ablation(const std::vector<std::string>& parts) {
   return !parts.empty() && (parts.back() == "novalue" || parts.back() == "norerank");
+// medusa:DIR[:T] and hydra:DIR[:T].
+void parse_heads(const std::string& text, const std::string& rest, DrafterSpec& d) {
+  auto [folder, numbers] = folder_and_numbers(rest, 1, text);
+  d.folder = folder;
+  if (!numbers.empty()) d.heads_tokens = numbers[0];
+  if (d.heads_tokens < 1 || d.heads_tokens > DrafterSpec::kHeadsMaxTokens)
+    fail("drafter '", text, "': expected ", d.kind, ":HEADS_DIR[:T] with T in [1, ",
+         DrafterSpec::kHeadsMaxTokens, "]");
 }
 
 void parse_dynamic(const std::string& text, std::vector<std::string> parts, DrafterSpec& d) {
@@ -201,11 +210,14 @@ DrafterSpec parse_drafter_spec(const std::string& text) {
     parse_sps(text, rest, d);
   } else if (d.kind == "lookahead") {
     parse_lookahead(text, rest, d);
+  } else if (d.kind == "medusa" || d.kind == "hydra") {
+    parse_heads(text, rest, d);
   } else {
     fail("unknown drafter '", text,
          "' (plain, none, lookup[:D], chain[:D], static[:N|:JSON], "
          "dynamic[:T:D:K][:novalue|:norerank][:cal], "
-         "dynamic:auto[:D:K][:novalue|:norerank][:cal], sps:DRAFT_DIR[:D[:K]], lookahead[:W:N:G])");
+         "dynamic:auto[:D:K][:novalue|:norerank][:cal], sps:DRAFT_DIR[:D[:K]], lookahead[:W:N:G], "
+         "medusa:HEADS_DIR[:T], hydra:HEADS_DIR[:T])");
   }
   return d;
 }
@@ -234,6 +246,8 @@ std::string DrafterSpec::to_string() const {
   if (kind == "lookahead")
     return "lookahead:" + std::to_string(lookahead.window) + ":" +
            std::to_string(lookahead.ngram_size) + ":" + std::to_string(lookahead.verify_ngrams);
+  if (kind == "medusa" || kind == "hydra")
+    return kind + ":" + folder + ":" + std::to_string(heads_tokens);  // T always written, as sps
   return kind;  // plain, none
 }
 
@@ -243,7 +257,8 @@ bool DrafterSpec::operator==(const DrafterSpec& o) const {
          dynamic.rerank == o.dynamic.rerank && auto_budget == o.auto_budget &&
          chain_depth == o.chain_depth && lookup_depth == o.lookup_depth &&
          calibrate == o.calibrate && choices == o.choices && folder == o.folder &&
-         sps_depth == o.sps_depth && sps_top_k == o.sps_top_k && lookahead == o.lookahead;
+         sps_depth == o.sps_depth && sps_top_k == o.sps_top_k && lookahead == o.lookahead &&
+         heads_tokens == o.heads_tokens;
 }
 
 std::unique_ptr<Drafter> make_drafter(const DrafterSpec& spec, EagleHead* head, ThreadPool& pool,
@@ -255,6 +270,8 @@ std::unique_ptr<Drafter> make_drafter(const DrafterSpec& spec, EagleHead* head, 
   if (spec.kind == "lookahead") return std::make_unique<LookaheadDrafter>(spec.lookahead);
   if (spec.kind == "plain") return nullptr;
   if (spec.kind == "sps") return make_sps_drafter(spec, pool, ctx, policies.assets());
+  if (spec.kind == "medusa" || spec.kind == "hydra")
+    return make_heads_drafter(spec.kind, spec.folder, spec.heads_tokens, spec.label, pool, policies);
   if (!spec.needs_head()) fail("unknown drafter '", spec.label, "'");
   if (!head) fail("drafter '", spec.label, "' needs an EAGLE head: pass --draft HEAD_DIR");
   EagleDrafterOptions o;

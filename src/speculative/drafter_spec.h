@@ -27,7 +27,8 @@ class ThreadPool;
 // EAGLE-2 paper's ablation: DynamicTreeParams::ranking, rerank; at most one); a dynamic spec
 // ending in ":cal" ranks nodes by calibrated confidences (EagleDrafterOptions::calibrate);
 // "lookahead" or "lookahead:W:N:G" (lookahead decoding: window, n-gram size, n-grams verified
-// per cycle; lookahead_drafter.h). Error for anything else.
+// per cycle; lookahead_drafter.h); "sps:DIR[:D[:K]]" (a draft model), "medusa:DIR[:T]" and
+// "hydra:DIR[:T]" (Medusa or Hydra heads in DIR, T tokens per tree). Error for anything else.
 // D is always the number of draft levels after the first: a chain or a lookup drafts D + 1 tokens,
 // a dynamic tree has D + 1 levels.
 struct DrafterSpec {
@@ -57,6 +58,13 @@ struct DrafterSpec {
   // costs nearly its rows' compute (the reference's W = 15, N = 5, G = 15 is 120 rows); see
   // LookaheadParams and docs/SPECULATIVE.md "Lookahead decoding".
   LookaheadParams lookahead;
+  // medusa:DIR[:T], hydra:DIR[:T]: T tokens per tree, root included. 8 by default: on this
+  // project's 2-core CPU a target forward of 8 tokens costs 1.6-1.9x one token (of 16, 3.5x), and
+  // the bundled EAGLE drafters pay best at 8 tokens (chain:6, dynamic:8:6:2:cal); Medusa's weaker
+  // deep heads make a wider tree pay less, not more (docs/SPECULATIVE.md).
+  static constexpr int kHeadsDefaultTokens = 8;
+  static constexpr int kHeadsMaxTokens = 1024;
+  int heads_tokens = kHeadsDefaultTokens;
 
   // The canonical spec string: parse_drafter_spec(s.to_string()) == s. Defaults are written out
   // ("dynamic" -> "dynamic:60:5:10"), static trees as static, static:N or static:JSON.

@@ -327,16 +327,26 @@ HeadAgreement evaluate_agreement(EagleHeadTrainer& head, const std::vector<HeadS
   return a;
 }
 
+int64_t tau_context(const LlamaModel& target, const std::vector<std::vector<int32_t>>& prompts,
+                    int64_t max_new_tokens) {
+  int64_t longest = 0;
+  for (const auto& p : prompts) longest = std::max<int64_t>(longest, static_cast<int64_t>(p.size()));
+  return std::min<int64_t>(target.config().max_position_embeddings, longest + max_new_tokens + 64);
+}
+
 double measure_tau(LlamaModel& target, EagleHead& head,
                    const std::vector<std::vector<int32_t>>& prompts, int64_t max_new_tokens,
                    ThreadPool& pool) {
-  int64_t longest = 0;
-  for (const auto& p : prompts) longest = std::max<int64_t>(longest, static_cast<int64_t>(p.size()));
-  const int64_t ctx = std::min<int64_t>(target.config().max_position_embeddings,
-                                        longest + max_new_tokens + 64);
   EagleDrafterOptions o;  // EAGLE-2 defaults: dynamic tree, 60 tokens, depth 5, top-k 10
-  o.context = ctx;
+  o.context = tau_context(target, prompts, max_new_tokens);
   EagleDrafter drafter(head, pool, o);
+  return measure_tau(target, drafter, prompts, max_new_tokens, pool);
+}
+
+double measure_tau(LlamaModel& target, Drafter& drafter,
+                   const std::vector<std::vector<int32_t>>& prompts, int64_t max_new_tokens,
+                   ThreadPool& pool) {
+  const int64_t ctx = tau_context(target, prompts, max_new_tokens);
   KvCache kv = target.make_cache(ctx);
   int64_t committed = 0, cycles = 0;
   for (const auto& p : prompts) {

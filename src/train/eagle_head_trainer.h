@@ -22,6 +22,7 @@
 #include "core/thread_pool.h"
 #include "draft/eagle_head.h"
 #include "model/llama_model.h"
+#include "speculative/drafter.h"
 #include "train/decoder_block.h"
 #include "train/head_data.h"
 #include "train/linear.h"
@@ -161,5 +162,14 @@ HeadAgreement evaluate_agreement(EagleHeadTrainer& head, const std::vector<HeadS
 double measure_tau(LlamaModel& target, EagleHead& head,
                    const std::vector<std::vector<int32_t>>& prompts, int64_t max_new_tokens,
                    ThreadPool& pool);
+
+// The same with any drafter (begun afresh on each prompt): Medusa and Hydra heads are measured
+// with it. The context a measurement over these prompts needs (each prompt, its new tokens and a
+// margin; at most the target's) is tau_context.
+double measure_tau(LlamaModel& target, Drafter& drafter,
+                   const std::vector<std::vector<int32_t>>& prompts, int64_t max_new_tokens,
+                   ThreadPool& pool);
+int64_t tau_context(const LlamaModel& target, const std::vector<std::vector<int32_t>>& prompts,
+                    int64_t max_new_tokens);
 
 }  // namespace eagle2::train

@@ -16,13 +16,16 @@
 #include "speculative/batch_decoder.h"
 #include "speculative/eagle_drafter.h"
 #include "speculative/lookahead_drafter.h"
+#include "speculative/hydra_drafter.h"
 #include "speculative/lookup_drafter.h"
+#include "speculative/medusa_drafter.h"
 #include "speculative/speculative_decoder.h"
 #include "sampling/position_random.h"
 #include "sampling/rng.h"
 #include "speculative/sps_drafter.h"
 #include "speculative/verify.h"
 #include "support/broken_verifiers.h"
+#include "support/medusa_heads.h"
 #include "support/random_models.h"
 #include "support/scripted_drafter.h"
 #include "support/shared_data.h"
@@ -304,6 +307,61 @@ TEST_F(LosslessSampling, BrokenVerifiersAreCaught) {
     }
     std::printf("%s: chi2 %.1f (threshold %.1f, df %d)\n", name.c_str(), c.stat, c.threshold, c.df);
   }
+}
+
+// Medusa heads: trees of the heads' top-k products, deterministic given the context, so the
+// position-keyed rule keeps them lossless. Medusa's typical acceptance (accept a drafted token whose
+// target probability clears an entropy-dependent threshold) is lossy, and the same test with the
+// same samples must reject it: why it stays out of the engine.
+TEST_F(LosslessSampling, MedusaHeadsAndTypicalAcceptance) {
+  test::RandomHeadsOptions ro;
+  ro.heads = 3;
+  ro.seed = 9;
+  ro.scale = 1.0f;
+  auto heads = std::shared_ptr<const MedusaHeads>(MedusaHeads::load(
+      test::write_random_heads("lossless", *model_, ro), *model_, MedusaHeads::Kind::Medusa));
+  const SamplingParams sp{0.8f, 0, 1.0f, 0};
+  auto make = [&](uint32_t) -> std::unique_ptr<Drafter> {
+    return std::make_unique<MedusaDrafter>(medusa_predictor(heads), pool_, 6);
+  };
+  Outcome o;
+  const ChiSquare good = check(sp, make, nullptr, &o);
+  EXPECT_LT(good.stat, good.threshold) << "df " << good.df;
+  EXPECT_GT(o.all_rejected, n_ / 20) << "the all-siblings-rejected case was not exercised";
+  expect_first_child_acceptance(o);
+  const ChiSquare typical = check(sp, make, test::typical_acceptance_verifier());
+  if (test::test_scale() >= 1.0) {
+    EXPECT_GT(typical.stat, typical.threshold) << "typical acceptance passed (df " << typical.df << ")";
+  }
+  std::printf("medusa: chi2 %.1f (threshold %.1f, df %d); typical acceptance: chi2 %.1f\n",
+              good.stat, good.threshold, good.df, typical.stat);
+}
+
+// Hydra heads: path-dependent top-k trees (DynamicTreeBuilder), deterministic given the context:
+// lossless under the position-keyed rule; typical acceptance on the same trees is rejected.
+TEST_F(LosslessSampling, HydraHeadsAndTypicalAcceptance) {
+  test::RandomHeadsOptions ro;
+  ro.hydra = true;
+  ro.heads = 3;
+  ro.seed = 10;
+  ro.scale = 1.0f;
+  auto heads = std::shared_ptr<const MedusaHeads>(MedusaHeads::load(
+      test::write_random_heads("lossless", *model_, ro), *model_, MedusaHeads::Kind::Hydra));
+  const SamplingParams sp{1.2f, 0, 1.0f, 0};
+  auto make = [&](uint32_t) -> std::unique_ptr<Drafter> {
+    return std::make_unique<HydraDrafter>(hydra_predictor(heads), pool_, 6, 2);
+  };
+  Outcome o;
+  const ChiSquare good = check(sp, make, nullptr, &o);
+  EXPECT_LT(good.stat, good.threshold) << "df " << good.df;
+  EXPECT_GT(o.all_rejected, n_ / 20) << "the all-siblings-rejected case was not exercised";
+  expect_first_child_acceptance(o);
+  const ChiSquare typical = check(sp, make, test::typical_acceptance_verifier());
+  if (test::test_scale() >= 1.0) {
+    EXPECT_GT(typical.stat, typical.threshold) << "typical acceptance passed (df " << typical.df << ")";
+  }
+  std::printf("hydra: chi2 %.1f (threshold %.1f, df %d); typical acceptance: chi2 %.1f\n",
+              good.stat, good.threshold, good.df, typical.stat);
 }
 
 // Many sequences per step, as the server decodes them: every BatchDecoder step verifies the trees

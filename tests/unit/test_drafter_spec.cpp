@@ -39,7 +39,7 @@ TEST(DrafterSpec, Parses) {
             "unknown drafter 'magic' (plain, none, lookup[:D], chain[:D], static[:N|:JSON], "
             "dynamic[:T:D:K][:novalue|:norerank][:cal], "
             "dynamic:auto[:D:K][:novalue|:norerank][:cal], sps:DRAFT_DIR[:D[:K]], "
-            "lookahead[:W:N:G])");
+            "lookahead[:W:N:G], medusa:HEADS_DIR[:T], hydra:HEADS_DIR[:T])");
   // static:N prunes EAGLE-1's tree to its first N - 1 paths, prefixes intact.
   const DrafterSpec s8 = parse_drafter_spec("static:8");
   ASSERT_EQ(s8.choices.size(), 7u);
@@ -112,6 +112,35 @@ TEST(DrafterSpec, ParsesTheAblation) {
 }
 
 
+// medusa:HEADS_DIR[:T] and hydra:HEADS_DIR[:T]: the folder, then T (tokens per tree, root
+// included) from the right; T defaults to 8 and is written out.
+TEST(DrafterSpec, MedusaAndHydraHeads) {
+  const DrafterSpec m = parse_drafter_spec("medusa:models/code-lm-medusa");
+  EXPECT_EQ(m.kind, "medusa");
+  EXPECT_EQ(m.folder, "models/code-lm-medusa");
+  EXPECT_EQ(m.heads_tokens, DrafterSpec::kHeadsDefaultTokens);
+  EXPECT_EQ(DrafterSpec::kHeadsDefaultTokens, 8);
+  EXPECT_FALSE(m.needs_head());
+  EXPECT_EQ(m.to_string(), "medusa:models/code-lm-medusa:8");
+  const DrafterSpec h = parse_drafter_spec("hydra:/a:b/heads:12");
+  EXPECT_EQ(h.kind, "hydra");
+  EXPECT_EQ(h.folder, "/a:b/heads");
+  EXPECT_EQ(h.heads_tokens, 12);
+  EXPECT_FALSE(h.needs_head());
+  EXPECT_EQ(h.to_string(), "hydra:/a:b/heads:12");
+  // A folder ending in ":<digits>" needs its T written out.
+  EXPECT_EQ(parse_drafter_spec("medusa:dir:7:8").folder, "dir:7");
+  EXPECT_FALSE(parse_drafter_spec("medusa:d") == parse_drafter_spec("hydra:d"));
+  EXPECT_FALSE(parse_drafter_spec("medusa:d:8") == parse_drafter_spec("medusa:d:9"));
+  EXPECT_EQ(parse_drafter_spec("medusa:d"), parse_drafter_spec("medusa:d:8"));
+  EXPECT_EQ(error_of([] { parse_drafter_spec("medusa"); }), "drafter 'medusa': the folder is missing");
+  EXPECT_EQ(error_of([] { parse_drafter_spec("hydra:"); }), "drafter 'hydra:': the folder is missing");
+  EXPECT_EQ(error_of([] { parse_drafter_spec("medusa:d:0"); }),
+            "drafter 'medusa:d:0': expected medusa:HEADS_DIR[:T] with T in [1, 1024]");
+  EXPECT_EQ(error_of([] { parse_drafter_spec("hydra:d:1025"); }),
+            "drafter 'hydra:d:1025': expected hydra:HEADS_DIR[:T] with T in [1, 1024]");
+}
+
 // Every form survives parse -> to_string -> parse, and to_string is a fixed point.
 TEST(DrafterSpec, RoundTripsThroughItsCanonicalString) {
   for (const char* text :
@@ -121,7 +150,8 @@ TEST(DrafterSpec, RoundTripsThroughItsCanonicalString) {
         "dynamic:auto:4:8", "dynamic:auto:cal", "dynamic:auto:6:2:cal", "dynamic:16:3:4:novalue",
         "dynamic:16:3:4:norerank", "dynamic:60:5:10:novalue:cal", "dynamic:8:6:2:norerank:cal",
         "dynamic:novalue", "dynamic:auto:norerank", "dynamic:auto:4:8:novalue:cal", "lookahead",
-        "lookahead:15:5:15", "lookahead:1:2:0", "lookahead:200:3:56"}) {
+        "lookahead:15:5:15", "lookahead:1:2:0", "lookahead:200:3:56", "medusa:m", "medusa:m:3",
+        "hydra:h:16", "hydra:a:1:2"}) {
     const DrafterSpec spec = parse_drafter_spec(text);
     const std::string canonical = spec.to_string();
     EXPECT_EQ(parse_drafter_spec(canonical), spec) << text << " -> " << canonical;

@@ -23,11 +23,13 @@
 #include "core/mapped_file.h"
 #include "core/regular_file.h"
 #include "draft/draft_vocab.h"
+#include "draft/medusa_heads.h"
 #include "io/safetensors.h"
 #include "io/torch_checkpoint.h"
 #include "model/llama_config.h"
 #include "support/cli.h"
 #include "support/errors.h"
+#include "support/medusa_heads.h"
 #include "support/random_models.h"
 #include "support/shared_data.h"
 #include "tokenizer/sp_trainer.h"
@@ -160,6 +162,28 @@ TEST(HostileFiles, DraftVocabAndPromptFifosAreRefused) {
     make_fifo(dir + name);
     EXPECT_EQ(bounded_error([&] { load_prompt_set(dir + name, PromptSetOptions{}); }),
               dir + name + ": not a regular file");
+  }
+}
+
+// Medusa and Hydra head folders: a FIFO as config.json or as the weights is refused, unread.
+TEST(HostileFiles, MedusaHeadFifosAreRefused) {
+  auto target = test::load_random_model("hostile-medusa", test::tiny_config());
+  for (const bool hydra : {false, true}) {
+    test::RandomHeadsOptions o;
+    o.hydra = hydra;
+    const std::string dir = test::write_random_heads("hostile-fifo", *target, o);
+    const auto kind = hydra ? MedusaHeads::Kind::Hydra : MedusaHeads::Kind::Medusa;
+    fs::remove(dir + "/config.json");
+    make_fifo(dir + "/config.json");
+    EXPECT_EQ(bounded_error([&] { MedusaHeads::load(dir, *target, kind); }),
+              dir + "/config.json: not a regular file");
+    fs::remove(dir + "/config.json");
+    fs::copy_file(test::write_random_heads("hostile-cfg", *target, o) + "/config.json",
+                  dir + "/config.json");
+    fs::remove(dir + "/model.safetensors");
+    make_fifo(dir + "/model.safetensors");
+    EXPECT_EQ(bounded_error([&] { MedusaHeads::load(dir, *target, kind); }),
+              dir + "/model.safetensors: not a regular file");
   }
 }
 

@@ -55,6 +55,8 @@ TEST(PublicApi, DefaultsAreTheEngines) {
   EXPECT_EQ(as.lookahead.ngram_size, ds.lookahead.ngram_size);
   EXPECT_EQ(as.lookahead.verify_ngrams, ds.lookahead.verify_ngrams);
   EXPECT_EQ(api::LookaheadParams::kMaxTreeTokens, eagle2::LookaheadParams::kMaxTreeTokens);
+  EXPECT_EQ(as.heads_tokens, ds.heads_tokens);
+  EXPECT_EQ(api::DrafterSpec::kHeadsDefaultTokens, eagle2::DrafterSpec::kHeadsDefaultTokens);
 
   const GenerationOptions go;
   const api::GenerateOptions ao;
@@ -146,7 +148,8 @@ TEST(PublicApi, DrafterSpecIsTheEngineSpec) {
                            "static:9", "static:[[0],[1],[0,0]]", "dynamic", "dynamic:16:3:4",
                            "dynamic:8:6:2:cal", "dynamic:auto", "dynamic:auto:4:8:cal",
                            "dynamic:16:3:4:novalue", "dynamic:16:3:4:norerank",
-                           "dynamic:auto:4:8:novalue:cal", "lookahead", "lookahead:15:5:15"}) {
+                           "dynamic:auto:4:8:novalue:cal", "lookahead", "lookahead:15:5:15",
+                           "medusa:dir", "hydra:dir:12"}) {
     const api::DrafterSpec a = api::parse_drafter_spec(text);
     const eagle2::DrafterSpec e = eagle2::parse_drafter_spec(text);
     EXPECT_EQ(a.to_string(), e.to_string()) << text;
@@ -172,6 +175,7 @@ TEST(PublicApi, DrafterSpecIsTheEngineSpec) {
   EXPECT_FALSE(la == api::parse_drafter_spec("lookahead:7:4:3"));
   EXPECT_FALSE(la == api::parse_drafter_spec("lookahead:7:3:2"));
   EXPECT_FALSE(la == api::parse_drafter_spec("lookahead:6:4:2"));
+  EXPECT_FALSE(api::parse_drafter_spec("medusa:d:7") == api::parse_drafter_spec("medusa:d:8"));
   EXPECT_EQ(test::error_of([] { api::parse_drafter_spec("magic"); }),
             test::error_of([] { eagle2::parse_drafter_spec("magic"); }));
 }

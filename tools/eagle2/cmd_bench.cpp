@@ -170,7 +170,7 @@ Command add_bench(CLI::App& app) {
   cmd->add_option("--max-new-tokens", f->max_new, "Tokens generated per prompt")
       ->check(integer_in(1, int64_t{1} << 20));
   cmd->add_option("--drafters", f->drafters,
-                  "Comma-separated: plain, none, lookup[:D], chain[:D] (D + 1 draft tokens), static[:N|:JSON] (N: EAGLE-1 tree pruned to N tokens), dynamic[:T:D:K], dynamic:auto[:D:K] (tree size chosen each cycle from the measured verify cost), lookahead[:W:N:G] (lookahead decoding: window, n-gram size, n-grams verified); :novalue or :norerank after a dynamic spec is EAGLE-2 without the value or without reranking (the paper's ablation); :cal after a dynamic spec ranks nodes by calibrated confidences");
+                  "Comma-separated: plain, none, lookup[:D], chain[:D] (D + 1 draft tokens), static[:N|:JSON] (N: EAGLE-1 tree pruned to N tokens), dynamic[:T:D:K], dynamic:auto[:D:K] (tree size chosen each cycle from the measured verify cost), lookahead[:W:N:G] (lookahead decoding: window, n-gram size, n-grams verified), sps:DRAFT_DIR[:D[:K]] (a separate draft model: a chain of D + 1 tokens, K > 1 a top-K tree), medusa:HEADS_DIR[:T], hydra:HEADS_DIR[:T] (Medusa/Hydra heads of the model, T tokens per tree, default 8); :novalue or :norerank after a dynamic spec is EAGLE-2 without the value or without reranking (the paper's ablation); :cal after a dynamic spec ranks nodes by calibrated confidences");
   cmd->add_option("--temps", f->temps, "Comma-separated temperatures");
   cmd->add_option("--reps", f->reps, "Repetitions")->check(integer_in(1, 1000));
   cmd->add_option("--warmup", f->warmup,
