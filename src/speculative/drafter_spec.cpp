@@ -102,6 +102,8 @@ void check_same_tokens(const LlamaModel& draft, const LlamaModel& target, const 
 
 bool is_ablation(const std::vector<std::string>& parts) {
   return !parts.empty() && (parts.back() == "novalue" || parts.back() == "norerank");
+}
+
 // medusa:DIR[:T] and hydra:DIR[:T].
 void parse_heads(const std::string& text, const std::string& rest, DrafterSpec& d) {
   auto [folder, numbers] = folder_and_numbers(rest, 1, text);
