@@ -21,9 +21,12 @@ TEST(BatchDrafting, LockstepTreesEqualEachDraftersOwn) {
   ThreadPool pool(2);
   const int64_t V = target->config().vocab_size, d = target->config().hidden_size;
   const auto prompts = test::random_prompts(7, 8, V);
+  // Verify costs in seconds, so that the measured draft times (milliseconds, more under the
+  // sanitizers) weigh nothing in the pacing's judgement: a drafter pausing because its own draft
+  // took longer than its twin's would make the two proposals differ by timing alone.
   auto policy = std::make_shared<DraftPolicy>(
       std::make_shared<const VerifyCostModel>(std::vector<std::pair<int64_t, double>>{
-          {1, 1e-3}, {8, 1.1e-3}, {64, 4e-3}}));
+          {1, 1.0}, {8, 1.1}, {64, 4.0}}));
   // Per sequence: its options (different shapes of dynamic trees).
   std::vector<EagleDrafterOptions> options(prompts.size());
   for (size_t i = 0; i < options.size(); ++i) {
