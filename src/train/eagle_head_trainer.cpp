@@ -197,16 +197,7 @@ HeadTrainResult train_head(EagleHeadTrainer& head, const std::vector<HeadSequenc
   if (o.steps < 1 || o.batch < 1 || o.seq_len < 1)
     fail("train-head: steps, batch and seq-len must be positive");
   const int64_t d = head.config().hidden_size, T = o.seq_len;
-  // Windows of T positions cover every sequence once per epoch; an epoch is a shuffled pass.
-  struct Window {
-    int32_t seq;
-    int64_t start;
-  };
-  std::vector<Window> windows;
-  for (size_t s = 0; s < data.size(); ++s)
-    for (int64_t st = 0; st < data[s].length() - 1; st += T)
-      windows.push_back({static_cast<int32_t>(s), st});
-  if (windows.empty()) fail("train-head: no training positions");
+  HeadWindows windows(data, T);
 
   HeadTrainResult result;
   result.noise_amplitude =
@@ -215,8 +206,6 @@ HeadTrainResult train_head(EagleHeadTrainer& head, const std::vector<HeadSequenc
   AdamW opt(AdamWConfig{0.9f, 0.95f, 1e-8f, o.weight_decay}, head.params());
   LrSchedule sched{o.lr, o.warmup, o.steps, LrDecay::Cosine, o.lr * o.min_lr_ratio};
 
-  std::vector<size_t> order(windows.size());
-  size_t cursor = order.size();
   const auto B = static_cast<size_t>(std::min<int64_t>(o.batch, static_cast<int64_t>(windows.size())));
   HeadBatch batch;
   batch.batch = static_cast<int64_t>(B);
@@ -232,13 +221,7 @@ HeadTrainResult train_head(EagleHeadTrainer& head, const std::vector<HeadSequenc
   const auto t0 = std::chrono::steady_clock::now();
   for (int64_t step = 0; step < o.steps; ++step) {
     for (size_t b = 0; b < B; ++b) {
-      if (cursor == order.size()) {
-        for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-        for (size_t i = order.size() - 1; i > 0; --i)
-          std::swap(order[i], order[rng.next_u64() % (i + 1)]);
-        cursor = 0;
-      }
-      const Window& w = windows[order[cursor++]];
+      const HeadWindows::Window& w = windows.next(rng);
       fill_batch_slot(batch, static_cast<int64_t>(b), data[static_cast<size_t>(w.seq)], w.start, d);
     }
     for (size_t r = 0; r < B * T; ++r) {

@@ -123,4 +123,23 @@ int64_t count_positions(const std::vector<HeadSequence>& seqs) {
   return n;
 }
 
+HeadWindows::HeadWindows(const std::vector<HeadSequence>& data, int64_t length) {
+  for (size_t s = 0; s < data.size(); ++s)
+    for (int64_t st = 0; st < data[s].length() - 1; st += length)
+      windows_.push_back({static_cast<int32_t>(s), st});
+  if (windows_.empty()) fail("train-head: no training positions");
+  order_.resize(windows_.size());
+  cursor_ = order_.size();
+}
+
+const HeadWindows::Window& HeadWindows::next(TrainRng& rng) {
+  if (cursor_ == order_.size()) {
+    for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
+    for (size_t i = order_.size() - 1; i > 0; --i)
+      std::swap(order_[i], order_[rng.next_u64() % (i + 1)]);
+    cursor_ = 0;
+  }
+  return windows_[order_[cursor_++]];
+}
+
 }  // namespace eagle2::train

@@ -14,6 +14,7 @@
 
 #include "core/thread_pool.h"
 #include "model/llama_model.h"
+#include "train/train_rng.h"
 
 namespace eagle2::train {
 
@@ -64,5 +65,26 @@ void split_by_source(std::vector<HeadSequence> all, int64_t eval_sources,
 
 // Training positions (sum of length - 1).
 int64_t count_positions(const std::vector<HeadSequence>& seqs);
+
+// The training windows of the head trainers (EAGLE, Medusa, Hydra): windows of `length`
+// positions that cover every position with a next token once per epoch, handed out in a fresh
+// shuffled order each epoch (Fisher-Yates with the trainer's rng, drawn when an epoch starts, so a
+// trainer's other draws keep their place in its stream).
+class HeadWindows {
+ public:
+  struct Window {
+    int32_t seq;
+    int64_t start;
+  };
+  // Error "train-head: no training positions" when no sequence has two tokens.
+  HeadWindows(const std::vector<HeadSequence>& data, int64_t length);
+  size_t size() const { return windows_.size(); }
+  const Window& next(TrainRng& rng);
+
+ private:
+  std::vector<Window> windows_;
+  std::vector<size_t> order_;
+  size_t cursor_;
+};
 
 }  // namespace eagle2::train

@@ -174,23 +174,12 @@ MedusaTrainResult train_medusa(MedusaTrainer& heads, const std::vector<HeadSeque
   if (o.steps < 1 || o.batch < 1 || o.seq_len < 1)
     fail("train-head: steps, batch and seq-len must be positive");
   const int64_t d = heads.target().config().hidden_size, T = o.seq_len, H = heads.init().heads;
-  // Windows of T positions cover every position with a next token once per epoch.
-  struct Window {
-    int32_t seq;
-    int64_t start;
-  };
-  std::vector<Window> windows;
-  for (size_t s = 0; s < data.size(); ++s)
-    for (int64_t st = 0; st < data[s].length() - 1; st += T)
-      windows.push_back({static_cast<int32_t>(s), st});
-  if (windows.empty()) fail("train-head: no training positions");
+  HeadWindows windows(data, T);
 
   MedusaTrainResult result;
   TrainRng rng(o.seed);
   AdamW opt(AdamWConfig{0.9f, 0.95f, 1e-8f, o.weight_decay}, heads.params());
   const LrSchedule sched{o.lr, o.warmup, o.steps, LrDecay::Cosine, o.lr * o.min_lr_ratio};
-  std::vector<size_t> order(windows.size());
-  size_t cursor = order.size();
   const int64_t B = std::min<int64_t>(o.batch, static_cast<int64_t>(windows.size()));
   MedusaBatch batch = make_medusa_batch(B * T, H, d);
   const int64_t tail_from = o.steps - std::max<int64_t>(1, o.steps / 10);
@@ -199,13 +188,7 @@ MedusaTrainResult train_medusa(MedusaTrainer& heads, const std::vector<HeadSeque
   const auto t0 = std::chrono::steady_clock::now();
   for (int64_t step = 0; step < o.steps; ++step) {
     for (int64_t b = 0; b < B; ++b) {
-      if (cursor == order.size()) {
-        for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-        for (size_t i = order.size() - 1; i > 0; --i)
-          std::swap(order[i], order[rng.next_u64() % (i + 1)]);
-        cursor = 0;
-      }
-      const Window& w = windows[order[cursor++]];
+      const HeadWindows::Window& w = windows.next(rng);
       fill_medusa_rows(batch, b * T, data[static_cast<size_t>(w.seq)], w.start, T, d);
     }
     zero_grads(heads.params());
