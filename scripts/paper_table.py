@@ -58,7 +58,8 @@ class Runs:
                     try:
                         temp = float(row["temperature"])
                         values = {k: float(row[k]) for k in
-                                  ("speedup", "tau", "tokens_per_second", "tree_tokens", "runs")}
+                                  ("speedup", "tau", "tokens_per_second", "tree_tokens", "runs",
+                                   "draft_share", "verify_share")}
                     except (KeyError, TypeError, ValueError):
                         sys.exit(f"error: {path}: not a `eagle2 bench --csv` file")
                     run[(row["prompt_set"], temp, row["drafter"])] = values
@@ -159,6 +160,57 @@ def set_table(runs, rows, temp):
     return "\n".join(lines) + "\n"
 
 
+def cycle_costs(run, sets, temp, drafter):
+    """Within one run, the means over `sets` of: rows verified per cycle, ms drafting and ms
+    verifying per cycle, ms drafting per drafted token. A cycle commits tau tokens, so it lasts
+    tau / tokens_per_second; the bench's draft and verify shares split that time."""
+    per_set = []
+    for s in sets:
+        v = run.get((s, temp, drafter))
+        if not v or v["tokens_per_second"] <= 0:
+            continue
+        cycle_ms = 1000.0 * v["tau"] / v["tokens_per_second"]
+        drafted = v["tree_tokens"] - 1
+        per_set.append((v["tree_tokens"], v["draft_share"] * cycle_ms,
+                        v["verify_share"] * cycle_ms,
+                        v["draft_share"] * cycle_ms / drafted if drafted > 0 else None))
+    if not per_set:
+        return None
+    means = [statistics.fmean(x[i] for x in per_set) for i in range(3)]
+    per_token = [x[3] for x in per_set if x[3] is not None]
+    return means + [statistics.fmean(per_token) if per_token else None]
+
+
+def cost_table(runs, rows, temp):
+    """Where a cycle's time goes, every prompt set pooled: what the speedup is made of besides
+    tau (the main table's) -- the size of the tree the target verifies and what drafting it costs."""
+    sets = runs.sets
+    lines = [f"**Where a cycle's time goes, {temp_label(temp)}** (every prompt set; min-max over "
+             "the runs of each run's mean): rows the target verifies per cycle (root included), "
+             "milliseconds drafting and verifying per cycle, and drafting per drafted token; plain "
+             "decoding's ms per token is the scale.\n",
+             "| method | drafter | rows verified | draft ms / cycle | verify ms / cycle "
+             "| draft ms / drafted token |",
+             "|---|---|---|---|---|---|"]
+    plain = [1000.0 / statistics.fmean(r[(s, temp, "plain")]["tokens_per_second"]
+                                       for s in sets if (s, temp, "plain") in r)
+             for r in runs.rows if any((s, temp, "plain") in r for s in sets)]
+    lines.append(f"| plain decoding | `plain` | 1 | 0 | {span(plain, '{:.2f}')} (ms per token) | |")
+    for method, spec, setting, status in rows:
+        if spec == "plain" or status:
+            continue
+        costs = [c for c in (cycle_costs(r, sets, temp, spec) for r in runs.rows) if c]
+        if not costs:
+            continue
+        per_token = [c[3] for c in costs if c[3] is not None]
+        lines.append(f"| {cell(method)} | {drafter_cell(spec, '')} | "
+                     f"{span([c[0] for c in costs], '{:.1f}')} | "
+                     f"{span([c[1] for c in costs], '{:.2f}')} | "
+                     f"{span([c[2] for c in costs], '{:.2f}')} | "
+                     f"{span(per_token, '{:.3f}') if per_token else '—'} |")
+    return "\n".join(lines) + "\n"
+
+
 def markdown(runs, rows, prompt_notes=()):
     n = len(runs.paths)
     names = ", ".join(os.path.basename(p) for p in runs.paths)
@@ -179,6 +231,8 @@ def markdown(runs, rows, prompt_notes=()):
     out.append(main_table(runs, rows))
     for t in runs.temps:
         out.append(set_table(runs, rows, t))
+    for t in runs.temps:
+        out.append(cost_table(runs, rows, t))
     # Each method once, in the table's order.
     out.append(paper_figures.markdown(list(dict.fromkeys(
         m for m, spec, _, _ in rows if spec != "plain"))))

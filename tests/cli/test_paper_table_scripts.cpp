@@ -38,7 +38,8 @@ bool have_python() {
 }
 
 Summary row(const std::string& set, const std::string& drafter, float temp, int prompts,
-            double rate, double speedup, double tau) {
+            double rate, double speedup, double tau, double tree_tokens = 0,
+            double draft_share = 0, double verify_share = 0) {
   Summary s;
   s.prompt_set = set;
   s.drafter = drafter;
@@ -47,6 +48,9 @@ Summary row(const std::string& set, const std::string& drafter, float temp, int 
   s.tokens_per_second = rate;
   s.speedup = speedup;
   s.tau = tau;
+  s.tree_tokens = tree_tokens;
+  s.draft_share = draft_share;
+  s.verify_share = verify_share;
   return s;
 }
 
@@ -64,20 +68,20 @@ void write_runs(const std::string& out) {
       const double lookup = t == 0 ? heldout_lookup[r - 1] : 1.5;
       rows.push_back(row("heldout_prompts", "lookup", t, 12, 1, lookup, t == 0 ? 3 : 2));
       rows.push_back(row("heldout_prompts", "dynamic:60:5:10", t, 12, 1, 0.5, tau60));
-      rows.push_back(row("heldout_prompts", "chain:2", t, 12, 1, 1.2, 3));
+      rows.push_back(row("heldout_prompts", "chain:2", t, 12, 1, 1.2, 3, 3, 0.25, 0.75));
       rows.push_back(row("HumanEval", "plain", t, 12, 900 + 10 * r - slower, 1, 1));
       rows.push_back(row("HumanEval", "lookup", t, 12, 1, t == 0 ? 1.5 : 1.0, t == 0 ? 2 : 1));
       rows.push_back(row("HumanEval", "dynamic:60:5:10", t, 12, 1, 0.5, tau60));
-      rows.push_back(row("HumanEval", "chain:2", t, 12, 1, 1.2, 3));
+      rows.push_back(row("HumanEval", "chain:2", t, 12, 1, 1.2, 3, 3, 0.25, 0.75));
       rows.push_back(row("mt_bench_question", "plain", t, 8, 600 + 20 * r - slower, 1, 1));
       rows.push_back(
           row("mt_bench_question", "lookup", t, 8, 1, t == 0 ? 1.25 : 1.0, t == 0 ? 2 : 1.5));
       rows.push_back(row("mt_bench_question", "dynamic:60:5:10", t, 8, 1, 0.5, 4));
-      rows.push_back(row("mt_bench_question", "chain:2", t, 8, 1, 1.2, 3));
+      rows.push_back(row("mt_bench_question", "chain:2", t, 8, 1, 1.2, 3, 3, 0.25, 0.75));
       rows.push_back(row("sum_question", "plain", t, 8, 700 - slower, 1, 1));
       rows.push_back(row("sum_question", "lookup", t, 8, 1, t == 0 ? 0.75 : 0.5, t == 0 ? 1.5 : 1));
       rows.push_back(row("sum_question", "dynamic:60:5:10", t, 8, 1, 0.5, 4));
-      rows.push_back(row("sum_question", "chain:2", t, 8, 1, 1.2, 3));
+      rows.push_back(row("sum_question", "chain:2", t, 8, 1, 1.2, 3, 3, 0.5, 0.5));
     }
     write(out + "/bench.run" + std::to_string(r) + ".csv", summaries_to_csv(rows));
   }
@@ -128,6 +132,15 @@ TEST(PaperTableScripts, TableFromThreeRuns) {
            "| PLD | `lookup` | 2.00-2.50x / 3.00 | 1.50x / 2.00 | 1.25x / 2.00 | 0.75x / 1.50 |",
            "**Every prompt set, T = 1**: speedup / τ",
            "| plain decoding: tokens/s | `plain` | 710-730 | 810-830 | 520-560 | 600 |",
+           // Where a cycle's time goes: chain:2 commits 3 tokens at 1 tok/s, so a cycle lasts 3 s,
+           // drafting a quarter of it on three sets and half on the fourth (mean 937.5 ms), for the
+           // 2 drafted tokens; plain decoding's 760/770/780 tok/s are 1.28-1.32 ms per token.
+           "**Where a cycle's time goes, T = 0**",
+           "| method | drafter | rows verified | draft ms / cycle | verify ms / cycle | draft ms / "
+           "drafted token |",
+           "| plain decoding | `plain` | 1 | 0 | 1.28-1.32 (ms per token) | |",
+           "| chain:2 | `chain:2` | 3.0 | 937.50 | 2062.50 | 468.750 |",
+           "| PLD | `lookup` | 0.0 | 0.00 | 0.00 | — |",
            // The published figures, labelled as not ours, with their sources.
            "GPU figures on 7B-70B models (not ours)",
            "| EAGLE-2 | mean of 6 tasks, T = 0 | Vicuna-7B | GPU (the paper's) | 3.39x | 4.68 | "
