@@ -172,19 +172,59 @@ def show(piece):
     return repr(piece.decode("utf-8", errors="replace"))
 
 
+class CutShort(ToolError):
+    """llama-completion's text came back cut short every time; `partial` is the longest one."""
+
+    def __init__(self, partial):
+        super().__init__(f"llama-completion's text was cut short 5 times in a row: "
+                         f"...{partial[-20:]!r}")
+        self.partial = partial
+
+
 def llama_completion(a, tools, model, prompt, extra=()):
     """llama-completion's greedy text after the prompt. It closes its text with a blank line of its
     own, written, like the text, by its logging thread; now and then the process exits before that
-    thread has written the last pieces (seen a few times in 100 runs on a loaded machine), so a
-    text without its closing blank line is cut short and the run is repeated."""
+    thread has written the last pieces (seen a few times in 100 runs on a loaded machine, and five
+    times in a row once on a machine running three builds), so a text without its closing blank
+    line is cut short and the run is repeated; after 5 such runs, CutShort."""
     cmd = [os.path.join(a.llama_bin, "llama-completion"), "-m", model, "-p", prompt, "-n", str(a.n),
            "--temp", "0", "--samplers", "top_k", "--top-k", "1", "--ignore-eos",
            "-t", str(a.threads), "-no-cnv", "--no-escape", "--no-display-prompt", *extra]
+    partial = b""
     for _ in range(5):
         out, _ = run(cmd, env=tools)
         if out.endswith(b"\n\n"):
             return out[:-2]
-    raise ToolError(f"llama-completion's text was cut short 5 times in a row: ...{out[-20:]!r}")
+        partial = max(partial, out, key=len)
+    raise CutShort(partial)
+
+
+def llama_text(a, tools, model, prompt, server, prompt_ids):
+    """llama-completion's text; where it keeps coming back cut short, what it did print, finished
+    by llama-server's greedy tokens from there (llama.cpp's other program on the same file, so the
+    text stays llama.cpp's own). The cut may fall inside a token: the server follows the whole
+    tokens of the printed part, and its text from there must go on with the rest of it, else the
+    cut stays an error."""
+    try:
+        return llama_completion(a, tools, model, prompt)
+    except CutShort as cut:
+        path, _, _ = llama_path(server, prompt_ids, cut.partial, a.n)
+        followed = sum(len(piece) for _, piece, _ in path)
+        rest = server.greedy(prompt_ids + [t[0] for t in path], a.n - len(path), 1) \
+            if len(path) < a.n else []  # only the closing blank line was lost
+        text = cut.partial[:followed] + b"".join(piece for _, piece, _ in rest)
+        if not text.startswith(cut.partial):
+            raise
+        return text
+
+
+def gives_text(a, tools, model, prompt, extra, text):
+    """Whether llama-completion under the settings `extra` writes `text` (a text that keeps coming
+    back cut short counts as no: this only annotates a failure)."""
+    try:
+        return llama_completion(a, tools, model, prompt, extra) == text
+    except CutShort:
+        return False
 
 
 def compare_prompt(a, tools, model, prompt, server, eos_id):
@@ -196,7 +236,7 @@ def compare_prompt(a, tools, model, prompt, server, eos_id):
         at = common_prefix(e_ids, l_ids)
         return "fail", f"tokenization differs at id {at}: eagle2 {e_ids[at:at + 4]}, " \
                        f"llama.cpp {l_ids[at:at + 4]}"
-    llama = llama_completion(a, tools, model, prompt)
+    llama = llama_text(a, tools, model, prompt, server, l_ids)
     out, _ = run([a.eagle2, "generate", "-m", model, "-p", prompt, "-n", str(a.n),
                   "-t", str(a.threads)] + shlex.split(a.eagle2_args))
     if not out.startswith(prompt.encode()) or not out.endswith(b"\n"):
@@ -212,7 +252,7 @@ def compare_prompt(a, tools, model, prompt, server, eos_id):
     for _ in range(4):
         if complete or ours == llama:
             break
-        llama = llama_completion(a, tools, model, prompt)
+        llama = llama_text(a, tools, model, prompt, server, l_ids)
         path, flips, complete = llama_path(server, l_ids, llama, a.n)
     if ours == llama:
         return "same", "identical"
@@ -232,7 +272,7 @@ def compare_prompt(a, tools, model, prompt, server, eos_id):
         # llama.cpp under its other attention settings, for the record: those that give eagle2's
         # whole text show the divergence is one of llama.cpp's own flips.
         flips_to_ours = [" ".join(s) for s in OTHER_SETTINGS
-                         if llama_completion(a, tools, model, prompt, s) == ours]
+                         if gives_text(a, tools, model, prompt, s, ours)]
         note += "; llama.cpp gives eagle2's text with " + (
             ", with ".join(flips_to_ours) if flips_to_ours else
             f"none of {' | '.join(' '.join(s) for s in OTHER_SETTINGS)}")

@@ -6,6 +6,8 @@
 // python3) the tests skip, saying so.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "support/cli.h"
@@ -57,6 +59,28 @@ TEST(LlamaParity, ConfidentDivergenceFails) {
   EXPECT_EQ(run.code, 1) << run.out;
   EXPECT_NE(run.out.find("(gap >= 0.01: FAIL)"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("\nparity: FAIL\n"), std::string::npos) << run.out;
+}
+
+// llama-completion's text now and then comes back without its closing blank line (its logging
+// thread loses the race with the process's exit; five times in a row once on a loaded machine).
+// Here it always does, cut two bytes into the text as well: the script finishes what it printed
+// with llama-server's greedy tokens and still finds eagle2's text equal.
+TEST(LlamaParity, TextCutShortEveryTimeIsFinishedByLlamaServer) {
+  PARITY_COMMAND(cmd);
+  EAGLE2_SHARED_FILE(q8, "data/gguf/code-lm-q8_0.gguf");
+  namespace fs = std::filesystem;
+  const fs::path real = fs::absolute(test::shared_dir() + "/tools/llama.cpp/bin");
+  const std::string bin = test::temp_dir("llama-cut-short");
+  for (const auto& entry : fs::directory_iterator(real))
+    if (entry.path().filename() != "llama-completion")
+      fs::create_symlink(entry.path(), bin + "/" + entry.path().filename().string());
+  std::ofstream(bin + "/llama-completion")
+      << "#!/bin/sh\n'" << (real / "llama-completion").string() << "' \"$@\" | head -c -4\n";
+  fs::permissions(bin + "/llama-completion", fs::perms::owner_all);
+  const test::CliRun run = test::run_shell(
+      cmd + " --llama-bin " + bin + " --gguf " + q8 + " --limit 2 -n 16 --no-ppl 2>&1", 600);
+  EXPECT_EQ(run.code, 0) << run.out;
+  EXPECT_NE(run.out.find("\nparity: OK\n"), std::string::npos) << run.out;
 }
 
 }  // namespace
