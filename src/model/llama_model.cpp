@@ -16,6 +16,7 @@
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
 #include "model/checkpoint_checks.h"
+#include "model/upcast_weights.h"
 
 namespace eagle2 {
 
@@ -35,7 +36,7 @@ int64_t layer_index(const std::string& name) {
 
 }  // namespace
 
-std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& dir) {
+std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& dir, const LoadOptions& options) {
   std::unique_ptr<LlamaModel> m(new LlamaModel());
   m->dir_ = dir;
   std::shared_ptr<const GgufFile> gguf;  // a GGUF file's bytes, when the model is one
@@ -52,6 +53,7 @@ std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& dir) {
     m->cfg_ = LlamaConfig::load(dir + "/config.json");
     m->store_ = TensorStore::open_dir(dir);
   }
+  if (options.upcast_f32) m->store_ = upcast_to_f32(std::move(m->store_));
   const LlamaConfig& c = m->cfg_;
   const int64_t d = c.hidden_size, hd = c.head_dim, I = c.intermediate_size, V = c.vocab_size;
   const int64_t qd = c.num_heads * hd, kvd = c.num_kv_heads * hd;

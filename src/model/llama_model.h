@@ -40,11 +40,18 @@ struct ForwardCapture {
   std::span<const int32_t> rows;
 };
 
+struct LoadOptions {
+  // Every weight converted once to float32 in memory of the model's own (BF16/F16 upcast,
+  // quantized types dequantized). Matmuls over BF16 weights round their activations to bf16
+  // (kernels/matmul.h); reference runs that upcast the weights and keep float32 activations
+  // (goldens) are only reproduced over F32 weights. Costs 4 bytes per parameter.
+  bool upcast_f32 = false;
+};
 
 class LlamaModel {
  public:
   // Reads dir/config.json and the safetensors weights; checks every tensor's name and shape.
-  static std::unique_ptr<LlamaModel> load(const std::string& dir);
+  static std::unique_ptr<LlamaModel> load(const std::string& dir, const LoadOptions& options = {});
 
   const LlamaConfig& config() const { return cfg_; }
   const std::string& dir() const { return dir_; }
