@@ -46,10 +46,17 @@ void DecoderStack::check(const DecoderRows& rows, int64_t n_layers) const {
 }
 
 void DecoderStack::forward(std::span<const DecoderLayerWeights> layers, const DecoderRows& rows,
-                           float* x, ThreadPool& pool) {
+                           float* x, ThreadPool& pool, const StackCapture& capture) {
   const int64_t T = rows.n;
   if (T == 0) return;
-  check(rows, static_cast<int64_t>(layers.size()));
+  const auto n_layers = static_cast<int64_t>(layers.size());
+  check(rows, n_layers);
+  for (int32_t l : capture.layers)
+    if (l < 0 || l >= n_layers) fail("decoder: capture of layer ", l, " of ", n_layers);
+  for (int32_t r : capture.rows)
+    if (r < 0 || r >= T) fail("decoder: capture of row ", r, " of ", T);
+  if (!capture.layers.empty() && !capture.rows.empty() && capture.out == nullptr)
+    fail("decoder: capture without an output");
   const int64_t qd = n_heads_ * head_dim_, kvd = n_kv_heads_ * head_dim_, half = head_dim_ / 2;
   Workspace& w = ws_;
   grow_to(w.xn, static_cast<size_t>(T * d_));
@@ -67,8 +74,18 @@ void DecoderStack::forward(std::span<const DecoderLayerWeights> layers, const De
   w.sequences.clear();
   for (const KvCache* kv : rows.caches)
     w.sequences.push_back({.table = kv->block_table().data(), .n_context = kv->size()});
-  for (size_t l = 0; l < layers.size(); ++l)
+  const auto n_captured = static_cast<int64_t>(capture.layers.size());
+  for (size_t l = 0; l < layers.size(); ++l) {
+    // The stream before layer l is that layer's input: copied, never touched, so capturing
+    // changes no bit of the forward.
+    for (int64_t k = 0; k < n_captured; ++k) {
+      if (capture.layers[k] != static_cast<int32_t>(l)) continue;
+      for (size_t j = 0; j < capture.rows.size(); ++j)
+        std::memcpy(capture.out + (static_cast<int64_t>(j) * n_captured + k) * d_,
+                    x + static_cast<int64_t>(capture.rows[j]) * d_, d_ * sizeof(float));
+    }
     layer(layers[l], static_cast<int64_t>(l), rows, x, pool);
+  }
 }
 
 void DecoderStack::layer(const DecoderLayerWeights& L, int64_t l, const DecoderRows& rows, float* x,

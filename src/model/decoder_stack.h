@@ -48,16 +48,27 @@ struct DecoderRows {
   const int64_t* visible_begin = nullptr;  // n + 1 offsets
 };
 
+// Copies of the residual stream x before chosen layers (each layer's input: Hugging Face's
+// hidden_states[l], no norm), for chosen rows. out[j, k] (d floats at (j * layers.size() + k) * d)
+// gets row rows[j]'s input of layer layers[k]. They are copies only, so a forward computes the
+// same bits with or without them.
+struct StackCapture {
+  std::span<const int32_t> layers;
+  std::span<const int32_t> rows;
+  float* out = nullptr;
+};
+
 class DecoderStack {
  public:
   // The shape (widths, heads, norm epsilon, RoPE frequencies) of the layers it runs.
   explicit DecoderStack(const LlamaConfig& cfg);
 
-  // Runs `layers` over the residual stream x ([rows.n, hidden], in place). Error when a row's
-  // sequence, slot or visible slots are out of range (the callers are internal, but a wrong slot
-  // would write another sequence's memory).
+  // Runs `layers` over the residual stream x ([rows.n, hidden], in place), copying the inputs
+  // `capture` asks for on the way. Error when a row's sequence, slot or visible slots, or a
+  // captured layer or row, are out of range (the callers are internal, but a wrong slot would
+  // write another sequence's memory).
   void forward(std::span<const DecoderLayerWeights> layers, const DecoderRows& rows, float* x,
-               ThreadPool& pool);
+               ThreadPool& pool, const StackCapture& capture = {});
 
  private:
   void check(const DecoderRows& rows, int64_t n_layers) const;

@@ -16,6 +16,7 @@
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
 #include "model/checkpoint_checks.h"
+#include "model/upcast_weights.h"
 
 namespace eagle2 {
 
@@ -35,7 +36,7 @@ int64_t layer_index(const std::string& name) {
 
 }  // namespace
 
-std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& dir) {
+std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& dir, const LoadOptions& options) {
   std::unique_ptr<LlamaModel> m(new LlamaModel());
   m->dir_ = dir;
   std::shared_ptr<const GgufFile> gguf;  // a GGUF file's bytes, when the model is one
@@ -52,6 +53,7 @@ std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& dir) {
     m->cfg_ = LlamaConfig::load(dir + "/config.json");
     m->store_ = TensorStore::open_dir(dir);
   }
+  if (options.upcast_f32) m->store_ = upcast_to_f32(std::move(m->store_));
   const LlamaConfig& c = m->cfg_;
   const int64_t d = c.hidden_size, hd = c.head_dim, I = c.intermediate_size, V = c.vocab_size;
   const int64_t qd = c.num_heads * hd, kvd = c.num_kv_heads * hd;
@@ -195,14 +197,14 @@ void LlamaModel::embed(int32_t token, float* out) const {
 }
 
 void LlamaModel::forward(const Batch& batch, KvCache& kv, std::span<const int32_t> logit_rows,
-                         ForwardResult& out, ThreadPool& pool) {
+                         ForwardResult& out, ThreadPool& pool, const ForwardCapture& capture) {
   KvCache* const caches[] = {&kv};
-  forward(batch, caches, logit_rows, out, pool);
+  forward(batch, caches, logit_rows, out, pool, capture);
 }
 
 void LlamaModel::forward(const Batch& batch, std::span<KvCache* const> caches,
                          std::span<const int32_t> logit_rows, ForwardResult& out,
-                         ThreadPool& pool) {
+                         ThreadPool& pool, const ForwardCapture& capture) {
   const LlamaConfig& c = cfg_;
   const int64_t T = batch.size();
   const int64_t d = c.hidden_size, V = c.vocab_size;
@@ -210,6 +212,11 @@ void LlamaModel::forward(const Batch& batch, std::span<KvCache* const> caches,
   batch.validate(V, n_seq);
   for (int32_t r : logit_rows)
     if (r < 0 || r >= T) fail("forward: logit row ", r, " outside the batch of ", T);
+  for (int32_t l : capture.layers)
+    if (l < 0 || l >= c.num_layers)
+      fail("forward: capture layer ", l, " outside the model's ", c.num_layers, " layers");
+  for (int32_t r : capture.rows)
+    if (r < 0 || r >= T) fail("forward: capture row ", r, " outside the batch of ", T);
   for (int64_t s = 0; s < n_seq; ++s) {
     if (caches[s] == nullptr) fail("forward: sequence ", s, " has no KV cache");
     for (int64_t t = 0; t < s; ++t)
@@ -218,6 +225,7 @@ void LlamaModel::forward(const Batch& batch, std::span<KvCache* const> caches,
   if (T == 0) {
     out.logits.clear();
     out.hidden.clear();
+    out.captured.clear();
     return;
   }
   for (int64_t i = 0; i < T; ++i)
@@ -263,7 +271,10 @@ void LlamaModel::forward(const Batch& batch, std::span<KvCache* const> caches,
                          .sequence = batch.sequences.empty() ? nullptr : batch.sequences.data(),
                          .positions = batch.positions.data(), .slots = w.slots.data(),
                          .visible = w.visible.data(), .visible_begin = w.visible_begin.data()};
-  stack_->forward(layer_weights_, rows, w.x.data(), pool);
+  out.captured.resize(capture.rows.size() * capture.layers.size() * static_cast<size_t>(d));
+  stack_->forward(layer_weights_, rows, w.x.data(), pool,
+                  {.layers = capture.layers, .rows = capture.rows, .out = out.captured.data()});
+  forward_calls_.fetch_add(1, std::memory_order_relaxed);
 
   out.hidden.resize(static_cast<size_t>(T * d));
   for (int64_t i = 0; i < T; ++i)

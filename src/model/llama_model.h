@@ -3,6 +3,7 @@
 // extraction (DESIGN "The data flow").
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -24,14 +25,33 @@ namespace eagle2 {
 class GgufFile;
 
 struct ForwardResult {
-  std::vector<float> logits;  // [rows asked for, vocab], in the order asked for
-  std::vector<float> hidden;  // [batch rows, hidden]: the final-norm states (EAGLE features)
+  std::vector<float> logits;    // [rows asked for, vocab], in the order asked for
+  std::vector<float> hidden;    // [batch rows, hidden]: the final-norm states (EAGLE features)
+  std::vector<float> captured;  // [capture rows, capture layers * hidden] (ForwardCapture)
+};
+
+// Residual-stream states a forward also returns (EAGLE-3 features): the INPUT of each decoder
+// layer in `layers` (Hugging Face's hidden_states[l]: the output of layer l - 1, no norm; layer 0's
+// input is the embedding), for the batch rows in `rows`. ForwardResult::captured row j holds row
+// rows[j]'s states, concatenated in the order of `layers` (low -> mid -> high for EAGLE-3). Only
+// copies are taken, so a forward with capture is bit-identical to one without.
+struct ForwardCapture {
+  std::span<const int32_t> layers;
+  std::span<const int32_t> rows;
+};
+
+struct LoadOptions {
+  // Every weight converted once to float32 in memory of the model's own (BF16/F16 upcast,
+  // quantized types dequantized). Matmuls over BF16 weights round their activations to bf16
+  // (kernels/matmul.h); reference runs that upcast the weights and keep float32 activations
+  // (goldens) are only reproduced over F32 weights. Costs 4 bytes per parameter.
+  bool upcast_f32 = false;
 };
 
 class LlamaModel {
  public:
   // Reads dir/config.json and the safetensors weights; checks every tensor's name and shape.
-  static std::unique_ptr<LlamaModel> load(const std::string& dir);
+  static std::unique_ptr<LlamaModel> load(const std::string& dir, const LoadOptions& options = {});
 
   const LlamaConfig& config() const { return cfg_; }
   const std::string& dir() const { return dir_; }
@@ -52,16 +72,22 @@ class LlamaModel {
 
   // Runs the batch on top of kv's committed context. Writes the batch's keys/values to the
   // pending slots (the caller then calls kv.keep(...) or kv.keep_all()). Logits are computed
-  // only for logit_rows. Bit-exact whatever else is in the batch (batch invariance).
+  // only for logit_rows, layer inputs only for `capture`. Bit-exact whatever else is in the batch
+  // (batch invariance). Error for a logit or capture row outside the batch, or a capture layer
+  // outside [0, num_hidden_layers).
   void forward(const Batch& batch, KvCache& kv, std::span<const int32_t> logit_rows,
-               ForwardResult& out, ThreadPool& pool);
+               ForwardResult& out, ThreadPool& pool, const ForwardCapture& capture = {});
   // The same over rows of several sequences (batch.sequences[i] indexes caches; the caches must
   // be distinct). Every projection is one matmul over all rows, so each weight is read once per
   // forward; attention is per sequence. Each cache gets its rows' slots as pending rows in batch
   // order (the caller keeps or drops them per cache), and every row's result is bit-identical to
   // running its sequence alone.
   void forward(const Batch& batch, std::span<KvCache* const> caches,
-               std::span<const int32_t> logit_rows, ForwardResult& out, ThreadPool& pool);
+               std::span<const int32_t> logit_rows, ForwardResult& out, ThreadPool& pool,
+               const ForwardCapture& capture = {});
+  // Forwards run so far (calls with at least one row, either overload): lets tests assert how
+  // many target forwards a decoding loop spends, e.g. one per speculative cycle.
+  int64_t forward_calls() const { return forward_calls_.load(std::memory_order_relaxed); }
 
   // Embedding row of a token as floats.
   void embed(int32_t token, float* out) const;
@@ -89,6 +115,7 @@ class LlamaModel {
   std::vector<DecoderLayerWeights> layer_weights_;  // views of layers_ for the decoder stack
   std::optional<DecoderStack> stack_;
   std::vector<float> final_norm_;
+  std::atomic<int64_t> forward_calls_{0};
 
   // Scratch, grown on demand and reused across calls (no allocation per token once warm).
   struct Workspace {

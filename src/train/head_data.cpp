@@ -18,7 +18,7 @@ int64_t resolve_cap(const LlamaModel& target, int64_t max_tokens) {
 }  // namespace
 
 HeadSequence record_features(LlamaModel& target, std::span<const int32_t> tokens,
-                             ThreadPool& pool) {
+                             ThreadPool& pool, std::span<const int32_t> feature_layers) {
   const auto n = static_cast<int64_t>(tokens.size());
   if (n < 2) fail("head data: a sequence needs at least 2 tokens (got ", n, ")");
   KvCache kv = target.make_cache(n);
@@ -26,10 +26,11 @@ HeadSequence record_features(LlamaModel& target, std::span<const int32_t> tokens
   const std::vector<int32_t> ids(tokens.begin(), tokens.end());
   // Batch invariance makes these features bit-identical to the ones the decoder computes token
   // by token, so the chunk size is only a speed choice.
-  prefill(target, kv, ids, 128, out, pool);
+  prefill(target, kv, ids, 128, out, pool, feature_layers);
   HeadSequence s;
   s.tokens = ids;
   s.features = std::move(out.hidden);
+  s.aux = std::move(out.captured);
   return s;
 }
 
@@ -64,7 +65,7 @@ std::vector<HeadSequence> self_distill(LlamaModel& target,
         });
       }
       if (seq.size() >= 2) {
-        HeadSequence s = record_features(target, seq, pool);
+        HeadSequence s = record_features(target, seq, pool, options.feature_layers);
         s.source = static_cast<int64_t>(p);
         out.push_back(std::move(s));
       }
@@ -77,7 +78,8 @@ std::vector<HeadSequence> self_distill(LlamaModel& target,
 std::vector<HeadSequence> from_documents(LlamaModel& target,
                                          const std::vector<std::vector<int32_t>>& documents,
                                          int64_t max_tokens, int32_t bos, ThreadPool& pool,
-                                         const DataProgress& progress) {
+                                         const DataProgress& progress,
+                                         std::span<const int32_t> feature_layers) {
   const int64_t cap = resolve_cap(target, max_tokens);
   if (cap < 3) fail("head data: sequences of ", cap, " tokens are too short to train on");
   std::vector<HeadSequence> out;
@@ -92,7 +94,7 @@ std::vector<HeadSequence> from_documents(LlamaModel& target,
       piece.insert(piece.end(), doc.begin() + static_cast<std::ptrdiff_t>(begin),
                    doc.begin() + static_cast<std::ptrdiff_t>(end));
       if (piece.size() >= 2) {
-        HeadSequence s = record_features(target, piece, pool);
+        HeadSequence s = record_features(target, piece, pool, feature_layers);
         s.source = static_cast<int64_t>(d);
         out.push_back(std::move(s));
       }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 #include <filesystem>
 #include <functional>
@@ -12,6 +13,7 @@
 #include "io/safetensors.h"
 #include "model/llama_model.h"
 #include "model/random_model.h"
+#include "quantize/random_gguf.h"
 #include "support/random_models.h"
 #include "support/errors.h"
 #include "support/shared_data.h"
@@ -203,6 +205,67 @@ TEST(LlamaModel, ForwardRejectsBadBatches) {
   const std::vector<int32_t> many(9, 1);
   EXPECT_EQ(error_of([&] { m->forward(Batch::causal(many, 0), kv, {}, out, pool); }),
             "position 8 is beyond the context size 8");
+}
+
+// LoadOptions::upcast_f32: BF16 weights become F32 of the same values, so the model computes
+// exactly what an F32 checkpoint of those values computes (float32 activations throughout), which
+// the BF16 weights used in place do not (their matmuls round activations to bf16).
+TEST(LlamaModel, UpcastLoadsBf16WeightsAsTheirF32Values) {
+  const LlamaConfig c = test::tiny_config();
+  const std::string bf16 = test::temp_dir("upcast-bf16");
+  write_random_model(bf16, c, DType::BF16, 3, 0.15f);
+  std::vector<std::vector<float>> values;
+  values.reserve(64);
+  const std::string f32 = edited_model(bf16, "upcast-f32", [&](std::vector<TensorToWrite>& ts) {
+    for (TensorToWrite& t : ts) {
+      if (t.dtype != DType::BF16) continue;
+      int64_t n = 1;
+      for (int64_t e : t.shape) n *= e;
+      values.emplace_back(static_cast<size_t>(n));
+      convert_to_f32(DType::BF16, t.data, values.back().data(), values.back().size());
+      t.dtype = DType::F32;
+      t.data = values.back().data();
+    }
+  });
+  auto up = LlamaModel::load(bf16, {.upcast_f32 = true});
+  auto ref = LlamaModel::load(f32);
+  auto raw = LlamaModel::load(bf16);
+  EXPECT_EQ(up->weight_dtypes(), std::vector<std::string>{"F32"});
+  EXPECT_EQ(raw->weight_dtypes(), std::vector<std::string>{"BF16"});
+  EXPECT_EQ(up->lm_head().dtype, DType::F32);
+  const std::vector<int32_t> ids = {1, 5, 9, 40, 3}, rows = {0, 1, 2, 3, 4};
+  ThreadPool pool(2);
+  std::vector<std::vector<float>> logits;
+  for (LlamaModel* m : {up.get(), ref.get(), raw.get()}) {
+    KvCache kv = m->make_cache(16);
+    ForwardResult out;
+    m->forward(Batch::causal(ids, 0), kv, rows, out, pool);
+    logits.push_back(out.logits);
+  }
+  const size_t bytes = logits[0].size() * sizeof(float);
+  EXPECT_EQ(std::memcmp(logits[0].data(), logits[1].data(), bytes), 0);
+  EXPECT_NE(std::memcmp(logits[0].data(), logits[2].data(), bytes), 0);
+}
+
+// Quantized weights are dequantized by the upcast: rows read back as the quantized model's own
+// embed() dequantizes them.
+TEST(LlamaModel, UpcastDequantizesQuantizedWeights) {
+  const std::string path = test::temp_dir("upcast-q8") + "/m.gguf";
+  LlamaConfig c = test::tiny_config();
+  c.vocab_size = 300;  // the tokenizer's byte pieces (up to id 258) must fit
+  write_random_gguf(path, c, DType::Q8_0, 4,
+                    std::string(EAGLE2_SOURCE_DIR) + "/models/code-lm/tokenizer.model");
+  auto q8 = LlamaModel::load(path);
+  auto up = LlamaModel::load(path, {.upcast_f32 = true});
+  EXPECT_NE(q8->weight_dtypes(), std::vector<std::string>{"F32"});
+  EXPECT_EQ(up->weight_dtypes(), std::vector<std::string>{"F32"});
+  const int64_t d = up->config().hidden_size;
+  std::vector<float> a(static_cast<size_t>(d)), b(static_cast<size_t>(d));
+  for (int32_t t : {0, 7, 299}) {
+    q8->embed(t, a.data());
+    up->embed(t, b.data());
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(float)), 0) << t;
+  }
 }
 
 }  // namespace
