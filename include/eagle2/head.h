@@ -29,10 +29,14 @@ class Head {
   Head& operator=(Head&&) noexcept;
 
   int64_t parameter_count() const;
+  // "eagle" (an EAGLE-1/2 head, drafting over the target's vocabulary) or "eagle3" (an EAGLE-3
+  // head: its own draft vocabulary, features from three target layers).
+  std::string kind() const;
   // Drafts only the n most frequent tokens of a draft_vocab.tsv (a smaller draft lm_head; the
   // output is unchanged: the target decides every token). Error if n is outside [1, the ids in
-  // the file] or the file is malformed. Call it before drafting starts: the engine's drafting
-  // policies are kept per head.
+  // the file] or the file is malformed, and for an EAGLE-3 head (it has its own draft
+  // vocabulary). Call it before drafting starts: the engine's drafting policies are kept per
+  // head.
   void restrict_vocab(const std::string& draft_vocab_tsv, int64_t n);
   int64_t draft_vocab_size() const;  // tokens the head can propose
 

@@ -31,7 +31,12 @@ int64_t Head::parameter_count() const { return impl_->head->parameter_count(); }
 
 void Head::restrict_vocab(const std::string& draft_vocab_tsv, int64_t n) {
   EagleHead& head = *impl_->head;
+  head.require_restrictable();  // before the file: an EAGLE-3 folder has none, and that is not why
   head.restrict_vocab(draft_vocab_subset(draft_vocab_tsv, head.config().vocab_size, n));
+}
+
+std::string Head::kind() const {
+  return impl_->head->kind() == EagleHead::Kind::Eagle3 ? "eagle3" : "eagle";
 }
 
 int64_t Head::draft_vocab_size() const { return impl_->head->draft_vocab_size(); }

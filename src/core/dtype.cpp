@@ -1,5 +1,6 @@
 #include "core/dtype.h"
 
+#include "core/error.h"
 #include "core/quant_blocks.h"
 
 namespace eagle2 {
@@ -13,6 +14,8 @@ const char* dtype_name(DType t) {
     case DType::Q4_0: return "Q4_0";
     case DType::Q4_K: return "Q4_K";
     case DType::Q6_K: return "Q6_K";
+    case DType::I64: return "I64";
+    case DType::BOOL: return "BOOL";
   }
   return "?";
 }
@@ -25,6 +28,8 @@ bool parse_dtype(std::string_view s, DType* out) {
   else if (s == "Q4_0") *out = DType::Q4_0;
   else if (s == "Q4_K") *out = DType::Q4_K;
   else if (s == "Q6_K") *out = DType::Q6_K;
+  else if (s == "I64") *out = DType::I64;
+  else if (s == "BOOL") *out = DType::BOOL;
   else return false;
   return true;
 }
@@ -98,6 +103,9 @@ void convert_to_f32(DType from, const void* src, float* dst, size_t n) {
     case DType::Q6_K:
       dequantize_blocks(from, src, dst, static_cast<int64_t>(n));
       return;
+    case DType::I64:
+    case DType::BOOL:
+      fail("convert: ", dtype_name(from), " holds integers, not floats");
   }
 }
 

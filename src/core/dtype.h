@@ -10,13 +10,24 @@ namespace eagle2 {
 
 // F32, F16 and BF16 are element types. Q8_0, Q4_0, Q4_K and Q6_K are ggml's quantized block
 // types (core/quant_blocks.h): a block of 32 or 256 consecutive elements of one row stored in a
-// fixed number of bytes, never split across rows.
-enum class DType : uint8_t { F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K };
+// fixed number of bytes, never split across rows. I64 and BOOL are the integer element types of
+// index tensors (an EAGLE-3 head's d2t and t2d): read and written as stored, never weights, so
+// they convert to no float (is_float_dtype).
+enum class DType : uint8_t { F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K, I64, BOOL };
 
-constexpr bool is_block_dtype(DType t) { return t >= DType::Q8_0; }
+constexpr bool is_block_dtype(DType t) { return t >= DType::Q8_0 && t <= DType::Q6_K; }
+// Whether the values are numbers a weight can hold (floats, or blocks that dequantize to floats).
+constexpr bool is_float_dtype(DType t) { return t != DType::I64 && t != DType::BOOL; }
 
 // Bytes per element: element types only (a block type has no per-element size; see below).
-constexpr size_t dtype_size(DType t) { return t == DType::F32 ? 4 : 2; }
+constexpr size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::F32: return 4;
+    case DType::I64: return 8;
+    case DType::BOOL: return 1;
+    default: return 2;
+  }
+}
 
 // Elements per block and bytes per block (1 and dtype_size for the element types).
 constexpr int64_t dtype_block_elements(DType t) {
@@ -46,7 +57,8 @@ constexpr size_t dtype_bytes(DType t, int64_t n) {
   return static_cast<size_t>(n / dtype_block_elements(t)) * dtype_block_bytes(t);
 }
 
-// "F32", "F16", "BF16" (the safetensors spelling), "Q8_0", "Q4_0", "Q4_K", "Q6_K" (ggml's).
+// "F32", "F16", "BF16", "I64", "BOOL" (the safetensors spelling), "Q8_0", "Q4_0", "Q4_K",
+// "Q6_K" (ggml's).
 const char* dtype_name(DType t);
 // Parses those spellings; returns false for anything else.
 bool parse_dtype(std::string_view s, DType* out);
@@ -71,7 +83,7 @@ float f16_to_f32(uint16_t h);  // IEEE binary16, subnormals and inf/NaN included
 uint16_t f32_to_f16(float f);  // round to nearest even, overflow to inf
 
 // Converts n elements of type `from` to float (a block type: n whole blocks, dequantized as ggml
-// does).
+// does). Error for I64 and BOOL: callers check is_float_dtype first and name the tensor.
 void convert_to_f32(DType from, const void* src, float* dst, size_t n);
 
 }  // namespace eagle2

@@ -164,6 +164,22 @@ void row_blocks(const Matrix& W, int64_t r, void* dst) {
   }
 }
 
+std::vector<float> matrix_to_f32(const Matrix& W) {
+  if (!is_float_dtype(W.dtype)) fail("matrix_to_f32: ", dtype_name(W.dtype), " holds integers");
+  const auto cols = static_cast<size_t>(W.cols);
+  std::vector<float> out(static_cast<size_t>(W.rows) * cols);
+  std::vector<unsigned char> row(W.layout == MatrixLayout::kRows ? 0 : dtype_bytes(W.dtype, W.cols));
+  for (int64_t r = 0; r < W.rows; ++r) {
+    const void* src = W.row(r);
+    if (!row.empty()) {
+      row_blocks(W, r, row.data());
+      src = row.data();
+    }
+    convert_to_f32(W.dtype, src, &out[static_cast<size_t>(r) * cols], cols);
+  }
+  return out;
+}
+
 bool can_group_rows16(const Matrix& W) {
   return (W.dtype == DType::Q8_0 || W.dtype == DType::Q4_0) && W.layout == MatrixLayout::kRows &&
          W.rows > 0 && W.rows % 16 == 0 && W.cols % 32 == 0;

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "core/dtype.h"
 #include "core/tensor.h"
@@ -59,6 +60,10 @@ void quantize_blocks(DType t, const float* src, void* dst, int64_t n);
 
 // Row r of W in the row layout (dtype_bytes(W.dtype, W.cols) bytes at dst), whatever W.layout.
 void row_blocks(const Matrix& W, int64_t r, void* dst);
+
+// W's values as floats, row-major [W.rows, W.cols], whatever its dtype (blocks dequantized) and
+// layout: a weight upcast to F32 (EagleHead::upcast_weights) multiplies f32 activations unrounded.
+std::vector<float> matrix_to_f32(const Matrix& W);
 
 // Whether W can take MatrixLayout::kRowGroups16 (Q8_0 or Q4_0, rows a multiple of 16, kRows now).
 bool can_group_rows16(const Matrix& W);

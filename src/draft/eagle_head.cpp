@@ -8,8 +8,6 @@
 #include <cstring>
 #include <filesystem>
 #include <set>
-#include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "core/error.h"
 #include "core/regular_file.h"
@@ -22,8 +20,15 @@ namespace eagle2 {
 
 namespace {
 
-const TensorView& need(const std::map<std::string, TensorView>& t, const std::string& where,
-                       const std::string& name, const std::vector<int64_t>& shape) {
+std::string read_text(const std::string& path) {
+  return read_regular_file(path, read_limit::kJson, "a JSON config");
+}
+
+}  // namespace
+
+const TensorView& EagleHead::need(const std::map<std::string, TensorView>& t,
+                                  const std::string& where, const std::string& name,
+                                  const std::vector<int64_t>& shape) {
   auto it = t.find(name);
   if (it == t.end()) fail(where, ": tensor '", name, "' not found");
   if (it->second.shape != shape)
@@ -32,12 +37,6 @@ const TensorView& need(const std::map<std::string, TensorView>& t, const std::st
   require_finite(it->second, where, name);  // every tensor the head binds is used
   return it->second;
 }
-
-std::string read_text(const std::string& path) {
-  return read_regular_file(path, read_limit::kJson, "a JSON config");
-}
-
-}  // namespace
 
 std::unique_ptr<EagleHead> EagleHead::load(const std::string& dir, const LlamaModel& target) {
   if (!std::filesystem::is_directory(dir)) fail(dir, ": draft head directory not found");
@@ -51,43 +50,48 @@ std::unique_ptr<EagleHead> EagleHead::load_files(const std::string& config_path,
                                                  const std::string& weights_path,
                                                  const LlamaModel& target) {
   std::unique_ptr<EagleHead> h(new EagleHead());
-  const std::string text = read_text(config_path);
-  h->cfg_ = LlamaConfig::parse(text, config_path);
-  bool bias = true;  // the published EAGLE-1/2 heads have an fc bias unless config says otherwise
-  try {
-    const nlohmann::json j = nlohmann::json::parse(text);
-    if (j.contains("bias")) bias = j.at("bias").get<bool>();
-  } catch (const nlohmann::json::exception& e) {
-    fail(config_path, ": \"bias\" must be true or false");
-  }
+  const HeadConfig hc = parse_head_config(read_text(config_path), config_path);
+  h->cfg_ = hc.llama;
   const LlamaConfig& t = target.config();
   const LlamaConfig& c = h->cfg_;
+  if (hc.target_hidden_size && *hc.target_hidden_size != t.hidden_size)
+    fail(config_path, ": draft head \"target_hidden_size\" ", *hc.target_hidden_size,
+         " does not match the target's hidden_size ", t.hidden_size);
   if (c.hidden_size != t.hidden_size)
     fail(config_path, ": draft head hidden_size ", c.hidden_size, " does not match the target's ",
          t.hidden_size);
   if (c.vocab_size != t.vocab_size)
     fail(config_path, ": draft head vocab_size ", c.vocab_size, " does not match the target's ",
          t.vocab_size);
-  if (c.num_heads != t.num_heads || c.num_kv_heads != t.num_kv_heads)
-    fail(config_path, ": draft head has ", c.num_heads, " attention heads / ", c.num_kv_heads,
-         " key/value heads, the target ", t.num_heads, " / ", t.num_kv_heads,
-         " (an EAGLE head is made for one target)");
   if (c.num_layers != 1)
     fail(config_path, ": an EAGLE head has one decoder layer (num_hidden_layers ", c.num_layers,
          ")");
 
   const bool is_bin = weights_path.size() >= 4 &&
                       weights_path.compare(weights_path.size() - 4, 4, ".bin") == 0;
-  if (is_bin) {
-    h->torch_store_ = std::make_unique<TorchCheckpoint>(weights_path);
-    h->bind(h->torch_store_->tensors(), weights_path, target);
-  } else {
-    h->st_store_ = std::make_unique<TensorStore>(TensorStore::open_files({weights_path}));
-    h->bind(h->st_store_->tensors(), weights_path, target);
+  if (is_bin) h->torch_store_ = std::make_unique<TorchCheckpoint>(weights_path);
+  else h->st_store_ = std::make_unique<TensorStore>(TensorStore::open_files({weights_path}));
+  const std::map<std::string, TensorView>& tensors =
+      is_bin ? h->torch_store_->tensors() : h->st_store_->tensors();
+
+  // EAGLE-3 by config.json, by its draft -> target map, or by an fc over three target widths
+  // (an EAGLE-1/2 fc reads two: the embedding and one feature).
+  const auto fc = tensors.find("fc.weight");
+  const bool eagle3 = hc.says_eagle3 || tensors.count("d2t") ||
+                      (fc != tensors.end() && fc->second.shape.size() == 2 &&
+                       fc->second.shape[1] == 3 * t.hidden_size);
+  if (eagle3) {
+    h->bind_eagle3(hc, tensors, weights_path, config_path, target);
+    return h;
   }
-  if (bias != h->has_fc_bias())
-    fail(weights_path, bias ? ": config.json says \"bias\": true but fc.bias is missing"
-                            : ": fc.bias is present but config.json says \"bias\": false");
+  if (c.num_heads != t.num_heads || c.num_kv_heads != t.num_kv_heads)
+    fail(config_path, ": draft head has ", c.num_heads, " attention heads / ", c.num_kv_heads,
+         " key/value heads, the target ", t.num_heads, " / ", t.num_kv_heads,
+         " (an EAGLE head is made for one target)");
+  h->bind(tensors, weights_path, target);
+  if (hc.fc_bias != h->has_fc_bias())
+    fail(weights_path, hc.fc_bias ? ": config.json says \"bias\": true but fc.bias is missing"
+                                  : ": fc.bias is present but config.json says \"bias\": false");
   return h;
 }
 
@@ -125,6 +129,7 @@ void EagleHead::bind(const std::map<std::string, TensorView>& t, const std::stri
     if (name != "embed_tokens.weight") n_params_ += tv.numel();
   layer_ = {.proj = &proj_, .input_norm = nullptr, .post_attention_norm = mlp_norm_.data()};
   stack_.emplace(c);
+  feature_width_ = d;
 }
 
 KvCache EagleHead::make_cache(int64_t capacity) const {
@@ -145,6 +150,7 @@ void EagleHead::forward(const Rows& rows, std::span<KvCache* const> caches, floa
       rows.visible_begin.size() != rows.tokens.size() + 1 ||
       (!rows.sequence.empty() && rows.sequence.size() != rows.tokens.size()))
     fail("draft head: the rows' tokens, positions, slots, sequences and visible offsets disagree");
+  if (kind_ == Kind::Eagle3) return forward_eagle3(rows, caches, out, pool);
   const int64_t d = c.hidden_size;
   Workspace& w = ws_;
   grow_to(w.cat, static_cast<size_t>(n * 2 * d));
@@ -188,6 +194,7 @@ void EagleHead::forward_causal(const float* features, std::span<const int32_t> t
     begin[i + 1] = static_cast<int64_t>(visible.size());
   }
   Rows rows{features, tokens, positions, slots, visible, begin};
+  rows.from_features = true;
   forward(rows, kv, out, pool);
   kv.keep_all();
 }
@@ -204,9 +211,26 @@ void EagleHead::quantize_weights(DType type) {
   for (Matrix* W : {&fc_, &proj_.wq, &proj_.wk, &proj_.wv, &proj_.wo, &proj_.w_gate, &proj_.w_up,
                     &proj_.w_down})
     quantize_matrix(*W, type, quantized_);
+  if (kind_ == Kind::Eagle3) quantize_matrix(own_lm_head_, type, quantized_);
+}
+
+void EagleHead::upcast_weights() {
+  for (Matrix* W : {&fc_, &proj_.wq, &proj_.wk, &proj_.wv, &proj_.wo, &proj_.w_gate, &proj_.w_up,
+                    &proj_.w_down, &own_lm_head_}) {
+    if (W->dtype == DType::F32 || W->data == nullptr) continue;
+    upcast_.push_back(matrix_to_f32(*W));
+    *W = Matrix{DType::F32, W->rows, W->cols, upcast_.back().data()};
+  }
+}
+
+void EagleHead::require_restrictable() const {
+  if (kind_ == Kind::Eagle3)
+    fail("--draft-vocab: this is an EAGLE-3 head with its own draft vocabulary of ",
+         draft_vocab_size(), " tokens (draft_vocab_size); --draft-vocab applies to EAGLE-1/2 heads");
 }
 
 void EagleHead::restrict_vocab(std::vector<int32_t> ids) {
+  require_restrictable();
   const int64_t V = cfg_.vocab_size;
   for (size_t i = 0; i < ids.size(); ++i) {
     if (ids[i] < 0 || ids[i] >= V) fail("draft vocabulary: token id ", ids[i], " outside [0, ", V, ")");
@@ -224,10 +248,12 @@ void EagleHead::restrict_vocab(std::vector<int32_t> ids) {
 }
 
 int64_t EagleHead::draft_vocab_size() const {
+  if (kind_ == Kind::Eagle3) return own_lm_head_.rows;
   return draft_ids_.empty() ? cfg_.vocab_size : static_cast<int64_t>(draft_ids_.size());
 }
 
 void EagleHead::draft_logprobs(const float* h, int64_t n, float* out, ThreadPool& pool) {
+  if (kind_ == Kind::Eagle3) return draft_logprobs_eagle3(h, n, out, pool);
   const int64_t V = draft_vocab_size();
   matmul(h, n, draft_ids_.empty() ? target_->lm_head() : draft_lm_head_, out, pool);
   // log_softmax in float32, like the reference's nn.LogSoftmax.

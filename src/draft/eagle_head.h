@@ -1,18 +1,29 @@
-// The EAGLE draft head (EAGLE-1 head, reused by EAGLE-2; ../shared/docs/EAGLE2.md section 2).
-// Head position j holds the pair (f_j, x_{j+1}): x = fc(concat(embed(x_{j+1}), f_j)), then one
-// LLaMA decoder layer without its input norm; the output predicts f_{j+1}, and the target's
-// lm_head turns it into draft logits.
+// The EAGLE draft heads. Head position j holds the pair (f_j, x_{j+1}) of a target feature and
+// the next token.
+// - EAGLE-1/2 (the EAGLE-1 head, reused by EAGLE-2; ../shared/docs/EAGLE2.md section 2):
+//   x = fc(concat(embed(x_{j+1}), f_j)), then one LLaMA decoder layer without its input norm; the
+//   output predicts f_{j+1} (the target's final-norm state), and the target's lm_head turns it
+//   into draft logits.
+// - EAGLE-3 (docs/SPECULATIVE.md "EAGLE-3 heads"): f_j is the inputs of three target layers
+//   concatenated; x = fc(f_j) on rows that carry target features, else the head's own output of
+//   the parent row; q/k/v read [input_layernorm(embed(x_{j+1})) | hidden_norm(x)] (2 x hidden)
+//   while the residual stream is x; the output h (pre-norm) gives draft logits through the head's
+//   own norm and lm_head over its draft vocabulary, whose index i is target token i + d2t[i].
+// One class for both, so drafters, policies and the API hold either (kind() tells them apart).
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "core/tensor.h"
 #include "core/thread_pool.h"
+#include "draft/eagle3_config.h"
 #include "io/safetensors.h"
 #include "io/torch_checkpoint.h"
 #include "model/decoder_stack.h"
@@ -24,8 +35,13 @@ namespace eagle2 {
 
 class EagleHead {
  public:
+  enum class Kind { Eagle, Eagle3 };  // EAGLE-1/2, EAGLE-3
+
   // A head folder: config.json plus model.safetensors (preferred) or pytorch_model.bin.
-  // The head is checked against the target: hidden size, vocabulary, embedding shape.
+  // The head is checked against the target: hidden size, vocabulary, embedding shape (and for
+  // EAGLE-3 the feature layers and the draft vocabulary's map into the target's). The kind is
+  // EAGLE-3 when config.json says so (architecture LlamaForCausalLMEagle3 or an EAGLE-3 field),
+  // the weights hold d2t, or fc.weight reads three target widths; else EAGLE-1/2.
   static std::unique_ptr<EagleHead> load(const std::string& dir, const LlamaModel& target);
   // An explicit weights file (.safetensors or a PyTorch .bin).
   static std::unique_ptr<EagleHead> load_files(const std::string& config_path,
@@ -33,7 +49,13 @@ class EagleHead {
                                                const LlamaModel& target);
 
   const LlamaConfig& config() const { return cfg_; }
+  Kind kind() const { return kind_; }
   bool has_fc_bias() const { return !fc_bias_.empty(); }
+  // What the target hands the head per position: for EAGLE-1/2 its final-norm state (hidden
+  // wide; feature_layers() empty); for EAGLE-3 the inputs of feature_layers() (0-based target
+  // layers, raw residual stream) concatenated in that order (layers x target hidden wide).
+  int64_t feature_width() const { return feature_width_; }
+  std::span<const int32_t> feature_layers() const { return feature_layers_; }
   int64_t parameter_count() const { return n_params_; }
 
   // The head's own KV cache (one layer).
@@ -44,7 +66,7 @@ class EagleHead {
   // visible[visible_begin[i] .. visible_begin[i+1]) (increasing; its own slot last). Row i's
   // keys/values are written to slot slots[i] (>= kv.size(), inside the reserved pending area).
   struct Rows {
-    const float* hidden = nullptr;  // [n, d]
+    const float* hidden = nullptr;  // [n, d] ([n, feature_width()]: see from_features)
     std::span<const int32_t> tokens;
     std::span<const int32_t> positions;
     std::span<const int32_t> slots;
@@ -52,6 +74,10 @@ class EagleHead {
     std::span<const int64_t> visible_begin;  // n + 1 offsets
     // With several caches: row i's sequence (an index into them); empty: all rows in the first.
     std::span<const int32_t> sequence = {};
+    // EAGLE-3: true when hidden holds target features ([n, feature_width()], fc applies: the
+    // catch-up rows), false when it holds head outputs ([n, d], fc skipped: later draft steps).
+    // EAGLE-1/2 heads read both alike ([n, d]).
+    bool from_features = false;
   };
   // out: [n, d] head outputs (predicted features; no final norm).
   void forward(const Rows& rows, KvCache& kv, float* out, ThreadPool& pool);
@@ -61,15 +87,21 @@ class EagleHead {
   void forward(const Rows& rows, std::span<KvCache* const> caches, float* out, ThreadPool& pool);
 
   // Causal catch-up: appends the pairs (features[i], tokens[i]) at positions kv.size() + i to the
-  // committed cache. out: [n, d].
+  // committed cache. features: [n, feature_width()]. out: [n, d].
   void forward_causal(const float* features, std::span<const int32_t> tokens, KvCache& kv,
                       float* out, ThreadPool& pool);
 
-  // Quantizes the head's own matrices (fc and the decoder layer's seven projections) to `type`
-  // (Q8_0 or Q4_0, ggml's reference rounding), in memory the head owns; the draft lm_head is the
-  // target's and keeps its type. Why: drafting is a chain of one-row head forwards, each reading
-  // every head weight, so on a quantized target a bf16 head costs as much per step as the target
-  // itself. Drafts change a little; what is accepted is still the target's choice (lossless).
+  // EAGLE-3: x = fc(features) for n rows of target features ([n, feature_width()] -> [n, d]), the
+  // first step of forward() on catch-up rows. Error for an EAGLE-1/2 head (its fc also reads the
+  // token embedding).
+  void fc_forward(const float* features, int64_t n, float* out, ThreadPool& pool);
+
+  // Quantizes the head's own matrices (fc, the decoder layer's seven projections and an EAGLE-3
+  // head's own lm_head) to `type` (Q8_0 or Q4_0, ggml's reference rounding), in memory the head
+  // owns; an EAGLE-1/2 head's draft lm_head is the target's and keeps its type. Why: drafting is
+  // a chain of one-row head forwards, each reading every head weight, so on a quantized target a
+  // bf16 head costs as much per step as the target itself. Drafts change a little; what is
+  // accepted is still the target's choice (lossless).
   // Matrices whose rows are not whole blocks stay as they are.
   void quantize_weights(DType type);
   // What a head on this target is quantized to by default: Q8_0 for a Q8_0 target, Q4_0 for a
@@ -79,15 +111,25 @@ class EagleHead {
   // The head matrices' dtype name after any quantize_weights ("BF16", "Q8_0", ...; mixed: the
   // fc's).
   std::string weights_dtype() const { return dtype_name(fc_.dtype); }
+  // Every head matrix (those quantize_weights covers) converted to F32 in memory the head owns,
+  // so that matmuls keep f32 activations (bf16 weights round them to bf16: kernels/matmul.h): how
+  // a reference that upcasts bf16 weights to float32 runs, for comparisons at float32 tolerances.
+  void upcast_weights();
 
   // Restricts drafting to these token ids (ascending, each in [0, V)): the draft lm_head becomes
   // those rows of the target's (draft_vocab.h). An empty list restores the full vocabulary.
+  // EAGLE-1/2 only: an EAGLE-3 head has its own draft vocabulary (Error, require_restrictable).
   void restrict_vocab(std::vector<int32_t> ids);
+  // Error "--draft-vocab: this is an EAGLE-3 head with its own draft vocabulary ..." for an
+  // EAGLE-3 head; nothing for an EAGLE-1/2 one. Callers that read a draft_vocab.tsv first ask
+  // here, so the user sees why rather than a missing file.
+  void require_restrictable() const;
   // Tokens the head can propose, and the token of draft index j (j itself when unrestricted).
   int64_t draft_vocab_size() const;
   int32_t draft_token(int64_t j) const { return draft_ids_.empty() ? static_cast<int32_t>(j) : draft_ids_[static_cast<size_t>(j)]; }
 
-  // Draft log-probabilities over the draft vocabulary: log_softmax(draft lm_head(h)) for n rows.
+  // Draft log-probabilities over the draft vocabulary: log_softmax(draft lm_head(h)) for n rows
+  // of head outputs (EAGLE-3: log_softmax(lm_head(norm(h))) with the head's own norm and lm_head).
   // out: [n, draft_vocab_size()]; entry j is token draft_token(j).
   void draft_logprobs(const float* h, int64_t n, float* out, ThreadPool& pool);
 
@@ -95,9 +137,23 @@ class EagleHead {
   EagleHead() = default;
   EagleHead(const EagleHead&) = delete;  // layer_ points into proj_ and mlp_norm_
   EagleHead& operator=(const EagleHead&) = delete;
+  // The tensor `name` of `shape` (Error naming it when missing, of another shape or not finite).
+  static const TensorView& need(const std::map<std::string, TensorView>& t,
+                                const std::string& where, const std::string& name,
+                                const std::vector<int64_t>& shape);
   void bind(const std::map<std::string, TensorView>& tensors, const std::string& where,
             const LlamaModel& target);
+  // eagle3_head.cpp: the EAGLE-3 layout (names in docs/SPECULATIVE.md), its forward and logits.
+  void bind_eagle3(const HeadConfig& hc, const std::map<std::string, TensorView>& tensors,
+                   const std::string& where, const std::string& config_path,
+                   const LlamaModel& target);
+  void bind_draft_map(const std::map<std::string, TensorView>& tensors, const std::string& where,
+                      std::set<std::string>& used);
+  void forward_eagle3(const Rows& rows, std::span<KvCache* const> caches, float* out,
+                      ThreadPool& pool);
+  void draft_logprobs_eagle3(const float* h, int64_t n, float* out, ThreadPool& pool);
 
+  Kind kind_ = Kind::Eagle;
   LlamaConfig cfg_;
   const LlamaModel* target_ = nullptr;
   std::unique_ptr<TensorStore> st_store_;
@@ -112,9 +168,15 @@ class EagleHead {
   std::vector<float> fc_bias_, mlp_norm_;
   DecoderLayerWeights layer_;  // views of proj_ and mlp_norm_ (no input norm)
   std::optional<DecoderStack> stack_;
+  std::vector<std::vector<float>> upcast_;  // upcast_weights' F32 copies
+  int64_t feature_width_ = 0;
+  std::vector<int32_t> feature_layers_;  // EAGLE-3 (EAGLE-1/2: none)
+  // EAGLE-3 only.
+  std::vector<float> input_norm_, hidden_norm_, final_norm_;  // midlayer's two, and `norm`
+  Matrix own_lm_head_;  // [draft vocabulary, d]
 
   struct Workspace {
-    std::vector<float> cat, x;
+    std::vector<float> cat, x, xn;
   } ws_;
 };
 

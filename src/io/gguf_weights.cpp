@@ -97,8 +97,11 @@ uint32_t ggml_type_of(DType t) {
       return kGgmlQ4_K;
     case DType::Q6_K:
       return kGgmlQ6_K;
+    case DType::I64:
+    case DType::BOOL:
+      break;  // index tensors: the GGUF writers here write weights only
   }
-  fail("ggml_type_of: unknown dtype");
+  fail("ggml_type_of: no ggml type for ", dtype_name(t));
 }
 
 std::string hf_tensor_name(const std::string& g) {

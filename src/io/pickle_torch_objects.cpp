@@ -17,7 +17,9 @@ enum class Callable : uint8_t {
   RebuildParameter,
   FloatStorage,
   HalfStorage,
-  BFloat16Storage
+  BFloat16Storage,
+  LongStorage,  // int64: an EAGLE-3 head's d2t
+  BoolStorage   // an EAGLE-3 head's t2d
 };
 
 const char* callable_name(Callable c) {
@@ -34,6 +36,10 @@ const char* callable_name(Callable c) {
       return "torch.HalfStorage";
     case Callable::BFloat16Storage:
       return "torch.BFloat16Storage";
+    case Callable::LongStorage:
+      return "torch.LongStorage";
+    case Callable::BoolStorage:
+      return "torch.BoolStorage";
   }
   return "?";
 }
@@ -57,11 +63,16 @@ void Unpickler::op_global() {
     c = Callable::HalfStorage;
   } else if (full == "torch.BFloat16Storage") {
     c = Callable::BFloat16Storage;
+  } else if (full == "torch.LongStorage") {
+    c = Callable::LongStorage;
+  } else if (full == "torch.BoolStorage") {
+    c = Callable::BoolStorage;
   } else if (module == "torch" && name.size() > 7 &&
              name.compare(name.size() - 7, 7, "Storage") == 0) {
-    // A real checkpoint with, e.g., int64 buffers lands here; say why rather than just "no".
+    // A real checkpoint with, e.g., int32 buffers lands here; say why rather than just "no".
     fail(path_, ": pickle global '", printable(full),
-         "' is not allowed (only float32, float16 and bfloat16 tensors are supported)");
+         "' is not allowed (supported: float32, float16 and bfloat16 tensors, and int64 and bool "
+         "index tensors)");
   } else {
     fail(path_, ": pickle global '", printable(full), "' is not allowed");
   }
@@ -87,6 +98,12 @@ void Unpickler::op_binpersid() {
       break;
     case Callable::BFloat16Storage:
       s.dtype = DType::BF16;
+      break;
+    case Callable::LongStorage:
+      s.dtype = DType::I64;
+      break;
+    case Callable::BoolStorage:
+      s.dtype = DType::BOOL;
       break;
     default:
       bad("persistent id names '", callable_name(static_cast<Callable>(objs_[t.items[1]].i)),

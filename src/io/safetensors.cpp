@@ -97,8 +97,11 @@ TensorView parse_entry(const std::string& path, const std::string& name, const j
   const json& dt = entry["dtype"];
   if (!dt.is_string()) bad_entry(path, name, "\"dtype\" is not a string");
   const std::string& dts = dt.get_ref<const std::string&>();
-  if (!parse_dtype(dts, &view.dtype)) {
-    bad_entry(path, name, "unsupported dtype '", dts, "' (only F32, F16 and BF16 are supported)");
+  // The element types only: parse_dtype also knows ggml's block types, which this format has no
+  // spelling for (and whose sizes are not per element).
+  if (!parse_dtype(dts, &view.dtype) || is_block_dtype(view.dtype)) {
+    bad_entry(path, name, "unsupported dtype '", dts,
+              "' (supported: F32, F16, BF16, and I64 and BOOL for index tensors)");
   }
 
   const json& sh = entry["shape"];
@@ -357,6 +360,9 @@ void write_safetensors_streaming(const std::string& path, const std::vector<Tens
     const TensorSpec& t = tensors[i];
     if (t.name == "__metadata__") fail(path, ": '__metadata__' cannot be a tensor name");
     if (!names.insert(t.name).second) fail(path, ": tensor '", t.name, "' is written twice");
+    if (is_block_dtype(t.dtype))
+      fail(path, ": tensor '", t.name, "' is ", dtype_name(t.dtype),
+           ", a block type safetensors has no spelling for");
     uint64_t n = dtype_size(t.dtype);
     for (int64_t d : t.shape) {
       if (d < 0) fail(path, ": tensor '", t.name, "' has negative dimension ", d);

@@ -30,7 +30,15 @@ const TensorView* first_unused_tensor(const std::map<std::string, TensorView>& t
   return nullptr;
 }
 
+const TensorView& require_float(const TensorView& t) {
+  if (!is_float_dtype(t.dtype))
+    fail(t.file, ": tensor '", t.name, "' has dtype ", dtype_name(t.dtype),
+         ", expected floating-point weights (F32, F16, BF16 or a quantized type)");
+  return t;
+}
+
 void require_finite(const TensorView& t, const std::string& where, const std::string& name) {
+  require_float(t);
   constexpr size_t kChunk = 1 << 14;
   const auto n = static_cast<size_t>(t.numel());
   std::vector<float> buf(std::min(kChunk, n));
@@ -46,18 +54,24 @@ void require_finite(const TensorView& t, const std::string& where, const std::st
 }
 
 std::vector<float> to_f32(const TensorView& t) {
+  require_float(t);
   std::vector<float> out(static_cast<size_t>(t.numel()));
   convert_to_f32(t.dtype, t.data, out.data(), out.size());
   return out;
 }
 
-Matrix as_matrix(const TensorView& t) { return Matrix{t.dtype, t.shape[0], t.shape[1], t.data}; }
+Matrix as_matrix(const TensorView& t) {
+  require_float(t);
+  return Matrix{t.dtype, t.shape[0], t.shape[1], t.data};
+}
 
 DecoderProjections bind_decoder_projections(const TensorLookup& take, const std::string& prefix,
-                                            int64_t d, int64_t qd, int64_t kvd, int64_t I) {
-  const TensorView& q = take(prefix + "self_attn.q_proj.weight", {qd, d});
-  const TensorView& k = take(prefix + "self_attn.k_proj.weight", {kvd, d});
-  const TensorView& v = take(prefix + "self_attn.v_proj.weight", {kvd, d});
+                                            int64_t d, int64_t qd, int64_t kvd, int64_t I,
+                                            int64_t attn_in) {
+  const int64_t in = attn_in > 0 ? attn_in : d;
+  const TensorView& q = take(prefix + "self_attn.q_proj.weight", {qd, in});
+  const TensorView& k = take(prefix + "self_attn.k_proj.weight", {kvd, in});
+  const TensorView& v = take(prefix + "self_attn.v_proj.weight", {kvd, in});
   const TensorView& gate = take(prefix + "mlp.gate_proj.weight", {I, d});
   const TensorView& up = take(prefix + "mlp.up_proj.weight", {I, d});
   return DecoderProjections{.wq = as_matrix(q),

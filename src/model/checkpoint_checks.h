@@ -24,10 +24,15 @@ bool is_ignorable_checkpoint_tensor(const std::string& name);
 const TensorView* first_unused_tensor(const std::map<std::string, TensorView>& tensors,
                                       const std::set<std::string>& used);
 
-// A stored [rows, cols] tensor used in place as a weight matrix.
+// t itself, or Error "<file>: tensor '<name>' has dtype I64, expected floating-point weights (...)"
+// when it holds integers (an index tensor where a weight is needed).
+const TensorView& require_float(const TensorView& t);
+
+// A stored [rows, cols] tensor used in place as a weight matrix (Error unless floating-point).
 Matrix as_matrix(const TensorView& t);
 
-// A stored tensor converted to floats (norm weights and biases, which are small).
+// A stored tensor converted to floats (norm weights and biases, which are small; Error unless
+// floating-point).
 std::vector<float> to_f32(const TensorView& t);
 
 // Error "<where>: tensor '<name>' has a non-finite value (v) at element i" unless every value of
@@ -45,9 +50,10 @@ using TensorLookup =
     std::function<const TensorView&(const std::string& name, const std::vector<int64_t>& shape)>;
 
 // The projections under `prefix` ("model.layers.3." for a target, "layers.0." for a head), for a
-// layer of width d, q width qd, key/value width kvd and MLP width I; q/k/v and gate/up are checked
-// for one dtype each (require_one_dtype).
+// layer of width d, q width qd, key/value width kvd and MLP width I. q/k/v read attn_in columns
+// (0: d, the stream itself; an EAGLE-3 head's read 2d, its [embedding | hidden] input).
 DecoderProjections bind_decoder_projections(const TensorLookup& take, const std::string& prefix,
-                                            int64_t d, int64_t qd, int64_t kvd, int64_t I);
+                                            int64_t d, int64_t qd, int64_t kvd, int64_t I,
+                                            int64_t attn_in = 0);
 
 }  // namespace eagle2

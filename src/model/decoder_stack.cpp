@@ -98,8 +98,8 @@ void DecoderStack::layer(const DecoderLayerWeights& L, int64_t l, const DecoderR
   };
 
   // Attention block. Without an input norm (the EAGLE head) q/k/v read the stream itself.
-  const float* attn_in = x;
-  if (L.input_norm) {
+  const float* attn_in = rows.attn_input ? rows.attn_input : x;
+  if (L.input_norm && !rows.attn_input) {
     for (int64_t i = 0; i < T; ++i) rmsnorm(&x[i * d], L.input_norm, eps_, &w.xn[i * d], d);
     attn_in = w.xn.data();
   }

@@ -46,6 +46,9 @@ struct DecoderRows {
   const int32_t* slots = nullptr;
   const int32_t* visible = nullptr;
   const int64_t* visible_begin = nullptr;  // n + 1 offsets
+  // What q/k/v read instead of the (normed) stream, [n, wq.cols] (nullptr: the stream): an
+  // EAGLE-3 head's [input_layernorm(embedding) | hidden_norm(x)], whose residual stays x.
+  const float* attn_input = nullptr;
 };
 
 // Copies of the residual stream x before chosen layers (each layer's input: Hugging Face's

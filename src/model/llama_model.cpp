@@ -72,7 +72,7 @@ std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& dir, const LoadO
     fail(s.where(), ": tensor '", last_layer, "' not found (config.json has num_hidden_layers ",
          c.num_layers, ")");
 
-  m->embed_ = take("model.embed_tokens.weight", {V, d});
+  m->embed_ = require_float(take("model.embed_tokens.weight", {V, d}));
   m->layers_.resize(static_cast<size_t>(c.num_layers));
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const std::string p = layer_prefix(i);

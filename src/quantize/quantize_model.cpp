@@ -64,7 +64,7 @@ QuantizeResult quantize_folder(const std::string& dir, const std::string& out, D
   std::set<std::string> used;
   std::vector<HfTensor> tensors;
   for (const TensorSpec& s : specs) {
-    const TensorView& v = store.get(s.name, s.shape);
+    const TensorView& v = require_float(store.get(s.name, s.shape));
     used.insert(s.name);
     const int64_t cols = s.shape.back();
     tensors.push_back({s.name, s.shape, [&v, cols](int64_t first, int64_t count, float* dst) {

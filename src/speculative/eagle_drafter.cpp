@@ -62,6 +62,10 @@ EagleDrafter::EagleDrafter(EagleHead& head, ThreadPool& pool, EagleDrafterOption
       policy_(policy ? std::move(policy) : std::make_shared<DraftPolicy>()),
       kv_(head.make_cache(opt_.context + fed_capacity(opt_) + 1)),
       d_(head.config().hidden_size) {
+  // EAGLE-3 heads read three target layers' inputs, which the decoding loops do not capture yet.
+  if (head.kind() == EagleHead::Kind::Eagle3)
+    fail("EAGLE-3 heads are not wired to the drafter yet (it loads; drafting needs the target's "
+         "layer features)");
   if (opt_.shape == EagleDrafterOptions::Shape::Static && opt_.choices.empty())
     opt_.choices = mc_sim_7b_63();
   const int64_t V = head.draft_vocab_size();

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "io/safetensors.h"
+#include "model/checkpoint_checks.h"
 #include "train/embedding.h"
 #include "train/lm_head_loss.h"
 #include "train/linear.h"
@@ -59,7 +60,7 @@ void LlamaTrainModel::init(uint64_t seed, float std) {
 void LlamaTrainModel::load_weights(const std::string& dir) {
   const TensorStore store = TensorStore::open_dir(dir);
   for (Parameter* p : params_) {
-    const TensorView& t = store.get(p->name, p->shape);
+    const TensorView& t = require_float(store.get(p->name, p->shape));
     convert_to_f32(t.dtype, t.data, p->value.data(), p->value.size());
   }
 }

@@ -168,6 +168,39 @@ TEST_F(TorchCheckpointTest, HalfAndBFloat16Storages) {
   EXPECT_EQ(std::memcmp(tb.data, bf_t.data(), 8), 0);
 }
 
+// An EAGLE-3 head's d2t (int64) and t2d (bool), as torch.save writes them; a misaligned long
+// storage is copied aligned, and a strided bool view contiguous.
+TEST_F(TorchCheckpointTest, LongAndBoolStorages) {
+  const std::vector<int64_t> ids{5, -1, 0, INT64_MAX};
+  std::string id_bytes(32, '\0');
+  std::memcpy(id_bytes.data(), ids.data(), 32);
+  const std::string flags("\1\0\0\1\1\0", 6);
+  ZipOptions opt;
+  opt.phase = 3;
+  write_bytes(path_, checkpoint(state_dict_pickle({{.key = "d2t",
+                                                    .storage_type = "LongStorage",
+                                                    .storage_key = "0",
+                                                    .numel = 4,
+                                                    .shape = {4},
+                                                    .stride = {1}},
+                                                   {.key = "t2d",
+                                                    .storage_type = "BoolStorage",
+                                                    .storage_key = "1",
+                                                    .numel = 6,
+                                                    .shape = {3, 2},
+                                                    .stride = {1, 3}}}),
+                                {{"0", id_bytes}, {"1", flags}}, opt));
+  TorchCheckpoint ckpt(path_);
+  const TensorView& d2t = ckpt.tensors().at("d2t");
+  const TensorView& t2d = ckpt.tensors().at("t2d");
+  EXPECT_EQ(d2t.dtype, DType::I64);
+  EXPECT_EQ(t2d.dtype, DType::BOOL);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(d2t.data) % 8, 0u);
+  EXPECT_EQ(std::memcmp(d2t.data, ids.data(), 32), 0);
+  // Element (i, j) is storage[i + 3 j]: the [2, 3] storage 1 0 0 / 1 1 0 transposed.
+  EXPECT_EQ(std::memcmp(t2d.data, "\1\1\0\1\0\0", 6), 0);
+}
+
 TEST_F(TorchCheckpointTest, ParametersOrderedDictAndMetadataState) {
   // model.state_dict() is an OrderedDict whose `_metadata` attribute is pickled as BUILD state;
   // parameters saved directly go through _rebuild_parameter.

@@ -150,10 +150,10 @@ TEST_F(TorchCheckpointTest, DisallowedGlobals) {
   EXPECT_EQ(error_for(checkpoint(Pickle().global("os", "system").stop().b, {})),
             path_ + ": pickle global 'os.system' is not allowed");
   EXPECT_EQ(
-      error_for(checkpoint(state_dict_pickle({{.key = "ids", .storage_type = "LongStorage"}}), {})),
+      error_for(checkpoint(state_dict_pickle({{.key = "ids", .storage_type = "IntStorage"}}), {})),
       path_ +
-          ": pickle global 'torch.LongStorage' is not allowed (only float32, float16 and bfloat16 "
-          "tensors are supported)");
+          ": pickle global 'torch.IntStorage' is not allowed (supported: float32, float16 and "
+          "bfloat16 tensors, and int64 and bool index tensors)");
   EXPECT_EQ(
       error_for(checkpoint(Pickle().global("torch", "FloatStorage").op(')').op('R').stop().b, {})),
       path_ + ": data.pkl: REDUCE at byte 23: pickle global 'torch.FloatStorage' cannot be called");

@@ -89,8 +89,9 @@ int run_demo(const DemoFlags& f) {
 
   Model model = Model::load(model_dir);
   Head head = Head::load(head_dir, model, f.draft_weights);
-  const int64_t draft_vocab =
-      f.draft_vocab >= 0 ? f.draft_vocab : fs::exists(head_dir + "/draft_vocab.tsv") ? 1024 : 0;
+  // The default reduced vocabulary is for EAGLE-1/2 heads; an EAGLE-3 head has its own.
+  const bool can_reduce = head.kind() == "eagle" && fs::exists(head_dir + "/draft_vocab.tsv");
+  const int64_t draft_vocab = f.draft_vocab >= 0 ? f.draft_vocab : can_reduce ? 1024 : 0;
   apply_draft_vocab(head, head_dir, draft_vocab);
   // The folder's tokenizer.json or tokenizer.model, or a GGUF file's vocabulary (the demo prints
   // text, so a model without one is an error).
