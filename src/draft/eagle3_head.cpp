@@ -29,14 +29,7 @@ void EagleHead::bind_eagle3(const HeadConfig& hc, const std::map<std::string, Te
     used.insert(name);
     return need(t, where, name, shape);
   };
-  if (auto it = t.find("embed_tokens.weight"); it != t.end()) {
-    // Published heads may store the (frozen) copy of the target's embedding they trained with;
-    // the target's own is read, but the copy must belong to this target.
-    used.insert(it->first);
-    if (it->second.shape != target.embedding().shape)
-      fail(where, ": tensor 'embed_tokens.weight' has shape ", shape_string(it->second.shape),
-           ", but the target's embedding is ", shape_string(target.embedding().shape));
-  }
+  check_embedding_copy(t, where, target, used);
   if (auto it = t.find("fc.weight");
       it != t.end() && it->second.shape != std::vector<int64_t>{d, feature_width_})
     fail(where, ": tensor 'fc.weight' has shape ", shape_string(it->second.shape), ", expected [",

@@ -95,6 +95,17 @@ std::unique_ptr<EagleHead> EagleHead::load_files(const std::string& config_path,
   return h;
 }
 
+void EagleHead::check_embedding_copy(const std::map<std::string, TensorView>& t,
+                                     const std::string& where, const LlamaModel& target,
+                                     std::set<std::string>& used) {
+  auto it = t.find("embed_tokens.weight");
+  if (it == t.end()) return;
+  used.insert(it->first);
+  if (it->second.shape != target.embedding().shape)
+    fail(where, ": tensor 'embed_tokens.weight' has shape ", shape_string(it->second.shape),
+         ", but the target's embedding is ", shape_string(target.embedding().shape));
+}
+
 void EagleHead::bind(const std::map<std::string, TensorView>& t, const std::string& where,
                      const LlamaModel& target) {
   target_ = &target;
@@ -108,14 +119,7 @@ void EagleHead::bind(const std::map<std::string, TensorView>& t, const std::stri
     used.insert(name);
     return need(t, where, name, shape);
   };
-  if (auto it = t.find("embed_tokens.weight"); it != t.end()) {
-    // The head's copy of the target's embedding: unused (the target's own is read), but it must
-    // belong to this target.
-    used.insert(it->first);
-    if (it->second.shape != target.embedding().shape)
-      fail(where, ": tensor 'embed_tokens.weight' has shape ", shape_string(it->second.shape),
-           ", but the target's embedding is ", shape_string(target.embedding().shape));
-  }
+  check_embedding_copy(t, where, target, used);
   fc_ = as_matrix(take("fc.weight", {d, 2 * d}));
   if (t.count("fc.bias")) fc_bias_ = to_f32(take("fc.bias", {d}));
   proj_ = bind_decoder_projections(take, "layers.0.", d, qd, kvd, I);

@@ -143,6 +143,11 @@ class EagleHead {
                                 const std::vector<int64_t>& shape);
   void bind(const std::map<std::string, TensorView>& tensors, const std::string& where,
             const LlamaModel& target);
+  // A stored embed_tokens.weight is the (frozen) copy of the target's embedding the head trained
+  // with: the target's own is read, but the copy must belong to this target (Error otherwise).
+  static void check_embedding_copy(const std::map<std::string, TensorView>& tensors,
+                                   const std::string& where, const LlamaModel& target,
+                                   std::set<std::string>& used);
   // eagle3_head.cpp: the EAGLE-3 layout (names in docs/SPECULATIVE.md), its forward and logits.
   void bind_eagle3(const HeadConfig& hc, const std::map<std::string, TensorView>& tensors,
                    const std::string& where, const std::string& config_path,
