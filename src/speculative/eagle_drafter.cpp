@@ -61,11 +61,8 @@ EagleDrafter::EagleDrafter(EagleHead& head, ThreadPool& pool, EagleDrafterOption
       opt_(std::move(options)),
       policy_(policy ? std::move(policy) : std::make_shared<DraftPolicy>()),
       kv_(head.make_cache(opt_.context + fed_capacity(opt_) + 1)),
-      d_(head.config().hidden_size) {
-  // EAGLE-3 heads read three target layers' inputs, which the decoding loops do not capture yet.
-  if (head.kind() == EagleHead::Kind::Eagle3)
-    fail("EAGLE-3 heads are not wired to the drafter yet (it loads; drafting needs the target's "
-         "layer features)");
+      d_(head.config().hidden_size),
+      feat_w_(head.feature_width()) {
   if (opt_.shape == EagleDrafterOptions::Shape::Static && opt_.choices.empty())
     opt_.choices = mc_sim_7b_63();
   const int64_t V = head.draft_vocab_size();
@@ -93,14 +90,15 @@ EagleDrafter::EagleDrafter(EagleHead& head, ThreadPool& pool, EagleDrafterOption
 }
 
 std::string EagleDrafter::name() const {
+  const bool v3 = head_.kind() == EagleHead::Kind::Eagle3;
   switch (opt_.shape) {
     case EagleDrafterOptions::Shape::Dynamic:
       // The ablation's variants are told apart on the stats line.
-      return std::string("eagle2-dynamic") +
+      return std::string(v3 ? "eagle3-dynamic" : "eagle2-dynamic") +
              (opt_.dynamic.ranking == DynamicTreeParams::Ranking::OwnConfidence ? "-novalue" : "") +
              (opt_.dynamic.rerank ? "" : "-norerank");
-    case EagleDrafterOptions::Shape::Static: return "eagle-static";
-    case EagleDrafterOptions::Shape::Chain: return "eagle-chain";
+    case EagleDrafterOptions::Shape::Static: return v3 ? "eagle3-static" : "eagle-static";
+    case EagleDrafterOptions::Shape::Chain: return v3 ? "eagle3-chain" : "eagle-chain";
   }
   return "eagle";
 }
@@ -109,7 +107,7 @@ void EagleDrafter::begin(std::span<const int32_t> context, const float* features
   if (context.empty()) fail("draft head: empty context");
   kv_.truncate(0);
   const size_t n = context.size();
-  pending_features_.assign(features, features + n * static_cast<size_t>(d_));
+  pending_features_.assign(features, features + n * static_cast<size_t>(feat_w_));
   pending_tokens_.assign(context.begin() + 1, context.end());
   pending_tokens_.push_back(root);
   root_ = root;
@@ -127,8 +125,9 @@ void EagleDrafter::catch_up() {
   scratch_out_.resize(static_cast<size_t>(std::min(n, kChunk) * d_));
   for (int64_t b = 0; b < n; b += kChunk) {
     const int64_t len = std::min(kChunk, n - b);
-    head_.forward_causal(&pending_features_[b * d_], std::span(pending_tokens_).subspan(b, len),
-                         kv_, scratch_out_.data(), pool_);
+    head_.forward_causal(&pending_features_[b * feat_w_],
+                         std::span(pending_tokens_).subspan(b, len), kv_, scratch_out_.data(),
+                         pool_);
     if (b + len == n) last_out_.assign(&scratch_out_[(len - 1) * d_], &scratch_out_[len * d_]);
   }
   pending_features_.clear();
@@ -369,7 +368,8 @@ void EagleDrafter::accept(const DraftTree& tree, std::span<const int32_t> path,
   if (cost_ && !root_only_)
     pacing_.judge(static_cast<int64_t>(path.size()), tree.size(), *cost_);
   for (size_t j = 0; j < path.size(); ++j) {
-    pending_features_.insert(pending_features_.end(), features + j * d_, features + (j + 1) * d_);
+    pending_features_.insert(pending_features_.end(), features + j * feat_w_,
+                             features + (j + 1) * feat_w_);
     pending_tokens_.push_back(j + 1 < path.size() ? tree.tokens[path[j + 1]] : bonus);
   }
   root_ = bonus;

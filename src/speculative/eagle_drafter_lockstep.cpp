@@ -27,6 +27,7 @@ void EagleDrafter::add_catch_up_rows(HeadRowBatch& batch) {
   kv_.begin_batch(n);
   const auto seq = static_cast<int32_t>(batch.caches.size());
   batch.caches.push_back(&kv_);
+  batch.from_features = true;
   batch.hidden.insert(batch.hidden.end(), pending_features_.begin(), pending_features_.end());
   for (int64_t i = 0; i < n; ++i) {
     batch.tokens.push_back(pending_tokens_[static_cast<size_t>(i)]);
