@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <map>
 
 #include "core/error.h"
@@ -10,6 +9,7 @@
 #include "speculative/batch_drafting.h"
 #include "speculative/cycle_checks.h"
 #include "speculative/eagle_drafter.h"
+#include "speculative/feature_capture.h"
 
 namespace eagle2 {
 
@@ -26,7 +26,8 @@ struct BatchDecoder::Sequence {
   std::vector<uint8_t> drafted;  // per token of `tokens`
   int32_t root = 0;
   int64_t prefilled = 0;      // prompt tokens in the cache
-  std::vector<float> prompt_hidden;  // their final-norm states, for the drafter's begin()
+  std::vector<float> prompt_features;  // their features, for the drafter's begin()
+  std::vector<int32_t> feature_layers;  // the drafter's (empty: final-norm states)
   bool started = false, finished = false;  // started: decoding (the prompt is in)
   DraftTree tree;
   SteadyClock::time_point decode_start;
@@ -56,6 +57,9 @@ int64_t BatchDecoder::add(std::vector<int32_t> prompt, const GenerationOptions& 
                                       model_.make_cache(kv_pool_, context_));
   // Plain decoding is the speculative loop with the root alone: the same code path, one row.
   if (!s->drafter) s->drafter = std::make_unique<NoDrafter>();
+  // Asked once, before the prefill: the prompt's chunks capture these layers.
+  const std::span<const int32_t> layers = s->drafter->feature_layers();
+  s->feature_layers.assign(layers.begin(), layers.end());
   s->stats.prompt_tokens = static_cast<int64_t>(s->prompt.size());
   sequences_.push_back(std::move(s));
   return static_cast<int64_t>(sequences_.size()) - 1;
@@ -137,18 +141,18 @@ void BatchDecoder::begin_decoding(Sequence& s, const float* last_logits) {
   if (go) {
     const auto td = SteadyClock::now();
     s.drafter->set_sampling(s.options.sampling);
-    s.drafter->begin(s.prompt, s.prompt_hidden.data(), s.root);
+    s.drafter->begin(s.prompt, s.prompt_features.data(), s.root);
     s.stats.draft_seconds += seconds_since(td);
   }
-  s.prompt_hidden = {};
+  s.prompt_features = {};
   if (!go) finish(s);
 }
 
-// Verifies s's tree (its rows' logits and hidden states), keeps the accepted path in its cache,
-// emits the path and the bonus, and tells the drafter.
-void BatchDecoder::verify(Sequence& s, const float* logits, const float* hidden,
+// Verifies s's tree (its rows' logits and features), keeps the accepted path in its cache, emits
+// the path and the bonus, and tells the drafter.
+void BatchDecoder::verify(Sequence& s, const float* logits, const FeatureRows& features,
                           double forward_seconds) {
-  const int64_t V = model_.config().vocab_size, d = model_.config().hidden_size;
+  const int64_t V = model_.config().vocab_size;
   const Verdict verdict = s.options.sampling.greedy()
                               ? verify_greedy(s.tree, logits, V)
                               : verify_sampled_tree(s.tree, logits, V, s.options.sampling,
@@ -175,9 +179,8 @@ void BatchDecoder::verify(Sequence& s, const float* logits, const float* hidden,
     finish(s);
     return;
   }
-  path_features_.resize(verdict.path.size() * static_cast<size_t>(d));
-  for (size_t k = 0; k < verdict.path.size(); ++k)
-    std::memcpy(&path_features_[k * d], hidden + verdict.path[k] * d, d * sizeof(float));
+  path_features_.clear();
+  for (int32_t node : verdict.path) features.append(node, path_features_);
   const auto td = SteadyClock::now();
   if (s.drafter->wants_target_tokens()) {
     argmax_per_node(logits, s.tree.size(), V, target_argmax_);
@@ -304,11 +307,20 @@ int64_t BatchDecoder::step() {
   }
   if (decoding.empty() && prefilling.empty()) return live();
 
-  // 3. One forward: every tree, then every prompt chunk.
+  // 3. One forward: every tree, then every prompt chunk. The rows of sequences whose drafters
+  // read layer inputs (EAGLE-3 heads) are captured too, the union of their layers (every tree
+  // row: which ones verification keeps is not known yet); other sequences cost no capture.
   Batch batch;
   std::vector<KvCache*> caches;
-  std::vector<int32_t> logit_rows;
-  std::vector<int64_t> first_row, first_logit;
+  std::vector<int32_t> logit_rows, capture_layers, capture_rows;
+  std::vector<int64_t> first_row, first_logit, first_capture;
+  auto capture = [&](const Sequence& s) {
+    first_capture.push_back(static_cast<int64_t>(capture_rows.size()));
+    if (s.feature_layers.empty()) return;
+    add_capture_layers(capture_layers, s.feature_layers);
+    for (int64_t r = first_row.back(); r < batch.size(); ++r)
+      capture_rows.push_back(static_cast<int32_t>(r));
+  };
   for (Sequence* s : decoding) {
     first_row.push_back(batch.size());
     first_logit.push_back(static_cast<int64_t>(logit_rows.size()));
@@ -316,6 +328,7 @@ int64_t BatchDecoder::step() {
                  static_cast<int32_t>(caches.size()));
     for (int64_t r = first_row.back(); r < batch.size(); ++r)
       logit_rows.push_back(static_cast<int32_t>(r));
+    capture(*s);
     caches.push_back(&s->kv);
   }
   for (size_t j = 0; j < prefilling.size(); ++j) {
@@ -328,12 +341,14 @@ int64_t BatchDecoder::step() {
     const bool last = s.prefilled + chunk[j] == static_cast<int64_t>(s.prompt.size());
     first_logit.push_back(last ? static_cast<int64_t>(logit_rows.size()) : -1);
     if (last) logit_rows.push_back(static_cast<int32_t>(batch.size() - 1));
+    capture(s);
     caches.push_back(&s.kv);
   }
   const auto tv = SteadyClock::now();
   ForwardResult out;
   try {
-    model_.forward(batch, caches, logit_rows, out, pool_);
+    model_.forward(batch, caches, logit_rows, out, pool_,
+                   ForwardCapture{.layers = capture_layers, .rows = capture_rows});
   } catch (...) {
     // Nothing of the step is kept: the trees are drafted again and the chunks run again.
     for (KvCache* kv : caches) kv->drop_pending();
@@ -345,12 +360,19 @@ int64_t BatchDecoder::step() {
   last_step_.forward_seconds = forward_seconds;
 
   // 4. Verification and the prompts' progress.
+  auto features_of = [&](const Sequence& s, size_t at) {
+    return FeatureRows{.out = &out,
+                       .captured_layers = capture_layers,
+                       .layers = s.feature_layers,
+                       .d = d,
+                       .hidden_base = first_row[at],
+                       .capture_base = first_capture[at]};
+  };
   int64_t choosing_committed = 0;
   for (size_t j = 0; j < decoding.size(); ++j) {
     Sequence& s = *decoding[j];
     const int64_t before = s.stats.new_tokens;
-    verify(s, out.logits.data() + first_logit[j] * V, out.hidden.data() + first_row[j] * d,
-           forward_seconds);
+    verify(s, out.logits.data() + first_logit[j] * V, features_of(s, j), forward_seconds);
     if (std::find(choosing.begin(), choosing.end(), &s) != choosing.end())
       choosing_committed += s.stats.new_tokens - before;
   }
@@ -368,8 +390,8 @@ int64_t BatchDecoder::step() {
     Sequence& s = *prefilling[j];
     const size_t at = decoding.size() + j;
     s.kv.keep_all();
-    s.prompt_hidden.insert(s.prompt_hidden.end(), out.hidden.begin() + first_row[at] * d,
-                           out.hidden.begin() + (first_row[at] + chunk[j]) * d);
+    const FeatureRows features = features_of(s, at);
+    for (int64_t r = 0; r < chunk[j]; ++r) features.append(r, s.prompt_features);
     s.prefilled += chunk[j];
     s.stats.prefill_seconds += forward_seconds;  // it waited for the whole shared forward
     last_step_.prefill_rows += chunk[j];

@@ -16,6 +16,7 @@
 #include "speculative/batch_budget.h"
 #include "speculative/batch_pacing.h"
 #include "speculative/drafter.h"
+#include "speculative/feature_capture.h"
 #include "speculative/generation.h"
 #include "speculative/speculative_decoder.h"
 
@@ -79,7 +80,8 @@ class BatchDecoder {
   Sequence& at(int64_t id);
   const Sequence& at(int64_t id) const;
   void begin_decoding(Sequence& s, const float* last_logits);
-  void verify(Sequence& s, const float* logits, const float* hidden, double forward_seconds);
+  void verify(Sequence& s, const float* logits, const FeatureRows& features,
+              double forward_seconds);
   bool emit(Sequence& s, int32_t token, bool drafted);
   void finish(Sequence& s);
 
@@ -91,7 +93,7 @@ class BatchDecoder {
   BatchPacing batch_pacing_;  // with batch_cost_: whether drafting pays for the batch
   std::vector<std::unique_ptr<Sequence>> sequences_;  // by id; null once removed
   StepReport last_step_;
-  std::vector<float> path_features_;  // scratch: the accepted path's hidden states
+  std::vector<float> path_features_;  // scratch: the accepted path's features
   std::vector<int32_t> target_argmax_;  // scratch: the target's argmax per tree node
 };
 

@@ -24,8 +24,17 @@ class Drafter {
   // with the same settings; deterministic drafters ignore it.
   virtual void set_sampling(const SamplingParams& params) { (void)params; }
 
+  // Which target features begin() and accept() get per position. Empty (the default): the
+  // target's final-norm states ([hidden] per position). Otherwise the inputs of these decoder
+  // layers (0-based, raw residual stream), concatenated in this order ([layers * hidden] per
+  // position): an EAGLE-3 head's low, middle and high layers. Asked by the decoding loops before
+  // the prompt's prefill, which then capture those layers in the same target forwards
+  // (ForwardCapture); it must not change while the drafter decodes a sequence.
+  virtual std::span<const int32_t> feature_layers() const { return {}; }
+
   // After prefill: context = x_0..x_{n-1} (now in the target's cache), features = the target's
-  // final-norm states f_0..f_{n-1} ([n, hidden]), root = x_n (sampled from f_{n-1}).
+  // features of x_0..x_{n-1} ([n, width], see feature_layers), root = x_n (sampled from the last
+  // position's logits).
   virtual void begin(std::span<const int32_t> context, const float* features, int32_t root) = 0;
 
   // A tree rooted at the current root with at most max_tokens nodes, root included
@@ -68,7 +77,8 @@ class Drafter {
   virtual void target_tokens(std::span<const int32_t> argmax_per_node) { (void)argmax_per_node; }
 
   // Verification kept `path` (tree node indices, starting with the root 0); features holds the
-  // target's final-norm state of each path node ([path.size(), hidden]); `bonus` is the next root.
+  // target's features of each path node ([path.size(), width], see feature_layers); `bonus` is
+  // the next root.
   virtual void accept(const DraftTree& tree, std::span<const int32_t> path, const float* features,
                       int32_t bonus) = 0;
 

@@ -61,11 +61,8 @@ EagleDrafter::EagleDrafter(EagleHead& head, ThreadPool& pool, EagleDrafterOption
       opt_(std::move(options)),
       policy_(policy ? std::move(policy) : std::make_shared<DraftPolicy>()),
       kv_(head.make_cache(opt_.context + fed_capacity(opt_) + 1)),
-      d_(head.config().hidden_size) {
-  // EAGLE-3 heads read three target layers' inputs, which the decoding loops do not capture yet.
-  if (head.kind() == EagleHead::Kind::Eagle3)
-    fail("EAGLE-3 heads are not wired to the drafter yet (it loads; drafting needs the target's "
-         "layer features)");
+      d_(head.config().hidden_size),
+      feat_w_(head.feature_width()) {
   if (opt_.shape == EagleDrafterOptions::Shape::Static && opt_.choices.empty())
     opt_.choices = mc_sim_7b_63();
   const int64_t V = head.draft_vocab_size();
@@ -93,14 +90,15 @@ EagleDrafter::EagleDrafter(EagleHead& head, ThreadPool& pool, EagleDrafterOption
 }
 
 std::string EagleDrafter::name() const {
+  const bool v3 = head_.kind() == EagleHead::Kind::Eagle3;
   switch (opt_.shape) {
     case EagleDrafterOptions::Shape::Dynamic:
       // The ablation's variants are told apart on the stats line.
-      return std::string("eagle2-dynamic") +
+      return std::string(v3 ? "eagle3-dynamic" : "eagle2-dynamic") +
              (opt_.dynamic.ranking == DynamicTreeParams::Ranking::OwnConfidence ? "-novalue" : "") +
              (opt_.dynamic.rerank ? "" : "-norerank");
-    case EagleDrafterOptions::Shape::Static: return "eagle-static";
-    case EagleDrafterOptions::Shape::Chain: return "eagle-chain";
+    case EagleDrafterOptions::Shape::Static: return v3 ? "eagle3-static" : "eagle-static";
+    case EagleDrafterOptions::Shape::Chain: return v3 ? "eagle3-chain" : "eagle-chain";
   }
   return "eagle";
 }
@@ -109,7 +107,7 @@ void EagleDrafter::begin(std::span<const int32_t> context, const float* features
   if (context.empty()) fail("draft head: empty context");
   kv_.truncate(0);
   const size_t n = context.size();
-  pending_features_.assign(features, features + n * static_cast<size_t>(d_));
+  pending_features_.assign(features, features + n * static_cast<size_t>(feat_w_));
   pending_tokens_.assign(context.begin() + 1, context.end());
   pending_tokens_.push_back(root);
   root_ = root;
@@ -127,8 +125,9 @@ void EagleDrafter::catch_up() {
   scratch_out_.resize(static_cast<size_t>(std::min(n, kChunk) * d_));
   for (int64_t b = 0; b < n; b += kChunk) {
     const int64_t len = std::min(kChunk, n - b);
-    head_.forward_causal(&pending_features_[b * d_], std::span(pending_tokens_).subspan(b, len),
-                         kv_, scratch_out_.data(), pool_);
+    head_.forward_causal(&pending_features_[b * feat_w_],
+                         std::span(pending_tokens_).subspan(b, len), kv_, scratch_out_.data(),
+                         pool_);
     if (b + len == n) last_out_.assign(&scratch_out_[(len - 1) * d_], &scratch_out_[len * d_]);
   }
   pending_features_.clear();
@@ -369,110 +368,15 @@ void EagleDrafter::accept(const DraftTree& tree, std::span<const int32_t> path,
   if (cost_ && !root_only_)
     pacing_.judge(static_cast<int64_t>(path.size()), tree.size(), *cost_);
   for (size_t j = 0; j < path.size(); ++j) {
-    pending_features_.insert(pending_features_.end(), features + j * d_, features + (j + 1) * d_);
+    pending_features_.insert(pending_features_.end(), features + j * feat_w_,
+                             features + (j + 1) * feat_w_);
     pending_tokens_.push_back(j + 1 < path.size() ? tree.tokens[path[j + 1]] : bonus);
   }
   root_ = bonus;
 }
 
-// ---- propose() in phases (lockstep drafting, batch_drafting.h) ----
-
-bool EagleDrafter::lockstep_capable(const EagleHead& head) const {
-  return &head == &head_ && opt_.shape == EagleDrafterOptions::Shape::Dynamic;
-}
-
-bool EagleDrafter::begin_lockstep(int64_t max_tokens) {
-  if (!start_cycle(max_tokens)) return false;
-  start_dynamic_tree();
-  return true;
-}
-
-void EagleDrafter::add_catch_up_rows(HeadRowBatch& batch) {
-  const auto n = static_cast<int64_t>(pending_tokens_.size());
-  lockstep_rows_ = n;
-  if (n == 0) return;
-  const int64_t base = kv_.size();
-  kv_.begin_batch(n);
-  const auto seq = static_cast<int32_t>(batch.caches.size());
-  batch.caches.push_back(&kv_);
-  batch.hidden.insert(batch.hidden.end(), pending_features_.begin(), pending_features_.end());
-  for (int64_t i = 0; i < n; ++i) {
-    batch.tokens.push_back(pending_tokens_[static_cast<size_t>(i)]);
-    batch.positions.push_back(static_cast<int32_t>(base + i));
-    batch.slots.push_back(static_cast<int32_t>(base + i));
-    for (int64_t j = 0; j <= i; ++j) batch.visible.push_back(static_cast<int32_t>(base + j));
-    batch.visible_begin.push_back(static_cast<int64_t>(batch.visible.size()));
-    batch.sequence.push_back(seq);
-  }
-}
-
-void EagleDrafter::caught_up(const float* outputs) {
-  if (lockstep_rows_ > 0) {
-    kv_.keep_all();
-    last_out_.assign(outputs + (lockstep_rows_ - 1) * d_, outputs + lockstep_rows_ * d_);
-    pending_features_.clear();
-    pending_tokens_.clear();
-  }
-  if (last_out_.empty()) fail("draft head: draft() before begin()");
-}
-
-void EagleDrafter::add_expand_rows(HeadRowBatch& batch) {
-  const DraftStep step = dynamic_builder_.next();
-  const std::vector<FedNode>& nodes = dynamic_builder_.fed();
-  const int64_t stable = kv_.size(), first = static_cast<int64_t>(step.first);
-  const int64_t n_new = static_cast<int64_t>(nodes.size()) - first;
-  lockstep_rows_ = n_new;
-  kv_.begin_batch(static_cast<int64_t>(nodes.size()));  // all of this cycle's fed nodes
-  const auto seq = static_cast<int32_t>(batch.caches.size());
-  batch.caches.push_back(&kv_);
-  for (int64_t i = 0; i < n_new; ++i) {
-    const FedNode& node = nodes[static_cast<size_t>(first + i)];
-    const float* h = node.parent_fed < 0 ? last_out_.data() : &fed_out_[node.parent_fed * d_];
-    batch.hidden.insert(batch.hidden.end(), h, h + d_);
-    batch.tokens.push_back(node.token);
-    batch.positions.push_back(static_cast<int32_t>(stable + node.depth - 1));
-    batch.slots.push_back(static_cast<int32_t>(stable + first + i));
-    const size_t at = batch.visible.size();
-    for (int32_t f = static_cast<int32_t>(first + i); f >= 0; f = nodes[f].parent_fed)
-      batch.visible.push_back(static_cast<int32_t>(stable + f));
-    std::reverse(batch.visible.begin() + static_cast<std::ptrdiff_t>(at), batch.visible.end());
-    batch.visible_begin.push_back(static_cast<int64_t>(batch.visible.size()));
-    batch.sequence.push_back(seq);
-  }
-}
-
-void EagleDrafter::expanded(const float* outputs) {
-  const size_t first = dynamic_builder_.next().first;
-  fed_out_.resize(dynamic_builder_.fed().size() * static_cast<size_t>(d_));
-  std::memcpy(&fed_out_[first * static_cast<size_t>(d_)], outputs,
-              static_cast<size_t>(lockstep_rows_ * d_) * sizeof(float));
-}
-
-std::span<const float> EagleDrafter::step_hidden() const {
-  const DraftStep step = dynamic_builder_.next();
-  if (step.kind == DraftStep::Kind::RootChildren) return last_out_;
-  return std::span<const float>(fed_out_).subspan(step.first * static_cast<size_t>(d_),
-                                                  step.rows * static_cast<size_t>(d_));
-}
-
-void EagleDrafter::supply_logprobs(const float* logp) {
-  const DraftStep step = dynamic_builder_.next();
-  const int64_t V = head_.draft_vocab_size();
-  const size_t n = step.rows * static_cast<size_t>(step.k);
-  top_tokens_.resize(n);
-  top_logp_.resize(n);
-  for (size_t r = 0; r < step.rows; ++r) {
-    top_k_of(logp + static_cast<int64_t>(r) * V, V, step.k, &top_tokens_[r * step.k],
-             &top_logp_[r * step.k]);
-    for (int j = 0; j < step.k; ++j)
-      top_tokens_[r * step.k + j] = head_.draft_token(top_tokens_[r * step.k + j]);
-  }
-  supply_top_k(dynamic_builder_, step, snapshot_used_ ? &snapshot_ : nullptr);
-}
-
-Drafter::Proposal EagleDrafter::lockstep_proposal(double draft_seconds) {
-  if (!root_only_) lockstep_seconds_ = draft_seconds;
-  return drafted_proposal();
-}
+// supply_logprobs (eagle_drafter_lockstep.cpp) hands the dynamic builder its answers here.
+template void EagleDrafter::supply_top_k<DynamicTreeBuilder>(DynamicTreeBuilder&, const DraftStep&,
+                                                             const AcceptanceCalibration*);
 
 }  // namespace eagle2

@@ -37,13 +37,17 @@ struct EagleDrafterOptions {
 // Head rows of several sequences gathered for one multi-cache head forward (EagleHead::forward
 // over several caches): each drafter appends its rows, tagged with its cache.
 struct HeadRowBatch {
-  std::vector<float> hidden;  // [rows, d]
+  std::vector<float> hidden;  // [rows, d] ([rows, feature width] when from_features)
   std::vector<int32_t> tokens, positions, slots, visible, sequence;
   std::vector<int64_t> visible_begin{0};
   std::vector<KvCache*> caches;
+  // Catch-up rows carry target features (an EAGLE-3 head applies its fc to them: Rows).
+  bool from_features = false;
   int64_t size() const { return static_cast<int64_t>(tokens.size()); }
   EagleHead::Rows rows() const {
-    return {hidden.data(), tokens, positions, slots, visible, visible_begin, sequence};
+    EagleHead::Rows r{hidden.data(), tokens, positions, slots, visible, visible_begin, sequence};
+    r.from_features = from_features;
+    return r;
   }
 };
 
@@ -58,7 +62,13 @@ class EagleDrafter : public Drafter {
   // DraftPolicies::get(head, temperature); nullptr: a private policy without a cost model.
   EagleDrafter(EagleHead& head, ThreadPool& pool, EagleDrafterOptions options,
                std::shared_ptr<DraftPolicy> policy = nullptr);
+  // "eagle2-dynamic" / "eagle-static" / "eagle-chain" with an EAGLE-1/2 head (the names on the
+  // stats line are a contract), "eagle3-dynamic" / "eagle3-static" / "eagle3-chain" with an
+  // EAGLE-3 head.
   std::string name() const override;
+  // The head's feature layers: empty for EAGLE-1/2 (final-norm states), three target layers'
+  // inputs for EAGLE-3.
+  std::span<const int32_t> feature_layers() const override { return head_.feature_layers(); }
   void begin(std::span<const int32_t> context, const float* features, int32_t root) override;
   void draft(int64_t max_tokens, DraftTree& tree) override;
   bool choosable() const override;
@@ -76,8 +86,9 @@ class EagleDrafter : public Drafter {
   bool lockstep_capable(const EagleHead& head) const;
   // False when this cycle verifies the root alone (then lockstep_proposal() is final at once).
   bool begin_lockstep(int64_t max_tokens);
-  // The pairs not yet in the head's cache, as causal rows (reserved in its cache); caught_up()
-  // takes their outputs ([its rows, d]) and commits them.
+  // The pairs not yet in the head's cache, as causal rows of target features (reserved in its
+  // cache; the batch's from_features is set); caught_up() takes their outputs ([its rows, d]) and
+  // commits them.
   void add_catch_up_rows(HeadRowBatch& batch);
   void caught_up(const float* outputs);
   // The builder's step; at Expand, add_expand_rows() appends the fed nodes to run and expanded()
@@ -125,9 +136,10 @@ class EagleDrafter : public Drafter {
   std::shared_ptr<DraftPolicy> policy_;
   const VerifyCostModel* cost_ = nullptr;  // the policy's, with an auto budget
   KvCache kv_;
-  int64_t d_;
+  int64_t d_;       // the head's hidden width: its outputs
+  int64_t feat_w_;  // the width of one target feature (head.feature_width(): d_ for EAGLE-1/2)
   int32_t root_ = 0;
-  // Pairs (feature, next token) not yet in the head's stable cache.
+  // Pairs (feature, next token) not yet in the head's stable cache ([pairs, feat_w_]).
   std::vector<float> pending_features_;
   std::vector<int32_t> pending_tokens_;
   std::vector<float> last_out_;         // head output at the last stable position

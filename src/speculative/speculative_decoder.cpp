@@ -1,12 +1,12 @@
 #include "speculative/speculative_decoder.h"
 
 #include <chrono>
-#include <cstring>
 #include <string>
 
 #include "core/error.h"
 #include "core/stopwatch.h"
 #include "speculative/cycle_checks.h"
+#include "speculative/feature_capture.h"
 
 namespace eagle2 {
 
@@ -34,9 +34,13 @@ SpeculativeStats speculative_generate(LlamaModel& model, KvCache& kv, Drafter& d
   const LlamaConfig& cfg = model.config();
   const int64_t V = cfg.vocab_size, d = cfg.hidden_size;
   ForwardResult out;
+  // The drafter's features (final-norm states, or captured layer inputs for an EAGLE-3 head) come
+  // from the prefill and each verify forward themselves: no extra target forward.
+  const std::span<const int32_t> layers = drafter.feature_layers();
+  const FeatureRows features{.out = &out, .captured_layers = layers, .layers = layers, .d = d};
 
   auto t0 = SteadyClock::now();
-  prefill(model, kv, prompt, options.prefill_chunk, out, pool);
+  prefill(model, kv, prompt, options.prefill_chunk, out, pool, layers);
   st.prefill_seconds = seconds_since(t0);
 
   const auto decode_start = SteadyClock::now();
@@ -60,7 +64,7 @@ SpeculativeStats speculative_generate(LlamaModel& model, KvCache& kv, Drafter& d
   if (go) {
     auto td = SteadyClock::now();
     drafter.set_sampling(options.sampling);
-    drafter.begin(prompt, out.hidden.data(), root);
+    drafter.begin(prompt, layers.empty() ? out.hidden.data() : out.captured.data(), root);
     st.draft_seconds += seconds_since(td);
   }
   DraftTree tree;
@@ -82,8 +86,11 @@ SpeculativeStats speculative_generate(LlamaModel& model, KvCache& kv, Drafter& d
     auto tv = SteadyClock::now();
     rows.resize(static_cast<size_t>(tree.size()));
     for (int64_t i = 0; i < tree.size(); ++i) rows[i] = static_cast<int32_t>(i);
+    // Every tree row is captured: which of them verification keeps is not known yet.
+    const ForwardCapture capture{.layers = layers,
+                                 .rows = layers.empty() ? std::span<const int32_t>() : rows};
     model.forward(Batch::tree(tree.tokens, tree.parents, static_cast<int32_t>(n)), kv, rows, out,
-                  pool);
+                  pool, capture);
     // Every token emitted so far (the root included) has an output position below this one: the
     // root's first child is the next.
     const auto first_position = static_cast<uint64_t>(st.new_tokens);
@@ -108,9 +115,8 @@ SpeculativeStats speculative_generate(LlamaModel& model, KvCache& kv, Drafter& d
     if (go) go = emit(verdict.bonus);
     if (!go) break;
 
-    path_features.resize(verdict.path.size() * static_cast<size_t>(d));
-    for (size_t j = 0; j < verdict.path.size(); ++j)
-      std::memcpy(&path_features[j * d], &out.hidden[verdict.path[j] * d], d * sizeof(float));
+    path_features.clear();
+    for (int32_t node : verdict.path) features.append(node, path_features);
     td = SteadyClock::now();
     if (drafter.wants_target_tokens()) {
       argmax_per_node(out.logits.data(), tree.size(), V, target_argmax);

@@ -1,7 +1,6 @@
 // EAGLE-3 heads on the command line: --draft-vocab with one is one clear error (it has its own
-// draft vocabulary) from every command that takes the flag, and drafting with one, which needs the
-// target's layer features the decoding loops do not capture yet, is refused rather than done
-// wrong.
+// draft vocabulary) from every command that takes the flag; `--draft HEAD` detects the kind and
+// drafts with it (the same greedy text as plain decoding, "eagle3-..." on the stats line).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -35,7 +34,6 @@ void expect_one_error(const std::string& args, const std::string& message) {
 
 const std::string kVocabError =
     "--draft-vocab: this is an EAGLE-3 head with its own draft vocabulary of ";
-const std::string kNotWired = "EAGLE-3 heads are not wired to the drafter yet";
 
 TEST(CliEagle3, DraftVocabIsOneClearError) {
   const std::string head = random_head();
@@ -46,9 +44,18 @@ TEST(CliEagle3, DraftVocabIsOneClearError) {
   expect_one_error("serve --port 0 -t 1 -m " + test::kBundledModel + " --draft " + head +
                        " --draft-vocab 512",
                    kVocabError + "256 tokens");
-  // 0 means the full vocabulary: nothing to refuse, and the drafter says why it cannot draft.
-  expect_one_error(gen + "--draft-vocab 0", kNotWired);
-  expect_one_error(gen, kNotWired);
+}
+
+// 0 means the full vocabulary: nothing to refuse, and the head drafts (the default spec).
+TEST(CliEagle3, DraftVocabZeroDrafts) {
+  const std::string gen = "generate -m " + test::kBundledModel + " --draft " + random_head() +
+                          " -p 'def f():' -n 8 -t 1 --temp 0 ";
+  const CliRun plain = test::run_cli_split(gen + "--spec plain");
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  const CliRun r = test::run_cli_split(gen + "--draft-vocab 0");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, plain.out);
+  EXPECT_NE(r.err.find("[stats] drafter eagle3-"), std::string::npos) << r.err;
 }
 
 TEST(CliEagle3, ReferenceHead) {
@@ -57,7 +64,20 @@ TEST(CliEagle3, ReferenceHead) {
   const std::string gen = "generate -m " + test::kBundledModel + " --draft " + head +
                           " -p 'def f():' -n 4 -t 1 ";
   expect_one_error(gen + "--draft-vocab 512", kVocabError + "1024 tokens");
-  expect_one_error(gen + "--spec dynamic:16:3:4", kNotWired);
+}
+
+// The reference head on the bundled model: plain decoding's text, the kind on the stats line.
+TEST(CliEagle3, ReferenceHeadPrintsThePlainText) {
+  EAGLE2_SHARED_FILE(cfg, "data/models/code-lm-eagle3-ref/config.json");
+  const std::string head = cfg.substr(0, cfg.rfind('/'));
+  const std::string gen = "generate -m " + test::kBundledModel + " --draft " + head +
+                          " -p 'def fibonacci(n):' -n 32 -t 1 --temp 0 --spec ";
+  const CliRun plain = test::run_cli_split(gen + "plain");
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  const CliRun r = test::run_cli_split(gen + "dynamic:16:3:4");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, plain.out);
+  EXPECT_NE(r.err.find("[stats] drafter eagle3-dynamic | "), std::string::npos) << r.err;
 }
 
 }  // namespace

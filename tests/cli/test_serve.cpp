@@ -167,6 +167,30 @@ TEST(Serve, GenerateDrafterFlagsNameTheDefaultSpec) {
   EXPECT_NE(srv.err().find(", spec chain:3, "), std::string::npos) << srv.err();
 }
 
+// The server serves EAGLE-3 heads too (--draft detects the kind): a request drafted with the
+// reference head returns plain decoding's text in fewer target forwards.
+TEST(Serve, AnEagle3HeadServesARequest) {
+  EAGLE2_SHARED_FILE(cfg, "data/models/code-lm-eagle3-ref/config.json");
+  ServeProcess srv("--draft " + cfg.substr(0, cfg.rfind('/')));
+  httplib::Client c = srv.client();
+  auto complete = [&](const std::string& spec) {
+    const json body = {{"prompt", "def fibonacci(n):\n"}, {"max_tokens", 24},
+                       {"temperature", 0}, {"speculative", spec}};
+    const httplib::Result r = c.Post("/v1/completions", body.dump(), "application/json");
+    EXPECT_TRUE(r);
+    if (!r) return json();
+    EXPECT_EQ(r->status, 200) << r->body;
+    return json::parse(r->body);
+  };
+  const json drafted = complete("dynamic:16:3:4"), plain = complete("plain");
+  ASSERT_TRUE(drafted.contains("choices") && plain.contains("choices"));
+  EXPECT_EQ(drafted["choices"][0]["text"], plain["choices"][0]["text"]);
+  EXPECT_EQ(drafted["usage"]["completion_tokens"], 24);
+  EXPECT_LT(drafted["usage"]["target_forwards"].get<int64_t>(), 24) << drafted.dump();
+  srv.signal(SIGTERM);
+  EXPECT_EQ(srv.wait(), 0);
+}
+
 TEST(Serve, ChatTemplateFlag) {
   // The bundled model has no template of its own.
   EAGLE2_SHARED_FILE(tmpl, "data/chat_templates/meta-llama-Llama-3.1-8B-Instruct.jinja");

@@ -1,7 +1,8 @@
 // Many sequences decoded together in one target forward per step (BatchDecoder) produce, for each
 // sequence, exactly the tokens of plain decoding of it alone: greedy and seeded sampling, 1..16
-// concurrent sequences with different prompts, drafters (EAGLE dynamic/static/chain, lookup, the
-// root alone, a scripted oracle) and lengths, sequences joining mid-way. Real models in
+// concurrent sequences with different prompts, drafters (EAGLE-2 and EAGLE-3 dynamic/static/chain,
+// lookup, the root alone, a scripted oracle) and lengths, sequences joining mid-way: batches mix
+// sequences that capture target layers (EAGLE-3) with sequences that do not. Real models in
 // test_batch_decoding_slow.cpp.
 #include <gtest/gtest.h>
 
@@ -10,6 +11,7 @@
 #include "speculative/eagle_drafter.h"
 #include "support/batch_runs.h"
 #include "support/decoding.h"
+#include "support/eagle3_heads.h"
 #include "support/errors.h"
 #include "support/random_models.h"
 
@@ -19,8 +21,10 @@ namespace {
 TEST(BatchDecoding, EverySequenceEqualsItsPlainDecodingAlone) {
   auto target = test::load_random_model("batch-dec", test::tiny_config(), DType::BF16, 21, 0.3f);
   auto head = EagleHead::load(test::write_random_head("batch-dec", *target), *target);
+  auto head3 = test::load_random_eagle3_head("batch-dec", *target);
   ThreadPool pool(2);
-  const auto cases = test::drafter_cases(*head, pool, target->config().vocab_size, 256);
+  const auto cases =
+      test::drafter_cases(*head, pool, target->config().vocab_size, 256, head3.get());
   const auto prompts = test::random_prompts(3, 5, target->config().vocab_size);
   test::BatchRunOptions opt;
   SamplingParams hot;
@@ -38,22 +42,30 @@ TEST(BatchDecoding, EverySequenceEqualsItsPlainDecodingAlone) {
 TEST(BatchDecoding, BatchWideTreeBudgetsKeepEverySequenceExact) {
   auto target = test::load_random_model("batch-dec", test::tiny_config(), DType::BF16, 21, 0.3f);
   auto head = EagleHead::load(test::write_random_head("batch-dec", *target), *target);
+  // Two EAGLE-3 heads reading different layers in different orders: one step's forward captures
+  // the union, and each drafter gets its own layers (drafted in lockstep per head, catch-up rows
+  // of features, later rows of head outputs).
+  auto head3 = test::load_random_eagle3_head("batch-dec", *target);
+  auto head3b = test::load_random_eagle3_head("batch-dec-b", *target, {.aux_layers = {1}, .seed = 8});
   ThreadPool pool(2);
   const VerifyCostModel curve({{1, 1e-3}, {12, 1.1e-3}, {64, 6e-3}});
-  auto policy = std::make_shared<DraftPolicy>(std::make_shared<const VerifyCostModel>(curve));
+  auto cost = std::make_shared<const VerifyCostModel>(curve);
   std::vector<test::DrafterCase> cases;
-  for (bool calibrate : {true, false}) {
-    EagleDrafterOptions o;
-    o.auto_budget = true;
-    o.calibrate = calibrate;
-    o.dynamic.top_k = 4;
-    o.dynamic.depth = 3;
-    o.context = 256;
-    cases.push_back({calibrate ? "auto-cal" : "auto",
-                     [&head, &pool, o, policy](const std::vector<int32_t>&) -> std::unique_ptr<Drafter> {
-                       return std::make_unique<EagleDrafter>(*head, pool, o, policy);
-                     },
-                     4});
+  for (EagleHead* h : {head.get(), head3.get(), head3b.get()}) {
+    auto policy = std::make_shared<DraftPolicy>(cost);  // policies are per head
+    for (bool calibrate : {true, false}) {
+      EagleDrafterOptions o;
+      o.auto_budget = true;
+      o.calibrate = calibrate;
+      o.dynamic.top_k = 4;
+      o.dynamic.depth = 3;
+      o.context = 256;
+      cases.push_back({std::string(calibrate ? "auto-cal-" : "auto-") + std::to_string(cases.size()),
+                       [h, &pool, o, policy](const std::vector<int32_t>&) -> std::unique_ptr<Drafter> {
+                         return std::make_unique<EagleDrafter>(*h, pool, o, policy);
+                       },
+                       4});
+    }
   }
   const auto fixed = test::drafter_cases(*head, pool, target->config().vocab_size, 256);
   cases.push_back(fixed[4]);  // chain-3

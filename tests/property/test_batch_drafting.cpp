@@ -1,7 +1,8 @@
 // Drafting in lockstep (speculative/batch_drafting.h) gives every sequence exactly the tree its
 // drafter drafts alone: the same tokens, parents and values, cycle after cycle, whatever the
 // other sequences (their prompts, depths, widths, budgets, calibration, ablation), because every
-// head row and every draft log-prob row is bit-identical to its sequence's own.
+// head row and every draft log-prob row is bit-identical to its sequence's own. With EAGLE-2 and
+// EAGLE-3 heads (whose catch-up rows are target features of another width, through fc).
 #include <gtest/gtest.h>
 
 #include <random>
@@ -9,17 +10,17 @@
 #include "draft/eagle_head.h"
 #include "speculative/batch_drafting.h"
 #include "speculative/eagle_drafter.h"
+#include "support/eagle3_heads.h"
 #include "support/equality_runs.h"
 #include "support/random_models.h"
 
 namespace eagle2 {
 namespace {
 
-TEST(BatchDrafting, LockstepTreesEqualEachDraftersOwn) {
-  auto target = test::load_random_model("lockstep", test::tiny_config(), DType::BF16, 21, 0.3f);
-  auto head = EagleHead::load(test::write_random_head("lockstep", *target), *target);
+void expect_lockstep_trees_equal_own(LlamaModel* target, EagleHead* head) {
   ThreadPool pool(2);
-  const int64_t V = target->config().vocab_size, d = target->config().hidden_size;
+  // The width of the made-up target features: the head's (three layers for EAGLE-3).
+  const int64_t V = target->config().vocab_size, d = head->feature_width();
   const auto prompts = test::random_prompts(7, 8, V);
   // Verify costs in seconds, so that the measured draft times (milliseconds, more under the
   // sanitizers) weigh nothing in the pacing's judgement: a drafter pausing because its own draft
@@ -101,6 +102,19 @@ TEST(BatchDrafting, LockstepTreesEqualEachDraftersOwn) {
     }
   }
   EXPECT_GT(nodes, 20) << "the trees were not trivial";
+}
+
+TEST(BatchDrafting, LockstepTreesEqualEachDraftersOwn) {
+  auto target = test::load_random_model("lockstep", test::tiny_config(), DType::BF16, 21, 0.3f);
+  auto head = EagleHead::load(test::write_random_head("lockstep", *target), *target);
+  expect_lockstep_trees_equal_own(target.get(), head.get());
+}
+
+TEST(BatchDrafting, LockstepTreesEqualEachDraftersOwnWithAnEagle3Head) {
+  auto target = test::load_random_model("lockstep", test::tiny_config(), DType::BF16, 21, 0.3f);
+  auto head = test::load_random_eagle3_head("lockstep", *target);
+  ASSERT_EQ(head->feature_width(), 2 * target->config().hidden_size);
+  expect_lockstep_trees_equal_own(target.get(), head.get());
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "draft/eagle_head.h"
 #include "speculative/speculative_decoder.h"
+#include "support/eagle3_heads.h"
 #include "support/equality_runs.h"
 #include "support/random_models.h"
 #include "support/shared_data.h"
@@ -16,11 +17,12 @@ namespace {
 // Runs every drafter on every prompt and checks equality with plain greedy decoding.
 void check_greedy_equality(LlamaModel& target, EagleHead& head,
                            const std::vector<std::vector<int32_t>>& prompts, int64_t max_new,
-                           int64_t ctx, test::Coverage& cov) {
+                           int64_t ctx, test::Coverage& cov, EagleHead* head3 = nullptr) {
   ThreadPool pool(2);
   GenerationOptions opt;
   opt.max_new_tokens = max_new;
-  test::check_equality(target, test::drafter_cases(head, pool, target.config().vocab_size, ctx),
+  test::check_equality(target,
+                       test::drafter_cases(head, pool, target.config().vocab_size, ctx, head3),
                        prompts, opt, ctx, pool, cov);
 }
 
@@ -51,9 +53,10 @@ TEST(GreedyEquality, RandomModelAndHead) {
   LlamaConfig cfg = test::tiny_config();
   auto target = test::load_random_model("greedy-eq", cfg, DType::BF16, 21, 0.3f);
   auto head = EagleHead::load(test::write_random_head("greedy-eq", *target), *target);
+  auto head3 = test::load_random_eagle3_head("greedy-eq", *target);
   const auto prompts = test::random_prompts(5, test::scaled(8), cfg.vocab_size);
   test::Coverage cov;
-  check_greedy_equality(*target, *head, prompts, 40, 512, cov);
+  check_greedy_equality(*target, *head, prompts, 40, 512, cov, head3.get());
   EXPECT_GT(cov.at("scripted", 0), 0);
   EXPECT_GT(cov.at("scripted", 5), 0);
 }
@@ -62,10 +65,11 @@ TEST(GreedyEquality, TightContextShrinksTheTreeButNotTheOutput) {
   LlamaConfig cfg = test::tiny_config();
   auto target = test::load_random_model("greedy-ctx", cfg, DType::F32, 22, 0.3f);
   auto head = EagleHead::load(test::write_random_head("greedy-ctx", *target), *target);
+  auto head3 = test::load_random_eagle3_head("greedy-ctx", *target);
   std::vector<std::vector<int32_t>> prompts = {{1, 5, 7, 9}, {1, 2}};
   test::Coverage cov;
   // ctx 40: generation runs into the end of the context, where trees must shrink to fit.
-  check_greedy_equality(*target, *head, prompts, 100, 40, cov);
+  check_greedy_equality(*target, *head, prompts, 100, 40, cov, head3.get());
 }
 
 }  // namespace

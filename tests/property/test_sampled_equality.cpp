@@ -10,6 +10,7 @@
 #include "draft/eagle_head.h"
 #include "support/broken_verifiers.h"
 #include "support/decoding.h"
+#include "support/eagle3_heads.h"
 #include "support/equality_runs.h"
 #include "support/random_models.h"
 #include "support/scripted_drafter.h"
@@ -33,8 +34,11 @@ class SampledEquality : public ::testing::Test {
     target_ = test::load_random_model("sampled-eq", test::tiny_config(), DType::BF16, 21, 0.3f)
                   .release();
     head_ = EagleHead::load(test::write_random_head("sampled-eq", *target_), *target_).release();
+    head3_ = test::load_random_eagle3_head("sampled-eq", *target_).release();
   }
   static void TearDownTestSuite() {
+    delete head3_;
+    head3_ = nullptr;
     delete head_;
     delete target_;
     head_ = nullptr;
@@ -43,7 +47,7 @@ class SampledEquality : public ::testing::Test {
   // Every drafter of the greedy equality test, plus random trees (mostly wrong: bonus tokens).
   std::vector<test::DrafterCase> cases(int64_t ctx) {
     const int64_t V = target_->config().vocab_size;
-    auto all = test::drafter_cases(*head_, pool_, V, ctx);
+    auto all = test::drafter_cases(*head_, pool_, V, ctx, head3_);
     all.push_back({"random-trees", [V](const std::vector<int32_t>& truth) -> std::unique_ptr<Drafter> {
                      return std::make_unique<test::ScriptedDrafter>(
                          test::random_tree_script(V, static_cast<uint32_t>(truth.size())));
@@ -52,10 +56,12 @@ class SampledEquality : public ::testing::Test {
   }
   static LlamaModel* target_;
   static EagleHead* head_;
+  static EagleHead* head3_;  // EAGLE-3
   ThreadPool pool_{2};
 };
 LlamaModel* SampledEquality::target_ = nullptr;
 EagleHead* SampledEquality::head_ = nullptr;
+EagleHead* SampledEquality::head3_ = nullptr;
 
 TEST_F(SampledEquality, EveryDrafterSeveralSeedsAndProcessors) {
   const auto prompts = test::random_prompts(7, 2, target_->config().vocab_size);

@@ -25,6 +25,7 @@
 #include "speculative/sps_drafter.h"
 #include "speculative/verify.h"
 #include "support/broken_verifiers.h"
+#include "support/eagle3_heads.h"
 #include "support/medusa_heads.h"
 #include "support/random_models.h"
 #include "support/scripted_drafter.h"
@@ -259,6 +260,21 @@ TEST_F(LosslessSampling, ScriptedTreesTopKThenTopP) {
 TEST_F(LosslessSampling, RandomEagleHeadDynamicTree) {
   const std::string head_dir = test::write_random_head("lossless", *model_, 9, 0.5f);
   auto head = EagleHead::load(head_dir, *model_);
+  EagleDrafterOptions opt;
+  opt.dynamic = {2, 2, 6};
+  opt.context = 32;
+  EagleHead* h = head.get();
+  const SamplingParams sp{1.0f, 0, 1.0f, 0};
+  const ChiSquare c = check(sp, [&](uint32_t) { return std::make_unique<EagleDrafter>(*h, pool_, opt); },
+                            nullptr);
+  EXPECT_LT(c.stat, c.threshold) << "df " << c.df;
+}
+
+// The same with an EAGLE-3 head: its drafts come from captured layer inputs (the last layer's and
+// the embedding's on this 2-layer model) and its own 4-token draft vocabulary.
+TEST_F(LosslessSampling, RandomEagle3HeadDynamicTree) {
+  auto head = test::load_random_eagle3_head(
+      "lossless", *model_, {.draft_vocab = 4, .init_std = 0.5f, .seed = 9});
   EagleDrafterOptions opt;
   opt.dynamic = {2, 2, 6};
   opt.context = 32;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "draft/eagle_head.h"
 #include "model/llama_model.h"
 
 namespace eagle2::test {
@@ -50,5 +51,13 @@ void round_to_bf16(HeadFiles& files, bool store_bf16);
 
 // Writes config.json + model.safetensors to a fresh temp folder named after `name`.
 std::string write_head_folder(const std::string& name, const HeadFiles& files);
+
+// A random EAGLE-3 head written and loaded for `target` (of any depth): when o.aux_layers is empty
+// and the target is too shallow for the default {2, L/2, L-3}, the feature layers are the last
+// layer and layer 0, in that (descending) order, so that the drafters' concatenation order is
+// exercised too. For the equality and batch tests.
+std::unique_ptr<EagleHead> load_random_eagle3_head(const std::string& name,
+                                                   const LlamaModel& target,
+                                                   Eagle3HeadOptions o = {});
 
 }  // namespace eagle2::test

@@ -16,7 +16,7 @@
 namespace eagle2::test {
 
 std::vector<DrafterCase> drafter_cases(EagleHead& head, ThreadPool& pool, int64_t vocab,
-                                       int64_t ctx) {
+                                       int64_t ctx, EagleHead* head3) {
   auto eagle = [&head, &pool, ctx](EagleDrafterOptions o) {
     o.context = ctx;
     return [&head, &pool, o](const std::vector<int32_t>&) -> std::unique_ptr<Drafter> {
@@ -62,6 +62,18 @@ std::vector<DrafterCase> drafter_cases(EagleHead& head, ThreadPool& pool, int64_
   cases.push_back({"lookahead-4-3-3", [](const std::vector<int32_t>&) -> std::unique_ptr<Drafter> {
                      return std::make_unique<LookaheadDrafter>(LookaheadParams{4, 3, 3});
                    }, 2});
+  if (head3) {
+    // EAGLE-3: the decoding loops capture the head's layers in the prefill and verify forwards.
+    auto eagle3 = [head3, &pool, ctx](EagleDrafterOptions o) {
+      o.context = ctx;
+      return [head3, &pool, o](const std::vector<int32_t>&) -> std::unique_ptr<Drafter> {
+        return std::make_unique<EagleDrafter>(*head3, pool, o);
+      };
+    };
+    cases.push_back({"eagle3-dynamic-16-3-4", eagle3(options(Shape::Dynamic, 4, 3, 16, {}, 5)), 4});
+    cases.push_back({"eagle3-dynamic-60-5-10", eagle3(options(Shape::Dynamic, 10, 5, 60, {}, 5)), 6});
+    cases.push_back({"eagle3-chain-3", eagle3(options(Shape::Chain, 10, 5, 60, {}, 3)), 4});
+  }
   return cases;
 }
 

@@ -26,9 +26,12 @@ struct DrafterCase {
   int64_t full_depth;  // the longest acceptance this drafter can produce
 };
 
-// head and pool must outlive the drafters; ctx is the EAGLE drafters' context.
+// head and pool must outlive the drafters; ctx is the EAGLE drafters' context. With an EAGLE-3
+// head (head3, which must outlive them too), its dynamic trees and chain are added last
+// ("eagle3-dynamic-16-3-4", "eagle3-dynamic-60-5-10", "eagle3-chain-3"), after the indices
+// tests pick.
 std::vector<DrafterCase> drafter_cases(EagleHead& head, ThreadPool& pool, int64_t vocab,
-                                       int64_t ctx);
+                                       int64_t ctx, EagleHead* head3 = nullptr);
 
 // Accepted-length histograms per drafter, summed over runs: the evidence that the runs covered
 // total rejection, partial and full acceptance.

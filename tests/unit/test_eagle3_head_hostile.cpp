@@ -256,9 +256,9 @@ TEST_F(Eagle3Hostile, ConfigVariantsThatChangeTheMath) {
   EXPECT_NO_THROW(EagleHead::load(test::write_head_folder("nbr-false", f), *target_));
 }
 
-// Its own draft vocabulary: --draft-vocab (restrict_vocab) is refused, and the drafter is not
-// wired to EAGLE-3 heads yet (it needs the target's layer features), so no garbage drafts.
-TEST_F(Eagle3Hostile, DraftVocabAndDrafterAreRefused) {
+// Its own draft vocabulary: --draft-vocab (restrict_vocab) is refused; a drafter's top-k wider
+// than that vocabulary too.
+TEST_F(Eagle3Hostile, DraftVocabIsRefused) {
   const std::string dir =
       test::write_head_folder("vocab", test::random_eagle3_head(*target_, {.draft_vocab = 48}));
   const auto head = EagleHead::load(dir, *target_);
@@ -272,9 +272,9 @@ TEST_F(Eagle3Hostile, DraftVocabAndDrafterAreRefused) {
   ThreadPool pool(1);
   EagleDrafterOptions o;
   o.context = 64;
+  o.dynamic.top_k = 49;
   EXPECT_EQ(error_of([&] { EagleDrafter drafter(*head, pool, o); }),
-            "EAGLE-3 heads are not wired to the drafter yet (it loads; drafting needs the "
-            "target's layer features)");
+            "--draft-top-k must be in [1, 48] (the draft vocabulary; got 49)");
 }
 
 }  // namespace

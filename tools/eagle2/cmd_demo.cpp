@@ -112,9 +112,10 @@ int run_demo(const DemoFlags& f) {
   opt.warmup_prompts = 1;
   opt.ctx = resolve_ctx(run, model.config().max_position_embeddings);
 
-  std::printf("eagle2 demo: %s (%lld layers, hidden %lld) with the EAGLE-2 head %s\n",
+  std::printf("eagle2 demo: %s (%lld layers, hidden %lld) with the %s head %s\n",
               model_dir.c_str(), static_cast<long long>(model.config().num_layers),
-              static_cast<long long>(model.config().hidden_size), head_dir.c_str());
+              static_cast<long long>(model.config().hidden_size),
+              head.kind() == "eagle3" ? "EAGLE-3" : "EAGLE-2", head_dir.c_str());
   std::printf("greedy decoding of %lld tokens per prompt, %d threads, %s kernels, drafter %s",
               static_cast<long long>(f.n), threads.size(), kernel_name(),
               eagle.label.c_str());
