@@ -1,7 +1,8 @@
 // eagle2 train-head: build an EAGLE head's training set with the target (self-distillation by
 // default, or given text), train the head, write it in the published format, and report its
 // held-out agreement with the target and its tau. --arch medusa|hydra trains Medusa or Hydra heads
-// on the same data instead (the folder "medusa:DIR" / "hydra:DIR" drafts with).
+// on the same data instead (the folder "medusa:DIR" / "hydra:DIR" drafts with); --arch eagle3 an
+// EAGLE-3 head (cmd_train_head_eagle3.cpp), its data recorded with the target's layer features.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
