@@ -45,6 +45,9 @@ struct SelfDistillOptions {
   int sampled_per_prompt = 1;  // plus this many at temperature 1
   uint64_t seed = 1;           // sampled continuation s of prompt p uses seed + 1000 p + s
   int64_t max_tokens = 0;      // cap on prompt + continuation (0 = the target's context)
+  // Also record each position's inputs of these target layers (an EAGLE-3 head's features:
+  // Eagle3Trainer::feature_layers); empty: none.
+  std::vector<int32_t> feature_layers;
 };
 
 // The target's own continuations of each prompt (token ids, BOS included by the caller).
@@ -52,10 +55,11 @@ HeadData self_distill(Model& target, const std::vector<std::vector<int32_t>>& pr
                       const SelfDistillOptions& options, Threads& threads,
                       const DataProgress& progress = nullptr);
 // Given documents (token ids), cut into pieces of at most max_tokens; pieces after the first start
-// with `bos` when bos >= 0.
+// with `bos` when bos >= 0. feature_layers as in SelfDistillOptions.
 HeadData from_documents(Model& target, const std::vector<std::vector<int32_t>>& documents,
                         int64_t max_tokens, int32_t bos, Threads& threads,
-                        const DataProgress& progress = nullptr);
+                        const DataProgress& progress = nullptr,
+                        const std::vector<int32_t>& feature_layers = {});
 // The sequences of the last `eval_sources` prompts/documents go to `eval`, the rest to `train`
 // (the continuations of one prompt never straddle the split).
 void split_by_source(HeadData all, int64_t eval_sources, HeadData& train, HeadData& eval);
@@ -187,6 +191,71 @@ class MedusaTrainer {
   // "hydra:DIR" loads; creates dir.
   void save(const std::string& dir, DType dtype) const;
   MedusaAgreement agreement(const HeadData& held_out, int64_t seq_len, Threads& threads);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---- EAGLE-3 heads (train-head --arch eagle3; docs/TRAINING.md "EAGLE-3 heads") ----
+// One decoder layer on the target's layers {2, L/2, L-3} (their inputs, concatenated), trained
+// with training-time test: unrolled ttt_steps steps on its own outputs, each step's soft
+// cross-entropy against the target's distribution restricted to the draft vocabulary (the
+// draft_vocab_size most frequent tokens of the training data), weighted 0.8^s.
+struct Eagle3Init {
+  uint64_t seed = 1;
+  int64_t draft_vocab_size = 1024;  // capped at the target's vocabulary
+  int64_t intermediate = 0;         // the MLP width (0: the target's)
+  int64_t ttt_steps = 7;            // unrolled steps in training (at least 3)
+};
+
+struct Eagle3StepStats {
+  double total = 0;          // sum over steps s of 0.8^s loss[s]
+  std::vector<double> loss;  // per unrolled step: soft cross-entropy
+  std::vector<double> top1;  // per unrolled step: draft argmax == the target's (restricted)
+};
+
+struct Eagle3TrainProgress {
+  int64_t step = 0, steps = 0;
+  Eagle3StepStats stats;  // this step's
+  double lr = 0, grad_norm = 0, seconds = 0;
+  int64_t positions = 0;  // counted positions so far
+};
+
+struct Eagle3TrainResult {
+  Eagle3StepStats first, last;  // the first step's, and the mean of the last 10 % of steps
+  double seconds = 0;
+  int64_t positions = 0;
+};
+
+struct Eagle3Agreement {
+  std::vector<int64_t> positions;  // per unrolled step: counted positions
+  Eagle3StepStats stats;
+};
+
+// An EAGLE-3 head for the target, its draft vocabulary taken from `data` (recorded with
+// feature_layers(target)). The target must outlive it.
+class Eagle3HeadTrainer {
+ public:
+  // The target layers whose inputs the head reads (Error for targets of fewer than 7 layers).
+  static std::vector<int32_t> feature_layers(const Model& target);
+
+  Eagle3HeadTrainer(const Model& target, const HeadData& data, const Eagle3Init& init);
+  ~Eagle3HeadTrainer();
+  Eagle3HeadTrainer(const Eagle3HeadTrainer&) = delete;
+  Eagle3HeadTrainer& operator=(const Eagle3HeadTrainer&) = delete;
+
+  int64_t draft_vocab_size() const;
+  double vocab_coverage() const;  // share of the training tokens the draft vocabulary holds
+  int64_t distinct_tokens() const;
+
+  // options as for HeadTrainer::train; noise and ce_weight do not apply.
+  Eagle3TrainResult train(const HeadData& data, const HeadTrainOptions& options, Threads& threads,
+                          const std::function<void(const Eagle3TrainProgress&)>& progress = nullptr);
+  // The published EAGLE-3 layout (config.json + model.safetensors with d2t / t2d), F32 or BF16:
+  // the folder --draft loads.
+  void save(const std::string& dir, DType dtype) const;
+  Eagle3Agreement agreement(const HeadData& held_out, int64_t seq_len, Threads& threads);
 
  private:
   struct Impl;

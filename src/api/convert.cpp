@@ -266,6 +266,7 @@ train::SelfDistillOptions to_internal(const SelfDistillOptions& o) {
   s.sampled_per_prompt = o.sampled_per_prompt;
   s.seed = o.seed;
   s.max_tokens = o.max_tokens;
+  s.feature_layers = o.feature_layers;
   return s;
 }
 

@@ -37,9 +37,9 @@ HeadData self_distill(Model& target, const std::vector<std::vector<int32_t>>& pr
 
 HeadData from_documents(Model& target, const std::vector<std::vector<int32_t>>& documents,
                         int64_t max_tokens, int32_t bos, Threads& threads,
-                        const DataProgress& progress) {
+                        const DataProgress& progress, const std::vector<int32_t>& feature_layers) {
   return wrap(train::from_documents(*target.impl().model, documents, max_tokens, bos,
-                                    threads.impl().pool, progress));
+                                    threads.impl().pool, progress, feature_layers));
 }
 
 void split_by_source(HeadData all, int64_t eval_sources, HeadData& to_train, HeadData& to_eval) {

@@ -23,6 +23,19 @@ std::vector<int32_t> ids_by_frequency(const std::vector<int64_t>& counts) {
   return ids;
 }
 
+std::vector<int32_t> eagle3_draft_ids(const std::vector<int64_t>& counts, int64_t n) {
+  const auto V = static_cast<int64_t>(counts.size());
+  if (n < 1 || n > V) fail("draft vocabulary: size ", n, " is outside [1, ", V, "]");
+  std::vector<int32_t> ids = ids_by_frequency(counts);
+  if (static_cast<int64_t>(ids.size()) > n) ids.resize(static_cast<size_t>(n));
+  std::vector<char> kept(static_cast<size_t>(V), 0);
+  for (int32_t id : ids) kept[static_cast<size_t>(id)] = 1;
+  for (int32_t id = 0; static_cast<int64_t>(ids.size()) < n; ++id)
+    if (!kept[static_cast<size_t>(id)]) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
 void write_draft_vocab(const std::string& path, const std::vector<int64_t>& counts) {
   std::ofstream out(path, std::ios::binary);
   if (!out) fail(path, ": cannot write");

@@ -17,6 +17,12 @@ namespace eagle2 {
 // Token ids sorted by count descending, ties by id (ids with count 0 left out).
 std::vector<int32_t> ids_by_frequency(const std::vector<int64_t>& counts);
 
+// An EAGLE-3 head's draft vocabulary (SafeAILab/EAGLE traineagle3 `scandata`): the n most
+// frequent ids (ids_by_frequency), filled with the lowest unused ids when fewer than n occurred
+// (the reference would write a short d2t; the golden head fills so), sorted ascending: draft index
+// i drafts ids[i], so d2t[i] = ids[i] - i. Error if n is outside [1, counts.size()].
+std::vector<int32_t> eagle3_draft_ids(const std::vector<int64_t>& counts, int64_t n);
+
 void write_draft_vocab(const std::string& path, const std::vector<int64_t>& counts);
 
 // The ids of a draft_vocab.tsv, most frequent first. Error (naming the file and line) on a

@@ -1,11 +1,11 @@
 // eagle2 train-head: build an EAGLE head's training set with the target (self-distillation by
 // default, or given text), train the head, write it in the published format, and report its
 // held-out agreement with the target and its tau. --arch medusa|hydra trains Medusa or Hydra heads
-// on the same data instead (the folder "medusa:DIR" / "hydra:DIR" drafts with).
+// on the same data instead (the folder "medusa:DIR" / "hydra:DIR" drafts with); --arch eagle3 an
+// EAGLE-3 head (cmd_train_head_eagle3.cpp), its data recorded with the target's layer features.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <sys/resource.h>
 #include <unistd.h>
 #include <filesystem>
 #include <string>
@@ -20,6 +20,7 @@
 #include "eagle2/tokenizer.h"
 #include "eagle2/train_head.h"
 #include "flag_checks.h"
+#include "train_head_eagle3.h"
 
 namespace eagle2::cli {
 
@@ -43,23 +44,17 @@ struct TrainHeadFlags {
   int64_t tau_tokens = 96;
   bool no_tau = false;
   std::string dtype = "f32";  // of the exported head tensors
-  std::string arch = "eagle";  // eagle, medusa, hydra
+  std::string arch = "eagle";  // eagle, eagle3, medusa, hydra
   int heads = 4, head_layers = 1;  // medusa, hydra
-  bool lr_given = false, eagle_only_given = false, heads_only_given = false;
+  Eagle3Init eagle3;               // eagle3
+  bool lr_given = false, eagle_only_given = false, heads_only_given = false,
+       eagle3_only_given = false;
 };
 
 // The peak learning rate of Medusa and Hydra heads when --lr is not given: tuned on the bundled
 // code model (models/README.md: 3e-3, 1e-2 and 3e-2 on short runs, 1e-2 best for both archs); the
 // EAGLE default (2e-2) was tuned for a hidden size of 64.
 constexpr double kHeadsDefaultLr = 1e-2;
-
-// Seconds of CPU this process has used so far (user, sys).
-std::pair<double, double> cpu_seconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
-  return {s(u.ru_utime), s(u.ru_stime)};
-}
 
 std::vector<Prompt> load_all(const std::vector<std::string>& files, const PromptSetOptions& o) {
   std::vector<Prompt> all;
@@ -75,24 +70,6 @@ std::vector<std::vector<int32_t>> encode_all(const Tokenizer& tok, const std::ve
   std::vector<std::vector<int32_t>> out;
   for (const Prompt& x : p) out.push_back(tok.encode(x.text, /*add_bos=*/true));
   return out;
-}
-
-std::string clock(double s) {
-  const auto t = static_cast<long long>(s + 0.5);
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%lld:%02lld", t / 60, t % 60);
-  return buf;
-}
-
-// On a terminal the bars redraw in place; in a log (pipe or file) a plain line is written only at
-// each tenth of the work, so logs stay readable.
-bool stderr_is_tty() {
-  static const bool tty = isatty(fileno(stderr)) != 0;
-  return tty;
-}
-bool log_line_due(int64_t done, int64_t total) {
-  total = std::max<int64_t>(1, total);
-  return done == total || done * 10 / total != (done - 1) * 10 / total;
 }
 
 void draw_bar(const char* what, int64_t done, int64_t total) {
@@ -177,8 +154,13 @@ int run_train_head(TrainHeadFlags f) {
     fail("give either --prompts or --text, not both");
   if (f.arch != "eagle" && f.eagle_only_given)
     fail("--noise, --noise-relative and --fc-identity apply to --arch eagle only");
-  if (f.arch == "eagle" && f.heads_only_given)
+  if (f.arch != "medusa" && f.arch != "hydra" && f.heads_only_given)
     fail("--heads and --head-layers apply to --arch medusa and hydra only");
+  if (f.arch != "eagle3" && f.eagle3_only_given)
+    fail("--ttt-steps, --draft-vocab-size and --intermediate apply to --arch eagle3 only");
+  if (f.arch == "eagle3" && f.eagle3.ttt_steps < 3)
+    fail("--ttt-steps ", f.eagle3.ttt_steps,
+         " is too few for --arch eagle3 (at least 3; the reference unrolls 7)");
   Model target = Model::load(f.run.model_dir);
   const Tokenizer tok = Tokenizer::open(f.run.model_dir);  // folder or GGUF, as generate
   Threads threads(resolve_threads(f.run));
@@ -222,6 +204,8 @@ int run_train_head(TrainHeadFlags f) {
   so.greedy = !f.no_greedy;
   so.seed = f.train.seed;
   so.max_tokens = cap;
+  // An EAGLE-3 head reads the inputs of three target layers: record them with the data.
+  if (f.arch == "eagle3") so.feature_layers = Eagle3HeadTrainer::feature_layers(target);
   HeadData all;
   const auto t_data = std::chrono::steady_clock::now();
   auto bar = [](int64_t done, int64_t total) { draw_bar("data ", done, total); };
@@ -231,7 +215,7 @@ int run_train_head(TrainHeadFlags f) {
     all = self_distill(target, prompts, so, threads, bar);
   } else {
     all = from_documents(target, ids, std::min<int64_t>(cap, f.train.seq_len + 1),
-                         target.config().bos_token_id, threads, bar);
+                         target.config().bos_token_id, threads, bar, so.feature_layers);
   }
   HeadData data, held;
   split_by_source(std::move(all),
@@ -246,6 +230,10 @@ int run_train_head(TrainHeadFlags f) {
               self ? "self-distilled (greedy + temperature 1)" : "given text", data_s);
   std::printf("feature RMS %.3f\n", data.feature_rms());
 
+  f.eagle3.seed = f.train.seed;
+  if (f.arch == "eagle3")
+    return train_eagle3_head(Eagle3Run{f.out_dir, f.dtype == "bf16", f.train, f.eagle3, cap},
+                             target, data, held, threads);
   if (f.arch != "eagle") return train_heads(f, target, data, held, eval_ids, cap, threads);
   HeadTrainer head(target, HeadInit{f.train.seed, f.fc_identity});
   const HeadTrainResult r = head.train(
@@ -347,12 +335,28 @@ Command add_train_head(CLI::App& app) {
                 "Scale --noise by the RMS of the features")
       ->each([f](const std::string&) { f->eagle_only_given = true; });
   cmd->add_option("--arch", f->arch,
-                  "What to train: eagle (an EAGLE head, the default), medusa (Medusa heads: K "
+                  "What to train: eagle (an EAGLE head, the default), eagle3 (an EAGLE-3 head: "
+                  "three target layers' features, training-time test, its own draft vocabulary), "
+                  "medusa (Medusa heads: K "
                   "residual heads on the target's last hidden state, head k predicting the token "
                   "k + 1 ahead) or hydra (Medusa heads that also read the embeddings of the tokens "
                   "drafted before theirs); medusa and hydra write the folder of --spec "
                   "medusa:DIR / hydra:DIR")
-      ->check(CLI::IsMember({"eagle", "medusa", "hydra"}));
+      ->check(CLI::IsMember({"eagle", "eagle3", "medusa", "hydra"}));
+  cmd->add_option("--ttt-steps", f->eagle3.ttt_steps,
+                  "--arch eagle3: steps the head is unrolled on its own outputs in training "
+                  "(at least 3; default 7 as the reference)")
+      ->check(integer_in(1, 64))
+      ->each([f](const std::string&) { f->eagle3_only_given = true; });
+  cmd->add_option("--draft-vocab-size", f->eagle3.draft_vocab_size,
+                  "--arch eagle3: the head's draft vocabulary, the most frequent tokens of the "
+                  "training data (default 1024, or the target's vocabulary if smaller)")
+      ->check(integer_in(1, INT32_MAX))
+      ->each([f](const std::string&) { f->eagle3_only_given = true; });
+  cmd->add_option("--intermediate", f->eagle3.intermediate,
+                  "--arch eagle3: the head's MLP width (default the target's)")
+      ->check(integer_in(1, int64_t{1} << 20))
+      ->each([f](const std::string&) { f->eagle3_only_given = true; });
   cmd->add_option("--heads", f->heads, "--arch medusa/hydra: number of heads K (tree depth)")
       ->check(integer_in(1, 16))
       ->each([f](const std::string&) { f->heads_only_given = true; });

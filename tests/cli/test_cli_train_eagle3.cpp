@@ -1,0 +1,76 @@
+// eagle2 train-head --arch eagle3: the folder it writes is an EAGLE-3 head EagleHead loads, with
+// the asked-for draft vocabulary and MLP width; flags of other archs, and too few unrolled steps,
+// are one clear error each.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include "draft/eagle_head.h"
+#include "model/llama_model.h"
+#include "support/cli.h"
+#include "support/shared_data.h"
+
+namespace eagle2 {
+namespace {
+
+using test::CliRun;
+using test::run_cli;
+using test::run_cli_split;
+
+TEST(CliTrainEagle3, FlagErrors) {
+  std::string why;
+  const CliRun few =
+      run_cli_split("train-head -m /x --prompts p --arch eagle3 --ttt-steps 2 -o /tmp/y");
+  EXPECT_TRUE(test::is_one_clean_error(few, &why)) << why;
+  EXPECT_EQ(few.err, "error: --ttt-steps 2 is too few for --arch eagle3 (at least 3; the "
+                     "reference unrolls 7)\n");
+  const CliRun noise = run_cli_split("train-head -m /x --prompts p --arch eagle3 --noise 0.2 -o /tmp/y");
+  EXPECT_EQ(noise.err, "error: --noise, --noise-relative and --fc-identity apply to --arch eagle only\n");
+  const CliRun heads = run_cli_split("train-head -m /x --prompts p --arch eagle3 --heads 3 -o /tmp/y");
+  EXPECT_EQ(heads.err, "error: --heads and --head-layers apply to --arch medusa and hydra only\n");
+  for (const std::string flag : {"--ttt-steps 4", "--draft-vocab-size 8", "--intermediate 8"}) {
+    const CliRun other = run_cli_split("train-head -m /x --prompts p " + flag + " -o /tmp/y");
+    EXPECT_EQ(other.err, "error: --ttt-steps, --draft-vocab-size and --intermediate apply to "
+                         "--arch eagle3 only\n") << flag;
+  }
+}
+
+// A random 8-layer target (the default feature layers {2, 4, 5} need 7) with the bundled
+// tokenizer, trained on given text for a few steps.
+TEST(CliTrainEagle3, WritesAnEagle3HeadTheLoaderReads) {
+  const std::string dir = test::temp_dir("cli-train-eagle3");
+  CliRun r = run_cli("make-random -o " + dir + "/m --preset tiny --layers 8 --vocab 4096 --seed 3");
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::filesystem::copy_file(test::kBundledModel + "/tokenizer.model", dir + "/m/tokenizer.model",
+                             std::filesystem::copy_options::overwrite_existing);
+  {
+    std::mt19937 rng(1);
+    const char* words[] = {"def", "return", "for", "in", "if", "else", "print", "value", "list"};
+    std::ofstream text(dir + "/t.txt");
+    for (int doc = 0; doc < 8; ++doc) {
+      for (int w = 0; w < 60; ++w) text << words[rng() % 9] << ' ';
+      text << "\n\n";
+    }
+  }
+  r = run_cli("train-head -m " + dir + "/m --text " + dir + "/t.txt --arch eagle3 --ttt-steps 3 "
+              "--draft-vocab-size 64 --intermediate 48 --eval-count 2 --steps 6 --batch 2 "
+              "--seq-len 32 --seed 2 -t 2 --dtype bf16 -o " + dir + "/h");
+  ASSERT_EQ(r.code, 0) << r.out;
+  for (const char* line : {"draft vocabulary: 64 tokens of 4096", "trained an EAGLE-3 head (3 unrolled steps) 6 steps",
+                           "last steps per unrolled step (soft CE/top-1): s0 ",
+                           "held-out unrolled step 2 over ", "held-out tau: not measured",
+                           "cpu time of the whole run"})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+  const auto target = LlamaModel::load(dir + "/m");
+  const auto head = EagleHead::load(dir + "/h", *target);
+  EXPECT_EQ(head->kind(), EagleHead::Kind::Eagle3);
+  EXPECT_EQ(head->draft_vocab_size(), 64);
+  EXPECT_EQ(head->config().intermediate_size, 48);
+  EXPECT_EQ(head->weights_dtype(), "BF16");
+}
+
+}  // namespace
+}  // namespace eagle2

@@ -1,0 +1,173 @@
+// The EAGLE-3 trainer (train/eagle3_trainer.h): its draft vocabulary, its export read back by
+// EagleHead, train == inference on the exported head, and thread-count invariance.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "draft/draft_vocab.h"
+#include "draft/eagle_head.h"
+#include "support/random_models.h"
+#include "support/shared_data.h"
+#include "train/eagle3_trainer.h"
+
+namespace eagle2::train {
+namespace {
+
+std::unique_ptr<LlamaModel> target8() {
+  LlamaConfig tc = test::tiny_config();
+  tc.num_layers = 8;  // {2, 4, 5}: the default layers need at least 7
+  return test::load_random_model("e3-trainer", tc);
+}
+
+std::vector<HeadSequence> random_data(LlamaModel& target, ThreadPool& pool, int n, int64_t len,
+                                      uint64_t seed) {
+  std::mt19937 rng(static_cast<unsigned>(seed));
+  std::uniform_int_distribution<int32_t> tok(3, 95);
+  const std::vector<int32_t> layers = eagle3_default_layers(target);
+  std::vector<HeadSequence> data;
+  for (int i = 0; i < n; ++i) {
+    std::vector<int32_t> t = {1};
+    while (static_cast<int64_t>(t.size()) < len) t.push_back(tok(rng));
+    data.push_back(record_features(target, t, pool, layers));
+    data.back().source = i;
+  }
+  return data;
+}
+
+TEST(Eagle3DraftVocab, TopByCountTiesToLowerIdFilledWithLowestUnusedAscending) {
+  // counts: id 5 most, then 2 and 7 tied (2 first), then 1.
+  const std::vector<int64_t> counts = {0, 1, 4, 0, 0, 9, 0, 4};
+  EXPECT_EQ(eagle3_draft_ids(counts, 2), (std::vector<int32_t>{2, 5}));
+  EXPECT_EQ(eagle3_draft_ids(counts, 3), (std::vector<int32_t>{2, 5, 7}));
+  // Four occurred; six asked: the lowest unused ids 0 and 3 fill.
+  EXPECT_EQ(eagle3_draft_ids(counts, 6), (std::vector<int32_t>{0, 1, 2, 3, 5, 7}));
+  EXPECT_THROW(eagle3_draft_ids(counts, 0), Error);
+  EXPECT_THROW(eagle3_draft_ids(counts, 9), Error);
+
+  HeadSequence s;
+  s.tokens = {3, 5, 5, 5, 2, 7};  // the first token predicts nothing: not counted
+  const Eagle3DraftVocab v = eagle3_draft_vocab({s}, 8, 2);
+  EXPECT_EQ(v.ids, (std::vector<int32_t>{2, 5}));
+  EXPECT_EQ(v.distinct, 3);
+  EXPECT_DOUBLE_EQ(v.coverage, 4.0 / 5.0);
+}
+
+TEST(Eagle3Trainer, ExportLoadsWithItsDraftMapAndRejectsTooFewSteps) {
+  const auto target = target8();
+  ThreadPool pool(2);
+  const std::vector<int32_t> ids = {0, 3, 4, 10, 50, 95};
+  Eagle3Trainer head(*target, ids, Eagle3Init{3, 40});
+  EXPECT_EQ(head.feature_layers(), (std::vector<int32_t>{2, 4, 5}));
+  // lm_head starts at the target's rows of the kept ids.
+  std::vector<float> row(64);
+  convert_to_f32(target->lm_head().dtype, target->lm_head().row(50), row.data(), 64);
+  EXPECT_TRUE(std::equal(row.begin(), row.end(), head.weights().lm_head.value.begin() + 4 * 64));
+
+  const std::string dir = test::temp_dir("e3-trainer-export");
+  head.save(dir, DType::BF16);
+  const auto loaded = EagleHead::load(dir, *target);
+  EXPECT_EQ(loaded->kind(), EagleHead::Kind::Eagle3);
+  EXPECT_EQ(loaded->config().intermediate_size, 40);
+  EXPECT_EQ(loaded->config().num_layers, 1);
+  ASSERT_EQ(loaded->draft_vocab_size(), 6);
+  for (int64_t i = 0; i < 6; ++i) EXPECT_EQ(loaded->draft_token(i), ids[static_cast<size_t>(i)]);
+  EXPECT_EQ(std::vector<int32_t>(loaded->feature_layers().begin(), loaded->feature_layers().end()),
+            head.feature_layers());
+
+  const std::vector<HeadSequence> data = random_data(*target, pool, 2, 10, 4);
+  Eagle3TrainOptions o;
+  o.steps = 1;
+  o.ttt_steps = 2;
+  EXPECT_THROW(train_eagle3(head, data, o, pool), Error);
+  // Data without the layers' features is refused, naming what is missing.
+  std::vector<HeadSequence> plain = data;
+  for (HeadSequence& s : plain) s.aux.clear();
+  o.ttt_steps = 3;
+  EXPECT_THROW(train_eagle3(head, plain, o, pool), Error);
+}
+
+// After a few training steps, the exported head run as inference runs it (catch-up rows with fc
+// for positions 0..j, then a chain of the ground-truth next tokens, each row seeing its chain
+// ancestors) reproduces the trainer's unrolled h_s at row j.
+TEST(Eagle3Trainer, ExportedHeadReproducesTheUnrolledTrainingForward) {
+  const auto target = target8();
+  ThreadPool pool(2);
+  const std::vector<HeadSequence> data = random_data(*target, pool, 3, 14, 9);
+  const Eagle3DraftVocab v = eagle3_draft_vocab(data, 96, 48);
+  Eagle3Trainer head(*target, v.ids, Eagle3Init{5, 0});
+  Eagle3TrainOptions o;
+  o.steps = 4;
+  o.batch = 2;
+  o.seq_len = 6;
+  o.ttt_steps = 3;
+  o.lr = 1e-2;
+  train_eagle3(head, data, o, pool);
+
+  const std::string dir = test::temp_dir("e3-trainer-tti");
+  head.save(dir, DType::F32);
+  const auto inf = EagleHead::load(dir, *target);
+  inf->upcast_weights();
+
+  const int64_t T = 8, S = 4, d = 64;
+  Eagle3Batch batch;
+  head.fill(batch, data, {{0, 0}}, T, S, pool);
+  const std::vector<float> h = eagle3_unrolled_hidden(head.config(), head.weights(),
+                                                      Matrix{target->embedding().dtype, 96, d,
+                                                             target->embedding().data},
+                                                      batch.window(), pool);
+  const HeadSequence& s = data[0];
+  for (int64_t j : {0, 3, 7}) {
+    KvCache kv = inf->make_cache(32);
+    std::vector<float> out(static_cast<size_t>((j + 1) * d));
+    const std::vector<int32_t> next(s.tokens.begin() + 1, s.tokens.begin() + j + 2);
+    inf->forward_causal(s.aux.data(), next, kv, out.data(), pool);
+    std::vector<float> cur(out.end() - d, out.end());
+    kv.begin_batch(S);
+    std::vector<int32_t> visible;
+    for (int64_t st = 0; st < S; ++st) {
+      if (st > 0) {
+        // Step st: token x_{j+1+st} at position j+st in slot j+st, seeing its chain ancestors.
+        const std::vector<int32_t> tok = {s.tokens[static_cast<size_t>(j + 1 + st)]};
+        const std::vector<int32_t> pos = {static_cast<int32_t>(j + st)};
+        const std::vector<int32_t> slot = {static_cast<int32_t>(j + st)};
+        visible.push_back(static_cast<int32_t>(j + st));
+        const std::vector<int64_t> begin = {0, static_cast<int64_t>(visible.size())};
+        std::vector<float> next_h(static_cast<size_t>(d));
+        inf->forward({cur.data(), tok, pos, slot, visible, begin}, kv, next_h.data(), pool);
+        cur = next_h;
+      }
+      double worst = 0;
+      for (int64_t c = 0; c < d; ++c) {
+        const double want = h[static_cast<size_t>((st * T + j) * d + c)];
+        worst = std::max(worst, std::abs(cur[static_cast<size_t>(c)] - want) / (1.0 + std::abs(want)));
+      }
+      EXPECT_LT(worst, 1e-4) << "row " << j << " step " << st;
+    }
+  }
+}
+
+TEST(Eagle3Trainer, TrainingIsThreadCountInvariant) {
+  const auto target = target8();
+  ThreadPool pool1(1), pool3(3);
+  const std::vector<HeadSequence> data = random_data(*target, pool1, 3, 12, 2);
+  const Eagle3DraftVocab v = eagle3_draft_vocab(data, 96, 32);
+  Eagle3TrainOptions o;
+  o.steps = 3;
+  o.batch = 2;
+  o.seq_len = 5;
+  o.ttt_steps = 3;
+  Eagle3Trainer a(*target, v.ids, Eagle3Init{}), b(*target, v.ids, Eagle3Init{});
+  const Eagle3TrainResult ra = train_eagle3(a, data, o, pool1);
+  const Eagle3TrainResult rb = train_eagle3(b, data, o, pool3);
+  EXPECT_EQ(ra.last.total, rb.last.total);
+  for (size_t i = 0; i < a.params().size(); ++i)
+    EXPECT_EQ(a.params()[i]->value, b.params()[i]->value) << a.params()[i]->name;
+}
+
+}  // namespace
+}  // namespace eagle2::train

@@ -1,0 +1,103 @@
+// eagle2 train-head --arch eagle3 (train_head_eagle3.h), and the progress helpers every arch of
+// train-head uses.
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "train_head_eagle3.h"
+
+namespace eagle2::cli {
+
+using namespace eagle2::api;
+
+std::pair<double, double> cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  return {s(u.ru_utime), s(u.ru_stime)};
+}
+
+std::string clock(double s) {
+  const auto t = static_cast<long long>(s + 0.5);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%lld:%02lld", t / 60, t % 60);
+  return buf;
+}
+
+bool stderr_is_tty() {
+  static const bool tty = isatty(fileno(stderr)) != 0;
+  return tty;
+}
+
+bool log_line_due(int64_t done, int64_t total) {
+  total = std::max<int64_t>(1, total);
+  return done == total || done * 10 / total != (done - 1) * 10 / total;
+}
+
+namespace {
+
+// " s0 1.234/56.7%  s1 ..." : each unrolled step's loss and top-1 agreement.
+std::string per_step(const Eagle3StepStats& s) {
+  std::string out;
+  for (size_t k = 0; k < s.loss.size(); ++k) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%ss%zu %.3f/%.1f%%", out.empty() ? "" : " ", k, s.loss[k],
+                  100 * s.top1[k]);
+    out += buf;
+  }
+  return out;
+}
+
+}  // namespace
+
+int train_eagle3_head(const Eagle3Run& run, Model& target, const HeadData& data,
+                      const HeadData& held, Threads& threads) {
+  Eagle3HeadTrainer head(target, data, run.init);
+  std::printf("draft vocabulary: %lld tokens of %lld (%lld distinct in the data), covering %.1f%% "
+              "of the training tokens\n",
+              static_cast<long long>(head.draft_vocab_size()),
+              static_cast<long long>(target.config().vocab_size),
+              static_cast<long long>(head.distinct_tokens()), 100 * head.vocab_coverage());
+  const auto cpu0 = cpu_seconds();
+  const Eagle3TrainResult r = head.train(
+      data, run.train, threads, [last = -1.0](const Eagle3TrainProgress& p) mutable {
+        const bool tty = stderr_is_tty();
+        if (tty ? p.seconds - last < 0.25 && p.step != p.steps : !log_line_due(p.step, p.steps))
+          return;
+        last = p.seconds;
+        const double eta = p.seconds / static_cast<double>(p.step) *
+                           static_cast<double>(p.steps - p.step);
+        std::fprintf(stderr, "%strain %lld/%lld loss %.4f (loss/top-1 %s) lr %.2e ETA %s%s",
+                     tty ? "\r" : "", static_cast<long long>(p.step),
+                     static_cast<long long>(p.steps), p.stats.total, per_step(p.stats).c_str(),
+                     p.lr, clock(eta).c_str(), tty ? "   " : "\n");
+        if (tty && p.step == p.steps) std::fprintf(stderr, "\n");
+      });
+  const auto cpu1 = cpu_seconds();
+  head.save(run.out_dir, run.bf16 ? DType::BF16 : DType::F32);
+  std::printf("trained an EAGLE-3 head (%lld unrolled steps) %lld steps at lr %.2e in %.1f s wall, "
+              "%.1f s CPU: loss %.4f -> %.4f\n",
+              static_cast<long long>(run.init.ttt_steps), static_cast<long long>(run.train.steps),
+              run.train.lr, r.seconds, (cpu1.first + cpu1.second) - (cpu0.first + cpu0.second),
+              r.first.total, r.last.total);
+  std::printf("last steps per unrolled step (soft CE/top-1): %s\n", per_step(r.last).c_str());
+  std::printf("wrote %s (config.json + model.safetensors)\n", run.out_dir.c_str());
+  if (!held.empty()) {
+    const Eagle3Agreement a = head.agreement(held, run.eval_seq_len, threads);
+    for (size_t k = 0; k < a.positions.size(); ++k)
+      std::printf("held-out unrolled step %zu over %lld positions: top-1 %.1f%% (loss %.4f)\n", k,
+                  static_cast<long long>(a.positions[k]), 100 * a.stats.top1[k],
+                  a.stats.loss[k]);
+  }
+  // TODO(issue 15, slice C): measure tau with the saved head once EAGLE-3 heads draft.
+  std::printf("held-out tau: not measured for --arch eagle3 (EAGLE-3 drafting is not merged yet)\n");
+  const auto cpu = cpu_seconds();
+  std::printf("cpu time of the whole run (data, training, evaluation): user %.1f s, sys %.1f s\n",
+              cpu.first, cpu.second);
+  return 0;
+}
+
+}  // namespace eagle2::cli
