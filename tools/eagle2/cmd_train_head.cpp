@@ -232,7 +232,9 @@ int run_train_head(TrainHeadFlags f) {
 
   f.eagle3.seed = f.train.seed;
   if (f.arch == "eagle3")
-    return train_eagle3_head(Eagle3Run{f.out_dir, f.dtype == "bf16", f.train, f.eagle3, cap},
+    return train_eagle3_head(Eagle3Run{f.out_dir, f.dtype == "bf16", f.train, f.eagle3, cap,
+                                       f.no_tau ? std::vector<std::vector<int32_t>>{} : eval_ids,
+                                       f.tau_tokens},
                              target, data, held, threads);
   if (f.arch != "eagle") return train_heads(f, target, data, held, eval_ids, cap, threads);
   HeadTrainer head(target, HeadInit{f.train.seed, f.fc_identity});

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <string>
 
+#include "eagle2/head.h"
 #include "train_head_eagle3.h"
 
 namespace eagle2::cli {
@@ -92,8 +93,14 @@ int train_eagle3_head(const Eagle3Run& run, Model& target, const HeadData& data,
                   static_cast<long long>(a.positions[k]), 100 * a.stats.top1[k],
                   a.stats.loss[k]);
   }
-  // TODO(issue 15, slice C): measure tau with the saved head once EAGLE-3 heads draft.
-  std::printf("held-out tau: not measured for --arch eagle3 (EAGLE-3 drafting is not merged yet)\n");
+  if (!run.tau_prompts.empty()) {
+    // The folder as a user loads it: this also checks the export reads back.
+    Head loaded = Head::load(run.out_dir, target);
+    const double tau = measure_tau(target, loaded, run.tau_prompts, run.tau_tokens, threads);
+    std::printf("held-out tau (temperature 0, dynamic tree 60/5/10, %zu prompts, %lld new "
+                "tokens): %.2f\n",
+                run.tau_prompts.size(), static_cast<long long>(run.tau_tokens), tau);
+  }
   const auto cpu = cpu_seconds();
   std::printf("cpu time of the whole run (data, training, evaluation): user %.1f s, sys %.1f s\n",
               cpu.first, cpu.second);

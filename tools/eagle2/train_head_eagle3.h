@@ -28,9 +28,13 @@ struct Eagle3Run {
   api::HeadTrainOptions train;
   api::Eagle3Init init;
   int64_t eval_seq_len = 0;  // held-out windows
+  // Held-out prompts for tau with the saved head (none: not measured).
+  std::vector<std::vector<int32_t>> tau_prompts;
+  int64_t tau_tokens = 96;
 };
 
-// Trains, saves, and reports per-step losses and agreement, held-out agreement and CPU time.
+// Trains, saves, and reports per-step losses and agreement, held-out agreement, tau with the saved
+// head, and CPU time.
 int train_eagle3_head(const Eagle3Run& run, api::Model& target, const api::HeadData& data,
                       const api::HeadData& held, api::Threads& threads);
 
