@@ -51,6 +51,7 @@ struct LookaheadParams {
 // "sps:DRAFT_DIR[:D[:K]]" (a draft model), "medusa:HEADS_DIR[:T]" and "hydra:HEADS_DIR[:T]" (Medusa
 // or Hydra heads of the target, T tokens per tree, root included; default 8).
 // D is always the draft levels after the first: a chain or a lookup drafts D + 1 tokens.
+// A chain, static or dynamic spec may end in "@HEAD_DIR" (that drafter's own EAGLE head).
 // Same fields and defaults as the engine's own spec (the conversion is field by field).
 struct DrafterSpec {
   std::string label;  // as the user wrote it (bench's drafter column); not part of equality
@@ -73,6 +74,9 @@ struct DrafterSpec {
   // medusa:DIR[:T], hydra:DIR[:T]: T tokens per tree, root included.
   static constexpr int kHeadsDefaultTokens = 8;
   int heads_tokens = kHeadsDefaultTokens;
+  // chain/static/dynamic ...@HEAD_DIR: the EAGLE head this drafter drafts with instead of the
+  // engine's (eagle2 bench: two heads side by side in one run).
+  std::string head;
 
   // The canonical spec string: parse_drafter_spec(s.to_string()) == s.
   std::string to_string() const;

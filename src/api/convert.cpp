@@ -108,6 +108,7 @@ eagle2::DrafterSpec to_internal(const DrafterSpec& s) {
   o.lookahead.ngram_size = s.lookahead.ngram_size;
   o.lookahead.verify_ngrams = s.lookahead.verify_ngrams;
   o.heads_tokens = s.heads_tokens;
+  o.head = s.head;
   return o;
 }
 
@@ -134,6 +135,7 @@ DrafterSpec to_public(const eagle2::DrafterSpec& s) {
   o.lookahead.ngram_size = s.lookahead.ngram_size;
   o.lookahead.verify_ngrams = s.lookahead.verify_ngrams;
   o.heads_tokens = s.heads_tokens;
+  o.head = s.head;
   return o;
 }
 

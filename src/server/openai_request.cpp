@@ -236,6 +236,10 @@ CompletionRequest parse_completion_request(const std::string& body_text, Endpoin
     } catch (const Error& e) {
       bad("speculative", e.what());
     }
+    // A request must not make the server read a folder of its choosing.
+    if (!r.speculative->head.empty())
+      bad("speculative", "a head folder ('@" + r.speculative->head +
+                             "') cannot be named in a request; the server drafts with its own head");
   }
   return r;
 }

@@ -63,6 +63,9 @@ ServedModel::ServedModel(const ServerOptions& o) : id_(folder_name(o.model_dir))
   }
   const std::string spec = !o.spec.empty() ? o.spec : head_ ? kDefaultSpec : "plain";
   default_spec_ = api::parse_drafter_spec(spec);
+  if (!default_spec_.head.empty())
+    fail("--spec ", spec, ": a head folder after '@' is for eagle2 bench --drafters; the server "
+         "drafts with --draft HEAD_DIR");
   if (default_spec_.needs_head() && !head_)
     fail("--spec ", spec, " needs an EAGLE head: pass --draft HEAD_DIR");
 

@@ -165,6 +165,19 @@ std::unique_ptr<Drafter> make_sps_drafter(const DrafterSpec& spec, ThreadPool& p
   return std::make_unique<SpsDrafter>(assets.get<LlamaModel>("sps", spec.folder, load), pool, o);
 }
 
+// ...@HEAD_DIR: the head, loaded once per engine (DraftAssets) and quantized as --draft-weights
+// auto does, so that it drafts as it would as the engine's --draft head.
+std::shared_ptr<EagleHead> own_head(const DrafterSpec& spec, DraftAssets& assets) {
+  LlamaModel* target = assets.target();
+  if (!target) fail("drafter '", spec.label, "' needs the target model (internal error)");
+  const std::function<std::unique_ptr<EagleHead>()> load = [&] {
+    std::unique_ptr<EagleHead> head = EagleHead::load(spec.head, *target);
+    if (const auto type = EagleHead::weights_type_for(*target)) head->quantize_weights(*type);
+    return head;
+  };
+  return assets.get<EagleHead>("eagle-head", spec.head, load);
+}
+
 // "lookahead" (the defaults) or "lookahead:W:N:G", all three or none.
 void parse_lookahead(const std::string& text, const std::string& rest, DrafterSpec& d) {
   if (text == "lookahead") return;
@@ -180,7 +193,9 @@ void parse_lookahead(const std::string& text, const std::string& rest, DrafterSp
 
 }  // namespace
 
-DrafterSpec parse_drafter_spec(const std::string& text) {
+namespace {
+
+DrafterSpec parse_drafter_spec_body(const std::string& text) {
   DrafterSpec d;
   d.label = text;
   const auto colon = text.find(':');
@@ -224,7 +239,29 @@ DrafterSpec parse_drafter_spec(const std::string& text) {
   return d;
 }
 
+}  // namespace
+
+DrafterSpec parse_drafter_spec(const std::string& full_text) {
+  // "SPEC@HEAD_DIR": the first '@' ends the spec (no spec parameter holds one; a folder may).
+  const auto at = full_text.find('@');
+  const std::string text = full_text.substr(0, at);
+  DrafterSpec d = parse_drafter_spec_body(text);
+  d.label = full_text;
+  if (at != std::string::npos) {
+    d.head = full_text.substr(at + 1);
+    if (!d.needs_head())
+      fail("drafter '", full_text, "': only chain, static and dynamic drafters take an EAGLE head "
+           "(@HEAD_DIR)");
+    if (d.head.empty()) fail("drafter '", full_text, "': the head folder after '@' is missing");
+  }
+  return d;
+}
+
 std::string DrafterSpec::to_string() const {
+  return head.empty() ? body_string() : body_string() + "@" + head;
+}
+
+std::string DrafterSpec::body_string() const {
   if (kind == "lookup") return "lookup:" + std::to_string(lookup_depth);
   if (kind == "chain") return "chain:" + std::to_string(chain_depth);
   if (kind == "static") {
@@ -260,7 +297,7 @@ bool DrafterSpec::operator==(const DrafterSpec& o) const {
          chain_depth == o.chain_depth && lookup_depth == o.lookup_depth &&
          calibrate == o.calibrate && choices == o.choices && folder == o.folder &&
          sps_depth == o.sps_depth && sps_top_k == o.sps_top_k && lookahead == o.lookahead &&
-         heads_tokens == o.heads_tokens;
+         heads_tokens == o.heads_tokens && head == o.head;
 }
 
 std::unique_ptr<Drafter> make_drafter(const DrafterSpec& spec, EagleHead* head, ThreadPool& pool,
@@ -275,6 +312,7 @@ std::unique_ptr<Drafter> make_drafter(const DrafterSpec& spec, EagleHead* head, 
   if (spec.kind == "medusa" || spec.kind == "hydra")
     return make_heads_drafter(spec.kind, spec.folder, spec.heads_tokens, spec.label, pool, policies);
   if (!spec.needs_head()) fail("unknown drafter '", spec.label, "'");
+  if (!spec.head.empty()) head = own_head(spec, policies.assets()).get();
   if (!head) fail("drafter '", spec.label, "' needs an EAGLE head: pass --draft HEAD_DIR");
   EagleDrafterOptions o;
   o.context = ctx;

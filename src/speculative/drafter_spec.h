@@ -30,7 +30,9 @@ class ThreadPool;
 // per cycle; lookahead_drafter.h); "sps:DIR[:D[:K]]" (a draft model), "medusa:DIR[:T]" and
 // "hydra:DIR[:T]" (Medusa or Hydra heads in DIR, T tokens per tree). Error for anything else.
 // D is always the number of draft levels after the first: a chain or a lookup drafts D + 1 tokens,
-// a dynamic tree has D + 1 levels.
+// a dynamic tree has D + 1 levels. A chain, static or dynamic spec may end in "@HEAD_DIR": that
+// drafter drafts with the EAGLE head in HEAD_DIR instead of the engine's (--draft) head, so one
+// bench run can set two heads side by side ("dynamic:8:6:2@models/code-lm-eagle3").
 struct DrafterSpec {
   std::string label;  // as the user wrote it (bench's drafter column); not part of equality
   std::string kind;
@@ -65,10 +67,14 @@ struct DrafterSpec {
   static constexpr int kHeadsDefaultTokens = 8;
   static constexpr int kHeadsMaxTokens = 1024;
   int heads_tokens = kHeadsDefaultTokens;
+  // chain/static/dynamic ...@HEAD_DIR: the head this drafter drafts with (empty: the engine's).
+  // Loaded once per DraftAssets, with the weights type --draft-weights auto gives.
+  std::string head;
 
   // The canonical spec string: parse_drafter_spec(s.to_string()) == s. Defaults are written out
   // ("dynamic" -> "dynamic:60:5:10"), static trees as static, static:N or static:JSON.
   std::string to_string() const;
+  std::string body_string() const;  // to_string() without "@HEAD_DIR"
   // The drafter the spec describes, label aside.
   bool operator==(const DrafterSpec& other) const;
   // Whether make_drafter needs an EAGLE head for it.

@@ -126,6 +126,11 @@ TEST(CliSpec, EagleSpecsNeedAHead) {
   const CliRun r = run_cli_split("generate -m " + kModel + " -p hi -n 2 --spec chain:3");
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.err, "error: --spec chain:3 needs an EAGLE head: pass --draft HEAD_DIR\n");
+  // "@HEAD_DIR" is bench's (two heads in one run); generate and serve name theirs with --draft.
+  const CliRun at = run_cli_split("generate -m " + kModel + " -p hi -n 2 --spec dynamic@h");
+  EXPECT_EQ(at.code, 1);
+  EXPECT_EQ(at.err, "error: --spec dynamic@h: a head folder after '@' is for eagle2 bench "
+                    "--drafters (two heads side by side); here pass --draft HEAD_DIR\n");
 }
 
 // sps:DIR, the bundled draft model: greedy text equals plain decoding's with the drafter named on

@@ -16,6 +16,7 @@
 #include "speculative/speculative_decoder.h"
 #include "tokenizer/tokenizer.h"
 #include "support/errors.h"
+#include "support/cli.h"
 #include "support/shared_data.h"
 
 namespace eagle2 {
@@ -310,6 +311,43 @@ TEST(Bench, PassesDoNotInheritDrafterState) {
     EXPECT_EQ(after.accept_histogram, alone[i].accept_histogram) << alone[i].prompt_id;
     EXPECT_EQ(after.calibration.total_nodes(), alone[i].calibration.total_nodes());
   }
+}
+
+// "dynamic:...@HEAD_DIR" beside the engine's head in one run: that column drafts with the named
+// head (its records equal a run where that head is the engine's), and greedy output stays plain
+// decoding's. The bundled model with its EAGLE-2 head and the reference EAGLE-3 head.
+TEST(Bench, AColumnMayDraftWithItsOwnHead) {
+  EAGLE2_SHARED_FILE(cfg, "data/models/code-lm-eagle3-ref/config.json");
+  const std::string dir3 = test::shared_dir() + "/data/models/code-lm-eagle3-ref";
+  auto model = LlamaModel::load(test::kBundledModel);
+  auto head2 = EagleHead::load(std::string(EAGLE2_SOURCE_DIR) + "/models/code-lm-eagle", *model);
+  auto head3 = EagleHead::load(dir3, *model);
+  auto tok = Tokenizer::load(test::kBundledModel + "/tokenizer.model");
+  PromptSet set{"code", {{"c:0", "def add(a, b):"}, {"c:1", "import os\nimport sys\n"}}};
+  BenchOptions opt;
+  opt.max_new_tokens = 24;
+  opt.ctx = 256;
+  opt.warmup_prompts = 0;
+  opt.temperatures = {0.0f};
+  ThreadPool pool(2);
+  const auto both = run_bench(*model, head2.get(), *tok, {set},
+                              {parse_drafter_spec("plain"), parse_drafter_spec("dynamic:16:3:4"),
+                               parse_drafter_spec("dynamic:16:3:4@" + dir3)},
+                              opt, pool);
+  const auto alone =
+      run_bench(*model, head3.get(), *tok, {set}, {parse_drafter_spec("dynamic:16:3:4")}, opt, pool);
+  ASSERT_EQ(both.size(), 6u);
+  ASSERT_EQ(alone.size(), 2u);
+  EXPECT_TRUE(greedy_mismatches(both).empty());
+  for (size_t p = 0; p < 2; ++p) {
+    const RunRecord& own = both[3 * p + 2];
+    EXPECT_EQ(own.drafter, "dynamic:16:3:4@" + dir3);
+    EXPECT_EQ(own.tokens, alone[p].tokens);
+    EXPECT_EQ(own.accept_histogram, alone[p].accept_histogram) << own.prompt_id;
+    EXPECT_EQ(own.tokens, both[3 * p].tokens);  // plain decoding's
+  }
+  // The two heads draft differently (else this test could not tell them apart).
+  EXPECT_NE(both[1].accept_histogram, both[2].accept_histogram);
 }
 
 // reset() forgets the sequence's own state (timing averages, pause state); what was learned for

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/thread_pool.h"
 #include "draft/draft_tree.h"
+#include "support/eagle3_heads.h"
 #include "support/errors.h"
 #include "support/random_models.h"
 
@@ -284,6 +285,66 @@ TEST(DrafterSpec, EagleDraftersNeedAHead) {
               make_drafter(parse_drafter_spec("chain:3"), nullptr, pool, 64, policies, 0.0f);
             }),
             "drafter 'chain:3' needs an EAGLE head: pass --draft HEAD_DIR");
+}
+
+// "SPEC@HEAD_DIR": an EAGLE drafter with its own head (bench: two heads in one run). The first '@'
+// ends the spec, so a folder may hold '@'; the head is part of the drafter and of its string.
+TEST(DrafterSpec, AnEagleDrafterMayNameItsOwnHead) {
+  const DrafterSpec d = parse_drafter_spec("dynamic:8:6:2:cal@models/code-lm-eagle3");
+  EXPECT_EQ(d.kind, "dynamic");
+  EXPECT_EQ(d.dynamic.total_tokens, 8);
+  EXPECT_TRUE(d.calibrate);
+  EXPECT_EQ(d.head, "models/code-lm-eagle3");
+  EXPECT_EQ(d.label, "dynamic:8:6:2:cal@models/code-lm-eagle3");
+  EXPECT_EQ(d.to_string(), "dynamic:8:6:2:cal@models/code-lm-eagle3");
+  EXPECT_EQ(parse_drafter_spec("chain@/a@b:3").head, "/a@b:3");
+  EXPECT_EQ(parse_drafter_spec("chain@/a@b:3").chain_depth, 5);
+  for (const char* text : {"chain:3@h", "static:8@h", "dynamic@h", "dynamic:auto@/x/y"}) {
+    const DrafterSpec spec = parse_drafter_spec(text);
+    EXPECT_EQ(parse_drafter_spec(spec.to_string()), spec) << text;
+  }
+  EXPECT_EQ(parse_drafter_spec("dynamic@h").to_string(), "dynamic:60:5:10@h");
+  EXPECT_FALSE(parse_drafter_spec("dynamic@h") == parse_drafter_spec("dynamic"));
+  EXPECT_FALSE(parse_drafter_spec("dynamic@h") == parse_drafter_spec("dynamic@g"));
+  EXPECT_EQ(error_of([] { parse_drafter_spec("lookup@h"); }),
+            "drafter 'lookup@h': only chain, static and dynamic drafters take an EAGLE head "
+            "(@HEAD_DIR)");
+  EXPECT_EQ(error_of([] { parse_drafter_spec("medusa:m@h"); }),
+            "drafter 'medusa:m@h': only chain, static and dynamic drafters take an EAGLE head "
+            "(@HEAD_DIR)");
+  EXPECT_EQ(error_of([] { parse_drafter_spec("dynamic:8:6:2@"); }),
+            "drafter 'dynamic:8:6:2@': the head folder after '@' is missing");
+  EXPECT_EQ(error_of([] { parse_drafter_spec("dynamic:8:6@h"); }),
+            "drafter 'dynamic:8:6': expected dynamic:TOTAL_TOKENS:DEPTH:TOP_K[:novalue|:norerank]"
+            "[:cal]");
+}
+
+// make_drafter drafts with the named head, not the one it is handed, loading it once per owner of
+// the policies (the engine); a missing folder is the loader's error.
+TEST(DrafterSpec, TheNamedHeadIsLoadedOnceAndDraftsInsteadOfTheEnginesHead) {
+  LlamaConfig c = test::tiny_config();
+  c.num_layers = 7;
+  auto target = test::load_random_model("spec-own-head", c, DType::F32, 3, 0.3f);
+  auto engine_head = EagleHead::load(test::write_random_head("spec-own-head", *target), *target);
+  const std::string dir3 =
+      test::write_head_folder("spec-own-head3", test::random_eagle3_head(*target));
+  ThreadPool pool(1);
+  DraftPolicies policies(nullptr, target.get());
+  auto name = [&](const std::string& spec) {
+    return make_drafter(parse_drafter_spec(spec), engine_head.get(), pool, 64, policies, 0.0f)
+        ->name();
+  };
+  EXPECT_EQ(name("dynamic:16:3:4"), "eagle2-dynamic");
+  EXPECT_EQ(name("dynamic:16:3:4@" + dir3), "eagle3-dynamic");
+  EXPECT_EQ(name("chain:3@" + dir3 + "/."), "eagle3-chain");
+  EXPECT_EQ(policies.assets().size(), 1u);
+  EXPECT_NE(error_of([&] { name("dynamic@" + dir3 + "-missing"); }).find(dir3 + "-missing"),
+            std::string::npos);
+  DraftPolicies no_target;
+  EXPECT_EQ(error_of([&] {
+              make_drafter(parse_drafter_spec("chain@" + dir3), nullptr, pool, 64, no_target, 0.0f);
+            }),
+            "drafter 'chain@" + dir3 + "' needs the target model (internal error)");
 }
 
 // sps:DRAFT_DIR[:D[:K]]: the folder, then at most two numbers taken from the right, so a folder

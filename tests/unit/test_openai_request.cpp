@@ -103,6 +103,11 @@ TEST(OpenAiRequest, SpeculativeSpecs) {
   expect_400(R"({"prompt": "x", "speculative": "dynamic:zero"})", "speculative");
   expect_400(R"({"prompt": "x", "speculative": "fast"})", "speculative");
   expect_400(R"({"prompt": "x", "speculative": 6})", "speculative");
+  // A request must not make the server load a folder of its choosing.
+  expect_400(R"({"prompt": "x", "speculative": "dynamic:8:6:2@/etc"})", "speculative");
+  EXPECT_NE(std::string(refusal(R"({"prompt": "x", "speculative": "chain@../h"})").what())
+                .find("a head folder ('@../h') cannot be named in a request"),
+            std::string::npos);
 }
 
 TEST(OpenAiRequest, ModelIdOrDefaultElse404) {

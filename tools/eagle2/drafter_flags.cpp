@@ -152,7 +152,13 @@ void add_draft_weights_flag(CLI::App& cmd, std::string& weights) {
 }
 
 DrafterSpec drafter_spec_from_flags(const DrafterFlags& f) {
-  if (f.spec_given) return parse_drafter_spec(f.spec);
+  if (f.spec_given) {
+    DrafterSpec spec = parse_drafter_spec(f.spec);
+    if (!spec.head.empty())
+      fail("--spec ", f.spec, ": a head folder after '@' is for eagle2 bench --drafters (two heads "
+           "side by side); here pass --draft HEAD_DIR");
+    return spec;
+  }
   const std::string tree = f.tree.empty() ? (f.head_dir.empty() ? "none" : "dynamic") : f.tree;
   if (f.calibrate && tree != "dynamic") fail("--calibrate applies to --tree dynamic only");
   DrafterSpec spec;
