@@ -207,6 +207,9 @@ struct Eagle3Init {
   int64_t draft_vocab_size = 1024;  // capped at the target's vocabulary
   int64_t intermediate = 0;         // the MLP width (0: the target's)
   int64_t ttt_steps = 7;            // unrolled steps in training (at least 3)
+  // The target layers whose inputs the head reads, low to high (empty: the reference's
+  // {2, L/2, L-3}); saved as eagle_aux_hidden_state_layer_ids when given.
+  std::vector<int32_t> feature_layers;
 };
 
 struct Eagle3StepStats {
@@ -237,8 +240,10 @@ struct Eagle3Agreement {
 // feature_layers(target)). The target must outlive it.
 class Eagle3HeadTrainer {
  public:
-  // The target layers whose inputs the head reads (Error for targets of fewer than 7 layers).
-  static std::vector<int32_t> feature_layers(const Model& target);
+  // The target layers whose inputs the head reads: `chosen` checked against the target, or the
+  // default {2, L/2, L-3} when empty (Error for targets of fewer than 7 layers).
+  static std::vector<int32_t> feature_layers(const Model& target,
+                                             const std::vector<int32_t>& chosen = {});
 
   Eagle3HeadTrainer(const Model& target, const HeadData& data, const Eagle3Init& init);
   ~Eagle3HeadTrainer();

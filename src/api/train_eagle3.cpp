@@ -17,14 +17,16 @@ Eagle3StepStats to_public(const train::Eagle3StepStats& s) { return {s.total, s.
 struct Eagle3HeadTrainer::Impl {
   Impl(const LlamaModel& target, train::Eagle3DraftVocab v, const Eagle3Init& init)
       : vocab(std::move(v)), ttt_steps(init.ttt_steps),
-        trainer(target, vocab.ids, train::Eagle3Init{init.seed, init.intermediate}) {}
+        trainer(target, vocab.ids,
+                train::Eagle3Init{init.seed, init.intermediate, init.feature_layers}) {}
   train::Eagle3DraftVocab vocab;
   int64_t ttt_steps;
   train::Eagle3Trainer trainer;
 };
 
-std::vector<int32_t> Eagle3HeadTrainer::feature_layers(const Model& target) {
-  return train::eagle3_default_layers(*target.impl().model);
+std::vector<int32_t> Eagle3HeadTrainer::feature_layers(const Model& target,
+                                                      const std::vector<int32_t>& chosen) {
+  return train::eagle3_layers(*target.impl().model, chosen);
 }
 
 Eagle3HeadTrainer::Eagle3HeadTrainer(const Model& target, const HeadData& data,

@@ -82,8 +82,15 @@ Eagle3DraftVocab eagle3_draft_vocab(const std::vector<HeadSequence>& data, int64
 }
 
 std::vector<int32_t> eagle3_default_layers(const LlamaModel& target) {
-  return eagle3_feature_layers(HeadConfig{}, target.config().num_layers,
-                               "train-head --arch eagle3 (the target)");
+  return eagle3_layers(target, {});
+}
+
+std::vector<int32_t> eagle3_layers(const LlamaModel& target, const std::vector<int32_t>& chosen) {
+  HeadConfig c;
+  if (!chosen.empty()) c.aux_layer_ids = std::vector<int64_t>(chosen.begin(), chosen.end());
+  return eagle3_feature_layers(c, target.config().num_layers,
+                               chosen.empty() ? "train-head --arch eagle3 (the target)"
+                                              : "train-head --feature-layers");
 }
 
 Eagle3Window Eagle3Batch::window() const {
@@ -93,7 +100,7 @@ Eagle3Window Eagle3Batch::window() const {
 
 Eagle3Trainer::Eagle3Trainer(const LlamaModel& target, std::vector<int32_t> draft_ids,
                              const Eagle3Init& init)
-    : target_(target), draft_ids_(std::move(draft_ids)), layers_(eagle3_default_layers(target)) {
+    : target_(target), draft_ids_(std::move(draft_ids)), layers_(eagle3_layers(target, init.feature_layers)) {
   const LlamaConfig& tc = target.config();
   if (tc.attention_bias) fail("train-head: heads with q/k/v biases are not supported");
   if (draft_ids_.empty()) fail("train-head --arch eagle3: empty draft vocabulary");

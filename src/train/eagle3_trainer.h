@@ -51,10 +51,15 @@ Eagle3DraftVocab eagle3_draft_vocab(const std::vector<HeadSequence>& data, int64
 // The target layers an EAGLE-3 head of `target` reads: {2, L/2, L-3} (Error naming the field for
 // targets with fewer than 7 layers).
 std::vector<int32_t> eagle3_default_layers(const LlamaModel& target);
+// `chosen` checked against the target as the loader checks a config's ids (empty: the default).
+std::vector<int32_t> eagle3_layers(const LlamaModel& target, const std::vector<int32_t>& chosen);
 
 struct Eagle3Init {
   uint64_t seed = 1;
   int64_t intermediate = 0;  // the MLP width (0: the target's)
+  // The target layers whose inputs the head reads, in concatenation order (empty: the default
+  // {2, L/2, L-3}); written to config.json as eagle_aux_hidden_state_layer_ids when given.
+  std::vector<int32_t> feature_layers;
 };
 
 // One batch of B windows of T head positions and S unrolled steps (the storage behind an

@@ -31,11 +31,14 @@ TEST(CliTrainEagle3, FlagErrors) {
   EXPECT_EQ(noise.err, "error: --noise, --noise-relative and --fc-identity apply to --arch eagle only\n");
   const CliRun heads = run_cli_split("train-head -m /x --prompts p --arch eagle3 --heads 3 -o /tmp/y");
   EXPECT_EQ(heads.err, "error: --heads and --head-layers apply to --arch medusa and hydra only\n");
-  for (const std::string flag : {"--ttt-steps 4", "--draft-vocab-size 8", "--intermediate 8"}) {
+  for (const std::string flag :
+       {"--ttt-steps 4", "--draft-vocab-size 8", "--intermediate 8", "--feature-layers 1,2,3"}) {
     const CliRun other = run_cli_split("train-head -m /x --prompts p " + flag + " -o /tmp/y");
-    EXPECT_EQ(other.err, "error: --ttt-steps, --draft-vocab-size and --intermediate apply to "
-                         "--arch eagle3 only\n") << flag;
+    EXPECT_EQ(other.err, "error: --ttt-steps, --draft-vocab-size, --feature-layers and "
+                         "--intermediate apply to --arch eagle3 only\n") << flag;
   }
+  const CliRun two = run_cli_split("train-head -m /x --prompts p --arch eagle3 --feature-layers 1,2 -o /tmp/y");
+  EXPECT_EQ(two.code, 2) << two.err;
 }
 
 // A random 8-layer target (the default feature layers {2, 4, 5} need 7) with the bundled

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "draft/draft_vocab.h"
 #include "draft/eagle_head.h"
+#include "support/errors.h"
 #include "support/random_models.h"
 #include "support/shared_data.h"
 #include "train/eagle3_trainer.h"
@@ -61,7 +62,7 @@ TEST(Eagle3Trainer, ExportLoadsWithItsDraftMapAndRejectsTooFewSteps) {
   const auto target = target8();
   ThreadPool pool(2);
   const std::vector<int32_t> ids = {0, 3, 4, 10, 50, 95};
-  Eagle3Trainer head(*target, ids, Eagle3Init{3, 40});
+  Eagle3Trainer head(*target, ids, Eagle3Init{3, 40, {}});
   EXPECT_EQ(head.feature_layers(), (std::vector<int32_t>{2, 4, 5}));
   // lm_head starts at the target's rows of the kept ids.
   std::vector<float> row(64);
@@ -91,6 +92,23 @@ TEST(Eagle3Trainer, ExportLoadsWithItsDraftMapAndRejectsTooFewSteps) {
   EXPECT_THROW(train_eagle3(head, plain, o, pool), Error);
 }
 
+// Chosen feature layers (--feature-layers): the trainer reads them, the export records them in
+// config.json and the loader reads them back; ids the target lacks are the loader's error.
+TEST(Eagle3Trainer, ChosenFeatureLayersAreExportedAndChecked) {
+  const auto target = target8();
+  const std::vector<int32_t> ids = {0, 3, 4, 10, 50, 95};
+  Eagle3Trainer head(*target, ids, Eagle3Init{3, 0, {1, 3, 7}});
+  EXPECT_EQ(head.feature_layers(), (std::vector<int32_t>{1, 3, 7}));
+  const std::string dir = test::temp_dir("e3-trainer-layers");
+  head.save(dir, DType::BF16);
+  const auto loaded = EagleHead::load(dir, *target);
+  EXPECT_EQ(std::vector<int32_t>(loaded->feature_layers().begin(), loaded->feature_layers().end()),
+            (std::vector<int32_t>{1, 3, 7}));
+  EXPECT_EQ(test::error_of([&] { Eagle3Trainer(*target, ids, Eagle3Init{3, 0, {1, 3, 8}}); }),
+            "train-head --feature-layers: \"eagle_aux_hidden_state_layer_ids\" names layer 8, but "
+            "the target has 8 layers (0 to 7)");
+}
+
 // After a few training steps, the exported head run as inference runs it (catch-up rows with fc
 // for positions 0..j, then a chain of the ground-truth next tokens, each row seeing its chain
 // ancestors) reproduces the trainer's unrolled h_s at row j.
@@ -99,7 +117,7 @@ TEST(Eagle3Trainer, ExportedHeadReproducesTheUnrolledTrainingForward) {
   ThreadPool pool(2);
   const std::vector<HeadSequence> data = random_data(*target, pool, 3, 14, 9);
   const Eagle3DraftVocab v = eagle3_draft_vocab(data, 96, 48);
-  Eagle3Trainer head(*target, v.ids, Eagle3Init{5, 0});
+  Eagle3Trainer head(*target, v.ids, Eagle3Init{5, 0, {}});
   Eagle3TrainOptions o;
   o.steps = 4;
   o.batch = 2;

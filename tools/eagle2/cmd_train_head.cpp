@@ -157,7 +157,8 @@ int run_train_head(TrainHeadFlags f) {
   if (f.arch != "medusa" && f.arch != "hydra" && f.heads_only_given)
     fail("--heads and --head-layers apply to --arch medusa and hydra only");
   if (f.arch != "eagle3" && f.eagle3_only_given)
-    fail("--ttt-steps, --draft-vocab-size and --intermediate apply to --arch eagle3 only");
+    fail("--ttt-steps, --draft-vocab-size, --feature-layers and --intermediate apply to --arch "
+         "eagle3 only");
   if (f.arch == "eagle3" && f.eagle3.ttt_steps < 3)
     fail("--ttt-steps ", f.eagle3.ttt_steps,
          " is too few for --arch eagle3 (at least 3; the reference unrolls 7)");
@@ -205,7 +206,8 @@ int run_train_head(TrainHeadFlags f) {
   so.seed = f.train.seed;
   so.max_tokens = cap;
   // An EAGLE-3 head reads the inputs of three target layers: record them with the data.
-  if (f.arch == "eagle3") so.feature_layers = Eagle3HeadTrainer::feature_layers(target);
+  if (f.arch == "eagle3")
+    so.feature_layers = Eagle3HeadTrainer::feature_layers(target, f.eagle3.feature_layers);
   HeadData all;
   const auto t_data = std::chrono::steady_clock::now();
   auto bar = [](int64_t done, int64_t total) { draw_bar("data ", done, total); };
@@ -354,6 +356,12 @@ Command add_train_head(CLI::App& app) {
                   "--arch eagle3: the head's draft vocabulary, the most frequent tokens of the "
                   "training data (default 1024, or the target's vocabulary if smaller)")
       ->check(integer_in(1, INT32_MAX))
+      ->each([f](const std::string&) { f->eagle3_only_given = true; });
+  cmd->add_option("--feature-layers", f->eagle3.feature_layers,
+                  "--arch eagle3: the three target layers whose inputs the head reads, low to high "
+                  "(default 2,L/2,L-3 as the reference; saved as eagle_aux_hidden_state_layer_ids)")
+      ->delimiter(',')
+      ->expected(3)
       ->each([f](const std::string&) { f->eagle3_only_given = true; });
   cmd->add_option("--intermediate", f->eagle3.intermediate,
                   "--arch eagle3: the head's MLP width (default the target's)")
