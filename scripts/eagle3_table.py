@@ -15,10 +15,10 @@ import csv
 import sys
 
 TREE_NOTES = {
-    "dynamic:8:6:2": "8 tokens, published ranking (uncalibrated)",
+    "dynamic:8:6:2": "8 tokens, published ranking, uncalibrated",
     "dynamic:8:6:2:cal": "8 tokens, calibrated",
     "dynamic:auto:8:1:cal": "auto budget, calibrated",
-    "dynamic:60:5:10": "60 tokens (the paper's)",
+    "dynamic:60:5:10": "60 tokens, the paper's",
 }
 
 

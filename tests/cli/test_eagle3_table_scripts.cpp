@@ -59,9 +59,9 @@ TEST(Eagle3TableScript, RangesAndRatiosOverTheRuns) {
   for (const char* line :
        {"## EAGLE-2 head vs EAGLE-3 head (2 runs)", "### T = 0",
         "Plain decoding: 1000-1010 tokens/s (2 runs).",
-        "| `dynamic:8:6:2` (8 tokens, published ranking (uncalibrated)) | EAGLE-2 | 4.00-4.20 | "
+        "| `dynamic:8:6:2` (8 tokens, published ranking, uncalibrated) | EAGLE-2 | 4.00-4.20 | "
         "2.00x | 0.400-0.420 | 2000 |",
-        "| `dynamic:8:6:2` (8 tokens, published ranking (uncalibrated)) | EAGLE-3 | 5.00-5.40 | "
+        "| `dynamic:8:6:2` (8 tokens, published ranking, uncalibrated) | EAGLE-3 | 5.00-5.40 | "
         "2.50-2.60x | 0.500-0.540 | 2500 |",
         // Ratios per run: 5.0/4.0 = 1.25, 5.4/4.2 = 1.29; 2.5/2.0 = 1.25, 2.6/2.0 = 1.30.
         "| `dynamic:8:6:2` | 1.25-1.29x | 1.25-1.30x |"})
