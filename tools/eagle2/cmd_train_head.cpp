@@ -99,11 +99,8 @@ int train_heads(const TrainHeadFlags& f, Model& target, const HeadData& data, co
   const MedusaTrainResult r = heads.train(
       data, o, threads, [last = -1.0](const MedusaTrainProgress& p) mutable {
         const bool tty = stderr_is_tty();
-        if (tty ? p.seconds - last < 0.25 && p.step != p.steps : !log_line_due(p.step, p.steps))
-          return;
-        last = p.seconds;
-        const double eta = p.seconds / static_cast<double>(p.step) *
-                           static_cast<double>(p.steps - p.step);
+        if (!progress_due(last, p.seconds, p.step, p.steps)) return;
+        const double eta = eta_seconds(p.seconds, p.step, p.steps);
         std::string per_head;
         for (double l : p.loss.per_head) {
           char buf[32];
@@ -243,12 +240,9 @@ int run_train_head(TrainHeadFlags f) {
   const HeadTrainResult r = head.train(
       data, f.train, threads, [last = -1.0](const HeadTrainProgress& p) mutable {
         const bool tty = stderr_is_tty();
-        if (tty ? p.seconds - last < 0.25 && p.step != p.steps : !log_line_due(p.step, p.steps))
-          return;
-        last = p.seconds;
+        if (!progress_due(last, p.seconds, p.step, p.steps)) return;
         const double per_s = p.seconds > 0 ? static_cast<double>(p.positions) / p.seconds : 0;
-        const double eta = p.seconds / static_cast<double>(p.step) *
-                           static_cast<double>(p.steps - p.step);
+        const double eta = eta_seconds(p.seconds, p.step, p.steps);
         const int width = 24;
         const int filled = static_cast<int>(width * p.step / p.steps);
         std::fprintf(stderr,

@@ -38,6 +38,18 @@ bool log_line_due(int64_t done, int64_t total) {
   return done == total || done * 10 / total != (done - 1) * 10 / total;
 }
 
+bool progress_due(double& last, double seconds, int64_t step, int64_t steps) {
+  const bool due = stderr_is_tty() ? seconds - last >= 0.25 || step == steps
+                                   : log_line_due(step, steps);
+  if (due) last = seconds;
+  return due;
+}
+
+double eta_seconds(double seconds, int64_t step, int64_t steps) {
+  return seconds / static_cast<double>(std::max<int64_t>(1, step)) *
+         static_cast<double>(steps - step);
+}
+
 namespace {
 
 // " s0 1.234/56.7%  s1 ..." : each unrolled step's loss and top-1 agreement.
@@ -66,11 +78,8 @@ int train_eagle3_head(const Eagle3Run& run, Model& target, const HeadData& data,
   const Eagle3TrainResult r = head.train(
       data, run.train, threads, [last = -1.0](const Eagle3TrainProgress& p) mutable {
         const bool tty = stderr_is_tty();
-        if (tty ? p.seconds - last < 0.25 && p.step != p.steps : !log_line_due(p.step, p.steps))
-          return;
-        last = p.seconds;
-        const double eta = p.seconds / static_cast<double>(p.step) *
-                           static_cast<double>(p.steps - p.step);
+        if (!progress_due(last, p.seconds, p.step, p.steps)) return;
+        const double eta = eta_seconds(p.seconds, p.step, p.steps);
         std::fprintf(stderr, "%strain %lld/%lld loss %.4f (loss/top-1 %s) lr %.2e ETA %s%s",
                      tty ? "\r" : "", static_cast<long long>(p.step),
                      static_cast<long long>(p.steps), p.stats.total, per_step(p.stats).c_str(),

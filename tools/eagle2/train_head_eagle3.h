@@ -21,6 +21,11 @@ std::string clock(double s);
 // each tenth of the work, so logs stay readable.
 bool stderr_is_tty();
 bool log_line_due(int64_t done, int64_t total);
+// Whether a training step's progress line is due: on a terminal at most 4 redraws a second (and
+// the last step), in a log at each tenth (log_line_due). Sets `last` to `seconds` when it is.
+bool progress_due(double& last, double seconds, int64_t step, int64_t steps);
+// Seconds left at `step` of `steps` after `seconds`, at the pace so far.
+double eta_seconds(double seconds, int64_t step, int64_t steps);
 
 struct Eagle3Run {
   std::string out_dir;
