@@ -38,6 +38,10 @@ class Head {
   // vocabulary). Call it before drafting starts: the engine's drafting policies are kept per
   // head.
   void restrict_vocab(const std::string& draft_vocab_tsv, int64_t n);
+  // The n demo and serve pass to restrict_vocab when the user asked for none (`asked` < 0):
+  // 1024 for an EAGLE-1/2 head whose folder `dir` has a draft_vocab.tsv, else 0 (the full
+  // vocabulary; an EAGLE-3 head has its own). `asked` >= 0 is returned as is.
+  int64_t default_draft_vocab(const std::string& dir, int64_t asked) const;
   int64_t draft_vocab_size() const;  // tokens the head can propose
 
   struct Impl;  // the library's side of the handle (src/api)

@@ -1,6 +1,8 @@
 // eagle2/head.h over draft/eagle_head.h and draft/draft_vocab.h.
 #include "eagle2/head.h"
 
+#include <filesystem>
+
 #include "api/handles.h"
 #include "core/error.h"
 #include "draft/draft_vocab.h"
@@ -33,6 +35,13 @@ void Head::restrict_vocab(const std::string& draft_vocab_tsv, int64_t n) {
   EagleHead& head = *impl_->head;
   head.require_restrictable();  // before the file: an EAGLE-3 folder has none, and that is not why
   head.restrict_vocab(draft_vocab_subset(draft_vocab_tsv, head.config().vocab_size, n));
+}
+
+int64_t Head::default_draft_vocab(const std::string& dir, int64_t asked) const {
+  if (asked >= 0) return asked;
+  std::error_code ec;
+  const bool has_file = std::filesystem::exists(dir + "/draft_vocab.tsv", ec);
+  return kind() == "eagle" && has_file ? 1024 : 0;
 }
 
 std::string Head::kind() const {

@@ -129,11 +129,8 @@ void solo_rates(const BenchServeOptions& o, const api::DrafterSpec& spec,
   std::optional<api::Head> head;
   if (!o.server.head_dir.empty()) {
     head.emplace(api::Head::load(o.server.head_dir, model));
-    const std::string vocab_file = o.server.head_dir + "/draft_vocab.tsv";
-    // The default reduced vocabulary is for EAGLE-1/2 heads; an EAGLE-3 head has its own.
-    const bool can_reduce = head->kind() == "eagle" && fs::exists(vocab_file);
-    const int64_t n = o.server.draft_vocab >= 0 ? o.server.draft_vocab : can_reduce ? 1024 : 0;
-    if (n > 0) head->restrict_vocab(vocab_file, n);
+    const int64_t n = head->default_draft_vocab(o.server.head_dir, o.server.draft_vocab);
+    if (n > 0) head->restrict_vocab(o.server.head_dir + "/draft_vocab.tsv", n);
   }
   const int64_t ctx = o.server.ctx > 0 ? o.server.ctx
                                        : std::min<int64_t>(2048, model.config().max_position_embeddings);

@@ -55,11 +55,8 @@ ServedModel::ServedModel(const ServerOptions& o) : id_(folder_name(o.model_dir))
   if (!o.head_dir.empty()) {
     head_dir_ = o.head_dir;
     head_.emplace(api::Head::load(o.head_dir, *model_));
-    const std::string vocab_file = o.head_dir + "/draft_vocab.tsv";
-    // The default reduced vocabulary is for EAGLE-1/2 heads; an EAGLE-3 head has its own.
-    const bool can_reduce = head_->kind() == "eagle" && fs::exists(vocab_file);
-    const int64_t n = o.draft_vocab >= 0 ? o.draft_vocab : can_reduce ? 1024 : 0;
-    if (n > 0) head_->restrict_vocab(vocab_file, n);
+    const int64_t n = head_->default_draft_vocab(o.head_dir, o.draft_vocab);
+    if (n > 0) head_->restrict_vocab(o.head_dir + "/draft_vocab.tsv", n);
   }
   const std::string spec = !o.spec.empty() ? o.spec : head_ ? kDefaultSpec : "plain";
   default_spec_ = api::parse_drafter_spec(spec);

@@ -2,7 +2,6 @@
 // with EAGLE-2 on the bundled code model and head, prints each completion once (after checking
 // that both decoders produced the same tokens), tau and the speedup measured side by side.
 #include <cstdio>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -25,7 +24,6 @@ using namespace eagle2::api;
 
 namespace {
 
-namespace fs = std::filesystem;
 
 // Written for this demo (not taken from the training or held-out files): short openings of the
 // kinds of code the model was trained on (standard library, SymPy, NumPy).
@@ -89,9 +87,7 @@ int run_demo(const DemoFlags& f) {
 
   Model model = Model::load(model_dir);
   Head head = Head::load(head_dir, model, f.draft_weights);
-  // The default reduced vocabulary is for EAGLE-1/2 heads; an EAGLE-3 head has its own.
-  const bool can_reduce = head.kind() == "eagle" && fs::exists(head_dir + "/draft_vocab.tsv");
-  const int64_t draft_vocab = f.draft_vocab >= 0 ? f.draft_vocab : can_reduce ? 1024 : 0;
+  const int64_t draft_vocab = head.default_draft_vocab(head_dir, f.draft_vocab);
   apply_draft_vocab(head, head_dir, draft_vocab);
   // The folder's tokenizer.json or tokenizer.model, or a GGUF file's vocabulary (the demo prints
   // text, so a model without one is an error).
