@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <unistd.h>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -21,6 +20,7 @@
 #include "eagle2/train_head.h"
 #include "flag_checks.h"
 #include "train_head_eagle3.h"
+#include "train_progress.h"
 
 namespace eagle2::cli {
 
