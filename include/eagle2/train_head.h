@@ -207,6 +207,11 @@ struct Eagle3Init {
   int64_t draft_vocab_size = 1024;  // capped at the target's vocabulary
   int64_t intermediate = 0;         // the MLP width (0: the target's)
   int64_t ttt_steps = 7;            // unrolled steps in training (at least 3)
+  // Recipe options beyond the reference (docs/TRAINING.md "EAGLE-3 heads"): the first
+  // ttt_warmup optimizer steps train step 0 alone (a curriculum), and state_loss > 0 adds
+  // EAGLE-1/2's regression of the head's normed output onto the target's final-norm state.
+  int64_t ttt_warmup = 0;
+  double state_loss = 0.0;
   // The target layers whose inputs the head reads, low to high (empty: the reference's
   // {2, L/2, L-3}); saved as eagle_aux_hidden_state_layer_ids when given.
   std::vector<int32_t> feature_layers;

@@ -16,11 +16,13 @@ Eagle3StepStats to_public(const train::Eagle3StepStats& s) { return {s.total, s.
 
 struct Eagle3HeadTrainer::Impl {
   Impl(const LlamaModel& target, train::Eagle3DraftVocab v, const Eagle3Init& init)
-      : vocab(std::move(v)), ttt_steps(init.ttt_steps),
+      : vocab(std::move(v)), ttt_steps(init.ttt_steps), ttt_warmup(init.ttt_warmup),
+        state_loss(init.state_loss),
         trainer(target, vocab.ids,
                 train::Eagle3Init{init.seed, init.intermediate, init.feature_layers}) {}
   train::Eagle3DraftVocab vocab;
-  int64_t ttt_steps;
+  int64_t ttt_steps, ttt_warmup;
+  double state_loss;
   train::Eagle3Trainer trainer;
 };
 
@@ -54,6 +56,8 @@ Eagle3TrainResult Eagle3HeadTrainer::train(
   t.seq_len = o.seq_len;
   t.warmup = o.warmup;
   t.ttt_steps = impl_->ttt_steps;
+  t.ttt_warmup = impl_->ttt_warmup;
+  t.state_weight = impl_->state_loss;
   t.lr = o.lr;
   t.min_lr_ratio = o.min_lr_ratio;
   t.clip_norm = o.clip_norm;

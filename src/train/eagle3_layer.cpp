@@ -10,6 +10,7 @@
 #include "train/linear.h"
 #include "train/rmsnorm.h"
 #include "train/rope.h"
+#include "train/smooth_l1.h"
 #include "train/swiglu.h"
 #include "train/ttt_attention.h"
 
@@ -276,7 +277,8 @@ double eagle3_output_forward(const Eagle3Config& c, const Eagle3Weights& w, cons
 
 void eagle3_output_backward(const Eagle3Config& c, Eagle3Weights& w, float* dh, const float* h,
                             const float* teacher, const uint8_t* mask, int64_t N,
-                            const Eagle3OutputActs& o, float dloss, ThreadPool& pool) {
+                            const Eagle3OutputActs& o, float dloss, ThreadPool& pool,
+                            const float* states, float state_weight) {
   check_weights(c, w);
   const int64_t C = c.hidden, V = c.draft_vocab;
   std::vector<float> dlogits(static_cast<size_t>(N * V), 0.0f),
@@ -284,6 +286,8 @@ void eagle3_output_backward(const Eagle3Config& c, Eagle3Weights& w, float* dh, 
   soft_cross_entropy_backward(dlogits.data(), o.probs.data(), teacher, mask, N, V, dloss, pool);
   linear_backward(dhn.data(), w.lm_head.grad.data(), nullptr, dlogits.data(), o.hn.data(), N,
                   w.lm_head.matrix(), pool);
+  if (states && state_weight > 0)
+    smooth_l1_backward(dhn.data(), o.hn.data(), states, mask, N, C, dloss * state_weight, pool);
   rmsnorm_backward(dh, w.norm.grad.data(), dhn.data(), h, w.norm.value.data(), o.rstd.data(), N, C,
                    pool);
 }

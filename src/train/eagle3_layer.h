@@ -133,9 +133,12 @@ double eagle3_output_forward(const Eagle3Config& cfg, const Eagle3Weights& w, co
                              const float* teacher, const uint8_t* mask, int64_t N,
                              Eagle3OutputActs& acts, int64_t* correct, ThreadPool& pool);
 
-// dh [N, C] += dloss * dL/dh; adds norm's and lm_head's gradients.
+// dh [N, C] += dloss * dL/dh; adds norm's and lm_head's gradients. With `states` [N, C], L also
+// holds state_weight * SmoothL1(rmsnorm(h, norm) - states) over the counted rows
+// (train/eagle3_unrolled.h's optional state term).
 void eagle3_output_backward(const Eagle3Config& cfg, Eagle3Weights& w, float* dh, const float* h,
                             const float* teacher, const uint8_t* mask, int64_t N,
-                            const Eagle3OutputActs& acts, float dloss, ThreadPool& pool);
+                            const Eagle3OutputActs& acts, float dloss, ThreadPool& pool,
+                            const float* states = nullptr, float state_weight = 0.0f);
 
 }  // namespace eagle2::train

@@ -93,9 +93,14 @@ std::vector<int32_t> eagle3_layers(const LlamaModel& target, const std::vector<i
                                               : "train-head --feature-layers");
 }
 
-Eagle3Window Eagle3Batch::window() const {
-  return Eagle3Window{batch,          seq_len,       steps,          features.data(),
-                      positions.data(), tokens.data(), teacher.data(), counted.data()};
+Eagle3Window Eagle3Batch::window(float state_weight) const {
+  Eagle3Window w{batch,          seq_len,       steps,          features.data(),
+                 positions.data(), tokens.data(), teacher.data(), counted.data()};
+  if (state_weight > 0) {
+    w.states = states.data();
+    w.state_weight = state_weight;
+  }
+  return w;
 }
 
 Eagle3Trainer::Eagle3Trainer(const LlamaModel& target, std::vector<int32_t> draft_ids,
@@ -141,6 +146,7 @@ void Eagle3Trainer::fill(Eagle3Batch& b, const std::vector<HeadSequence>& data,
   b.tokens.resize(static_cast<size_t>(B * span));
   b.teacher.assign(static_cast<size_t>(B * span * Vd), 0.0f);
   b.counted.assign(static_cast<size_t>(B * span), 0);
+  b.states.assign(static_cast<size_t>(B * span * C), 0.0f);
   // The final-norm features of every offset p >= 1 inside its sequence: their teachers.
   std::vector<float> f;
   std::vector<int64_t> at;  // offset index b * span + p of each gathered row
@@ -161,6 +167,10 @@ void Eagle3Trainer::fill(Eagle3Batch& b, const std::vector<HeadSequence>& data,
       const int64_t j = start + p;
       // Past the end: any valid token; such rows never reach a counted one (eagle3_unrolled.h).
       b.tokens[static_cast<size_t>(w * span + p)] = s.tokens[static_cast<size_t>(j < len ? j : 0)];
+      if (j < len)
+        std::memcpy(&b.states[static_cast<size_t>((w * span + p) * C)],
+                    &s.features[static_cast<size_t>(j * C)],
+                    static_cast<size_t>(C) * sizeof(float));
       if (p >= 1 && j < len) {
         f.insert(f.end(), s.features.begin() + j * C, s.features.begin() + (j + 1) * C);
         at.push_back(w * span + p);
@@ -189,8 +199,12 @@ void Eagle3Trainer::fill(Eagle3Batch& b, const std::vector<HeadSequence>& data,
   }
 }
 
-Eagle3Loss Eagle3Trainer::step(const Eagle3Batch& batch, bool backward, ThreadPool& pool) {
-  const Eagle3Window win = batch.window();
+Eagle3Loss Eagle3Trainer::step(const Eagle3Batch& batch, bool backward, ThreadPool& pool,
+                                float state_weight) {
+  if (state_weight > 0 && static_cast<int64_t>(batch.states.size()) !=
+                              batch.batch * (batch.seq_len + batch.steps) * cfg_.hidden)
+    fail("train-head --arch eagle3: the batch lacks the target's states for the state term");
+  const Eagle3Window win = batch.window(state_weight);
   const Matrix embed = embedding_matrix(target_);
   Eagle3Loss loss = eagle3_unrolled_forward(cfg_, *w_, embed, win, state_, pool);
   if (backward) eagle3_unrolled_backward(cfg_, *w_, win, state_, pool);
@@ -205,6 +219,12 @@ Eagle3TrainResult train_eagle3(Eagle3Trainer& head, const std::vector<HeadSequen
   if (o.ttt_steps < 3)
     fail("train-head --arch eagle3: --ttt-steps ", o.ttt_steps,
          " is too few (at least 3: training-time test unrolls the head over its own outputs)");
+  const int64_t tail_from = o.steps - std::max<int64_t>(1, o.steps / 10);
+  if (o.ttt_warmup < 0 || o.ttt_warmup > tail_from)
+    fail("train-head --arch eagle3: --ttt-warmup ", o.ttt_warmup, " must lie in [0, ", tail_from,
+         "] (the last 10 % of ", o.steps, " steps run unrolled)");
+  if (!(o.state_weight >= 0) || !std::isfinite(o.state_weight))
+    fail("train-head --arch eagle3: --state-loss must be a finite weight >= 0");
   HeadWindows windows(data, o.seq_len);
   TrainRng rng(o.seed);
   AdamW opt(AdamWConfig{0.9f, 0.95f, 1e-8f, o.weight_decay}, head.params());
@@ -214,7 +234,6 @@ Eagle3TrainResult train_eagle3(Eagle3Trainer& head, const std::vector<HeadSequen
   Eagle3TrainResult result;
   Eagle3Batch batch;
   std::vector<std::pair<int32_t, int64_t>> picked(B);
-  const int64_t tail_from = o.steps - std::max<int64_t>(1, o.steps / 10);
   int64_t tail_n = 0;
   const auto t0 = std::chrono::steady_clock::now();
   for (int64_t step = 0; step < o.steps; ++step) {
@@ -222,9 +241,9 @@ Eagle3TrainResult train_eagle3(Eagle3Trainer& head, const std::vector<HeadSequen
       const HeadWindows::Window& w = windows.next(rng);
       picked[b] = {w.seq, w.start};
     }
-    head.fill(batch, data, picked, o.seq_len, o.ttt_steps, pool);
+    head.fill(batch, data, picked, o.seq_len, step < o.ttt_warmup ? 1 : o.ttt_steps, pool);
     zero_grads(head.params());
-    const Eagle3Loss loss = head.step(batch, true, pool);
+    const Eagle3Loss loss = head.step(batch, true, pool, static_cast<float>(o.state_weight));
     Eagle3TrainProgress p;
     p.stats = to_stats(loss);
     p.grad_norm = clip_grad_norm(head.params(), o.clip_norm > 0 ? o.clip_norm : 1e30, pool);

@@ -71,7 +71,9 @@ struct Eagle3Batch {
   std::vector<int32_t> tokens;    // [B, T+S]
   std::vector<float> teacher;     // [B, T+S, Vd]
   std::vector<uint8_t> counted;   // [B, T+S]
-  Eagle3Window window() const;
+  std::vector<float> states;      // [B, T+S, C] the target's final-norm states (zero past the end)
+  // The view for the loss; state_weight > 0 adds the optional state term (eagle3_unrolled.h).
+  Eagle3Window window(float state_weight = 0.0f) const;
 };
 
 class Eagle3Trainer {
@@ -95,8 +97,10 @@ class Eagle3Trainer {
             const std::vector<std::pair<int32_t, int64_t>>& windows, int64_t T, int64_t S,
             ThreadPool& pool) const;
 
-  // Forward (and with backward, gradients ADDED to the parameters) over a filled batch.
-  Eagle3Loss step(const Eagle3Batch& batch, bool backward, ThreadPool& pool);
+  // Forward (and with backward, gradients ADDED to the parameters) over a filled batch, with the
+  // optional state term at state_weight > 0.
+  Eagle3Loss step(const Eagle3Batch& batch, bool backward, ThreadPool& pool,
+                  float state_weight = 0.0f);
 
   // dir/config.json (the target's LLaMA fields, 1 layer, the MLP width, draft_vocab_size, the
   // feature layers, architectures ["LlamaForCausalLMEagle3"]) and dir/model.safetensors (fc,
@@ -122,6 +126,11 @@ struct Eagle3StepStats {
 struct Eagle3TrainOptions {
   int64_t steps = 400, batch = 8, seq_len = 256, warmup = 20;
   int64_t ttt_steps = 7;  // S (>= 3)
+  // A curriculum: the first ttt_warmup optimizer steps unroll one step only (step 0's loss, at
+  // about 1/S of the cost), the rest ttt_steps. At most the steps before the last 10 %.
+  int64_t ttt_warmup = 0;
+  // Weight of the optional state term (eagle3_unrolled.h; 0: the reference's token loss only).
+  double state_weight = 0.0;
   double lr = 2e-2, min_lr_ratio = 0.1, clip_norm = 0.5;
   float weight_decay = 0.0f;
   uint64_t seed = 1;

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "train/embedding.h"
 #include "train/linear.h"
+#include "train/smooth_l1.h"
 
 namespace eagle2::train {
 
@@ -21,6 +22,8 @@ void check_window(const Eagle3Config& c, const Eagle3Window& win, const Matrix& 
     fail("eagle3 unrolled: the window lacks features, positions or tokens");
   if (need_teacher && (!win.teacher || !win.counted))
     fail("eagle3 unrolled: the loss needs the window's teacher and counted flags");
+  if (need_teacher && win.state_weight > 0 && !win.states)
+    fail("eagle3 unrolled: a state weight without the window's states");
   if (embed.cols != c.hidden)
     fail("eagle3 unrolled: the embedding is ", embed.cols, " wide, the head ", c.hidden);
 }
@@ -66,17 +69,22 @@ Eagle3Loss eagle3_unrolled_forward(const Eagle3Config& c, const Eagle3Weights& w
                                    Eagle3Unrolled& st, ThreadPool& pool) {
   check_window(c, win, embed, true);
   run_layers(c, w, embed, win, st, pool);
-  const int64_t T = win.seq_len, N = win.rows(), S = win.steps, V = c.draft_vocab;
+  const int64_t T = win.seq_len, N = win.rows(), S = win.steps, V = c.draft_vocab, C = c.hidden;
+  const bool with_states = win.state_weight > 0;
 
-  // Step s row (b, t) reads the teacher and the flag of offset t + 1 + s.
+  // Step s row (b, t) reads the teacher, the flag (and the state) of offset t + 1 + s.
   st.teacher.resize(static_cast<size_t>(S * N * V));
   st.mask.resize(static_cast<size_t>(S * N));
+  st.states.resize(with_states ? static_cast<size_t>(S * N * C) : 0);
   for (int64_t s = 0; s < S; ++s)
     for (int64_t b = 0; b < win.batch; ++b) {
       const int64_t off = b * win.span() + 1 + s;
       std::memcpy(st.teacher.data() + (s * N + b * T) * V, win.teacher + off * V,
                   static_cast<size_t>(T * V) * sizeof(float));
       std::memcpy(st.mask.data() + s * N + b * T, win.counted + off, static_cast<size_t>(T));
+      if (with_states)
+        std::memcpy(st.states.data() + (s * N + b * T) * C, win.states + off * C,
+                    static_cast<size_t>(T * C) * sizeof(float));
     }
 
   Eagle3Loss loss;
@@ -89,17 +97,26 @@ Eagle3Loss eagle3_unrolled_forward(const Eagle3Config& c, const Eagle3Weights& w
                               st.outputs[s], &correct, pool);
     int64_t counted = 0;
     for (int64_t m = 0; m < N; ++m) counted += mask[m] != 0;
+    const double sl = with_states ? smooth_l1_forward(st.outputs[s].hn.data(),
+                                                      st.states.data() + s * N * C, mask, N, C,
+                                                      pool)
+                                  : 0.0;
     loss.step_loss.push_back(l);
+    loss.state_loss.push_back(sl);
     loss.counted.push_back(counted);
     loss.correct.push_back(correct);
-    loss.total += static_cast<double>(step_weight(s)) * l;
+    loss.total += static_cast<double>(step_weight(s)) *
+                  (l + static_cast<double>(win.state_weight) * sl);
   }
   return loss;
 }
 
 void eagle3_unrolled_backward(const Eagle3Config& c, Eagle3Weights& w, const Eagle3Window& win,
                               Eagle3Unrolled& st, ThreadPool& pool) {
-  const int64_t N = win.rows(), S = win.steps, V = c.draft_vocab;
+  const int64_t N = win.rows(), S = win.steps, V = c.draft_vocab, C = c.hidden;
+  const bool with_states = win.state_weight > 0;
+  if (with_states && static_cast<int64_t>(st.states.size()) != S * N * C)
+    fail("eagle3 unrolled: backward with a state weight the forward did not have");
   if (static_cast<int64_t>(st.steps.size()) != S || static_cast<int64_t>(st.outputs.size()) != S ||
       static_cast<int64_t>(st.mask.size()) != S * N)
     fail("eagle3 unrolled: backward without the forward of this window");
@@ -112,7 +129,9 @@ void eagle3_unrolled_backward(const Eagle3Config& c, Eagle3Weights& w, const Eag
   std::vector<float> dh(static_cast<size_t>(N * c.hidden), 0.0f);
   for (int64_t s = S - 1; s >= 0; --s) {
     eagle3_output_backward(c, w, dh.data(), st.steps[s].h.data(), st.teacher.data() + s * N * V,
-                           st.mask.data() + s * N, N, st.outputs[s], step_weight(s), pool);
+                           st.mask.data() + s * N, N, st.outputs[s], step_weight(s), pool,
+                           with_states ? st.states.data() + s * N * C : nullptr,
+                           win.state_weight);
     eagle3_layer_backward(c, w, dh.data(), nullptr,
                           std::span<Eagle3StepActs* const>(acts).first(static_cast<size_t>(s + 1)),
                           st.scratch, pool);

@@ -54,6 +54,13 @@ struct Eagle3Window {
   const float* teacher = nullptr;     // [B, T+S, Vd] teacher probabilities (offset 0 never read);
                                       // may be null for eagle3_unrolled_hidden
   const uint8_t* counted = nullptr;   // [B, T+S] 1 where the teacher at that offset counts
+  // Optional auxiliary term (not the reference's): EAGLE-1/2's feature regression. With
+  // state_weight > 0 each step also adds state_weight * SmoothL1(rmsnorm(h_s) - state) over its
+  // counted rows, where state [B, T+S, C] is the target's final-norm state at the teacher's
+  // offset (the features whose lm_head row gives that teacher). It hands the head a dense target
+  // for the same thing the soft CE teaches (what the target would output there).
+  const float* states = nullptr;      // [B, T+S, C]; read only when state_weight > 0
+  float state_weight = 0.0f;
 
   int64_t rows() const { return batch * seq_len; }
   int64_t span() const { return seq_len + steps; }  // T + S offsets per window
@@ -68,12 +75,15 @@ struct Eagle3Unrolled {
   std::vector<int32_t> ids, pos;          // [N] tokens and RoPE positions of that step
   std::vector<float> teacher;             // [S, N, Vd] teacher rows gathered per step
   std::vector<uint8_t> mask;              // [S, N] counted rows per step
+  std::vector<float> states;              // [S, N, C] state targets per step (state_weight > 0)
   Eagle3Scratch scratch;
 };
 
 struct Eagle3Loss {
-  double total = 0;                      // sum_s kTttStepDecay^s * step_loss[s]
+  double total = 0;                      // sum_s kTttStepDecay^s * (step_loss[s] +
+                                         //   state_weight * state_loss[s])
   std::vector<double> step_loss;         // [S] mean soft-CE over the counted rows of step s
+  std::vector<double> state_loss;        // [S] SmoothL1 of the state term (0 without it)
   std::vector<int64_t> counted, correct; // [S] counted rows; of them, student argmax == teacher's
 };
 

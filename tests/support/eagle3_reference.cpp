@@ -122,7 +122,8 @@ Eagle3RefResult eagle3_unrolled_ref(const Eagle3Config& c, const Eagle3RefParams
   DVec x = linear_ref(features, p.fc, nullptr, N, C, c.feature_width);
   std::vector<DVec> ks, vs;
   for (int64_t s = 0; s < S; ++s) {
-    DVec e(static_cast<size_t>(N * C)), teacher(static_cast<size_t>(N * V));
+    DVec e(static_cast<size_t>(N * C)), teacher(static_cast<size_t>(N * V)),
+        state(static_cast<size_t>(N * C), 0.0);
     std::vector<int32_t> pos(static_cast<size_t>(N));
     std::vector<uint8_t> mask(static_cast<size_t>(N));
     for (int64_t b = 0; b < B; ++b)
@@ -130,13 +131,30 @@ Eagle3RefResult eagle3_unrolled_ref(const Eagle3Config& c, const Eagle3RefParams
         const int64_t n = b * T + t, off = b * span + t + 1 + s;  // token and teacher offset
         for (int64_t i = 0; i < C; ++i) e[n * C + i] = embed[win.tokens[off] * C + i];
         for (int64_t i = 0; i < V; ++i) teacher[n * V + i] = win.teacher[off * V + i];
+        if (win.state_weight > 0)
+          for (int64_t i = 0; i < C; ++i) state[n * C + i] = win.states[off * C + i];
         mask[n] = win.counted[off];
         pos[n] = win.positions[n] + static_cast<int32_t>(s);
       }
     Eagle3RefStep step = eagle3_layer_ref(c, p, x, e, pos, ks, vs, B, T);
-    const DVec logits = linear_ref(rmsnorm_ref(step.h, p.norm, c.rms_eps, N, C), p.lm_head,
-                                   nullptr, N, V, C);
-    r.loss += std::pow(0.8, static_cast<double>(s)) * soft_ce_ref(logits, teacher, mask, N, V);
+    const DVec hn = rmsnorm_ref(step.h, p.norm, c.rms_eps, N, C);
+    const DVec logits = linear_ref(hn, p.lm_head, nullptr, N, V, C);
+    double l = soft_ce_ref(logits, teacher, mask, N, V);
+    if (win.state_weight > 0) {
+      // SmoothL1 (beta 1), mean over the counted rows' elements.
+      double sum = 0;
+      int64_t counted = 0;
+      for (int64_t n = 0; n < N; ++n) {
+        if (!mask[n]) continue;
+        ++counted;
+        for (int64_t i = 0; i < C; ++i) {
+          const double d = std::abs(hn[n * C + i] - state[n * C + i]);
+          sum += d < 1 ? 0.5 * d * d : d - 0.5;
+        }
+      }
+      if (counted > 0) l += win.state_weight * sum / static_cast<double>(counted * C);
+    }
+    r.loss += std::pow(0.8, static_cast<double>(s)) * l;
     ks.push_back(step.k);
     vs.push_back(step.v);
     x = step.h;
@@ -184,6 +202,8 @@ Eagle3Case::Eagle3Case(int64_t steps, uint32_t seed) : S(steps) {
     for (int64_t i = 0; i < Vd; ++i)
       teacher[r * Vd + i] = static_cast<float>(teacher[r * Vd + i] / sum);
   }
+  states.resize(static_cast<size_t>(B * span * C));
+  for (float& v : states) v = 1.5f * u(g);  // both sides of SmoothL1's kink at |d| = 1
   counted.assign(static_cast<size_t>(B * span), 1);
   if (B > 1) {
     counted[span + 3] = 0;  // e.g. the teacher's argmax outside the draft vocabulary
@@ -194,9 +214,14 @@ Eagle3Case::Eagle3Case(int64_t steps, uint32_t seed) : S(steps) {
   }
 }
 
-train::Eagle3Window Eagle3Case::window() {
-  return train::Eagle3Window{B,          T,         S,           features.data(), positions.data(),
-                             tokens.data(), teacher.data(), counted.data()};
+train::Eagle3Window Eagle3Case::window(float state_weight) {
+  train::Eagle3Window w{B,          T,         S,           features.data(), positions.data(),
+                        tokens.data(), teacher.data(), counted.data()};
+  if (state_weight > 0) {
+    w.states = states.data();
+    w.state_weight = state_weight;
+  }
+  return w;
 }
 
 Matrix Eagle3Case::embed_matrix() const { return Matrix{DType::F32, V, cfg.hidden, embed.data()}; }

@@ -48,7 +48,8 @@ Eagle3RefStep eagle3_layer_ref(const train::Eagle3Config& c, const Eagle3RefPara
 
 struct Eagle3RefResult {
   std::vector<DVec> h;  // [S][N, C]
-  double loss = 0;      // sum_s 0.8^s * mean soft-CE over the counted rows of step s
+  double loss = 0;      // sum_s 0.8^s * (mean soft-CE over the counted rows of step s
+                        //   + state_weight * their mean SmoothL1 when the window has states)
 };
 
 // The whole unrolled forward (embed [V, C] as doubles); the window's pointers as in Eagle3Window.
@@ -69,9 +70,11 @@ struct Eagle3Case {
   std::vector<int32_t> positions, tokens;
   std::vector<float> teacher;    // [B, T+S, Vd]
   std::vector<uint8_t> counted;  // [B, T+S]
+  std::vector<float> states;     // [B, T+S, C] targets of the optional state term
 
   explicit Eagle3Case(int64_t steps = 3, uint32_t seed = 5);
-  train::Eagle3Window window();
+  // state_weight > 0: with the optional state term (eagle3_unrolled.h).
+  train::Eagle3Window window(float state_weight = 0.0f);
   Matrix embed_matrix() const;
   int64_t rows() const { return B * T; }
 };

@@ -263,14 +263,14 @@ TEST(Eagle3Layer, ParameterNamesShapesAndInit) {
 
 // ---- the unrolled loss --------------------------------------------------------------------
 
-TEST(Eagle3Unrolled, LossGradientMatchesFiniteDifferences) {
+void check_unrolled_gradients(float state_weight) {
   ThreadPool pool(2);
   Eagle3Case cs;
   std::vector<Parameter*> params;
   cs.w->collect(params);
   zero_grads(params);
   Eagle3Unrolled state;
-  const Eagle3Window win = cs.window();
+  const Eagle3Window win = cs.window(state_weight);
   const Eagle3Loss loss =
       eagle3_unrolled_forward(cs.cfg, *cs.w, cs.embed_matrix(), win, state, pool);
   eagle3_unrolled_backward(cs.cfg, *cs.w, win, state, pool);
@@ -279,7 +279,11 @@ TEST(Eagle3Unrolled, LossGradientMatchesFiniteDifferences) {
   EXPECT_EQ(loss.counted, (std::vector<int64_t>{9, 8, 7}));
   ASSERT_EQ(loss.step_loss.size(), 3u);
   double total = 0;
-  for (int s = 0; s < 3; ++s) total += std::pow(0.8, s) * loss.step_loss[s];
+  ASSERT_EQ(loss.state_loss.size(), 3u);
+  for (int s = 0; s < 3; ++s) {
+    total += std::pow(0.8, s) * (loss.step_loss[s] + state_weight * loss.state_loss[s]);
+    EXPECT_EQ(loss.state_loss[s] > 0, state_weight > 0) << s;
+  }
   EXPECT_NEAR(loss.total, total, 1e-6 * total);
 
   Eagle3RefParams P(*cs.w);
@@ -301,6 +305,12 @@ TEST(Eagle3Unrolled, LossGradientMatchesFiniteDifferences) {
     expect_grad(params[i]->grad, numeric_grad(P.*members[i].second, L),
                 ("unrolled d" + members[i].first).c_str(), kRtol);
 }
+
+TEST(Eagle3Unrolled, LossGradientMatchesFiniteDifferences) { check_unrolled_gradients(0.0f); }
+
+// The optional state term (EAGLE-1/2's feature regression) on top of the token loss: its value
+// and its gradient through norm, the layer and fc, against the double reference.
+TEST(Eagle3Unrolled, StateTermGradientMatchesFiniteDifferences) { check_unrolled_gradients(0.7f); }
 
 // h_s at row t depends on the features of rows <= t and the tokens at offsets <= t + 1 + s of its
 // own window, and on nothing else (bitwise).
@@ -420,6 +430,12 @@ TEST(Eagle3Unrolled, RejectsBadWindows) {
   win = cs.window();
   win.teacher = nullptr;
   EXPECT_THROW(eagle3_unrolled_forward(cs.cfg, *cs.w, cs.embed_matrix(), win, state, pool), Error);
+  win = cs.window(0.5f);
+  win.states = nullptr;  // a state weight without states
+  EXPECT_THROW(eagle3_unrolled_forward(cs.cfg, *cs.w, cs.embed_matrix(), win, state, pool), Error);
+  // A backward with a state weight its forward did not have.
+  eagle3_unrolled_forward(cs.cfg, *cs.w, cs.embed_matrix(), cs.window(), state, pool);
+  EXPECT_THROW(eagle3_unrolled_backward(cs.cfg, *cs.w, cs.window(0.5f), state, pool), Error);
   cs.tokens[1] = static_cast<int32_t>(cs.V);  // outside the embedding
   EXPECT_THROW(eagle3_unrolled_hidden(cs.cfg, *cs.w, cs.embed_matrix(), cs.window(), pool), Error);
   const Matrix narrow{DType::F32, cs.V, 4, cs.embed.data()};

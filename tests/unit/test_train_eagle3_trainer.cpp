@@ -187,5 +187,43 @@ TEST(Eagle3Trainer, TrainingIsThreadCountInvariant) {
     EXPECT_EQ(a.params()[i]->value, b.params()[i]->value) << a.params()[i]->name;
 }
 
+// --ttt-warmup: the first steps unroll one step (their stats have one entry), the tail all S;
+// out-of-range warmups and bad state weights are refused. The state term changes the training.
+TEST(Eagle3Trainer, CurriculumAndStateTermOptions) {
+  const auto target = target8();
+  ThreadPool pool(2);
+  const std::vector<HeadSequence> data = random_data(*target, pool, 3, 12, 2);
+  const Eagle3DraftVocab v = eagle3_draft_vocab(data, 96, 32);
+  Eagle3TrainOptions o;
+  o.steps = 4;
+  o.batch = 2;
+  o.seq_len = 5;
+  o.ttt_steps = 3;
+  o.ttt_warmup = 3;
+  std::vector<size_t> unrolled;
+  Eagle3Trainer a(*target, v.ids, Eagle3Init{});
+  const Eagle3TrainResult r =
+      train_eagle3(a, data, o, pool,
+                   [&](const Eagle3TrainProgress& p) { unrolled.push_back(p.stats.loss.size()); });
+  EXPECT_EQ(unrolled, (std::vector<size_t>{1, 1, 1, 3}));
+  EXPECT_EQ(r.first.loss.size(), 1u);
+  EXPECT_EQ(r.last.loss.size(), 3u);
+
+  o.ttt_warmup = 4;  // would leave the tail (the last 10 %, here 1 step) without unrolling
+  Eagle3Trainer b(*target, v.ids, Eagle3Init{});
+  EXPECT_THROW(train_eagle3(b, data, o, pool), Error);
+  o.ttt_warmup = 0;
+  o.state_weight = -1;
+  EXPECT_THROW(train_eagle3(b, data, o, pool), Error);
+
+  Eagle3Trainer plain(*target, v.ids, Eagle3Init{}), with_state(*target, v.ids, Eagle3Init{});
+  o.state_weight = 0;
+  const Eagle3TrainResult rp = train_eagle3(plain, data, o, pool);
+  o.state_weight = 1;
+  const Eagle3TrainResult rs = train_eagle3(with_state, data, o, pool);
+  EXPECT_GT(rs.first.total, rp.first.total);  // the same first forward plus a positive term
+  EXPECT_NE(plain.weights().fc.value, with_state.weights().fc.value);
+}
+
 }  // namespace
 }  // namespace eagle2::train

@@ -154,11 +154,17 @@ int run_train_head(TrainHeadFlags f) {
   if (f.arch != "medusa" && f.arch != "hydra" && f.heads_only_given)
     fail("--heads and --head-layers apply to --arch medusa and hydra only");
   if (f.arch != "eagle3" && f.eagle3_only_given)
-    fail("--ttt-steps, --draft-vocab-size, --feature-layers and --intermediate apply to --arch "
-         "eagle3 only");
+    fail("--ttt-steps, --ttt-warmup, --state-loss, --draft-vocab-size, --feature-layers and "
+         "--intermediate apply to --arch eagle3 only");
   if (f.arch == "eagle3" && f.eagle3.ttt_steps < 3)
     fail("--ttt-steps ", f.eagle3.ttt_steps,
          " is too few for --arch eagle3 (at least 3; the reference unrolls 7)");
+  // The trainer's rule, checked before minutes of data recording: the last 10 % run unrolled.
+  if (f.arch == "eagle3" &&
+      f.eagle3.ttt_warmup > f.train.steps - std::max<int64_t>(1, f.train.steps / 10))
+    fail("--ttt-warmup ", f.eagle3.ttt_warmup, " leaves too few of the ", f.train.steps,
+         " --steps unrolled (at most ", f.train.steps - std::max<int64_t>(1, f.train.steps / 10),
+         ": the last 10 % train every unrolled step)");
   Model target = Model::load(f.run.model_dir);
   const Tokenizer tok = Tokenizer::open(f.run.model_dir);  // folder or GGUF, as generate
   Threads threads(resolve_threads(f.run));
@@ -345,6 +351,17 @@ Command add_train_head(CLI::App& app) {
                   "--arch eagle3: steps the head is unrolled on its own outputs in training "
                   "(at least 3; default 7 as the reference)")
       ->check(integer_in(1, 64))
+      ->each([f](const std::string&) { f->eagle3_only_given = true; });
+  cmd->add_option("--ttt-warmup", f->eagle3.ttt_warmup,
+                  "--arch eagle3: the first N optimizer steps train the first draft step alone "
+                  "(a curriculum; cheaper steps; default 0)")
+      ->check(integer_in(0, INT32_MAX))
+      ->each([f](const std::string&) { f->eagle3_only_given = true; });
+  cmd->add_option("--state-loss", f->eagle3.state_loss,
+                  "--arch eagle3: weight of an extra SmoothL1 loss pulling the head's normed "
+                  "output onto the target's final-norm state, as EAGLE-1/2 heads are trained "
+                  "(default 0: the reference's token loss only)")
+      ->check(CLI::Range(0.0, 1000.0))
       ->each([f](const std::string&) { f->eagle3_only_given = true; });
   cmd->add_option("--draft-vocab-size", f->eagle3.draft_vocab_size,
                   "--arch eagle3: the head's draft vocabulary, the most frequent tokens of the "

@@ -48,11 +48,14 @@ int train_eagle3_head(const Eagle3Run& run, Model& target, const HeadData& data,
       });
   const auto cpu1 = cpu_seconds();
   head.save(run.out_dir, run.bf16 ? DType::BF16 : DType::F32);
+  // With --ttt-warmup the first step unrolled once: its total is not comparable, step 0's is.
+  const bool same = r.first.loss.size() == r.last.loss.size();
   std::printf("trained an EAGLE-3 head (%lld unrolled steps) %lld steps at lr %.2e in %.1f s wall, "
-              "%.1f s CPU: loss %.4f -> %.4f\n",
+              "%.1f s CPU: %s %.4f -> %.4f\n",
               static_cast<long long>(run.init.ttt_steps), static_cast<long long>(run.train.steps),
               run.train.lr, r.seconds, (cpu1.first + cpu1.second) - (cpu0.first + cpu0.second),
-              r.first.total, r.last.total);
+              same ? "loss" : "step-0 soft CE", same ? r.first.total : r.first.loss.front(),
+              same ? r.last.total : r.last.loss.front());
   std::printf("last steps per unrolled step (soft CE/top-1): %s\n", per_step(r.last).c_str());
   std::printf("wrote %s (config.json + model.safetensors)\n", run.out_dir.c_str());
   if (!held.empty()) {
