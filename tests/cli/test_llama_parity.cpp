@@ -16,21 +16,27 @@
 namespace eagle2 {
 namespace {
 
-// The script's command line with the shared files, or empty after a GTEST_SKIP.
-std::string parity_command() {
+// The script's command line with the shared files, or empty with *why set (the test skips).
+std::string parity_command(std::string* why) {
   const std::string shared = test::shared_dir();
-  if (shared.empty()) return "";
-  if (!test::file_exists(shared + "/tools/llama.cpp/bin/llama-completion")) return "";
+  const std::string completion = shared + "/tools/llama.cpp/bin/llama-completion";
+  *why = "llama.cpp's tools (../shared/tools/llama.cpp/bin) or python3 are absent";
+  if (shared.empty() || !test::file_exists(completion)) return "";
   if (test::run_shell("python3 -c pass >/dev/null 2>&1").code != 0) return "";
+  // The shared build is for AVX-512 machines; elsewhere it dies of SIGILL (132 from a shell).
+  const int code = test::run_shell(completion + " --version >/dev/null 2>&1").code;
+  if (code == 128 + 4 || code == -1) {
+    *why = completion + " cannot run on this CPU (built for AVX-512)";
+    return "";
+  }
   return "python3 " + std::string(EAGLE2_SOURCE_DIR) + "/scripts/llama_parity.py --shared " +
          shared + " --eagle2 " + EAGLE2_CLI_PATH + " -t 1";
 }
 
-#define PARITY_COMMAND(var)                                                                    \
-  const std::string var = parity_command();                                                    \
-  if (var.empty())                                                                             \
-    GTEST_SKIP() << "llama.cpp's tools (../shared/tools/llama.cpp/bin) or python3 are absent: " \
-                    "skipping the comparison with llama.cpp"
+#define PARITY_COMMAND(var)                                                     \
+  std::string var##_why;                                                        \
+  const std::string var = parity_command(&var##_why);                           \
+  if (var.empty()) GTEST_SKIP() << var##_why << ": skipping the comparison with llama.cpp"
 
 TEST(LlamaParity, GreedyTextAndPerplexityMatchLlamaCpp) {
   PARITY_COMMAND(cmd);
