@@ -169,16 +169,22 @@ TEST(Eagle3Trainer, ExportedHeadReproducesTheUnrolledTrainingForward) {
   }
 }
 
+// A few steps of 2 windows x 5 positions, 3 unrolled steps.
+Eagle3TrainOptions tiny_options(int64_t steps) {
+  Eagle3TrainOptions o;
+  o.steps = steps;
+  o.batch = 2;
+  o.seq_len = 5;
+  o.ttt_steps = 3;
+  return o;
+}
+
 TEST(Eagle3Trainer, TrainingIsThreadCountInvariant) {
   const auto target = target8();
   ThreadPool pool1(1), pool3(3);
   const std::vector<HeadSequence> data = random_data(*target, pool1, 3, 12, 2);
   const Eagle3DraftVocab v = eagle3_draft_vocab(data, 96, 32);
-  Eagle3TrainOptions o;
-  o.steps = 3;
-  o.batch = 2;
-  o.seq_len = 5;
-  o.ttt_steps = 3;
+  const Eagle3TrainOptions o = tiny_options(3);
   Eagle3Trainer a(*target, v.ids, Eagle3Init{}), b(*target, v.ids, Eagle3Init{});
   const Eagle3TrainResult ra = train_eagle3(a, data, o, pool1);
   const Eagle3TrainResult rb = train_eagle3(b, data, o, pool3);
@@ -194,11 +200,7 @@ TEST(Eagle3Trainer, CurriculumAndStateTermOptions) {
   ThreadPool pool(2);
   const std::vector<HeadSequence> data = random_data(*target, pool, 3, 12, 2);
   const Eagle3DraftVocab v = eagle3_draft_vocab(data, 96, 32);
-  Eagle3TrainOptions o;
-  o.steps = 4;
-  o.batch = 2;
-  o.seq_len = 5;
-  o.ttt_steps = 3;
+  Eagle3TrainOptions o = tiny_options(4);
   o.ttt_warmup = 3;
   std::vector<size_t> unrolled;
   Eagle3Trainer a(*target, v.ids, Eagle3Init{});
