@@ -218,7 +218,7 @@ struct Eagle3Init {
 };
 
 struct Eagle3StepStats {
-  double total = 0;          // sum over steps s of 0.8^s loss[s]
+  double total = 0;          // sum over steps s of 0.8^s (loss[s] + state_loss x its SmoothL1)
   std::vector<double> loss;  // per unrolled step: soft cross-entropy
   std::vector<double> top1;  // per unrolled step: draft argmax == the target's (restricted)
 };

@@ -118,7 +118,7 @@ class Eagle3Trainer {
 };
 
 struct Eagle3StepStats {
-  double total = 0;          // sum_s 0.8^s loss[s]
+  double total = 0;          // sum_s 0.8^s (loss[s] + state_weight x the state term)
   std::vector<double> loss;  // [S] soft-CE of step s
   std::vector<double> top1;  // [S] counted rows whose draft argmax is the teacher's
 };
