@@ -1,6 +1,9 @@
 #include "server/http_server.h"
 
 #include <httplib.h>
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -36,6 +39,36 @@ bool same_key(const std::string& given, const std::string& key) {
   return diff == 0;
 }
 
+// Whether host:port can be bound now, as the server will bind it (SO_REUSEADDR, no SO_REUSEPORT).
+// Checked before the minutes a start-up may take (loading, measuring the verify cost), so that
+// a port in use fails at once; the bind after the load checks again, since another process may
+// take the port in between.
+bool can_bind(const std::string& host, int port) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(port);
+  if (getaddrinfo(host.c_str(), service.c_str(), &hints, &found) != 0) return false;
+  bool bound = false;
+  for (addrinfo* a = found; a && !bound; a = a->ai_next) {
+    const int sock = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (sock < 0) continue;
+    const int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    bound = bind(sock, a->ai_addr, a->ai_addrlen) == 0;
+    close(sock);
+  }
+  freeaddrinfo(found);
+  return bound;
+}
+
+[[noreturn]] void cannot_listen(const ServerOptions& o) {
+  fail("cannot listen on ", o.host, ":", o.port,
+       " (the port is in use, or the host is not an address of this machine)");
+}
+
 }  // namespace
 
 struct Server::Impl {
@@ -64,9 +97,7 @@ struct Server::Impl {
     } else {
       port = http.bind_to_port(o.host, o.port) ? o.port : -1;
     }
-    if (port < 0)
-      fail("cannot listen on ", o.host, ":", o.port,
-           " (the port is in use, or the host is not an address of this machine)");
+    if (port < 0) cannot_listen(o);
   }
 
   // Authorization for /v1/: ApiError 401 unless the server has no key or the request brings it.
@@ -193,7 +224,10 @@ struct Server::Impl {
   int port = -1;
 };
 
-Server::Server(const ServerOptions& options) : impl_(std::make_unique<Impl>(options)) {}
+Server::Server(const ServerOptions& options) {
+  if (options.port != 0 && !can_bind(options.host, options.port)) cannot_listen(options);
+  impl_ = std::make_unique<Impl>(options);
+}
 
 Server::~Server() = default;
 

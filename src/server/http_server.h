@@ -19,7 +19,8 @@ namespace eagle2::server {
 class Server {
  public:
   // Loads the model (and head, tokenizer, template), measures the verify cost, starts the
-  // scheduler and binds host:port. Error when any of it fails (a port in use, a bad model...).
+  // scheduler and binds host:port. Error when any of it fails (a port in use, a bad model...); a
+  // port in use fails first, before the load.
   explicit Server(const ServerOptions& options);
   ~Server();
   Server(const Server&) = delete;
