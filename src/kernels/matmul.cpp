@@ -17,6 +17,7 @@
 #include "kernels/matmul_internal.h"
 #include "kernels/quant_internal.h"
 #include "kernels/quant_matmul.h"
+#include "kernels/sanitizer_regions.h"
 
 namespace eagle2 {
 
@@ -103,6 +104,7 @@ void quant_grouped(KernelPath path, QuantRange per_row, const detail::QuantRowsV
   }
   thread_local std::vector<unsigned char> row;
   row.resize(dtype_bytes(W.dtype, W.cols));
+  detail::check_region(row.data(), row.size());
   for (int64_t n = n0; n < n1; ++n) {
     row_blocks(W, n, row.data());
     per_row(W.dtype, x, row.data(), y + n, ldy, m0, m1, 0, 1);
@@ -151,6 +153,23 @@ void run_group(KernelPath path, const float* x, int64_t M, int64_t K, const Matm
       for (size_t i = 0; i < n; ++i) xr[i] = bf16_to_f32(f32_to_bf16(x[i]));
       xin = xr.data();
     }
+  }
+
+  // What the kernels will read and write, checked whole under ASan (sanitizer_regions.h).
+  const size_t MK = static_cast<size_t>(M * K);
+  if (quantized) {
+    detail::check_region(xqv.qs, MK);
+    detail::check_region(xqv.scale, MK / static_cast<size_t>(xqv.block) * sizeof(float));
+    detail::check_region(xqv.sums, MK / static_cast<size_t>(xqv.sum_group) * sizeof(int32_t));
+  } else if (bf16_dot) {
+    detail::check_region(xb.data(), MK * sizeof(uint16_t));
+  } else {
+    detail::check_region(xin, MK * sizeof(float));
+  }
+  for (size_t i = 0; i < n_outs; ++i) {
+    const Matrix& W = *outs[i].W;
+    detail::check_region(W.data, static_cast<size_t>(W.rows) * dtype_bytes(W.dtype, K));
+    detail::check_region(outs[i].y, static_cast<size_t>(M * W.rows) * sizeof(float));
   }
 
   // Each matrix is cut into (row block) x (column block) tasks as if it were alone; the tasks of
@@ -260,6 +279,10 @@ void matmul_multi(const float* x, int64_t M, std::initializer_list<MatmulOut> ou
 float dot_f32(KernelPath path, const float* a, const float* b, int64_t n) {
   // No cpu_supports() check here: attention calls this per key, with a path it has already
   // validated (the paths come from active_kernel_path() or a test's explicit check).
+  if (path != KernelPath::Scalar) {
+    detail::check_region(a, static_cast<size_t>(n) * sizeof(float));
+    detail::check_region(b, static_cast<size_t>(n) * sizeof(float));
+  }
   switch (path) {
     case KernelPath::Avx2: return detail::dot_f32_avx2(a, b, n);
     case KernelPath::Avx512: return detail::dot_f32_avx512(a, b, n);

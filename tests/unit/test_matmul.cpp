@@ -256,6 +256,39 @@ TEST(Matmul, MultiRejectsMixedShapes) {
   }
 }
 
+// In the sanitizer build the SIMD matmul kernels are compiled without ASan (for speed) and their
+// caller checks each call's regions whole (kernels/sanitizer_regions.h): a buffer one element too
+// short, for the activations, the weights or the output, must still be reported on every path.
+TEST(MatmulSanitizer, ABufferOneElementShortIsReportedOnEveryPath) {
+#if !defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "runs in the AddressSanitizer build (the sanitizer pass of scripts/test.sh)";
+#else
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  std::mt19937 rng(11);
+  const int64_t M = 5, K = 40, N = 9;
+  for (KernelPath path : kAllPaths) {
+    if (!cpu_supports(path)) continue;
+    for (DType dt : {DType::F32, DType::BF16}) {
+      SCOPED_TRACE(std::string(kernel_path_name(path)) + " " + dtype_name(dt));
+      ThreadPool pool(1);
+      const TestMatrix W = random_matrix(dt, N, K, rng);
+      const TestMatrix W_short = random_matrix(dt, N - 1, K, rng);
+      Matrix w_short = W_short.view();
+      w_short.rows = N;  // claims one row more than it holds
+      auto run = [&](size_t x_size, const Matrix& w, size_t y_size) {
+        std::vector<float> x(x_size, 0.5f), y(y_size);
+        const Matrix wv = w;
+        matmul_with(path, x.data(), M, wv, y.data(), pool);
+      };
+      const size_t xs = static_cast<size_t>(M * K), ys = static_cast<size_t>(M * N);
+      EXPECT_DEATH(run(xs - 1, W.view(), ys), "AddressSanitizer");
+      EXPECT_DEATH(run(xs, w_short, ys), "AddressSanitizer");
+      EXPECT_DEATH(run(xs, W.view(), ys - 1), "AddressSanitizer");
+    }
+  }
+#endif
+}
+
 TEST(KernelPath, OverrideParsing) {
   EXPECT_EQ(kernel_path_from_override(nullptr), best_kernel_path());
   EXPECT_EQ(kernel_path_from_override(""), best_kernel_path());
