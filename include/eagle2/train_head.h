@@ -249,6 +249,9 @@ class Eagle3HeadTrainer {
   // default {2, L/2, L-3} when empty (Error for targets of fewer than 7 layers).
   static std::vector<int32_t> feature_layers(const Model& target,
                                              const std::vector<int32_t>& chosen = {});
+  // The largest Eagle3Init::ttt_warmup for a run of `steps` optimizer steps: all but the last
+  // 10 % (at least the last step), which train every unrolled step.
+  static int64_t max_ttt_warmup(int64_t steps);
 
   Eagle3HeadTrainer(const Model& target, const HeadData& data, const Eagle3Init& init);
   ~Eagle3HeadTrainer();

@@ -31,6 +31,8 @@ std::vector<int32_t> Eagle3HeadTrainer::feature_layers(const Model& target,
   return train::eagle3_layers(*target.impl().model, chosen);
 }
 
+int64_t Eagle3HeadTrainer::max_ttt_warmup(int64_t steps) { return train::max_ttt_warmup(steps); }
+
 Eagle3HeadTrainer::Eagle3HeadTrainer(const Model& target, const HeadData& data,
                                      const Eagle3Init& init) {
   const LlamaModel& m = *target.impl().model;

@@ -211,6 +211,8 @@ Eagle3Loss Eagle3Trainer::step(const Eagle3Batch& batch, bool backward, ThreadPo
   return loss;
 }
 
+int64_t max_ttt_warmup(int64_t steps) { return steps - std::max<int64_t>(1, steps / 10); }
+
 Eagle3TrainResult train_eagle3(Eagle3Trainer& head, const std::vector<HeadSequence>& data,
                                const Eagle3TrainOptions& o, ThreadPool& pool,
                                const std::function<void(const Eagle3TrainProgress&)>& progress) {
@@ -219,7 +221,7 @@ Eagle3TrainResult train_eagle3(Eagle3Trainer& head, const std::vector<HeadSequen
   if (o.ttt_steps < 3)
     fail("train-head --arch eagle3: --ttt-steps ", o.ttt_steps,
          " is too few (at least 3: training-time test unrolls the head over its own outputs)");
-  const int64_t tail_from = o.steps - std::max<int64_t>(1, o.steps / 10);
+  const int64_t tail_from = max_ttt_warmup(o.steps);
   if (o.ttt_warmup < 0 || o.ttt_warmup > tail_from)
     fail("train-head --arch eagle3: --ttt-warmup ", o.ttt_warmup, " must lie in [0, ", tail_from,
          "] (the last 10 % of ", o.steps, " steps run unrolled)");

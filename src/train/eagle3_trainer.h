@@ -123,6 +123,10 @@ struct Eagle3StepStats {
   std::vector<double> top1;  // [S] counted rows whose draft argmax is the teacher's
 };
 
+// The largest Eagle3TrainOptions::ttt_warmup for `steps` optimizer steps: the last 10 % (at
+// least one step) always unroll every step.
+int64_t max_ttt_warmup(int64_t steps);
+
 struct Eagle3TrainOptions {
   int64_t steps = 400, batch = 8, seq_len = 256, warmup = 20;
   int64_t ttt_steps = 7;  // S (>= 3)

@@ -211,6 +211,10 @@ TEST(Eagle3Trainer, CurriculumAndStateTermOptions) {
   EXPECT_EQ(r.first.loss.size(), 1u);
   EXPECT_EQ(r.last.loss.size(), 3u);
 
+  // The bound the CLI checks too: all but the last 10 % of the steps, at least the last one.
+  EXPECT_EQ(max_ttt_warmup(4), 3);
+  EXPECT_EQ(max_ttt_warmup(25), 23);
+  EXPECT_EQ(max_ttt_warmup(100), 90);
   o.ttt_warmup = 4;  // would leave the tail (the last 10 %, here 1 step) without unrolling
   Eagle3Trainer b(*target, v.ids, Eagle3Init{});
   EXPECT_THROW(train_eagle3(b, data, o, pool), Error);

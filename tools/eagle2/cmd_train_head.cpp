@@ -160,7 +160,7 @@ int run_train_head(TrainHeadFlags f) {
     fail("--ttt-steps ", f.eagle3.ttt_steps,
          " is too few for --arch eagle3 (at least 3; the reference unrolls 7)");
   // The trainer's rule, checked before minutes of data recording: the last 10 % run unrolled.
-  const int64_t max_warmup = f.train.steps - std::max<int64_t>(1, f.train.steps / 10);
+  const int64_t max_warmup = Eagle3HeadTrainer::max_ttt_warmup(f.train.steps);
   if (f.arch == "eagle3" && f.eagle3.ttt_warmup > max_warmup)
     fail("--ttt-warmup ", f.eagle3.ttt_warmup, " leaves too few of the ", f.train.steps,
          " --steps unrolled (at most ", max_warmup, ": the last 10 % train every unrolled step)");
