@@ -215,6 +215,11 @@ struct Eagle3Init {
   // The target layers whose inputs the head reads, low to high (empty: the reference's
   // {2, L/2, L-3}); saved as eagle_aux_hidden_state_layer_ids when given.
   std::vector<int32_t> feature_layers;
+  // Train fc on each feature layer's inputs divided by their RMS over the training data (the
+  // saved fc.weight has the division folded in, so the head reads raw features as published
+  // heads do). The raw residual stream is far from unit scale (RMS about 40 on the bundled
+  // model); see docs/TRAINING.md "EAGLE-3 heads".
+  bool scale_features = false;
 };
 
 struct Eagle3StepStats {
@@ -261,6 +266,8 @@ class Eagle3HeadTrainer {
   int64_t draft_vocab_size() const;
   double vocab_coverage() const;  // share of the training tokens the draft vocabulary holds
   int64_t distinct_tokens() const;
+  // Per feature layer, the factor fc trains on (Eagle3Init::scale_features: 1 / RMS; else 1).
+  std::vector<float> feature_scale() const;
 
   // options as for HeadTrainer::train; noise and ce_weight do not apply.
   Eagle3TrainResult train(const HeadData& data, const HeadTrainOptions& options, Threads& threads,

@@ -15,11 +15,13 @@ Eagle3StepStats to_public(const train::Eagle3StepStats& s) { return {s.total, s.
 }  // namespace
 
 struct Eagle3HeadTrainer::Impl {
-  Impl(const LlamaModel& target, train::Eagle3DraftVocab v, const Eagle3Init& init)
+  Impl(const LlamaModel& target, train::Eagle3DraftVocab v, const Eagle3Init& init,
+       std::vector<float> feature_scale)
       : vocab(std::move(v)), ttt_steps(init.ttt_steps), ttt_warmup(init.ttt_warmup),
         state_loss(init.state_loss),
         trainer(target, vocab.ids,
-                train::Eagle3Init{init.seed, init.intermediate, init.feature_layers}) {}
+                train::Eagle3Init{init.seed, init.intermediate, init.feature_layers,
+                                  std::move(feature_scale)}) {}
   train::Eagle3DraftVocab vocab;
   int64_t ttt_steps, ttt_warmup;
   double state_loss;
@@ -37,14 +39,23 @@ Eagle3HeadTrainer::Eagle3HeadTrainer(const Model& target, const HeadData& data,
                                      const Eagle3Init& init) {
   const LlamaModel& m = *target.impl().model;
   const int64_t V = m.config().vocab_size;
+  const auto& sequences = data.impl().sequences;
+  std::vector<float> scale;
+  if (init.scale_features)
+    scale = train::eagle3_feature_scale(
+        sequences, static_cast<int64_t>(train::eagle3_layers(m, init.feature_layers).size()),
+        m.config().hidden_size);
   impl_ = std::make_unique<Impl>(
-      m, train::eagle3_draft_vocab(data.impl().sequences, V, std::min(init.draft_vocab_size, V)),
-      init);
+      m, train::eagle3_draft_vocab(sequences, V, std::min(init.draft_vocab_size, V)), init,
+      std::move(scale));
 }
 Eagle3HeadTrainer::~Eagle3HeadTrainer() = default;
 
 int64_t Eagle3HeadTrainer::draft_vocab_size() const {
   return static_cast<int64_t>(impl_->vocab.ids.size());
+}
+std::vector<float> Eagle3HeadTrainer::feature_scale() const {
+  return impl_->trainer.feature_scale();
 }
 double Eagle3HeadTrainer::vocab_coverage() const { return impl_->vocab.coverage; }
 int64_t Eagle3HeadTrainer::distinct_tokens() const { return impl_->vocab.distinct; }

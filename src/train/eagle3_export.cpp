@@ -1,5 +1,6 @@
 // Eagle3Trainer::save: the layout EagleHead loads (draft/eagle3_config.h, eagle3_head.cpp), as
 // published EAGLE-3 heads are laid out.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -37,8 +38,17 @@ void Eagle3Trainer::save(const std::string& dir, DType dtype) const {
     d2t[static_cast<size_t>(i)] = draft_ids_[static_cast<size_t>(i)] - i;
     t2d[static_cast<size_t>(draft_ids_[static_cast<size_t>(i)])] = 1;
   }
+  // fc trained on scaled features (Eagle3Init::feature_scale): fold the scale into its columns so
+  // the saved head reads the raw features.
+  Parameter fc = w_->fc;
+  const int64_t C = cfg_.hidden, F = cfg_.feature_width;
+  for (int64_t r = 0; r < C; ++r)
+    for (int64_t i = 0; i < F; ++i)
+      fc.value[static_cast<size_t>(r * F + i)] *= feature_scale_[static_cast<size_t>(i / C)];
+  std::vector<Parameter*> saved(params_.begin(), params_.end());
+  std::replace(saved.begin(), saved.end(), &w_->fc, &fc);
   std::vector<std::vector<uint16_t>> narrowed;
-  std::vector<TensorToWrite> tensors = export_tensors(params_, dtype, narrowed);
+  std::vector<TensorToWrite> tensors = export_tensors(saved, dtype, narrowed);
   tensors.push_back({"d2t", DType::I64, {Vd}, d2t.data()});
   tensors.push_back({"t2d", DType::BOOL, {V}, t2d.data()});
   write_safetensors(dir + "/model.safetensors", tensors, {{"format", "pt"}});

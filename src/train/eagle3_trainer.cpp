@@ -81,6 +81,33 @@ Eagle3DraftVocab eagle3_draft_vocab(const std::vector<HeadSequence>& data, int64
   return v;
 }
 
+std::vector<float> eagle3_feature_scale(const std::vector<HeadSequence>& data, int64_t groups,
+                                        int64_t hidden) {
+  if (groups < 1 || hidden < 1) fail("eagle3 feature scale: bad shape ", groups, " x ", hidden);
+  std::vector<double> sum(static_cast<size_t>(groups), 0.0);
+  int64_t rows = 0;
+  for (const HeadSequence& s : data) {
+    const auto n = static_cast<int64_t>(s.aux.size()) / (groups * hidden);
+    if (n * groups * hidden != static_cast<int64_t>(s.aux.size()))
+      fail("eagle3 feature scale: a sequence's features are not rows of ", groups, " x ", hidden);
+    for (int64_t r = 0; r < n; ++r)
+      for (int64_t g = 0; g < groups; ++g) {
+        const float* v = &s.aux[static_cast<size_t>((r * groups + g) * hidden)];
+        double acc = 0;
+        for (int64_t i = 0; i < hidden; ++i) acc += static_cast<double>(v[i]) * v[i];
+        sum[static_cast<size_t>(g)] += acc;
+      }
+    rows += n;
+  }
+  std::vector<float> scale(static_cast<size_t>(groups), 1.0f);
+  for (int64_t g = 0; g < groups; ++g) {
+    const auto gi = static_cast<size_t>(g);
+    const double ms = rows > 0 ? sum[gi] / static_cast<double>(rows * hidden) : 0;
+    if (ms > 0 && std::isfinite(ms)) scale[gi] = static_cast<float>(1.0 / std::sqrt(ms));
+  }
+  return scale;
+}
+
 std::vector<int32_t> eagle3_default_layers(const LlamaModel& target) {
   return eagle3_layers(target, {});
 }
@@ -122,6 +149,14 @@ Eagle3Trainer::Eagle3Trainer(const LlamaModel& target, std::vector<int32_t> draf
   cfg_.draft_vocab = static_cast<int64_t>(draft_ids_.size());
   cfg_.rms_eps = tc.rms_norm_eps;
   cfg_.inv_freq = tc.rope_inv_freq();
+  feature_scale_ = init.feature_scale.empty() ? std::vector<float>(layers_.size(), 1.0f)
+                                             : init.feature_scale;
+  if (feature_scale_.size() != layers_.size())
+    fail("train-head --arch eagle3: ", init.feature_scale.size(), " feature scales for ",
+         layers_.size(), " feature layers");
+  for (float k : feature_scale_)
+    if (!(k > 0) || !std::isfinite(k))
+      fail("train-head --arch eagle3: a feature scale is not a positive number");
   w_ = std::make_unique<Eagle3Weights>(cfg_);
   w_->collect(params_);
   TrainRng rng(init.seed);
@@ -159,9 +194,12 @@ void Eagle3Trainer::fill(Eagle3Batch& b, const std::vector<HeadSequence>& data,
     for (int64_t t = 0; t < T; ++t) {
       const int64_t j = start + t;
       b.positions[static_cast<size_t>(w * T + t)] = static_cast<int32_t>(j);
-      if (j < len)
-        std::memcpy(&b.features[static_cast<size_t>((w * T + t) * F)],
-                    &s.aux[static_cast<size_t>(j * F)], static_cast<size_t>(F) * sizeof(float));
+      if (j < len) {
+        const float* from = &s.aux[static_cast<size_t>(j * F)];
+        float* to = &b.features[static_cast<size_t>((w * T + t) * F)];
+        for (int64_t i = 0; i < F; ++i)
+          to[i] = from[i] * feature_scale_[static_cast<size_t>(i / C)];
+      }
     }
     for (int64_t p = 0; p < span; ++p) {
       const int64_t j = start + p;

@@ -60,7 +60,19 @@ struct Eagle3Init {
   // The target layers whose inputs the head reads, in concatenation order (empty: the default
   // {2, L/2, L-3}); written to config.json as eagle_aux_hidden_state_layer_ids when given.
   std::vector<int32_t> feature_layers;
+  // Per feature layer (concatenation order), a factor the trainer multiplies that layer's inputs
+  // by before fc (empty: 1). The export folds it into fc.weight's columns, so the saved head reads
+  // the raw features as every EAGLE-3 head does. With 1/RMS (eagle3_feature_scale) fc trains on
+  // features of unit scale: the raw residual stream has an RMS of about 40 on the bundled model,
+  // so without it each AdamW step of fc moves its output about 40x more than a layer's step on
+  // normed inputs, and fc's output outweighs the attention and MLP in the head's residual.
+  std::vector<float> feature_scale;
 };
+
+// 1 / RMS of each of `groups` feature layers' inputs over `data` (HeadSequence::aux, `hidden`
+// wide per layer); 1 for a layer whose values are all zero.
+std::vector<float> eagle3_feature_scale(const std::vector<HeadSequence>& data, int64_t groups,
+                                        int64_t hidden);
 
 // One batch of B windows of T head positions and S unrolled steps (the storage behind an
 // Eagle3Window; layout there).
@@ -88,6 +100,7 @@ class Eagle3Trainer {
   const LlamaModel& target() const { return target_; }
   const std::vector<int32_t>& draft_ids() const { return draft_ids_; }
   const std::vector<int32_t>& feature_layers() const { return layers_; }
+  const std::vector<float>& feature_scale() const { return feature_scale_; }
   Eagle3Weights& weights() { return *w_; }
   ParamList params() const { return params_; }
 
@@ -111,6 +124,7 @@ class Eagle3Trainer {
   const LlamaModel& target_;
   std::vector<int32_t> draft_ids_;
   std::vector<int32_t> layers_;
+  std::vector<float> feature_scale_;  // [layers_.size()] (Eagle3Init::feature_scale; 1 if absent)
   Eagle3Config cfg_;
   std::unique_ptr<Eagle3Weights> w_;
   std::vector<Parameter*> params_;

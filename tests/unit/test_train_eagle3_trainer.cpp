@@ -62,7 +62,7 @@ TEST(Eagle3Trainer, ExportLoadsWithItsDraftMapAndRejectsTooFewSteps) {
   const auto target = target8();
   ThreadPool pool(2);
   const std::vector<int32_t> ids = {0, 3, 4, 10, 50, 95};
-  Eagle3Trainer head(*target, ids, Eagle3Init{3, 40, {}});
+  Eagle3Trainer head(*target, ids, Eagle3Init{3, 40, {}, {}});
   EXPECT_EQ(head.feature_layers(), (std::vector<int32_t>{2, 4, 5}));
   // lm_head starts at the target's rows of the kept ids.
   std::vector<float> row(64);
@@ -97,14 +97,14 @@ TEST(Eagle3Trainer, ExportLoadsWithItsDraftMapAndRejectsTooFewSteps) {
 TEST(Eagle3Trainer, ChosenFeatureLayersAreExportedAndChecked) {
   const auto target = target8();
   const std::vector<int32_t> ids = {0, 3, 4, 10, 50, 95};
-  Eagle3Trainer head(*target, ids, Eagle3Init{3, 0, {1, 3, 7}});
+  Eagle3Trainer head(*target, ids, Eagle3Init{3, 0, {1, 3, 7}, {}});
   EXPECT_EQ(head.feature_layers(), (std::vector<int32_t>{1, 3, 7}));
   const std::string dir = test::temp_dir("e3-trainer-layers");
   head.save(dir, DType::BF16);
   const auto loaded = EagleHead::load(dir, *target);
   EXPECT_EQ(std::vector<int32_t>(loaded->feature_layers().begin(), loaded->feature_layers().end()),
             (std::vector<int32_t>{1, 3, 7}));
-  EXPECT_EQ(test::error_of([&] { Eagle3Trainer(*target, ids, Eagle3Init{3, 0, {1, 3, 8}}); }),
+  EXPECT_EQ(test::error_of([&] { Eagle3Trainer(*target, ids, Eagle3Init{3, 0, {1, 3, 8}, {}}); }),
             "train-head --feature-layers: \"eagle_aux_hidden_state_layer_ids\" names layer 8, but "
             "the target has 8 layers (0 to 7)");
 }
@@ -112,12 +112,15 @@ TEST(Eagle3Trainer, ChosenFeatureLayersAreExportedAndChecked) {
 // After a few training steps, the exported head run as inference runs it (catch-up rows with fc
 // for positions 0..j, then a chain of the ground-truth next tokens, each row seeing its chain
 // ancestors) reproduces the trainer's unrolled h_s at row j.
-TEST(Eagle3Trainer, ExportedHeadReproducesTheUnrolledTrainingForward) {
+// Trains a few steps with `feature_scale` (Eagle3Init), saves, and checks that the loaded head,
+// fed the RAW features, reproduces the trainer's unrolled hidden states within 1e-4.
+void expect_export_reproduces_training(const std::vector<float>& feature_scale,
+                                       const std::string& name) {
   const auto target = target8();
   ThreadPool pool(2);
   const std::vector<HeadSequence> data = random_data(*target, pool, 3, 14, 9);
   const Eagle3DraftVocab v = eagle3_draft_vocab(data, 96, 48);
-  Eagle3Trainer head(*target, v.ids, Eagle3Init{5, 0, {}});
+  Eagle3Trainer head(*target, v.ids, Eagle3Init{5, 0, {}, feature_scale});
   Eagle3TrainOptions o;
   o.steps = 4;
   o.batch = 2;
@@ -126,7 +129,7 @@ TEST(Eagle3Trainer, ExportedHeadReproducesTheUnrolledTrainingForward) {
   o.lr = 1e-2;
   train_eagle3(head, data, o, pool);
 
-  const std::string dir = test::temp_dir("e3-trainer-tti");
+  const std::string dir = test::temp_dir(name);
   head.save(dir, DType::F32);
   const auto inf = EagleHead::load(dir, *target);
   inf->upcast_weights();
@@ -167,6 +170,50 @@ TEST(Eagle3Trainer, ExportedHeadReproducesTheUnrolledTrainingForward) {
       EXPECT_LT(worst, 1e-4) << "row " << j << " step " << st;
     }
   }
+}
+
+TEST(Eagle3Trainer, ExportedHeadReproducesTheUnrolledTrainingForward) {
+  expect_export_reproduces_training({}, "e3-trainer-tti");
+}
+
+// The scale multiplies the trainer's copy of each layer's features; the export folds it into fc's
+// columns. A scale left out of the export (or applied to the wrong layer) misses by far more.
+TEST(Eagle3Trainer, FeatureScaleIsFoldedIntoTheExportedFc) {
+  expect_export_reproduces_training({0.5f, 2.0f, 0.125f}, "e3-trainer-tti-scaled");
+}
+
+TEST(Eagle3Trainer, FeatureScaleIsEachLayersInverseRmsAndIsChecked) {
+  const auto target = target8();
+  ThreadPool pool(2);
+  const std::vector<HeadSequence> data = random_data(*target, pool, 3, 14, 9);
+  const std::vector<float> k = eagle3_feature_scale(data, 3, 64);
+  ASSERT_EQ(k.size(), 3u);
+  for (int64_t g = 0; g < 3; ++g) {
+    double sum = 0;
+    int64_t n = 0;
+    for (const HeadSequence& s : data)
+      for (size_t r = 0; r < s.aux.size() / 192; ++r)
+        for (int64_t i = 0; i < 64; ++i, ++n) {
+          const double x =
+              s.aux[r * 192 + static_cast<size_t>(g * 64 + i)] * k[static_cast<size_t>(g)];
+          sum += x * x;
+        }
+    EXPECT_NEAR(std::sqrt(sum / static_cast<double>(n)), 1.0, 1e-5) << "layer " << g;
+  }
+  // The residual stream grows with depth: the scales differ per layer.
+  EXPECT_NE(k[0], k[2]);
+  std::vector<HeadSequence> zero = data;
+  for (HeadSequence& s : zero) std::fill(s.aux.begin(), s.aux.end(), 0.0f);
+  EXPECT_EQ(eagle3_feature_scale(zero, 3, 64), std::vector<float>(3, 1.0f));
+  EXPECT_EQ(test::error_of([&] { eagle3_feature_scale(data, 5, 64); }),
+            "eagle3 feature scale: a sequence's features are not rows of 5 x 64");
+  const Eagle3DraftVocab v = eagle3_draft_vocab(data, 96, 48);
+  EXPECT_EQ(test::error_of(
+                [&] { Eagle3Trainer(*target, v.ids, Eagle3Init{5, 0, {}, {1.0f, 2.0f}}); }),
+            "train-head --arch eagle3: 2 feature scales for 3 feature layers");
+  EXPECT_EQ(test::error_of(
+                [&] { Eagle3Trainer(*target, v.ids, Eagle3Init{5, 0, {}, {1.0f, 0.0f, 1.0f}}); }),
+            "train-head --arch eagle3: a feature scale is not a positive number");
 }
 
 // A few steps of 2 windows x 5 positions, 3 unrolled steps.

@@ -34,6 +34,16 @@ int train_eagle3_head(const Eagle3Run& run, Model& target, const HeadData& data,
               static_cast<long long>(head.draft_vocab_size()),
               static_cast<long long>(target.config().vocab_size),
               static_cast<long long>(head.distinct_tokens()), 100 * head.vocab_coverage());
+  if (run.init.scale_features) {
+    std::string rms;
+    for (float k : head.feature_scale()) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%s%.2f", rms.empty() ? "" : " / ", 1.0 / k);
+      rms += buf;
+    }
+    std::printf("feature layers' RMS (fc trains on them divided by it; the export folds it in): "
+                "%s\n", rms.c_str());
+  }
   const auto cpu0 = cpu_seconds();
   const Eagle3TrainResult r = head.train(
       data, run.train, threads, [last = -1.0](const Eagle3TrainProgress& p) mutable {
