@@ -226,6 +226,7 @@ struct Eagle3StepStats {
   double total = 0;          // sum over steps s of 0.8^s (loss[s] + state_loss x its SmoothL1)
   std::vector<double> loss;  // per unrolled step: soft cross-entropy
   std::vector<double> top1;  // per unrolled step: draft argmax == the target's (restricted)
+  std::vector<double> state; // per unrolled step: the state term's SmoothL1 (0 without it)
 };
 
 struct Eagle3TrainProgress {

@@ -10,7 +10,9 @@ namespace eagle2::api {
 
 namespace {
 
-Eagle3StepStats to_public(const train::Eagle3StepStats& s) { return {s.total, s.loss, s.top1}; }
+Eagle3StepStats to_public(const train::Eagle3StepStats& s) {
+  return {s.total, s.loss, s.top1, s.state};
+}
 
 }  // namespace
 

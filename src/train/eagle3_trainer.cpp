@@ -35,24 +35,28 @@ void add_stats(Eagle3StepStats& into, const Eagle3StepStats& s) {
   if (into.loss.empty()) {
     into.loss.assign(s.loss.size(), 0.0);
     into.top1.assign(s.top1.size(), 0.0);
+    into.state.assign(s.state.size(), 0.0);
   }
   into.total += s.total;
   for (size_t i = 0; i < s.loss.size(); ++i) {
     into.loss[i] += s.loss[i];
     into.top1[i] += s.top1[i];
   }
+  for (size_t i = 0; i < s.state.size() && i < into.state.size(); ++i) into.state[i] += s.state[i];
 }
 
 void scale_stats(Eagle3StepStats& s, double k) {
   s.total *= k;
   for (double& v : s.loss) v *= k;
   for (double& v : s.top1) v *= k;
+  for (double& v : s.state) v *= k;
 }
 
 Eagle3StepStats to_stats(const Eagle3Loss& l) {
   Eagle3StepStats s;
   s.total = l.total;
   s.loss = l.step_loss;
+  s.state = l.state_loss;
   for (size_t i = 0; i < l.counted.size(); ++i)
     s.top1.push_back(l.counted[i] > 0 ? static_cast<double>(l.correct[i]) /
                                             static_cast<double>(l.counted[i])

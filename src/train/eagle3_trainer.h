@@ -135,6 +135,7 @@ struct Eagle3StepStats {
   double total = 0;          // sum_s 0.8^s (loss[s] + state_weight x the state term)
   std::vector<double> loss;  // [S] soft-CE of step s
   std::vector<double> top1;  // [S] counted rows whose draft argmax is the teacher's
+  std::vector<double> state; // [S] the state term's SmoothL1 before its weight (0 without it)
 };
 
 // The largest Eagle3TrainOptions::ttt_warmup for `steps` optimizer steps: the last 10 % (at

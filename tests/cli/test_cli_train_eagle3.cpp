@@ -50,8 +50,8 @@ TEST(CliTrainEagle3, FlagErrors) {
 }
 
 // A random 8-layer target (the default feature layers {2, 4, 5} need 7) with the bundled
-// tokenizer, trained on given text for a few steps with --scale-features; tau is measured by
-// drafting with the saved folder.
+// tokenizer, trained on given text for a few steps with --scale-features and the state term (its
+// SmoothL1 reported per unrolled step); tau is measured by drafting with the saved folder.
 TEST(CliTrainEagle3, WritesAnEagle3HeadTheLoaderReads) {
   const std::string dir = test::temp_dir("cli-train-eagle3");
   CliRun r = run_cli("make-random -o " + dir + "/m --preset tiny --layers 8 --vocab 4096 --seed 3");
@@ -68,7 +68,8 @@ TEST(CliTrainEagle3, WritesAnEagle3HeadTheLoaderReads) {
     }
   }
   r = run_cli("train-head -m " + dir + "/m --text " + dir + "/t.txt --arch eagle3 --ttt-steps 3 "
-              "--draft-vocab-size 64 --intermediate 48 --scale-features --eval-count 2 --steps 6 "
+              "--draft-vocab-size 64 --intermediate 48 --scale-features --state-loss 0.5 --eval-count 2 "
+              "--steps 6 "
               "--batch 2 "
               "--seq-len 32 --seed 2 -t 2 --dtype bf16 --tau-tokens 12 -o " + dir + "/h");
   ASSERT_EQ(r.code, 0) << r.out;
@@ -76,7 +77,7 @@ TEST(CliTrainEagle3, WritesAnEagle3HeadTheLoaderReads) {
                            "feature layers' RMS (fc trains on them divided by it; the export "
                            "folds it in): ",
                            "trained an EAGLE-3 head (3 unrolled steps) 6 steps",
-                           "last steps per unrolled step (soft CE/top-1): s0 ",
+                           "last steps per unrolled step (soft CE/top-1): s0 ", "; state 0.",
                            "held-out unrolled step 2 over ", "held-out tau (temperature 0, dynamic tree 60/5/10, 2 prompts, 12 new tokens): ",
                            "cpu time of the whole run"})
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;

@@ -276,6 +276,17 @@ TEST(Eagle3Trainer, CurriculumAndStateTermOptions) {
   const Eagle3TrainResult rs = train_eagle3(with_state, data, o, pool);
   EXPECT_GT(rs.first.total, rp.first.total);  // the same first forward plus a positive term
   EXPECT_NE(plain.weights().fc.value, with_state.weights().fc.value);
+  // The state term is reported per unrolled step, before its weight: the totals differ by it.
+  ASSERT_EQ(rs.first.state.size(), 3u);
+  EXPECT_EQ(rp.first.state, std::vector<double>(3, 0.0));
+  double weighted = 0;
+  for (size_t k = 0; k < 3; ++k) {
+    EXPECT_GT(rs.first.state[k], 0.0) << k;
+    weighted += std::pow(0.8, static_cast<double>(k)) * rs.first.state[k];
+  }
+  EXPECT_NEAR(rs.first.total - rp.first.total, weighted, 1e-5 * rs.first.total);
+  ASSERT_EQ(rs.last.state.size(), 3u);
+  EXPECT_GT(rs.last.state[0], 0.0);
 }
 
 }  // namespace

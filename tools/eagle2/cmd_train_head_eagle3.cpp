@@ -1,4 +1,5 @@
 // eagle2 train-head --arch eagle3 (train_head_eagle3.h).
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -12,7 +13,8 @@ using namespace eagle2::api;
 
 namespace {
 
-// " s0 1.234/56.7%  s1 ..." : each unrolled step's loss and top-1 agreement.
+// "s0 1.234/56.7% s1 ..." : each unrolled step's loss and top-1 agreement; with the state term,
+// "; state 0.052/0.061/..." : its SmoothL1 per step (before --state-loss's weight).
 std::string per_step(const Eagle3StepStats& s) {
   std::string out;
   for (size_t k = 0; k < s.loss.size(); ++k) {
@@ -20,6 +22,14 @@ std::string per_step(const Eagle3StepStats& s) {
     std::snprintf(buf, sizeof buf, "%ss%zu %.3f/%.1f%%", out.empty() ? "" : " ", k, s.loss[k],
                   100 * s.top1[k]);
     out += buf;
+  }
+  if (std::any_of(s.state.begin(), s.state.end(), [](double v) { return v != 0; })) {
+    out += "; state ";
+    for (size_t k = 0; k < s.state.size(); ++k) {
+      char buf[24];
+      std::snprintf(buf, sizeof buf, "%s%.4f", k ? "/" : "", s.state[k]);
+      out += buf;
+    }
   }
   return out;
 }
