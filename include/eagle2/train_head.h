@@ -220,6 +220,11 @@ struct Eagle3Init {
   // heads do). The raw residual stream is far from unit scale (RMS about 40 on the bundled
   // model); see docs/TRAINING.md "EAGLE-3 heads".
   bool scale_features = false;
+  // The teacher: the target's distribution over the draft vocabulary at this temperature (1: as
+  // the reference; below 1 sharper; 0: one-hot on the target's argmax). Below 1 the head's
+  // probabilities estimate how likely each token is to be the target's greedy choice, which is
+  // what greedy verification accepts and what the uncalibrated tree ranks by.
+  double teacher_temperature = 1.0;
 };
 
 struct Eagle3StepStats {

@@ -23,7 +23,8 @@ struct Eagle3HeadTrainer::Impl {
         state_loss(init.state_loss),
         trainer(target, vocab.ids,
                 train::Eagle3Init{init.seed, init.intermediate, init.feature_layers,
-                                  std::move(feature_scale)}) {}
+                                  std::move(feature_scale),
+                                  static_cast<float>(init.teacher_temperature)}) {}
   train::Eagle3DraftVocab vocab;
   int64_t ttt_steps, ttt_warmup;
   double state_loss;

@@ -161,6 +161,10 @@ Eagle3Trainer::Eagle3Trainer(const LlamaModel& target, std::vector<int32_t> draf
   for (float k : feature_scale_)
     if (!(k > 0) || !std::isfinite(k))
       fail("train-head --arch eagle3: a feature scale is not a positive number");
+  teacher_temperature_ = init.teacher_temperature;
+  if (!(teacher_temperature_ >= 0) || !std::isfinite(teacher_temperature_))
+    fail("train-head --arch eagle3: the teacher temperature must be a number >= 0 (got ",
+         teacher_temperature_, ")");
   w_ = std::make_unique<Eagle3Weights>(cfg_);
   w_->collect(params_);
   TrainRng rng(init.seed);
@@ -228,15 +232,22 @@ void Eagle3Trainer::fill(Eagle3Batch& b, const std::vector<HeadSequence>& data,
     const float* l = &logits[static_cast<size_t>(m * V)];
     const auto argmax = std::max_element(l, l + V) - l;  // ties: the lower id
     float* p = &b.teacher[static_cast<size_t>(at[static_cast<size_t>(m)] * Vd)];
-    float mx = -INFINITY;
-    for (int64_t i = 0; i < Vd; ++i) mx = std::max(mx, l[draft_ids_[static_cast<size_t>(i)]]);
-    double sum = 0;
-    for (int64_t i = 0; i < Vd; ++i) {
-      p[i] = std::exp(l[draft_ids_[static_cast<size_t>(i)]] - mx);
-      sum += p[i];
+    int64_t best = 0;  // the restricted argmax (ties: the lower id)
+    for (int64_t i = 1; i < Vd; ++i)
+      if (l[draft_ids_[static_cast<size_t>(i)]] > l[draft_ids_[static_cast<size_t>(best)]]) best = i;
+    const float mx = l[draft_ids_[static_cast<size_t>(best)]];
+    if (teacher_temperature_ == 0.0f) {
+      p[best] = 1.0f;  // the rest of the row is already zero
+    } else {
+      const float inv_t = 1.0f / teacher_temperature_;
+      double sum = 0;
+      for (int64_t i = 0; i < Vd; ++i) {
+        p[i] = std::exp((l[draft_ids_[static_cast<size_t>(i)]] - mx) * inv_t);
+        sum += p[i];
+      }
+      const auto inv = static_cast<float>(1.0 / sum);
+      for (int64_t i = 0; i < Vd; ++i) p[i] *= inv;
     }
-    const auto inv = static_cast<float>(1.0 / sum);
-    for (int64_t i = 0; i < Vd; ++i) p[i] *= inv;
     b.counted[static_cast<size_t>(at[static_cast<size_t>(m)])] = kept[static_cast<size_t>(argmax)];
   }
 }

@@ -67,6 +67,12 @@ struct Eagle3Init {
   // so without it each AdamW step of fc moves its output about 40x more than a layer's step on
   // normed inputs, and fc's output outweighs the attention and MLP in the head's residual.
   std::vector<float> feature_scale;
+  // The teacher's temperature: softmax(logits / teacher_temperature) over the draft vocabulary
+  // (1: the target's own distribution, as the reference; 0: one-hot on the target's argmax).
+  // Below 1 the head learns how likely each token is to be the target's CHOICE, which is what
+  // greedy verification accepts and what the uncalibrated tree ranks by; sampling verification
+  // accepts by overlap with the target's distribution, which 1 teaches.
+  float teacher_temperature = 1.0f;
 };
 
 // 1 / RMS of each of `groups` feature layers' inputs over `data` (HeadSequence::aux, `hidden`
@@ -125,6 +131,7 @@ class Eagle3Trainer {
   std::vector<int32_t> draft_ids_;
   std::vector<int32_t> layers_;
   std::vector<float> feature_scale_;  // [layers_.size()] (Eagle3Init::feature_scale; 1 if absent)
+  float teacher_temperature_ = 1.0f;  // Eagle3Init::teacher_temperature
   Eagle3Config cfg_;
   std::unique_ptr<Eagle3Weights> w_;
   std::vector<Parameter*> params_;

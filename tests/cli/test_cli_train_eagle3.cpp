@@ -38,20 +38,25 @@ TEST(CliTrainEagle3, FlagErrors) {
   EXPECT_EQ(heads.err, "error: --heads and --head-layers apply to --arch medusa and hydra only\n");
   for (const std::string flag :
        {"--ttt-steps 4", "--draft-vocab-size 8", "--intermediate 8", "--feature-layers 1,2,3",
-        "--ttt-warmup 5", "--state-loss 1", "--scale-features"}) {
+        "--ttt-warmup 5", "--state-loss 1", "--scale-features", "--teacher-temperature 0"}) {
     const CliRun other = run_cli_split("train-head -m /x --prompts p " + flag + " -o /tmp/y");
     EXPECT_EQ(other.err, "error: --ttt-steps, --ttt-warmup, --state-loss, --scale-features, "
-                         "--draft-vocab-size, --feature-layers and --intermediate apply to --arch "
-                         "eagle3 only\n")
+                         "--teacher-temperature, --draft-vocab-size, --feature-layers and "
+                         "--intermediate apply to --arch eagle3 only\n")
         << flag;
   }
   const CliRun two = run_cli_split("train-head -m /x --prompts p --arch eagle3 --feature-layers 1,2 -o /tmp/y");
   EXPECT_EQ(two.code, 2) << two.err;
+  const CliRun cold =
+      run_cli_split("train-head -m /x --prompts p --arch eagle3 --teacher-temperature -1 -o /tmp/y");
+  EXPECT_EQ(cold.code, 2) << cold.err;
+  EXPECT_NE(cold.err.find("--teacher-temperature"), std::string::npos) << cold.err;
 }
 
 // A random 8-layer target (the default feature layers {2, 4, 5} need 7) with the bundled
-// tokenizer, trained on given text for a few steps with --scale-features and the state term (its
-// SmoothL1 reported per unrolled step); tau is measured by drafting with the saved folder.
+// tokenizer, trained on given text for a few steps with --scale-features, the state term (its
+// SmoothL1 reported per unrolled step) and the one-hot teacher; tau is measured by drafting with
+// the saved folder.
 TEST(CliTrainEagle3, WritesAnEagle3HeadTheLoaderReads) {
   const std::string dir = test::temp_dir("cli-train-eagle3");
   CliRun r = run_cli("make-random -o " + dir + "/m --preset tiny --layers 8 --vocab 4096 --seed 3");
@@ -68,7 +73,8 @@ TEST(CliTrainEagle3, WritesAnEagle3HeadTheLoaderReads) {
     }
   }
   r = run_cli("train-head -m " + dir + "/m --text " + dir + "/t.txt --arch eagle3 --ttt-steps 3 "
-              "--draft-vocab-size 64 --intermediate 48 --scale-features --state-loss 0.5 --eval-count 2 "
+              "--draft-vocab-size 64 --intermediate 48 --scale-features --state-loss 0.5 --teacher-temperature 0 "
+              "--eval-count 2 "
               "--steps 6 "
               "--batch 2 "
               "--seq-len 32 --seed 2 -t 2 --dtype bf16 --tau-tokens 12 -o " + dir + "/h");
@@ -76,6 +82,7 @@ TEST(CliTrainEagle3, WritesAnEagle3HeadTheLoaderReads) {
   for (const char* line : {"draft vocabulary: 64 tokens of 4096",
                            "feature layers' RMS (fc trains on them divided by it; the export "
                            "folds it in): ",
+                           "teacher: one-hot on the target's argmax (--teacher-temperature 0)",
                            "trained an EAGLE-3 head (3 unrolled steps) 6 steps",
                            "last steps per unrolled step (soft CE/top-1): s0 ", "; state 0.",
                            "held-out unrolled step 2 over ", "held-out tau (temperature 0, dynamic tree 60/5/10, 2 prompts, 12 new tokens): ",

@@ -216,6 +216,60 @@ TEST(Eagle3Trainer, FeatureScaleIsEachLayersInverseRmsAndIsChecked) {
             "train-head --arch eagle3: a feature scale is not a positive number");
 }
 
+// The teacher of each counted offset: softmax over the draft ids of the target's logits there
+// (lm_head of the final-norm state), divided by the teacher temperature; 0 gives one-hot on the
+// restricted argmax. An offset counts when the target's FULL-vocabulary argmax is a draft id.
+TEST(Eagle3Trainer, TeacherIsTheRestrictedSoftmaxAtItsTemperature) {
+  const auto target = target8();
+  ThreadPool pool(2);
+  const std::vector<HeadSequence> data = random_data(*target, pool, 2, 16, 3);
+  const Eagle3DraftVocab v = eagle3_draft_vocab(data, 96, 40);
+  const int64_t T = 6, S = 3, span = T + S, Vd = 40, d = 64;
+  std::vector<std::vector<float>> lm(96, std::vector<float>(d));
+  for (int32_t id = 0; id < 96; ++id)
+    convert_to_f32(target->lm_head().dtype, target->lm_head().row(id), lm[static_cast<size_t>(id)].data(), d);
+  int64_t counted_rows = 0;
+  for (const float temp : {1.0f, 0.5f, 0.0f}) {
+    Eagle3Trainer head(*target, v.ids, Eagle3Init{5, 0, {}, {}, temp});
+    Eagle3Batch b;
+    head.fill(b, data, {{0, 0}, {1, 4}}, T, S, pool);
+    for (int64_t w = 0; w < 2; ++w)
+      for (int64_t p = 1; p < span; ++p) {
+        const HeadSequence& s = data[static_cast<size_t>(w)];
+        const int64_t j = (w == 0 ? 0 : 4) + p;
+        const uint8_t counted = b.counted[static_cast<size_t>(w * span + p)];
+        const float* got = &b.teacher[static_cast<size_t>((w * span + p) * Vd)];
+        std::vector<double> logit(96);
+        for (int32_t id = 0; id < 96; ++id)
+          for (int64_t c = 0; c < d; ++c)
+            logit[static_cast<size_t>(id)] += static_cast<double>(s.features[static_cast<size_t>(j * d + c)]) *
+                                              lm[static_cast<size_t>(id)][static_cast<size_t>(c)];
+        const auto full_argmax = static_cast<int32_t>(
+            std::max_element(logit.begin(), logit.end()) - logit.begin());
+        EXPECT_EQ(counted, std::binary_search(v.ids.begin(), v.ids.end(), full_argmax) ? 1 : 0);
+        if (!counted) continue;
+        counted_rows += temp == 1.0f;
+        std::vector<double> want(static_cast<size_t>(Vd));
+        size_t best = 0;
+        for (size_t i = 0; i < want.size(); ++i)
+          if (logit[static_cast<size_t>(v.ids[i])] > logit[static_cast<size_t>(v.ids[best])]) best = i;
+        double sum = 0;
+        for (size_t i = 0; i < want.size(); ++i) {
+          const double z = logit[static_cast<size_t>(v.ids[i])] - logit[static_cast<size_t>(v.ids[best])];
+          want[i] = temp == 0 ? (i == best ? 1.0 : 0.0) : std::exp(z / temp);
+          sum += want[i];
+        }
+        for (size_t i = 0; i < want.size(); ++i)
+          EXPECT_NEAR(got[i], want[i] / sum, 1e-5) << "temperature " << temp << " row " << p;
+      }
+  }
+  EXPECT_GT(counted_rows, 4);
+  for (const float bad : {-0.5f, std::nanf("")})
+    EXPECT_EQ(test::error_of([&] { Eagle3Trainer(*target, v.ids, Eagle3Init{5, 0, {}, {}, bad}); })
+                  .substr(0, 63),
+              "train-head --arch eagle3: the teacher temperature must be a num");
+}
+
 // A few steps of 2 windows x 5 positions, 3 unrolled steps.
 Eagle3TrainOptions tiny_options(int64_t steps) {
   Eagle3TrainOptions o;

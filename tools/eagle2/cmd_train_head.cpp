@@ -154,8 +154,8 @@ int run_train_head(TrainHeadFlags f) {
   if (f.arch != "medusa" && f.arch != "hydra" && f.heads_only_given)
     fail("--heads and --head-layers apply to --arch medusa and hydra only");
   if (f.arch != "eagle3" && f.eagle3_only_given)
-    fail("--ttt-steps, --ttt-warmup, --state-loss, --scale-features, --draft-vocab-size, "
-         "--feature-layers and --intermediate apply to --arch eagle3 only");
+    fail("--ttt-steps, --ttt-warmup, --state-loss, --scale-features, --teacher-temperature, "
+         "--draft-vocab-size, --feature-layers and --intermediate apply to --arch eagle3 only");
   if (f.arch == "eagle3" && f.eagle3.ttt_steps < 3)
     fail("--ttt-steps ", f.eagle3.ttt_steps,
          " is too few for --arch eagle3 (at least 3; the reference unrolls 7)");
@@ -365,6 +365,12 @@ Command add_train_head(CLI::App& app) {
   cmd->add_flag("--scale-features", f->eagle3.scale_features,
                 "--arch eagle3: train fc on each feature layer divided by its RMS over the data "
                 "(folded into the saved fc.weight, which reads raw features)")
+      ->each([f](const std::string&) { f->eagle3_only_given = true; });
+  cmd->add_option("--teacher-temperature", f->eagle3.teacher_temperature,
+                  "--arch eagle3: temperature of the target's distribution the head learns "
+                  "(default 1 as the reference; below 1 sharper, for greedy decoding; 0: the "
+                  "target's argmax only)")
+      ->check(CLI::Range(0.0, 100.0))
       ->each([f](const std::string&) { f->eagle3_only_given = true; });
   cmd->add_option("--draft-vocab-size", f->eagle3.draft_vocab_size,
                   "--arch eagle3: the head's draft vocabulary, the most frequent tokens of the "

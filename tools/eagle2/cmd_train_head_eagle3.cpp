@@ -54,6 +54,11 @@ int train_eagle3_head(const Eagle3Run& run, Model& target, const HeadData& data,
     std::printf("feature layers' RMS (fc trains on them divided by it; the export folds it in): "
                 "%s\n", rms.c_str());
   }
+  if (run.init.teacher_temperature == 0)
+    std::printf("teacher: one-hot on the target's argmax (--teacher-temperature 0)\n");
+  else if (run.init.teacher_temperature != 1)
+    std::printf("teacher: the target's distribution at temperature %g\n",
+                run.init.teacher_temperature);
   const auto cpu0 = cpu_seconds();
   const Eagle3TrainResult r = head.train(
       data, run.train, threads, [last = -1.0](const Eagle3TrainProgress& p) mutable {
