@@ -236,7 +236,8 @@ void Eagle3Trainer::fill(Eagle3Batch& b, const std::vector<HeadSequence>& data,
     for (int64_t i = 1; i < Vd; ++i)
       if (l[draft_ids_[static_cast<size_t>(i)]] > l[draft_ids_[static_cast<size_t>(best)]]) best = i;
     const float mx = l[draft_ids_[static_cast<size_t>(best)]];
-    if (teacher_temperature_ == 0.0f) {
+    // A temperature so small that 1/T overflows is the one-hot limit too (inf x 0 would be NaN).
+    if (teacher_temperature_ == 0.0f || !std::isfinite(1.0f / teacher_temperature_)) {
       p[best] = 1.0f;  // the rest of the row is already zero
     } else {
       const float inv_t = 1.0f / teacher_temperature_;

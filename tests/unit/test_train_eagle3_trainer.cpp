@@ -229,7 +229,8 @@ TEST(Eagle3Trainer, TeacherIsTheRestrictedSoftmaxAtItsTemperature) {
   for (int32_t id = 0; id < 96; ++id)
     convert_to_f32(target->lm_head().dtype, target->lm_head().row(id), lm[static_cast<size_t>(id)].data(), d);
   int64_t counted_rows = 0;
-  for (const float temp : {1.0f, 0.5f, 0.0f}) {
+  // 1e-40 (a denormal whose inverse overflows) must be the one-hot limit, not NaN.
+  for (const float temp : {1.0f, 0.5f, 0.0f, 1e-40f}) {
     Eagle3Trainer head(*target, v.ids, Eagle3Init{5, 0, {}, {}, temp});
     Eagle3Batch b;
     head.fill(b, data, {{0, 0}, {1, 4}}, T, S, pool);
@@ -256,7 +257,7 @@ TEST(Eagle3Trainer, TeacherIsTheRestrictedSoftmaxAtItsTemperature) {
         double sum = 0;
         for (size_t i = 0; i < want.size(); ++i) {
           const double z = logit[static_cast<size_t>(v.ids[i])] - logit[static_cast<size_t>(v.ids[best])];
-          want[i] = temp == 0 ? (i == best ? 1.0 : 0.0) : std::exp(z / temp);
+          want[i] = temp < 1e-30f ? (i == best ? 1.0 : 0.0) : std::exp(z / temp);
           sum += want[i];
         }
         for (size_t i = 0; i < want.size(); ++i)
