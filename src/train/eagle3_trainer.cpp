@@ -228,6 +228,9 @@ void Eagle3Trainer::fill(Eagle3Batch& b, const std::vector<HeadSequence>& data,
   if (M > 0) matmul(f.data(), M, target_.lm_head(), logits.data(), pool);
   std::vector<uint8_t> kept(static_cast<size_t>(V), 0);
   for (int32_t id : draft_ids_) kept[static_cast<size_t>(id)] = 1;
+  // T = 0, or a T so small that 1/T overflows, is the one-hot limit (inf x 0 would be NaN).
+  const float inv_t = 1.0f / teacher_temperature_;
+  const bool one_hot = !std::isfinite(inv_t);
   for (int64_t m = 0; m < M; ++m) {
     const float* l = &logits[static_cast<size_t>(m * V)];
     const auto argmax = std::max_element(l, l + V) - l;  // ties: the lower id
@@ -236,11 +239,9 @@ void Eagle3Trainer::fill(Eagle3Batch& b, const std::vector<HeadSequence>& data,
     for (int64_t i = 1; i < Vd; ++i)
       if (l[draft_ids_[static_cast<size_t>(i)]] > l[draft_ids_[static_cast<size_t>(best)]]) best = i;
     const float mx = l[draft_ids_[static_cast<size_t>(best)]];
-    // A temperature so small that 1/T overflows is the one-hot limit too (inf x 0 would be NaN).
-    if (teacher_temperature_ == 0.0f || !std::isfinite(1.0f / teacher_temperature_)) {
+    if (one_hot) {
       p[best] = 1.0f;  // the rest of the row is already zero
     } else {
-      const float inv_t = 1.0f / teacher_temperature_;
       double sum = 0;
       for (int64_t i = 0; i < Vd; ++i) {
         p[i] = std::exp((l[draft_ids_[static_cast<size_t>(i)]] - mx) * inv_t);
