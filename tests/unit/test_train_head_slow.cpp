@@ -179,7 +179,7 @@ TEST(TrainHead, SeededRunOnStoriesBeatsUntrainedHead) {
                            std::to_string(tau_tokens) + " --steps " + std::to_string(steps) +
                            " --seed 1 -t 2 -o " + dir + "/trained";
   const auto t0 = std::chrono::steady_clock::now();
-  const CliRun run = run_cli(args);
+  const CliRun run = run_cli(args, test::kLongCliTimeoutSeconds);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ASSERT_EQ(run.code, 0) << run.out;
