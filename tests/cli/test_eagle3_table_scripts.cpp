@@ -1,7 +1,8 @@
 // scripts/eagle3_table.sh's table (EAGLE-2 head vs EAGLE-3 head on the same trees) on hand-made
 // runs whose figures are known: ranges over the runs, the draft time per cycle, the per-run tau
 // and speedup ratios. The bench CSV comes from summaries_to_csv itself, so a change of its columns
-// that the script cannot read fails here. Without python3 the tests skip, saying so.
+// that the script cannot read fails here. Also scripts/accept_by_depth.py (where accepted paths
+// stop, depth by depth) on a JSON from bench_to_json. Without python3 the tests skip, saying so.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -66,6 +67,45 @@ TEST(Eagle3TableScript, RangesAndRatiosOverTheRuns) {
         // Ratios per run: 5.0/4.0 = 1.25, 5.4/4.2 = 1.29; 2.5/2.0 = 1.25, 2.6/2.0 = 1.30.
         "| `dynamic:8:6:2` | 1.25-1.29x | 1.25-1.30x |"})
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+}
+
+RunRecord record(const std::string& drafter, float temp, std::vector<int64_t> histogram) {
+  RunRecord r;
+  r.prompt_set = "heldout_prompts";
+  r.drafter = drafter;
+  r.temperature = temp;
+  r.accept_histogram = std::move(histogram);
+  return r;
+}
+
+// scripts/accept_by_depth.py on a bench JSON written by bench_to_json itself. chain:2 over two
+// prompts: cycles by accepted drafts [1, 1, 2] + [0, 1, 1] = [1, 2, 3]; 5 of 6 cycles reach depth
+// 1, 3 of those 5 depth 2; tau 1 + (2 + 6) / 6. Plain decoding (no histogram) is left out; a
+// drafter that never passes depth 1 stops there.
+TEST(AcceptByDepthScript, ConditionalAcceptancePerDepth) {
+  if (!have_python()) GTEST_SKIP() << "python3 is absent: skipping the depth script test";
+  const std::string dir = test::temp_dir("accept-by-depth");
+  const std::vector<RunRecord> records = {record("plain", 0, {}), record("chain:2", 0, {1, 1, 2}),
+                                          record("chain:2", 0, {0, 1, 1}),
+                                          record("chain:2", 1, {2, 0, 0})};
+  std::ofstream(dir + "/bench.json") << bench_to_json({}, records);
+  const std::string script = "python3 " + kScripts + "accept_by_depth.py ";
+  const auto r = test::run_shell(script + dir + "/bench.json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out,
+            "chain:2 at T = 0: 6 cycles, tau 2.33\n"
+            "  cycles by accepted drafts 0..2: 1 2 3\n"
+            "  depth reached given the one above, from depth 1: 0.833 0.600\n"
+            "chain:2 at T = 1: 2 cycles, tau 1.00\n"
+            "  cycles by accepted drafts 0..2: 2 0 0\n"
+            "  depth reached given the one above, from depth 1: 0.000\n");
+  const auto only = test::run_shell(script + "--drafter nothing " + dir + "/bench.json 2>&1");
+  EXPECT_EQ(only.code, 1);
+  EXPECT_EQ(only.out, "error: no drafter in the file has an accepted-length histogram\n");
+  std::ofstream(dir + "/bad.json") << "{\"runs\": 3";
+  const auto bad = test::run_shell(script + dir + "/bad.json 2>&1");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.out.find("not an eagle2 bench JSON file"), std::string::npos) << bad.out;
 }
 
 TEST(Eagle3TableScript, ShellScriptParsesAndRefusesBadCounts) {
