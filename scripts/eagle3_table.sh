@@ -14,9 +14,10 @@
 # (scripts/eagle3_table.py: every figure as its range over the runs, plain decoding's tokens/s
 # above each table, the EAGLE-3/EAGLE-2 tau ratio per tree). Prints the table.
 #
-# How long (from counts, not a measurement): 9 columns x LIMIT prompts x 2 temperatures x 128
-# tokens, the 60-token trees at ~0.4x plain decoding's ~1000 tokens/s: about 2 minutes a run with
-# the default 40 prompts.
+# How long: 9 columns x LIMIT prompts x 2 temperatures x 128 tokens, the 60-token trees at
+# ~0.4x plain decoding's speed (0.15x at T = 1). From counts, about 2 minutes a run with the
+# default 40 prompts on the Zen 4 machines. Measured on a 2-core AVX2-only machine (plain decoding
+# at ~130-160 tokens/s): about 8 minutes a run at T = 0 alone and 15 at T = 1 alone.
 #
 # Usage: scripts/eagle3_table.sh [OUT_DIR (default docs/bench/eagle3)]
 #   RUNS         how many times to run the benchmark (default 3)
