@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "kernels/matmul.h"
+#include "train/attention_blocks.h"
 #include "train/linear.h"
 
 namespace eagle2::train {
@@ -20,38 +21,6 @@ void check(const char* what, const AttentionShape& s) {
 }
 
 float attention_scale(int64_t head_dim) { return 1.0f / std::sqrt(static_cast<float>(head_dim)); }
-
-// Query rows per score block: causal attention only needs keys [0, t1) for rows [t0, t1), so the
-// score products are cut into row blocks to skip most of the masked upper triangle.
-constexpr int64_t kBlock = 64;
-
-// dst[T, hd] <- the head's columns of a [T, width] row-major activation.
-void gather_head(float* dst, const float* src, int64_t T, int64_t width, int64_t col, int64_t hd) {
-  for (int64_t t = 0; t < T; ++t)
-    for (int64_t i = 0; i < hd; ++i) dst[t * hd + i] = src[t * width + col + i];
-}
-
-// dst[T, width] at the head's columns += src[T, hd].
-void scatter_add_head(float* dst, const float* src, int64_t T, int64_t width, int64_t col, int64_t hd) {
-  for (int64_t t = 0; t < T; ++t)
-    for (int64_t i = 0; i < hd; ++i) dst[t * width + col + i] += src[t * hd + i];
-}
-
-// out[T, T]: row t holds A[t] . B[j] for j <= t (B rows are [T, hd]) times scale, zeros beyond.
-// Runs on the matmul kernel; called inside a pool task, where the pool runs it serially.
-void causal_scores(float* out, const float* A, const float* B, int64_t T, int64_t hd, float scale,
-                   float* tmp, ThreadPool& pool) {
-  for (int64_t t0 = 0; t0 < T; t0 += kBlock) {
-    const int64_t t1 = std::min(T, t0 + kBlock), r = t1 - t0;
-    matmul(A + t0 * hd, r, Matrix{DType::F32, t1, hd, B}, tmp, pool);
-    for (int64_t t = t0; t < t1; ++t) {
-      float* row = out + t * T;
-      const float* src = tmp + (t - t0) * t1;
-      for (int64_t j = 0; j <= t; ++j) row[j] = src[j] * scale;
-      for (int64_t j = t + 1; j < T; ++j) row[j] = 0.0f;
-    }
-  }
-}
 
 }  // namespace
 
@@ -71,7 +40,7 @@ void attention_forward(float* out, float* probs, const float* q, const float* k,
   pool.parallel_for(s.batch * H, [&](int64_t task) {
     const int64_t b = task / H, h = task % H, kvh = h / group;
     std::vector<float> qh(T * hd), kh(T * hd), vh(T * hd), vt(hd * T), oh(T * hd);
-    std::vector<float> tmp(kBlock * T);
+    std::vector<float> tmp(kAttentionBlock * T);
     gather_head(qh.data(), q + b * T * qw, T, qw, h * hd, hd);
     gather_head(kh.data(), k + b * T * kw, T, kw, kvh * hd, hd);
     gather_head(vh.data(), v + b * T * kw, T, kw, kvh * hd, hd);
@@ -110,7 +79,7 @@ void attention_backward(float* dq, float* dk, float* dv, const float* dout, cons
     const int64_t b = task / KV, kvh = task % KV;
     std::vector<float> kh(T * hd), kt(hd * T), vh(T * hd), qh(T * hd), qt(hd * T), doh(T * hd),
         dOt(hd * T), acc(T * hd), dkh(T * hd, 0.0f), dvh(T * hd, 0.0f), dS(T * T), sq(T * T);
-    std::vector<float> tmp(kBlock * T);
+    std::vector<float> tmp(kAttentionBlock * T);
     gather_head(kh.data(), k + b * T * kw, T, kw, kvh * hd, hd);
     gather_head(vh.data(), v + b * T * kw, T, kw, kvh * hd, hd);
     transpose(kh.data(), T, hd, 4, kt.data(), pool);

@@ -1,11 +1,14 @@
 #include "train/ttt_attention.h"
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "core/error.h"
 #include "kernels/cpu.h"
 #include "kernels/matmul.h"
+#include "train/attention_blocks.h"
+#include "train/linear.h"
 
 namespace eagle2::train {
 
@@ -20,20 +23,12 @@ void check(const char* what, const AttentionShape& s, size_t n_k, size_t n_v) {
     fail(what, ": ", n_k, " key and ", n_v, " value steps (need the same number, at least 1)");
 }
 
-// Where one (sequence, query head) reads and writes: row pointers into the [B*T, width] tensors.
-struct HeadView {
-  int64_t T, hd, qw, kw, qcol, kcol, b;
-  const float* qrow(const float* base, int64_t t) const { return base + (b * T + t) * qw + qcol; }
-  float* qrow(float* base, int64_t t) const { return base + (b * T + t) * qw + qcol; }
-  const float* krow(const float* base, int64_t t) const { return base + (b * T + t) * kw + kcol; }
-  float* krow(float* base, int64_t t) const { return base + (b * T + t) * kw + kcol; }
+// Where one sequence's kv head reads and writes in a [B*T, KV*hd] key or value tensor.
+struct KvView {
+  int64_t T, kw, col, b;
+  const float* row(const float* base, int64_t t) const { return base + (b * T + t) * kw + col; }
+  float* row(float* base, int64_t t) const { return base + (b * T + t) * kw + col; }
 };
-
-HeadView view(const AttentionShape& s, int64_t b, int64_t h) {
-  const int64_t group = s.n_heads / s.n_kv_heads;
-  return HeadView{s.seq_len, s.head_dim, s.n_heads * s.head_dim, s.n_kv_heads * s.head_dim,
-                  h * s.head_dim, (h / group) * s.head_dim, b};
-}
 
 // y[n] += a * x[n] (vectorizes: no reduction across iterations).
 void axpy(float* y, float a, const float* x, int64_t n) {
@@ -42,26 +37,34 @@ void axpy(float* y, float a, const float* x, int64_t n) {
 
 }  // namespace
 
-// The live entries of probability row t of step s: columns 0..t, then T..T+s-1.
+// Probability row t of step s: columns 0..t (step 0's keys; exact zeros up to T), then
+// T..T+s-1 (the diagonal keys of steps 1..s).
 void ttt_attention_forward(float* out, float* probs, const float* q,
                            std::span<const float* const> k, std::span<const float* const> v,
                            const AttentionShape& s, ThreadPool& pool) {
   check("ttt_attention_forward", s, k.size(), v.size());
   const int64_t T = s.seq_len, H = s.n_heads, hd = s.head_dim;
+  const int64_t group = H / s.n_kv_heads, qw = H * hd, kw = s.n_kv_heads * hd;
   const int64_t steps = static_cast<int64_t>(k.size()) - 1, W = T + steps;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const KernelPath path = active_kernel_path();
+  if (T == 0) return;
   pool.parallel_for(s.batch * H, [&](int64_t task) {
     const int64_t b = task / H, h = task % H;
-    const HeadView hv = view(s, b, h);
-    for (int64_t t = 0; t < T; ++t) {
-      const float* qt = hv.qrow(q, t);
-      float* p = probs + ((b * H + h) * T + t) * W;
-      for (int64_t j = 0; j <= t; ++j) p[j] = dot_f32(path, qt, hv.krow(k[0], j), hd) * scale;
-      for (int64_t j = t + 1; j < T; ++j) p[j] = 0.0f;
-      for (int64_t u = 1; u <= steps; ++u)
-        p[T + u - 1] = dot_f32(path, qt, hv.krow(k[u], t), hd) * scale;
+    const KvView kv{T, kw, (h / group) * hd, b};
+    std::vector<float> qh(T * hd), kh(T * hd), vh(T * hd), vt(hd * T), oh(T * hd), P0(T * T);
+    std::vector<float> tmp(kAttentionBlock * T);
+    gather_head(qh.data(), q + b * T * qw, T, qw, h * hd, hd);
+    gather_head(kh.data(), k[0] + b * T * kw, T, kw, kv.col, hd);
+    gather_head(vh.data(), v[0] + b * T * kw, T, kw, kv.col, hd);
+    transpose(vh.data(), T, hd, 4, vt.data(), pool);
+    causal_scores(P0.data(), qh.data(), kh.data(), T, hd, scale, tmp.data(), pool);
 
+    for (int64_t t = 0; t < T; ++t) {
+      float* p = probs + ((b * H + h) * T + t) * W;
+      std::memcpy(p, P0.data() + t * T, static_cast<size_t>(T) * sizeof(float));
+      for (int64_t u = 1; u <= steps; ++u)
+        p[T + u - 1] = dot_f32(path, qh.data() + t * hd, kv.row(k[u], t), hd) * scale;
       // One softmax over the t + 1 + s live entries (max-subtracted, summed in double).
       float mx = p[0];
       for (int64_t j = 1; j <= t; ++j) mx = p[j] > mx ? p[j] : mx;
@@ -72,11 +75,16 @@ void ttt_attention_forward(float* out, float* probs, const float* q,
       const float inv = static_cast<float>(1.0 / sum);
       for (int64_t j = 0; j <= t; ++j) p[j] *= inv;
       for (int64_t j = T; j < W; ++j) p[j] *= inv;
+      std::memcpy(P0.data() + t * T, p, static_cast<size_t>(T) * sizeof(float));
+    }
 
-      float* o = hv.qrow(out, t);
-      for (int64_t i = 0; i < hd; ++i) o[i] = 0.0f;
-      for (int64_t j = 0; j <= t; ++j) axpy(o, p[j], hv.krow(v[0], j), hd);
-      for (int64_t u = 1; u <= steps; ++u) axpy(o, p[T + u - 1], hv.krow(v[u], t), hd);
+    // O = P0 V0 on the kernel, then the diagonal values row by row.
+    matmul(P0.data(), T, Matrix{DType::F32, hd, T, vt.data()}, oh.data(), pool);
+    for (int64_t t = 0; t < T; ++t) {
+      const float* p = probs + ((b * H + h) * T + t) * W;
+      float* o = out + (b * T + t) * qw + h * hd;
+      std::memcpy(o, oh.data() + t * hd, static_cast<size_t>(hd) * sizeof(float));
+      for (int64_t u = 1; u <= steps; ++u) axpy(o, p[T + u - 1], kv.row(v[u], t), hd);
     }
   });
 }
@@ -93,52 +101,76 @@ void ttt_attention_backward(float* dq, std::span<float* const> dk, std::span<flo
          steps + 1, " steps");
   auto grad = [&](std::span<float* const> g, int64_t u) { return g.empty() ? nullptr : g[u]; };
   const int64_t T = s.seq_len, H = s.n_heads, KV = s.n_kv_heads, hd = s.head_dim, W = T + steps;
-  const int64_t group = H / KV;
+  const int64_t group = H / KV, qw = H * hd, kw = KV * hd;
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const KernelPath path = active_kernel_path();
+  if (T == 0) return;
+  float* const dk0 = grad(dk, 0);
+  float* const dv0 = grad(dv, 0);
   pool.parallel_for(s.batch * KV, [&](int64_t task) {
     const int64_t b = task / KV, kvh = task % KV;
-    std::vector<float> ds(static_cast<size_t>(W));
+    const KvView kv{T, kw, kvh * hd, b};
+    std::vector<float> kh(T * hd), kt(hd * T), vh(T * hd), qh(T * hd), qt(hd * T), doh(T * hd),
+        dOt(hd * T), acc(T * hd), dkh(T * hd, 0.0f), dvh(T * hd, 0.0f), P0(T * T), dS(T * T),
+        sq(T * T), dsd(T * steps);
+    std::vector<float> tmp(kAttentionBlock * T);
+    gather_head(kh.data(), k[0] + b * T * kw, T, kw, kv.col, hd);
+    gather_head(vh.data(), v[0] + b * T * kw, T, kw, kv.col, hd);
+    transpose(kh.data(), T, hd, 4, kt.data(), pool);
     // Query heads of the group in order, rows in order: the kv head's gradients get a fixed
     // summation order whatever the thread count.
     for (int64_t h = kvh * group; h < (kvh + 1) * group; ++h) {
-      const HeadView hv = view(s, b, h);
+      const float* P = probs + (b * H + h) * T * W;
+      gather_head(doh.data(), dout + b * T * qw, T, qw, h * hd, hd);
+      gather_head(qh.data(), q + b * T * qw, T, qw, h * hd, hd);
+      // dP = dO . value (step 0 on the kernel, lower triangle), then dS = P * (dP - sum P dP) *
+      // scale; the row sum in double, since the difference cancels when P is peaked.
+      causal_scores(dS.data(), doh.data(), vh.data(), T, hd, 1.0f, tmp.data(), pool);
       for (int64_t t = 0; t < T; ++t) {
-        const float* p = probs + ((b * H + h) * T + t) * W;
-        const float* dO = hv.qrow(dout, t);
-        const float* qt = hv.qrow(q, t);
-        // dP, then dS = P * (dP - sum P dP) * scale; the row sum in double, since the difference
-        // cancels when P is peaked.
-        for (int64_t j = 0; j <= t; ++j) ds[j] = dot_f32(path, dO, hv.krow(v[0], j), hd);
+        const float* p = P + t * W;
+        float* d = dS.data() + t * T;
+        float* dd = dsd.data() + t * steps;
         for (int64_t u = 1; u <= steps; ++u)
-          ds[T + u - 1] = dot_f32(path, dO, hv.krow(v[u], t), hd);
+          dd[u - 1] = dot_f32(path, doh.data() + t * hd, kv.row(v[u], t), hd);
         double pdp = 0.0;
-        for (int64_t j = 0; j <= t; ++j) pdp += static_cast<double>(p[j]) * ds[j];
-        for (int64_t j = T; j < W; ++j) pdp += static_cast<double>(p[j]) * ds[j];
+        for (int64_t j = 0; j <= t; ++j) pdp += static_cast<double>(p[j]) * d[j];
+        for (int64_t u = 0; u < steps; ++u) pdp += static_cast<double>(p[T + u]) * dd[u];
         const float pdpf = static_cast<float>(pdp);
-        for (int64_t j = 0; j <= t; ++j) ds[j] = p[j] * (ds[j] - pdpf) * scale;
-        for (int64_t j = T; j < W; ++j) ds[j] = p[j] * (ds[j] - pdpf) * scale;
+        for (int64_t j = 0; j <= t; ++j) d[j] = p[j] * (d[j] - pdpf) * scale;
+        for (int64_t u = 0; u < steps; ++u) dd[u] = p[T + u] * (dd[u] - pdpf) * scale;
+        std::memcpy(P0.data() + t * T, p, static_cast<size_t>(T) * sizeof(float));
+      }
 
-        if (dq) {
-          float* dqt = hv.qrow(dq, t);
-          for (int64_t j = 0; j <= t; ++j) axpy(dqt, ds[j], hv.krow(k[0], j), hd);
-          for (int64_t u = 1; u <= steps; ++u) axpy(dqt, ds[T + u - 1], hv.krow(k[u], t), hd);
-        }
-        for (int64_t u = 0; u <= steps; ++u) {
-          float* dku = grad(dk, u);
-          float* dvu = grad(dv, u);
-          if (u == 0) {
-            for (int64_t j = 0; j <= t; ++j) {
-              if (dku) axpy(hv.krow(dku, j), ds[j], qt, hd);
-              if (dvu) axpy(hv.krow(dvu, j), p[j], dO, hd);
-            }
-          } else {
-            if (dku) axpy(hv.krow(dku, t), ds[T + u - 1], qt, hd);
-            if (dvu) axpy(hv.krow(dvu, t), p[T + u - 1], dO, hd);
-          }
+      if (dq) {  // dq = dS0 K0 + sum_u dS_u k_u
+        matmul(dS.data(), T, Matrix{DType::F32, hd, T, kt.data()}, acc.data(), pool);
+        for (int64_t t = 0; t < T; ++t)
+          for (int64_t u = 1; u <= steps; ++u)
+            axpy(acc.data() + t * hd, dsd[t * steps + u - 1], kv.row(k[u], t), hd);
+        scatter_add_head(dq + b * T * qw, acc.data(), T, qw, h * hd, hd);
+      }
+      if (dk0) {  // dK0 += dS0^T Q
+        transpose(qh.data(), T, hd, 4, qt.data(), pool);
+        transpose(dS.data(), T, T, 4, sq.data(), pool);
+        matmul(sq.data(), T, Matrix{DType::F32, hd, T, qt.data()}, acc.data(), pool);
+        for (int64_t i = 0; i < T * hd; ++i) dkh[i] += acc[i];
+      }
+      if (dv0) {  // dV0 += P0^T dO
+        transpose(doh.data(), T, hd, 4, dOt.data(), pool);
+        transpose(P0.data(), T, T, 4, sq.data(), pool);
+        matmul(sq.data(), T, Matrix{DType::F32, hd, T, dOt.data()}, acc.data(), pool);
+        for (int64_t i = 0; i < T * hd; ++i) dvh[i] += acc[i];
+      }
+      for (int64_t u = 1; u <= steps; ++u) {  // the diagonal keys and values: own position only
+        float* dku = grad(dk, u);
+        float* dvu = grad(dv, u);
+        for (int64_t t = 0; t < T; ++t) {
+          if (dku) axpy(kv.row(dku, t), dsd[t * steps + u - 1], qh.data() + t * hd, hd);
+          if (dvu) axpy(kv.row(dvu, t), P[t * W + T + u - 1], doh.data() + t * hd, hd);
         }
       }
     }
+    if (dk0) scatter_add_head(dk0 + b * T * kw, dkh.data(), T, kw, kv.col, hd);
+    if (dv0) scatter_add_head(dv0 + b * T * kw, dvh.data(), T, kw, kv.col, hd);
   });
 }
 

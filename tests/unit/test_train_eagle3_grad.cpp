@@ -17,6 +17,7 @@
 #include "support/eagle3_reference.h"
 #include "support/grad_check.h"
 #include "train/attention.h"
+#include "train/attention_blocks.h"
 #include "train/eagle3_layer.h"
 #include "train/eagle3_unrolled.h"
 #include "train/ttt_attention.h"
@@ -100,6 +101,36 @@ TEST(TttAttention, GradientsMatchFiniteDifferences) {
       expect_grad(dk[u], numeric_grad(kd[u], L), ("dk" + which).c_str(), kRtol);
       expect_grad(dv[u], numeric_grad(vd[u], L), ("dv" + which).c_str(), kRtol);
     }
+  }
+}
+
+// Longer than one score block of the kernel path (train/attention_blocks.h): rows past the first
+// block, whose keys span two blocks, against the double reference and its finite differences.
+TEST(TttAttention, RowsPastTheFirstScoreBlockMatchTheReference) {
+  ThreadPool pool(2);
+  const AttentionShape shape{1, kAttentionBlock + 6, 2, 1, 4};
+  const int64_t n = shape.seq_len, qw = 8, kw = 4, s = 1;
+  std::mt19937 g(15);
+  const Vec q = rnd(n * qw, g, -1.5f, 1.5f), R = rnd(n * qw, g);
+  std::vector<Vec> k, v;
+  for (int64_t u = 0; u <= s; ++u) {
+    k.push_back(rnd(n * kw, g, -1.5f, 1.5f));
+    v.push_back(rnd(n * kw, g));
+  }
+  Vec out(n * qw), probs(static_cast<size_t>(shape.n_heads * n * (n + s)));
+  ttt_attention_forward(out.data(), probs.data(), q.data(), ptrs(k), ptrs(v), shape, pool);
+  DVec qd = test::grad_check::to_d(q);
+  std::vector<DVec> kd = to_d(k), vd = to_d(v);
+  auto L = [&] { return dot(ttt_attention_ref(qd, kd, vd, shape), R); };
+  expect_close(out, ttt_attention_ref(qd, kd, vd, shape), 1e-5, "ttt attention forward, T = 70");
+  Vec dq(n * qw, 0.0f);
+  std::vector<Vec> dk(static_cast<size_t>(s + 1), Vec(n * kw, 0.0f)), dv = dk;
+  ttt_attention_backward(dq.data(), mut_ptrs(dk), mut_ptrs(dv), R.data(), q.data(), ptrs(k),
+                         ptrs(v), probs.data(), shape, pool);
+  expect_grad(dq, numeric_grad(qd, L), "dq, T = 70", kRtol);
+  for (int64_t u = 0; u <= s; ++u) {
+    expect_grad(dk[u], numeric_grad(kd[u], L), ("dk of step " + std::to_string(u)).c_str(), kRtol);
+    expect_grad(dv[u], numeric_grad(vd[u], L), ("dv of step " + std::to_string(u)).c_str(), kRtol);
   }
 }
 
