@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# One interleaved T=0 bench: EAGLE-2 head's best settings vs bundled EAGLE-3 head vs the new candidate.
+# One interleaved T=0 bench (session 10): the EAGLE-2 head's settings, the bundled EAGLE-3 head and a
+# candidate head N (the 1800-step run; kept in /tmp only, not bundled). Needs the code corpus.
 cd /work/main
 C=/tmp/eagle2-code-corpus
 N=/tmp/e3full/s18
