@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench_pool.h"
 #include "core/dtype.h"
 #include "core/quant_blocks.h"
 #include "core/tensor.h"
@@ -29,14 +30,6 @@
 
 namespace eagle2 {
 namespace {
-
-ThreadPool& bench_pool() {
-  static ThreadPool pool([] {
-    const char* s = std::getenv("EAGLE2_BENCH_THREADS");
-    return s && *s ? std::atoi(s) : default_thread_count();
-  }());
-  return pool;
-}
 
 // Enough copies of the matrix to exceed the 32 MB L3, cycled through, so that every call streams
 // its weights from DRAM as a decoding step does (a single small matrix would stay in L3 and make

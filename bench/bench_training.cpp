@@ -8,24 +8,16 @@
 // Threads: EAGLE2_BENCH_THREADS, default default_thread_count().
 #include <benchmark/benchmark.h>
 
-#include <cstdlib>
 #include <random>
 #include <vector>
 
+#include "bench_pool.h"
 #include "core/thread_pool.h"
 #include "train/attention.h"
 #include "train/ttt_attention.h"
 
 namespace eagle2 {
 namespace {
-
-ThreadPool& bench_pool() {
-  static ThreadPool pool([] {
-    const char* s = std::getenv("EAGLE2_BENCH_THREADS");
-    return s && *s ? std::atoi(s) : default_thread_count();
-  }());
-  return pool;
-}
 
 constexpr train::AttentionShape kShape{4, 256, 8, 4, 64};
 
