@@ -138,7 +138,7 @@ void ttt_attention_backward(float* dq, std::span<float* const> dk, std::span<flo
         const float pdpf = static_cast<float>(pdp);
         for (int64_t j = 0; j <= t; ++j) d[j] = p[j] * (d[j] - pdpf) * scale;
         for (int64_t u = 0; u < steps; ++u) dd[u] = p[T + u] * (dd[u] - pdpf) * scale;
-        std::memcpy(P0.data() + t * T, p, static_cast<size_t>(T) * sizeof(float));
+        if (dv0) std::memcpy(P0.data() + t * T, p, static_cast<size_t>(T) * sizeof(float));
       }
 
       if (dq) {  // dq = dS0 K0 + sum_u dS_u k_u
