@@ -19,6 +19,7 @@ TREE_NOTES = {
     "dynamic:8:6:2:cal": "8 tokens, calibrated",
     "dynamic:auto:8:1:cal": "auto budget, calibrated",
     "dynamic:60:5:10": "60 tokens, the paper's",
+    "chain:6": "a chain of 7 drafted tokens",
 }
 
 
@@ -84,8 +85,29 @@ def table(runs, head3, temperature):
         out += ["", "| tree | EAGLE-3 τ / EAGLE-2 τ | EAGLE-3 speedup / EAGLE-2 speedup |",
                 "|---|---|---|"]
         out += [f"| `{t}` | {r}x | {s}x |" for t, r, s in ratios]
+    out += best_per_run(runs, head3, temperature)
     out.append("")
     return out
+
+
+def best_per_run(runs, head3, temperature):
+    """Each head's fastest setting in each run (any tree), and the EAGLE-3/EAGLE-2 ratio."""
+    out = ["", "| run | EAGLE-2 head's best | EAGLE-3 head's best | EAGLE-3 / EAGLE-2 |",
+           "|---|---|---|---|"]
+    suffix = "@" + head3
+    for i, run in enumerate(runs, 1):
+        best = {}
+        for (drafter, temp), row in run.items():
+            if temp != temperature or drafter == "plain":
+                continue
+            head = "EAGLE-3" if drafter.endswith(suffix) else "EAGLE-2"
+            tree = drafter[:-len(suffix)] if head == "EAGLE-3" else drafter
+            if head not in best or row["speedup"] > best[head][1]:
+                best[head] = (tree, row["speedup"])
+        if len(best) == 2:
+            (t2, s2), (t3, s3) = best["EAGLE-2"], best["EAGLE-3"]
+            out.append(f"| {i} | {s2:.2f}x (`{t2}`) | {s3:.2f}x (`{t3}`) | {s3 / s2:.2f}x |")
+    return out if len(out) > 3 else []
 
 
 def main(argv):
