@@ -1,6 +1,6 @@
 // scripts/eagle3_table.sh's table (EAGLE-2 head vs EAGLE-3 head on the same trees) on hand-made
 // runs whose figures are known: ranges over the runs, the draft time per cycle, the per-run tau
-// and speedup ratios. The bench CSV comes from summaries_to_csv itself, so a change of its columns
+// and speedup ratios, each head's fastest setting per run. The bench CSV comes from summaries_to_csv itself, so a change of its columns
 // that the script cannot read fails here. Also scripts/accept_by_depth.py (where accepted paths
 // stop, depth by depth) on a JSON from bench_to_json. Without python3 the tests skip, saying so.
 #include <gtest/gtest.h>
@@ -37,7 +37,8 @@ Summary row(const std::string& drafter, float temp, double rate, double speedup,
 
 // Two runs at T = 0 and one tree. Run r (0, 1): plain 1000 + 10r tok/s; EAGLE-2 tau 4.0 + 0.2r at
 // 2.0x; EAGLE-3 tau 5.0 + 0.4r at 2.5x + 0.1r, its draft share 0.25 at 2500 tok/s: 0.25 x 5.0 /
-// 2500 s = 0.500 ms per cycle in run 0.
+// 2500 s = 0.500 ms per cycle in run 0. The EAGLE-2 head also drafts chain:6, at 1.9x in run 0
+// and 2.8x in run 1: its fastest setting differs between the runs.
 std::string write_runs() {
   const std::string dir = test::temp_dir("eagle3-table");
   for (int r = 0; r < 2; ++r) {
@@ -45,6 +46,7 @@ std::string write_runs() {
         row("plain", 0, 1000 + 10 * r, 1, 1, 0),
         row("dynamic:8:6:2", 0, 2000, 2.0, 4.0 + 0.2 * r, 0.2),
         row("dynamic:8:6:2@h3", 0, 2500, 2.5 + 0.1 * r, 5.0 + 0.4 * r, 0.25),
+        row("chain:6", 0, 2000, r == 0 ? 1.9 : 2.8, 5.0, 0.2),
     };
     std::ofstream(dir + "/bench.run" + std::to_string(r + 1) + ".csv") << summaries_to_csv(rows);
   }
@@ -65,7 +67,10 @@ TEST(Eagle3TableScript, RangesAndRatiosOverTheRuns) {
         "| `dynamic:8:6:2` (8 tokens, published ranking, uncalibrated) | EAGLE-3 | 5.00-5.40 | "
         "2.50-2.60x | 0.500-0.540 | 2500 |",
         // Ratios per run: 5.0/4.0 = 1.25, 5.4/4.2 = 1.29; 2.5/2.0 = 1.25, 2.6/2.0 = 1.30.
-        "| `dynamic:8:6:2` | 1.25-1.29x | 1.25-1.30x |"})
+        "| `dynamic:8:6:2` | 1.25-1.29x | 1.25-1.30x |",
+        // Each head's fastest setting per run, whatever the tree: 2.5/2.0; 2.6/2.8.
+        "| 1 | 2.00x (`dynamic:8:6:2`) | 2.50x (`dynamic:8:6:2`) | 1.25x |",
+        "| 2 | 2.80x (`chain:6`) | 2.60x (`dynamic:8:6:2`) | 0.93x |"})
     EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
 }
 
