@@ -94,14 +94,15 @@ def best_per_run(runs, head3, temperature):
     """Each head's fastest setting in each run (any tree), and the EAGLE-3/EAGLE-2 ratio."""
     out = ["", "| run | EAGLE-2 head's best | EAGLE-3 head's best | EAGLE-3 / EAGLE-2 |",
            "|---|---|---|---|"]
-    suffix = "@" + head3
     for i, run in enumerate(runs, 1):
         best = {}
         for (drafter, temp), row in run.items():
             if temp != temperature or drafter == "plain":
                 continue
-            head = "EAGLE-3" if drafter.endswith(suffix) else "EAGLE-2"
-            tree = drafter[:-len(suffix)] if head == "EAGLE-3" else drafter
+            tree, _, own_head = drafter.partition("@")
+            if own_head and own_head != head3:
+                continue  # another head's column: neither of the two compared here
+            head = "EAGLE-3" if own_head else "EAGLE-2"
             if head not in best or row["speedup"] > best[head][1]:
                 best[head] = (tree, row["speedup"])
         if len(best) == 2:

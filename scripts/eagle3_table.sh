@@ -14,7 +14,8 @@
 #
 # Writes OUT/bench.runN.csv and bench.runN.txt (the printed table) for every run and OUT/table.md
 # (scripts/eagle3_table.py: every figure as its range over the runs, plain decoding's tokens/s
-# above each table, the EAGLE-3/EAGLE-2 tau ratio per tree). Prints the table.
+# above each table, the EAGLE-3/EAGLE-2 tau ratio per tree, each head's fastest setting per run).
+# Prints the table.
 #
 # How long: 11 columns x LIMIT prompts x 2 temperatures x 128 tokens, the 60-token trees at
 # ~0.4x plain decoding's speed (0.15x at T = 1). From counts, about 2 minutes a run with the

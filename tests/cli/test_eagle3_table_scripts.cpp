@@ -1,8 +1,9 @@
 // scripts/eagle3_table.sh's table (EAGLE-2 head vs EAGLE-3 head on the same trees) on hand-made
 // runs whose figures are known: ranges over the runs, the draft time per cycle, the per-run tau
-// and speedup ratios, each head's fastest setting per run. The bench CSV comes from summaries_to_csv itself, so a change of its columns
-// that the script cannot read fails here. Also scripts/accept_by_depth.py (where accepted paths
-// stop, depth by depth) on a JSON from bench_to_json. Without python3 the tests skip, saying so.
+// and speedup ratios, each head's fastest setting per run. The bench CSV comes from
+// summaries_to_csv itself, so a change of its columns that the script cannot read fails here.
+// Also scripts/accept_by_depth.py (where accepted paths stop, depth by depth) on a JSON from
+// bench_to_json. Without python3 the tests skip, saying so.
 #include <gtest/gtest.h>
 
 #include <filesystem>
