@@ -208,9 +208,13 @@ struct Eagle3Init {
   int64_t intermediate = 0;         // the MLP width (0: the target's)
   int64_t ttt_steps = 7;            // unrolled steps in training (at least 3)
   // Recipe options beyond the reference (docs/TRAINING.md "EAGLE-3 heads"): the first
-  // ttt_warmup optimizer steps train step 0 alone (a curriculum), and state_loss > 0 adds
+  // ttt_warmup optimizer steps are short: they unroll ttt_short_steps steps (1: step 0 alone, a
+  // curriculum); after them every ttt_full_every-th step (counted back from the last, and the
+  // last 10 % of steps) unrolls ttt_steps and the others are short. state_loss > 0 adds
   // EAGLE-1/2's regression of the head's normed output onto the target's final-norm state.
   int64_t ttt_warmup = 0;
+  int64_t ttt_short_steps = 1;
+  int64_t ttt_full_every = 1;
   double state_loss = 0.0;
   // The target layers whose inputs the head reads, low to high (empty: the reference's
   // {2, L/2, L-3}); saved as eagle_aux_hidden_state_layer_ids when given.

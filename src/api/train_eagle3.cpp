@@ -19,14 +19,18 @@ Eagle3StepStats to_public(const train::Eagle3StepStats& s) {
 struct Eagle3HeadTrainer::Impl {
   Impl(const LlamaModel& target, train::Eagle3DraftVocab v, const Eagle3Init& init,
        std::vector<float> feature_scale)
-      : vocab(std::move(v)), ttt_steps(init.ttt_steps), ttt_warmup(init.ttt_warmup),
+      : vocab(std::move(v)),
+        ttt_steps(init.ttt_steps),
+        ttt_warmup(init.ttt_warmup),
+        ttt_short_steps(init.ttt_short_steps),
+        ttt_full_every(init.ttt_full_every),
         state_loss(init.state_loss),
         trainer(target, vocab.ids,
                 train::Eagle3Init{init.seed, init.intermediate, init.feature_layers,
                                   std::move(feature_scale),
                                   static_cast<float>(init.teacher_temperature)}) {}
   train::Eagle3DraftVocab vocab;
-  int64_t ttt_steps, ttt_warmup;
+  int64_t ttt_steps, ttt_warmup, ttt_short_steps, ttt_full_every;
   double state_loss;
   train::Eagle3Trainer trainer;
 };
@@ -73,6 +77,8 @@ Eagle3TrainResult Eagle3HeadTrainer::train(
   t.warmup = o.warmup;
   t.ttt_steps = impl_->ttt_steps;
   t.ttt_warmup = impl_->ttt_warmup;
+  t.ttt_short_steps = impl_->ttt_short_steps;
+  t.ttt_full_every = impl_->ttt_full_every;
   t.state_weight = impl_->state_loss;
   t.lr = o.lr;
   t.min_lr_ratio = o.min_lr_ratio;

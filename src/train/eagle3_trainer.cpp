@@ -268,6 +268,12 @@ Eagle3Loss Eagle3Trainer::step(const Eagle3Batch& batch, bool backward, ThreadPo
 
 int64_t max_ttt_warmup(int64_t steps) { return steps - std::max<int64_t>(1, steps / 10); }
 
+int64_t ttt_unrolled_at(const Eagle3TrainOptions& o, int64_t step) {
+  if (step >= max_ttt_warmup(o.steps)) return o.ttt_steps;
+  if (step < o.ttt_warmup) return o.ttt_short_steps;
+  return (o.steps - 1 - step) % o.ttt_full_every == 0 ? o.ttt_steps : o.ttt_short_steps;
+}
+
 Eagle3TrainResult train_eagle3(Eagle3Trainer& head, const std::vector<HeadSequence>& data,
                                const Eagle3TrainOptions& o, ThreadPool& pool,
                                const std::function<void(const Eagle3TrainProgress&)>& progress) {
@@ -280,6 +286,11 @@ Eagle3TrainResult train_eagle3(Eagle3Trainer& head, const std::vector<HeadSequen
   if (o.ttt_warmup < 0 || o.ttt_warmup > tail_from)
     fail("train-head --arch eagle3: --ttt-warmup ", o.ttt_warmup, " must lie in [0, ", tail_from,
          "] (the last 10 % of ", o.steps, " steps run unrolled)");
+  if (o.ttt_short_steps < 1 || o.ttt_short_steps > o.ttt_steps)
+    fail("train-head --arch eagle3: --ttt-short-steps ", o.ttt_short_steps, " must lie in [1, ",
+         o.ttt_steps, "] (--ttt-steps)");
+  if (o.ttt_full_every < 1)
+    fail("train-head --arch eagle3: --ttt-full-every ", o.ttt_full_every, " must be at least 1");
   if (!(o.state_weight >= 0) || !std::isfinite(o.state_weight))
     fail("train-head --arch eagle3: --state-loss must be a finite weight >= 0");
   HeadWindows windows(data, o.seq_len);
@@ -298,7 +309,7 @@ Eagle3TrainResult train_eagle3(Eagle3Trainer& head, const std::vector<HeadSequen
       const HeadWindows::Window& w = windows.next(rng);
       picked[b] = {w.seq, w.start};
     }
-    head.fill(batch, data, picked, o.seq_len, step < o.ttt_warmup ? 1 : o.ttt_steps, pool);
+    head.fill(batch, data, picked, o.seq_len, ttt_unrolled_at(o, step), pool);
     zero_grads(head.params());
     const Eagle3Loss loss = head.step(batch, true, pool, static_cast<float>(o.state_weight));
     Eagle3TrainProgress p;

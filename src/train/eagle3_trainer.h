@@ -152,15 +152,25 @@ int64_t max_ttt_warmup(int64_t steps);
 struct Eagle3TrainOptions {
   int64_t steps = 400, batch = 8, seq_len = 256, warmup = 20;
   int64_t ttt_steps = 7;  // S (>= 3)
-  // A curriculum: the first ttt_warmup optimizer steps unroll one step only (step 0's loss, at
-  // about 1/S of the cost), the rest ttt_steps. At most the steps before the last 10 %.
+  // A curriculum: the first ttt_warmup optimizer steps are short (ttt_short_steps unrolled steps:
+  // by default step 0's loss alone, at about 1/S of the cost), the rest as ttt_full_every says. At
+  // most the steps before the last 10 %.
   int64_t ttt_warmup = 0;
+  // Unrolled steps of a short optimizer step, in [1, ttt_steps].
+  int64_t ttt_short_steps = 1;
+  // After the warmup, only every ttt_full_every-th optimizer step (counted back from the last) is
+  // full; the others are short. The last 10 % are always full. 1: every step after the warmup.
+  // Deep unrolling then trains all along the learning-rate schedule at a fraction of its cost.
+  int64_t ttt_full_every = 1;
   // Weight of the optional state term (eagle3_unrolled.h; 0: the reference's token loss only).
   double state_weight = 0.0;
   double lr = 2e-2, min_lr_ratio = 0.1, clip_norm = 0.5;
   float weight_decay = 0.0f;
   uint64_t seed = 1;
 };
+
+// How many steps optimizer step `step` (0-based) unrolls under the options' schedule.
+int64_t ttt_unrolled_at(const Eagle3TrainOptions& o, int64_t step);
 
 struct Eagle3TrainProgress {
   int64_t step = 0, steps = 0;

@@ -295,6 +295,49 @@ TEST(Eagle3Trainer, TrainingIsThreadCountInvariant) {
     EXPECT_EQ(a.params()[i]->value, b.params()[i]->value) << a.params()[i]->name;
 }
 
+// The schedule of short and full optimizer steps: the warmup is short, after it every K-th step
+// counted back from the last is full, and the last 10 % are full whatever K says.
+TEST(Eagle3Trainer, UnrolledStepsFollowTheSchedule) {
+  Eagle3TrainOptions o;
+  o.steps = 20;  // the last 10 %: steps 18 and 19
+  o.ttt_steps = 7;
+  o.ttt_short_steps = 3;
+  o.ttt_warmup = 5;
+  o.ttt_full_every = 4;
+  std::vector<int64_t> got;
+  for (int64_t s = 0; s < o.steps; ++s) got.push_back(ttt_unrolled_at(o, s));
+  EXPECT_EQ(got,
+            (std::vector<int64_t>{3, 3, 3, 3, 3, 3, 3, 7, 3, 3, 3, 7, 3, 3, 3, 7, 3, 3, 7, 7}));
+  o.ttt_full_every = 1;  // the default: every step after the warmup is full
+  o.ttt_short_steps = 1;
+  for (int64_t s = 0; s < o.steps; ++s) EXPECT_EQ(ttt_unrolled_at(o, s), s < 5 ? 1 : 7) << s;
+}
+
+// Short steps of 2 and a full step every 2nd: the progress reports each step's depth, and
+// out-of-range short depths and periods are refused.
+TEST(Eagle3Trainer, ShortAndFullStepsInterleave) {
+  const auto target = target8();
+  ThreadPool pool(2);
+  const std::vector<HeadSequence> data = random_data(*target, pool, 3, 12, 2);
+  const Eagle3DraftVocab v = eagle3_draft_vocab(data, 96, 32);
+  Eagle3TrainOptions o = tiny_options(5);
+  o.ttt_short_steps = 2;
+  o.ttt_full_every = 2;
+  std::vector<size_t> unrolled;
+  Eagle3Trainer a(*target, v.ids, Eagle3Init{});
+  train_eagle3(a, data, o, pool,
+               [&](const Eagle3TrainProgress& p) { unrolled.push_back(p.stats.loss.size()); });
+  EXPECT_EQ(unrolled, (std::vector<size_t>{3, 2, 3, 2, 3}));
+  Eagle3Trainer b(*target, v.ids, Eagle3Init{});
+  o.ttt_short_steps = 4;  // more than ttt_steps (3)
+  EXPECT_THROW(train_eagle3(b, data, o, pool), Error);
+  o.ttt_short_steps = 0;
+  EXPECT_THROW(train_eagle3(b, data, o, pool), Error);
+  o.ttt_short_steps = 2;
+  o.ttt_full_every = 0;
+  EXPECT_THROW(train_eagle3(b, data, o, pool), Error);
+}
+
 // --ttt-warmup: the first steps unroll one step (their stats have one entry), the tail all S;
 // out-of-range warmups and bad state weights are refused. The state term changes the training.
 TEST(Eagle3Trainer, CurriculumAndStateTermOptions) {

@@ -154,8 +154,10 @@ int run_train_head(TrainHeadFlags f) {
   if (f.arch != "medusa" && f.arch != "hydra" && f.heads_only_given)
     fail("--heads and --head-layers apply to --arch medusa and hydra only");
   if (f.arch != "eagle3" && f.eagle3_only_given)
-    fail("--ttt-steps, --ttt-warmup, --state-loss, --scale-features, --teacher-temperature, "
-         "--draft-vocab-size, --feature-layers and --intermediate apply to --arch eagle3 only");
+    fail(
+        "--ttt-steps, --ttt-warmup, --ttt-short-steps, --ttt-full-every, --state-loss, "
+        "--scale-features, --teacher-temperature, --draft-vocab-size, --feature-layers and "
+        "--intermediate apply to --arch eagle3 only");
   if (f.arch == "eagle3" && f.eagle3.ttt_steps < 3)
     fail("--ttt-steps ", f.eagle3.ttt_steps,
          " is too few for --arch eagle3 (at least 3; the reference unrolls 7)");
@@ -164,6 +166,9 @@ int run_train_head(TrainHeadFlags f) {
   if (f.arch == "eagle3" && f.eagle3.ttt_warmup > max_warmup)
     fail("--ttt-warmup ", f.eagle3.ttt_warmup, " leaves too few of the ", f.train.steps,
          " --steps unrolled (at most ", max_warmup, ": the last 10 % train every unrolled step)");
+  if (f.arch == "eagle3" && f.eagle3.ttt_short_steps > f.eagle3.ttt_steps)
+    fail("--ttt-short-steps ", f.eagle3.ttt_short_steps, " exceeds --ttt-steps ",
+         f.eagle3.ttt_steps);
   Model target = Model::load(f.run.model_dir);
   const Tokenizer tok = Tokenizer::open(f.run.model_dir);  // folder or GGUF, as generate
   Threads threads(resolve_threads(f.run));
@@ -355,6 +360,18 @@ Command add_train_head(CLI::App& app) {
                   "--arch eagle3: the first N optimizer steps train the first draft step alone "
                   "(a curriculum; cheaper steps; default 0)")
       ->check(integer_in(0, INT32_MAX))
+      ->each([f](const std::string&) { f->eagle3_only_given = true; });
+  cmd->add_option("--ttt-short-steps", f->eagle3.ttt_short_steps,
+                  "--arch eagle3: unrolled steps of the cheaper optimizer steps (those of "
+                  "--ttt-warmup and, with --ttt-full-every, the others; default 1: the first "
+                  "draft step alone)")
+      ->check(integer_in(1, 64))
+      ->each([f](const std::string&) { f->eagle3_only_given = true; });
+  cmd->add_option("--ttt-full-every", f->eagle3.ttt_full_every,
+                  "--arch eagle3: after --ttt-warmup only every K-th optimizer step (counted "
+                  "back from the last, and all of the last 10 %) unrolls --ttt-steps, the "
+                  "others --ttt-short-steps (default 1: every step)")
+      ->check(integer_in(1, INT32_MAX))
       ->each([f](const std::string&) { f->eagle3_only_given = true; });
   cmd->add_option("--state-loss", f->eagle3.state_loss,
                   "--arch eagle3: weight of an extra SmoothL1 loss pulling the head's normed "

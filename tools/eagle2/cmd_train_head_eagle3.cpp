@@ -1,6 +1,7 @@
 // eagle2 train-head --arch eagle3 (train_head_eagle3.h).
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <string>
 
 #include "eagle2/head.h"
@@ -60,8 +61,10 @@ int train_eagle3_head(const Eagle3Run& run, Model& target, const HeadData& data,
     std::printf("teacher: the target's distribution at temperature %g\n",
                 run.init.teacher_temperature);
   const auto cpu0 = cpu_seconds();
+  std::map<size_t, int64_t> by_depth;  // unrolled steps -> optimizer steps that unrolled them
   const Eagle3TrainResult r = head.train(
-      data, run.train, threads, [last = -1.0](const Eagle3TrainProgress& p) mutable {
+      data, run.train, threads, [&by_depth, last = -1.0](const Eagle3TrainProgress& p) mutable {
+        ++by_depth[p.stats.loss.size()];
         const bool tty = stderr_is_tty();
         if (!progress_due(last, p.seconds, p.step, p.steps)) return;
         const double eta = eta_seconds(p.seconds, p.step, p.steps);
@@ -81,6 +84,12 @@ int train_eagle3_head(const Eagle3Run& run, Model& target, const HeadData& data,
               run.train.lr, r.seconds, (cpu1.first + cpu1.second) - (cpu0.first + cpu0.second),
               same ? "loss" : "step-0 soft CE", same ? r.first.total : r.first.loss.front(),
               same ? r.last.total : r.last.loss.front());
+  if (by_depth.size() > 1) {
+    std::string mix;
+    for (const auto& [depth, n] : by_depth)
+      mix += (mix.empty() ? "" : ", ") + std::to_string(n) + " x " + std::to_string(depth);
+    std::printf("optimizer steps x unrolled steps: %s\n", mix.c_str());
+  }
   std::printf("last steps per unrolled step (soft CE/top-1): %s\n", per_step(r.last).c_str());
   std::printf("wrote %s (config.json + model.safetensors)\n", run.out_dir.c_str());
   if (!held.empty()) {
