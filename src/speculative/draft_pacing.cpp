@@ -40,19 +40,24 @@ int64_t DraftPacing::min_tokens(size_t candidates, int64_t max_tokens,
 void DraftPacing::judge(int64_t tokens, int64_t tree_size, const VerifyCostModel& cost) {
   // Is speculating paying off? Tokens per cycle over the cycle's modelled time (drafting plus
   // verifying the tree) against plain decoding's 1 token per cost(1). Below it, pause.
-  constexpr double kWeight = 0.25;
   const double seconds = draft_seconds(&cost) + cost.seconds(tree_size);
   const double rate = static_cast<double>(tokens) / seconds;
-  rate_ema_ = rate_ema_ < 0 ? rate : (1 - kWeight) * rate_ema_ + kWeight * rate;
+  const auto average = [rate](double& ema, double weight) {
+    ema = ema < 0 ? rate : (1 - weight) * ema + weight * rate;
+  };
+  average(fast_rate_, kFastWeight);
+  average(slow_rate_, kSlowWeight);
   ++judged_cycles_;
-  if (judged_cycles_ < kJudgeAfter) return;
-  if (rate_ema_ < 1.0 / cost.seconds(1)) {
+  const double plain = 1.0 / cost.seconds(1);
+  const bool far_below = judged_cycles_ >= kJudgeAfter && fast_rate_ < kFarBelow * plain;
+  const bool steady = judged_cycles_ >= kSteadyJudgeAfter;
+  if (far_below || (steady && slow_rate_ < plain)) {
     // Each failed try doubles the pause, so that a head that does not help costs little.
     skip_left_ = pause_cycles_;
     pause_cycles_ = std::min(pause_cycles_ * 2, kMaxPauseCycles);
-    rate_ema_ = -1;  // judged afresh on the next real cycles
+    fast_rate_ = slow_rate_ = -1;  // judged afresh on the next real cycles
     judged_cycles_ = 0;
-  } else {
+  } else if (steady) {
     pause_cycles_ = kPauseCycles;
   }
 }

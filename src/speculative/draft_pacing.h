@@ -14,12 +14,18 @@ namespace eagle2 {
 
 class DraftPacing {
  public:
-  // When the modelled rate of speculative cycles (moving average of tokens per second, judged
-  // after kJudgeAfter cycles, so that the calibration can learn first) falls below plain
-  // decoding's, the next cycles draft nothing (kPauseCycles, doubling after each failed try up to
-  // kMaxPauseCycles); then it tries again. This keeps an unhelpful head (a hard prompt, a high
-  // temperature) from making decoding much slower than plain.
-  static constexpr int kJudgeAfter = 4, kPauseCycles = 16, kMaxPauseCycles = 256;
+  // Whether speculating pays is judged from the modelled rate of drafted cycles (tokens per second
+  // of drafting plus verifying) against plain decoding's, on two moving averages. A fast one
+  // (kFastWeight, judged after kJudgeAfter cycles, so that the calibration can learn first) pauses
+  // when the rate falls far below plain (under kFarBelow of it: a head that does not help, a high
+  // temperature); a slow one (kSlowWeight, judged after kSteadyJudgeAfter cycles) when it stays
+  // below plain at all. The fast average alone, judged against plain itself, paused on a few
+  // unlucky cycles of code windows where speculating ran 1.3-1.5x plain (PROGRESS-issue15.md,
+  // session 13). A pause is kPauseCycles cycles that draft nothing, doubling after each failed try
+  // up to kMaxPauseCycles; then it tries again.
+  static constexpr int kJudgeAfter = 4, kSteadyJudgeAfter = 8, kPauseCycles = 16,
+                       kMaxPauseCycles = 256;
+  static constexpr double kFastWeight = 0.25, kSlowWeight = 0.1, kFarBelow = 0.6;
   // With calibration: until it has kExploreObservations verified nodes, trees have at least
   // kExploreTokens tokens, whatever the (uncorrected) estimates say.
   static constexpr int64_t kExploreObservations = 48, kExploreTokens = 4;
@@ -51,7 +57,7 @@ class DraftPacing {
 
  private:
   double draft_seconds_ema_ = -1;  // < 0: nothing measured yet
-  double rate_ema_ = -1;
+  double fast_rate_ = -1, slow_rate_ = -1;  // < 0: nothing judged since the last pause
   int judged_cycles_ = 0;
   int pause_cycles_ = kPauseCycles;
   int skip_left_ = 0;

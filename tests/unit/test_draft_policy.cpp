@@ -206,6 +206,30 @@ TEST(DraftPacing, PausesAfterJudgingAndDoublesEachFailedTry) {
   EXPECT_EQ(paying.pause_left(), 0);
 }
 
+// A rate a little below plain decoding's waits for the slow average's judgement; far below, the
+// fast one pauses at once; a few unlucky cycles among paying ones pause nothing.
+TEST(DraftPacing, OnlyARateFarBelowPlainPausesEarly) {
+  const VerifyCostModel cost(Points{{1, 1.0}, {8, 1.5}, {64, 2.0}});  // plain: 1 token per second
+  DraftPacing near;  // 1 token per 1.5 s: 0.67x plain
+  for (int c = 1; c < DraftPacing::kSteadyJudgeAfter; ++c) {
+    near.judge(1, 8, cost);
+    EXPECT_EQ(near.pause_left(), 0) << "cycle " << c;
+  }
+  near.judge(1, 8, cost);
+  EXPECT_EQ(near.pause_left(), DraftPacing::kPauseCycles);
+  DraftPacing far;  // 1 token per 2 s: 0.5x plain, under kFarBelow
+  for (int c = 1; c < DraftPacing::kJudgeAfter; ++c) far.judge(1, 64, cost);
+  EXPECT_EQ(far.pause_left(), 0);
+  far.judge(1, 64, cost);
+  EXPECT_EQ(far.pause_left(), DraftPacing::kPauseCycles);
+  // 1.33x plain, then three cycles at 0.67x: the fast average dips under plain (0.94x), the slow
+  // one does not (1.16x).
+  DraftPacing dip;
+  for (int c = 0; c < DraftPacing::kSteadyJudgeAfter; ++c) dip.judge(2, 8, cost);
+  for (int c = 0; c < 3; ++c) dip.judge(1, 8, cost);
+  EXPECT_EQ(dip.pause_left(), 0);
+}
+
 TEST(DraftPacing, DraftTimeAverageAndExplorationFloor) {
   const VerifyCostModel cost(Points{{1, 1.0}, {2, 1e6}}, 0.5);
   DraftPacing pacing;
