@@ -39,7 +39,8 @@ int64_t DraftPacing::min_tokens(size_t candidates, int64_t max_tokens,
 
 void DraftPacing::judge(int64_t tokens, int64_t tree_size, const VerifyCostModel& cost) {
   // Is speculating paying off? Tokens per cycle over the cycle's modelled time (drafting plus
-  // verifying the tree) against plain decoding's 1 token per cost(1). Below it, pause.
+  // verifying the tree) against plain decoding's 1 token per cost(1): far below it on the fast
+  // average, or below it on the slow one, pause.
   const double seconds = draft_seconds(&cost) + cost.seconds(tree_size);
   const double rate = static_cast<double>(tokens) / seconds;
   const auto average = [rate](double& ema, double weight) {
