@@ -3,6 +3,14 @@
 #include <algorithm>
 
 namespace eagle2 {
+namespace {
+
+// A moving average in place; a negative one holds nothing yet and takes the sample itself.
+void blend(double& average, double sample, double weight) {
+  average = average < 0 ? sample : (1 - weight) * average + weight * sample;
+}
+
+}  // namespace
 
 bool DraftPacing::skip_cycle(bool auto_budget) {
   skipped_ = auto_budget && skip_left_ > 0;
@@ -16,9 +24,7 @@ double DraftPacing::draft_seconds(const VerifyCostModel* cost) const {
 }
 
 void DraftPacing::measured_draft(double seconds) {
-  constexpr double kWeight = 0.25;  // recent cycles dominate within a few cycles
-  draft_seconds_ema_ =
-      draft_seconds_ema_ < 0 ? seconds : (1 - kWeight) * draft_seconds_ema_ + kWeight * seconds;
+  blend(draft_seconds_ema_, seconds, 0.25);  // recent cycles dominate within a few cycles
 }
 
 int64_t DraftPacing::budget(std::span<const float> values_desc, const VerifyCostModel& cost,
@@ -43,11 +49,8 @@ void DraftPacing::judge(int64_t tokens, int64_t tree_size, const VerifyCostModel
   // average, or below it on the slow one, pause.
   const double seconds = draft_seconds(&cost) + cost.seconds(tree_size);
   const double rate = static_cast<double>(tokens) / seconds;
-  const auto average = [rate](double& ema, double weight) {
-    ema = ema < 0 ? rate : (1 - weight) * ema + weight * rate;
-  };
-  average(fast_rate_, kFastWeight);
-  average(slow_rate_, kSlowWeight);
+  blend(fast_rate_, rate, kFastWeight);
+  blend(slow_rate_, rate, kSlowWeight);
   ++judged_cycles_;
   const double plain = 1.0 / cost.seconds(1);
   const bool far_below = judged_cycles_ >= kJudgeAfter && fast_rate_ < kFarBelow * plain;

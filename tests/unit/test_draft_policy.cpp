@@ -222,8 +222,8 @@ TEST(DraftPacing, OnlyARateFarBelowPlainPausesEarly) {
   EXPECT_EQ(far.pause_left(), 0);
   far.judge(1, 64, cost);
   EXPECT_EQ(far.pause_left(), DraftPacing::kPauseCycles);
-  // 1.33x plain, then three cycles at 0.67x: the fast average dips under plain (0.94x), the slow
-  // one does not (1.16x).
+  // 1.33x plain, then three cycles at 0.67x: the fast average dips under plain (0.95x), the slow
+  // one does not (1.15x).
   DraftPacing dip;
   for (int c = 0; c < DraftPacing::kSteadyJudgeAfter; ++c) dip.judge(2, 8, cost);
   for (int c = 0; c < 3; ++c) dip.judge(1, 8, cost);
