@@ -44,6 +44,19 @@ void values_scalar(const AttentionKeys& keys, const float* p, float inv_sum, int
   for (int64_t d = 0; d < head_dim; ++d) out[d] *= inv_sum;
 }
 
+// In place over s[0..n): p_j = exp(s_j - max), returns 1 / sum_j p_j (the sum in double, slot
+// order): the softmax of the scalar and AVX2 paths.
+float softmax_in_place(float* s, int64_t n) {
+  float mx = -INFINITY;
+  for (int64_t j = 0; j < n; ++j) mx = s[j] > mx ? s[j] : mx;
+  double sum = 0.0;
+  for (int64_t j = 0; j < n; ++j) {
+    s[j] = std::exp(s[j] - mx);
+    sum += s[j];
+  }
+  return static_cast<float>(1.0 / sum);
+}
+
 }  // namespace
 
 void attention_head(KernelPath path, const float* q, const AttentionKeys& keys, int64_t head_dim,
@@ -61,18 +74,9 @@ void attention_head(KernelPath path, const float* q, const AttentionKeys& keys, 
                                     keys.extra, keys.n_extra, scratch, inv_sum, head_dim, out);
     return;
   }
-  float mx = -INFINITY;
-  for (int64_t j = 0; j < n; ++j) {
-    const float s = dot_f32(path, q, slot_ptr(keys.k, keys, j), head_dim) * scale;
-    scratch[j] = s;
-    mx = s > mx ? s : mx;
-  }
-  double sum = 0.0;
-  for (int64_t j = 0; j < n; ++j) {
-    scratch[j] = std::exp(scratch[j] - mx);
-    sum += scratch[j];
-  }
-  const float inv_sum = static_cast<float>(1.0 / sum);
+  for (int64_t j = 0; j < n; ++j)
+    scratch[j] = dot_f32(path, q, slot_ptr(keys.k, keys, j), head_dim) * scale;
+  const float inv_sum = softmax_in_place(scratch, n);
   switch (path) {
     case KernelPath::Avx2:
       detail::attention_values_avx2(keys.v, keys.stride, keys.table, keys.shift, keys.n_context,
@@ -127,7 +131,7 @@ void attention_batch(KernelPath path, const AttentionBatch& b, ThreadPool& pool)
       }
     const float* k = b.k + g * b.head_dim;
     const float* v = b.v + g * b.head_dim;
-    if (path == KernelPath::Avx512) {
+    if (path == KernelPath::Avx512 || path == KernelPath::Avx2) {
       // A query that sees no slot at all gets zeros, as attention_head gives it, and leaves.
       std::erase_if(queries, [&](const detail::MultiQuery& mq) {
         if (seq.n_context + mq.n_extra > 0) return false;
@@ -135,10 +139,22 @@ void attention_batch(KernelPath path, const AttentionBatch& b, ThreadPool& pool)
         return true;
       });
       if (acc.size() < 256 * queries.size()) acc.resize(256 * queries.size());
-      if (!queries.empty())
+      const auto n_queries = static_cast<int64_t>(queries.size());
+      if (n_queries == 0) return;
+      if (path == KernelPath::Avx512) {
         detail::attention_multi_avx512(k, v, b.stride, seq.table, b.shift, seq.n_context,
-                                       queries.data(), static_cast<int64_t>(queries.size()),
-                                       b.head_dim, b.scale, acc.data());
+                                       queries.data(), n_queries, b.head_dim, b.scale, acc.data());
+        return;
+      }
+      thread_local std::vector<float> inv_sum;
+      inv_sum.resize(queries.size());
+      detail::attention_scores_multi_avx2(k, b.stride, seq.table, b.shift, seq.n_context,
+                                          queries.data(), n_queries, b.head_dim, b.scale);
+      for (size_t qi = 0; qi < queries.size(); ++qi)
+        inv_sum[qi] = softmax_in_place(queries[qi].scores, seq.n_context + queries[qi].n_extra);
+      detail::attention_values_multi_avx2(v, b.stride, seq.table, b.shift, seq.n_context,
+                                          queries.data(), n_queries, inv_sum.data(), b.head_dim,
+                                          acc.data());
       return;
     }
     for (const auto& mq : queries) {

@@ -35,7 +35,7 @@ void attention_head(KernelPath path, const float* q, const AttentionKeys& keys, 
 // (grouped-query attention: head h reads KV head h / (n_heads / n_kv_heads)). Row i belongs to
 // sequence s = row_sequence[i] and sees that sequence's committed slots 0..n_context-1 and then
 // visible[visible_begin[i] .. visible_begin[i + 1]), all through the sequence's block table. Each
-// output equals attention_head's for that row and head, bit for bit; the AVX-512 path reads each
+// output equals attention_head's for that row and head, bit for bit; the SIMD paths read each
 // block of context keys and values once for all the rows (of one sequence) and heads that share
 // a KV head, instead of once per row and head (a verify batch of 8 rows with 2 heads per KV head
 // reads the context 16 times less).

@@ -57,4 +57,19 @@ void attention_multi_avx512(const float* k, const float* v, int64_t stride, cons
                             int shift, int64_t n_context, const MultiQuery* queries,
                             int64_t n_queries, int64_t head_dim, float scale, float* acc);
 
+// The AVX2 pieces of the same multi-query walk (attention_batch runs the scalar softmax between
+// them, as attention_head does on this path). Scores: s[j] = dot(q, k_j) * scale for every
+// visible slot of every query, each dot in dot_f32's AVX2 order (one 8-lane accumulator, one FMA
+// per 8 dims, a zero-filled tail, then matmul_avx2.cpp's hsum pairing), 8 keys at a time with one
+// transposed sum, and every block of 8 context keys read once for all queries. Values: out =
+// inv_sum[qi] * sum_j p_j v_j in attention_values_avx2's order per query (one FMA per slot, slot
+// order), every block of 64 context value rows read once for all queries. acc: 64 * n_queries
+// floats of scratch.
+void attention_scores_multi_avx2(const float* k, int64_t stride, const int32_t* table, int shift,
+                                 int64_t n_context, const MultiQuery* queries, int64_t n_queries,
+                                 int64_t head_dim, float scale);
+void attention_values_multi_avx2(const float* v, int64_t stride, const int32_t* table, int shift,
+                                 int64_t n_context, const MultiQuery* queries, int64_t n_queries,
+                                 const float* inv_sum, int64_t head_dim, float* acc);
+
 }  // namespace eagle2::detail

@@ -144,9 +144,10 @@ TEST(Attention, NoVisibleSlotGivesZeros) {
   }
 }
 
-// attention_batch (all rows and heads of a layer, sharing context reads on AVX-512) must give every
-// row and head exactly attention_head's bits: across paths, group sizes, head sizes (whole and
-// partial vectors, over 64 dims), empty and non-empty contexts, rows with no extras, thread counts.
+// attention_batch (all rows and heads of a layer, sharing context reads on the SIMD paths) must
+// give every row and head exactly attention_head's bits: across paths, group sizes, head sizes
+// (whole and partial vectors, over 64 dims), empty and non-empty contexts (over 64 slots: several
+// blocks of shared value rows), rows with no extras, thread counts.
 TEST(Attention, BatchEqualsOneHeadAtATimeBitForBit) {
   std::mt19937 rng(17);
   std::normal_distribution<float> g(0.0f, 1.0f);
@@ -155,7 +156,7 @@ TEST(Attention, BatchEqualsOneHeadAtATimeBitForBit) {
     if (!cpu_supports(p)) continue;
     for (auto [H, KV] : {std::pair<int64_t, int64_t>{4, 4}, {8, 4}, {8, 2}})
       for (int64_t hd : {7, 16, 64, 80})
-        for (int64_t n_ctx : {0, 5, 37})
+        for (int64_t n_ctx : {0, 5, 37, 150})
           for (int64_t T : {1, 3, 9}) {
             const int64_t kvd = KV * hd, qd = H * hd, n_slots = n_ctx + T;
             std::vector<float> k(static_cast<size_t>(n_slots * kvd)), v(k.size()),
