@@ -1,6 +1,5 @@
-// Row-wise ops against double-precision references, plus the row-independence they promise.
-#include "kernels/ops.h"
-
+// Row-wise ops against double-precision references, plus the row-independence they promise; and
+// the transpose kernel's paths against the definition.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,6 +7,9 @@
 #include <cstring>
 #include <random>
 #include <vector>
+
+#include "kernels/ops.h"
+#include "kernels/transpose.h"
 
 namespace eagle2 {
 namespace {
@@ -139,6 +141,28 @@ TEST(Ops, SoftmaxHandlesMinusInfinity) {
   EXPECT_EQ(x[1], 0.5f);
   EXPECT_EQ(x[2], 0.0f);
   EXPECT_EQ(x[3], 0.5f);
+}
+
+// Every path of transpose32 moves each element of a strided block to its place and touches nothing
+// else: full 8 x 8 blocks, edges of every width, and strides wider than the block.
+TEST(Ops, TransposeMovesEveryElementOnEveryPath) {
+  for (KernelPath p : {KernelPath::Scalar, KernelPath::Avx2, KernelPath::Avx512}) {
+    if (!cpu_supports(p)) continue;
+    for (auto [rows, cols] :
+         {std::pair<int64_t, int64_t>{1, 1}, {3, 8}, {8, 8}, {8, 3}, {7, 9}, {16, 24}, {33, 70}}) {
+      const int64_t lds = cols + 5, ldd = rows + 3;
+      std::vector<uint32_t> src(static_cast<size_t>(rows * lds));
+      for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint32_t>(i * 2654435761u);
+      std::vector<uint32_t> dst(static_cast<size_t>(cols * ldd), 0xdeadbeefu);
+      transpose32(p, src.data(), lds, rows, cols, dst.data(), ldd);
+      for (int64_t c = 0; c < cols; ++c)
+        for (int64_t r = 0; r < ldd; ++r) {
+          const uint32_t want = r < rows ? src[static_cast<size_t>(r * lds + c)] : 0xdeadbeefu;
+          ASSERT_EQ(dst[static_cast<size_t>(c * ldd + r)], want)
+              << kernel_path_name(p) << " " << rows << "x" << cols << " at " << r << "," << c;
+        }
+    }
+  }
 }
 
 }  // namespace
