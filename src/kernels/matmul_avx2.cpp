@@ -109,10 +109,10 @@ inline void tile(const float* x, int64_t ldx, const char* w, int64_t K, float* y
 }
 
 // Columns per tile for a group of R rows: 16 ymm registers hold R*C accumulators plus either the R
-// x vectors (R <= 2) or the C weight vectors (R >= 3) of one k step.
+// x vectors (R <= 2) or the C weight vectors and one x vector (R >= 3) of one k step.
 template <int R>
 constexpr int tile_cols() {
-  return R == 1 ? 8 : R == 2 ? 4 : 3;
+  return R == 1 ? 8 : R == 2 ? 4 : R <= 4 ? 3 : R <= 6 ? 2 : 1;
 }
 
 template <DType DT, int R, int C>
@@ -142,6 +142,24 @@ void range(const float* x, int64_t ldx, const void* w, int64_t K, float* y, int6
            int64_t m1, int64_t n0, int64_t n1) {
   const char* wb = static_cast<const char*>(w);
   int64_t m = m0;
+  // 5 to 8 rows (a small verify tree): one pass over W with all rows, each weight vector widened
+  // once for all of them; in 4-row groups the second group would widen and read W again.
+  switch (m1 - m0) {
+    case 5:
+      row_group<DT, 5>(x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
+      return;
+    case 6:
+      row_group<DT, 6>(x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
+      return;
+    case 7:
+      row_group<DT, 7>(x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
+      return;
+    case 8:
+      row_group<DT, 8>(x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
+      return;
+    default:
+      break;
+  }
   for (; m + 4 <= m1; m += 4) row_group<DT, 4>(x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
   switch (m1 - m) {
     case 3: row_group<DT, 3>(x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1); break;
