@@ -137,36 +137,32 @@ void row_group(const float* x, int64_t ldx, const char* w, int64_t K, float* y, 
   if (n < n1) tail_cols<DT, R, C - 1>(x, ldx, w + n * ldw, K, y + n, ldy, n1 - n);
 }
 
+// One group of `rows` (1..8) rows of x over columns [n0, n1).
+template <DType DT>
+void rows_group(int64_t rows, const float* x, int64_t ldx, const char* w, int64_t K, float* y,
+                int64_t ldy, int64_t n0, int64_t n1) {
+  using Group =
+      void (*)(const float*, int64_t, const char*, int64_t, float*, int64_t, int64_t, int64_t);
+  static constexpr Group kGroups[8] = {row_group<DT, 1>, row_group<DT, 2>, row_group<DT, 3>,
+                                       row_group<DT, 4>, row_group<DT, 5>, row_group<DT, 6>,
+                                       row_group<DT, 7>, row_group<DT, 8>};
+  kGroups[rows - 1](x, ldx, w, K, y, ldy, n0, n1);
+}
+
 template <DType DT>
 void range(const float* x, int64_t ldx, const void* w, int64_t K, float* y, int64_t ldy, int64_t m0,
            int64_t m1, int64_t n0, int64_t n1) {
   const char* wb = static_cast<const char*>(w);
-  int64_t m = m0;
   // 5 to 8 rows (a small verify tree): one pass over W with all rows, each weight vector widened
-  // once for all of them; in 4-row groups the second group would widen and read W again.
-  switch (m1 - m0) {
-    case 5:
-      row_group<DT, 5>(x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
-      return;
-    case 6:
-      row_group<DT, 6>(x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
-      return;
-    case 7:
-      row_group<DT, 7>(x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
-      return;
-    case 8:
-      row_group<DT, 8>(x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
-      return;
-    default:
-      break;
+  // once for all of them; in 4-row groups the second group would widen and read W again. More
+  // rows: 4-row groups, the denser tile, with W from L2 after the first (matmul.cpp sizes it).
+  if (m1 - m0 >= 5 && m1 - m0 <= 8) {
+    rows_group<DT>(m1 - m0, x + m0 * ldx, ldx, wb, K, y + m0 * ldy, ldy, n0, n1);
+    return;
   }
+  int64_t m = m0;
   for (; m + 4 <= m1; m += 4) row_group<DT, 4>(x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
-  switch (m1 - m) {
-    case 3: row_group<DT, 3>(x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1); break;
-    case 2: row_group<DT, 2>(x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1); break;
-    case 1: row_group<DT, 1>(x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1); break;
-    default: break;
-  }
+  if (m < m1) rows_group<DT>(m1 - m, x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
 }
 
 }  // namespace
