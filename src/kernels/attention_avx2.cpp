@@ -64,35 +64,48 @@ inline __m256 scores8(const float* q, const float* const* key, int64_t head_dim,
   return _mm256_mul_ps(hsum8(acc), scale);
 }
 
+// The vectors of one block of up to 64 output dims [d0, d0 + width): `nv` of them, the last
+// masked to the width. The weighted sums of values walk a head 64 dims at a time.
+struct DimBlock {
+  int nv;
+  __m256i last_mask;
+  explicit DimBlock(int64_t width)
+      : nv(static_cast<int>((width + 7) / 8)), last_mask(lane_mask(width - 8 * (nv - 1))) {}
+  __m256i mask(int i) const { return i == nv - 1 ? last_mask : _mm256_set1_epi32(-1); }
+};
+
+// a += p_j * v_j over the block's vectors: one FMA per vector, the weighted sums' only step. (The
+// loop runs to the constant 8 and breaks, so the compiler unrolls it and keeps `a` in registers.)
+inline void add_slot(__m256 (&a)[8], const float* vj, float pj, const DimBlock& b) {
+  const __m256 p = _mm256_set1_ps(pj);
+  for (int i = 0; i < 8; ++i) {
+    if (i >= b.nv) break;
+    a[i] = _mm256_fmadd_ps(p, _mm256_maskload_ps(vj + 8 * i, b.mask(i)), a[i]);
+  }
+}
+
+// out = a * inv_sum over the block's dims.
+inline void store_scaled(float* out, const __m256 (&a)[8], float inv_sum, const DimBlock& b) {
+  const __m256 inv = _mm256_set1_ps(inv_sum);
+  for (int i = 0; i < b.nv; ++i)
+    _mm256_maskstore_ps(out + 8 * i, b.mask(i), _mm256_mul_ps(a[i], inv));
+}
+
 }  // namespace
 
 void attention_values_avx2(const float* v, int64_t stride, const int32_t* table, int shift,
                            int64_t n_context, const int32_t* extra, int64_t n_extra, const float* p,
                            float inv_sum, int64_t head_dim, float* out) {
-  constexpr int kVecs = 8;
   const int64_t n = n_context + n_extra;
-  for (int64_t d0 = 0; d0 < head_dim; d0 += 8 * kVecs) {
-    const int64_t width = head_dim - d0 < 8 * kVecs ? head_dim - d0 : 8 * kVecs;
-    const int nv = static_cast<int>((width + 7) / 8);
-    const __m256i last_mask = lane_mask(width - 8 * (nv - 1));
-    const __m256i full = _mm256_set1_epi32(-1);
-    __m256 acc[kVecs];
-    for (int i = 0; i < kVecs; ++i) acc[i] = _mm256_setzero_ps();
+  for (int64_t d0 = 0; d0 < head_dim; d0 += 64) {
+    const DimBlock block(head_dim - d0 < 64 ? head_dim - d0 : 64);
+    __m256 acc[8];
+    for (__m256& a : acc) a = _mm256_setzero_ps();
     for (int64_t j = 0; j < n; ++j) {
       const int64_t slot = j < n_context ? j : extra[j - n_context];
-      const float* vj = v + row_of(table, shift, slot) * stride + d0;
-      const __m256 pj = _mm256_set1_ps(p[j]);
-      for (int i = 0; i < kVecs; ++i) {
-        if (i >= nv) break;
-        const __m256i m = i == nv - 1 ? last_mask : full;
-        acc[i] = _mm256_fmadd_ps(pj, _mm256_maskload_ps(vj + 8 * i, m), acc[i]);
-      }
+      add_slot(acc, v + row_of(table, shift, slot) * stride + d0, p[j], block);
     }
-    const __m256 inv = _mm256_set1_ps(inv_sum);
-    for (int i = 0; i < nv; ++i) {
-      const __m256i m = i == nv - 1 ? last_mask : full;
-      _mm256_maskstore_ps(out + d0 + 8 * i, m, _mm256_mul_ps(acc[i], inv));
-    }
+    store_scaled(out + d0, acc, inv_sum, block);
   }
 }
 
@@ -127,15 +140,9 @@ void attention_scores_multi_avx2(const float* k, int64_t stride, const int32_t* 
 void attention_values_multi_avx2(const float* v, int64_t stride, const int32_t* table, int shift,
                                  int64_t n_context, const MultiQuery* queries, int64_t n_queries,
                                  const float* inv_sum, int64_t head_dim, float* acc) {
-  constexpr int kVecs = 8;
-  const __m256i full = _mm256_set1_epi32(-1);
-  for (int64_t d0 = 0; d0 < head_dim; d0 += 8 * kVecs) {
-    const int64_t width = head_dim - d0 < 8 * kVecs ? head_dim - d0 : 8 * kVecs;
-    const int nv = static_cast<int>((width + 7) / 8);
-    const __m256i last_mask = lane_mask(width - 8 * (nv - 1));
-    auto mask = [&](int i) { return i == nv - 1 ? last_mask : full; };
-    for (int64_t i = 0; i < kVecs * n_queries; ++i)
-      _mm256_storeu_ps(acc + 8 * i, _mm256_setzero_ps());
+  for (int64_t d0 = 0; d0 < head_dim; d0 += 64) {
+    const DimBlock block(head_dim - d0 < 64 ? head_dim - d0 : 64);
+    for (int64_t i = 0; i < 8 * n_queries; ++i) _mm256_storeu_ps(acc + 8 * i, _mm256_setzero_ps());
     // Each query's accumulators wait in `acc` between blocks of 64 shared context slots, whose
     // value rows (16 KiB for a 64-dim head) stay in L1 while every query reads them.
     constexpr int64_t kSlots = 64;
@@ -144,37 +151,23 @@ void attention_values_multi_avx2(const float* v, int64_t stride, const int32_t* 
       const int64_t count = n_context - j0 < kSlots ? n_context - j0 : kSlots;
       for (int64_t j = 0; j < count; ++j) vrow[j] = v + row_of(table, shift, j0 + j) * stride + d0;
       for (int64_t qi = 0; qi < n_queries; ++qi) {
-        float* aq = acc + qi * 8 * kVecs;
-        __m256 a[kVecs];
-        for (int i = 0; i < kVecs; ++i) a[i] = _mm256_loadu_ps(aq + 8 * i);
+        float* aq = acc + qi * 64;
+        __m256 a[8];
+        for (int i = 0; i < 8; ++i) a[i] = _mm256_loadu_ps(aq + 8 * i);
         const float* p = queries[qi].scores + j0;
-        for (int64_t j = 0; j < count; ++j) {
-          const __m256 pj = _mm256_set1_ps(p[j]);
-          for (int i = 0; i < kVecs; ++i) {
-            if (i >= nv) break;
-            a[i] = _mm256_fmadd_ps(pj, _mm256_maskload_ps(vrow[j] + 8 * i, mask(i)), a[i]);
-          }
-        }
-        for (int i = 0; i < kVecs; ++i) _mm256_storeu_ps(aq + 8 * i, a[i]);
+        for (int64_t j = 0; j < count; ++j) add_slot(a, vrow[j], p[j], block);
+        for (int i = 0; i < 8; ++i) _mm256_storeu_ps(aq + 8 * i, a[i]);
       }
     }
     // The extras continue each query's slot sequence at j = n_context.
     for (int64_t qi = 0; qi < n_queries; ++qi) {
       const MultiQuery& mq = queries[qi];
-      float* aq = acc + qi * 8 * kVecs;
-      __m256 a[kVecs];
-      for (int i = 0; i < kVecs; ++i) a[i] = _mm256_loadu_ps(aq + 8 * i);
-      for (int64_t e = 0; e < mq.n_extra; ++e) {
-        const float* vj = v + row_of(table, shift, mq.extra[e]) * stride + d0;
-        const __m256 pj = _mm256_set1_ps(mq.scores[n_context + e]);
-        for (int i = 0; i < kVecs; ++i) {
-          if (i >= nv) break;
-          a[i] = _mm256_fmadd_ps(pj, _mm256_maskload_ps(vj + 8 * i, mask(i)), a[i]);
-        }
-      }
-      const __m256 inv = _mm256_set1_ps(inv_sum[qi]);
-      for (int i = 0; i < nv; ++i)
-        _mm256_maskstore_ps(mq.out + d0 + 8 * i, mask(i), _mm256_mul_ps(a[i], inv));
+      __m256 a[8];
+      for (int i = 0; i < 8; ++i) a[i] = _mm256_loadu_ps(acc + qi * 64 + 8 * i);
+      for (int64_t e = 0; e < mq.n_extra; ++e)
+        add_slot(a, v + row_of(table, shift, mq.extra[e]) * stride + d0, mq.scores[n_context + e],
+                 block);
+      store_scaled(mq.out + d0, a, inv_sum[qi], block);
     }
   }
 }

@@ -15,9 +15,9 @@ void transpose32(KernelPath path, const uint32_t* src, int64_t lds, int64_t rows
                  uint32_t* dst, int64_t ldd);
 
 namespace detail {
-// The AVX2 path (transpose_avx2.cpp), for the same arguments.
-void transpose32_avx2(const uint32_t* src, int64_t lds, int64_t rows, int64_t cols, uint32_t* dst,
-                      int64_t ldd);
+// The AVX2 path's part (transpose_avx2.cpp): the same for rows and cols multiples of 8.
+void transpose32_blocks_avx2(const uint32_t* src, int64_t lds, int64_t rows, int64_t cols,
+                             uint32_t* dst, int64_t ldd);
 }  // namespace detail
 
 }  // namespace eagle2

@@ -1,5 +1,6 @@
-// AVX2 transpose of 32-bit elements (kernels/transpose.h): 8 x 8 blocks in registers, the edges
-// element by element. No inline functions from shared headers here (see matmul_internal.h).
+// AVX2 transpose of 32-bit elements (kernels/transpose.h): 8 x 8 blocks in registers (transpose.cpp
+// moves the edges element by element). No inline functions from shared headers here (see
+// matmul_internal.h).
 #include <immintrin.h>
 
 #include <cstdint>
@@ -37,16 +38,10 @@ inline void block8(const uint32_t* src, int64_t lds, uint32_t* dst, int64_t ldd)
 
 }  // namespace
 
-void transpose32_avx2(const uint32_t* src, int64_t lds, int64_t rows, int64_t cols, uint32_t* dst,
-                      int64_t ldd) {
-  const int64_t r8 = rows / 8 * 8, c8 = cols / 8 * 8;
-  for (int64_t r = 0; r < r8; r += 8)
-    for (int64_t c = 0; c < c8; c += 8) block8(src + r * lds + c, lds, dst + c * ldd + r, ldd);
-  // The edges: the last cols % 8 columns of every row, then the last rows % 8 rows.
-  for (int64_t c = c8; c < cols; ++c)
-    for (int64_t r = 0; r < rows; ++r) dst[c * ldd + r] = src[r * lds + c];
-  for (int64_t c = 0; c < c8; ++c)
-    for (int64_t r = r8; r < rows; ++r) dst[c * ldd + r] = src[r * lds + c];
+void transpose32_blocks_avx2(const uint32_t* src, int64_t lds, int64_t rows, int64_t cols,
+                             uint32_t* dst, int64_t ldd) {
+  for (int64_t r = 0; r < rows; r += 8)
+    for (int64_t c = 0; c < cols; c += 8) block8(src + r * lds + c, lds, dst + c * ldd + r, ldd);
 }
 
 }  // namespace eagle2::detail
