@@ -157,7 +157,7 @@ void matmul_args(benchmark::internal::Benchmark* b) {
   for (int dt : {0, 2}) b->Args({2048, 768, 512, dt});
   // The bundled code model's decode/verify shapes (hidden 512, MLP 768, vocab 4096; bf16): small
   // matrices where the weight streams are short and per-call overheads show.
-  for (int64_t M : {1, 2, 4, 8, 16})
+  for (int64_t M : {1, 2, 3, 4, 5, 6, 7, 8, 16})
     for (auto [N, K] : {std::pair<int64_t, int64_t>{512, 512}, {768, 512}, {512, 768}, {4096, 512}})
       b->Args({M, N, K, 2});
   // Quantized weights (GGUF files): the same square shape and the bundled model's shapes.

@@ -108,11 +108,23 @@ inline void tile(const float* x, int64_t ldx, const char* w, int64_t K, float* y
     for (int c = 0; c < C; ++c) y[r * ldy + c] = hsum(acc[r][c]);
 }
 
-// Columns per tile for a group of R rows: 16 ymm registers hold R*C accumulators plus either the R
-// x vectors (R <= 2) or the C weight vectors and one x vector (R >= 3) of one k step.
-template <int R>
+// Columns per tile for a group of R rows. Two regimes:
+// - W cached (kCached: the 4-row groups of a larger M, which find W in L2 after the first group):
+//   as many columns as 16 ymm registers allow, R*C accumulators plus either the R x vectors
+//   (R <= 2) or the C weight vectors and one x vector (R >= 3) of one k step;
+// - W streamed once (kStreamed: all rows of a small M in one pass, W from DRAM or L3): one column
+//   per tile from 3 rows up, so each tile walks one weight row and consecutive tiles walk W in
+//   address order. Measured on a Zen 3 (bench_kernels, bf16 768 x 512 and 4096 x 512): 3-4 x 3
+//   and 5-6 x 2 tiles took 35-45 % longer than the same rows x 1, which a register count does
+//   not predict (the interleaved weight rows are what the prefetchers serve worse).
+enum class WeightReuse { kCached, kStreamed };
+
+template <int R, WeightReuse Reuse>
 constexpr int tile_cols() {
-  return R == 1 ? 8 : R == 2 ? 4 : R <= 4 ? 3 : R <= 6 ? 2 : 1;
+  if constexpr (R == 1) return 8;
+  if constexpr (R == 2) return 4;
+  if constexpr (Reuse == WeightReuse::kStreamed) return 1;
+  return R <= 4 ? 3 : R <= 6 ? 2 : 1;
 }
 
 template <DType DT, int R, int C>
@@ -127,10 +139,10 @@ inline void tail_cols(const float* x, int64_t ldx, const char* w, int64_t K, flo
   }
 }
 
-template <DType DT, int R>
+template <DType DT, int R, WeightReuse Reuse>
 void row_group(const float* x, int64_t ldx, const char* w, int64_t K, float* y, int64_t ldy,
                int64_t n0, int64_t n1) {
-  constexpr int C = tile_cols<R>();
+  constexpr int C = tile_cols<R, Reuse>();
   const int64_t ldw = K * dsize(DT);
   int64_t n = n0;
   for (; n + C <= n1; n += C) tile<DT, R, C>(x, ldx, w + n * ldw, K, y + n, ldy);
@@ -138,14 +150,15 @@ void row_group(const float* x, int64_t ldx, const char* w, int64_t K, float* y, 
 }
 
 // One group of `rows` (1..8) rows of x over columns [n0, n1).
-template <DType DT>
+template <DType DT, WeightReuse Reuse>
 void rows_group(int64_t rows, const float* x, int64_t ldx, const char* w, int64_t K, float* y,
                 int64_t ldy, int64_t n0, int64_t n1) {
   using Group =
       void (*)(const float*, int64_t, const char*, int64_t, float*, int64_t, int64_t, int64_t);
-  static constexpr Group kGroups[8] = {row_group<DT, 1>, row_group<DT, 2>, row_group<DT, 3>,
-                                       row_group<DT, 4>, row_group<DT, 5>, row_group<DT, 6>,
-                                       row_group<DT, 7>, row_group<DT, 8>};
+  static constexpr Group kGroups[8] = {row_group<DT, 1, Reuse>, row_group<DT, 2, Reuse>,
+                                       row_group<DT, 3, Reuse>, row_group<DT, 4, Reuse>,
+                                       row_group<DT, 5, Reuse>, row_group<DT, 6, Reuse>,
+                                       row_group<DT, 7, Reuse>, row_group<DT, 8, Reuse>};
   kGroups[rows - 1](x, ldx, w, K, y, ldy, n0, n1);
 }
 
@@ -153,16 +166,21 @@ template <DType DT>
 void range(const float* x, int64_t ldx, const void* w, int64_t K, float* y, int64_t ldy, int64_t m0,
            int64_t m1, int64_t n0, int64_t n1) {
   const char* wb = static_cast<const char*>(w);
-  // 5 to 8 rows (a small verify tree): one pass over W with all rows, each weight vector widened
-  // once for all of them; in 4-row groups the second group would widen and read W again. More
-  // rows: 4-row groups, the denser tile, with W from L2 after the first (matmul.cpp sizes it).
-  if (m1 - m0 >= 5 && m1 - m0 <= 8) {
-    rows_group<DT>(m1 - m0, x + m0 * ldx, ldx, wb, K, y + m0 * ldy, ldy, n0, n1);
+  // Up to 8 rows (decoding, a small verify tree, a draft level): one pass over W with all rows,
+  // each weight vector widened once for all of them; in 4-row groups the second group would widen
+  // and read W again. More rows: 4-row groups, the denser tile, with W from L2 after the first
+  // (matmul.cpp sizes it).
+  if (m1 <= m0) return;
+  if (m1 - m0 <= 8) {
+    rows_group<DT, WeightReuse::kStreamed>(m1 - m0, x + m0 * ldx, ldx, wb, K, y + m0 * ldy, ldy, n0,
+                                           n1);
     return;
   }
   int64_t m = m0;
-  for (; m + 4 <= m1; m += 4) row_group<DT, 4>(x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
-  if (m < m1) rows_group<DT>(m1 - m, x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
+  for (; m + 4 <= m1; m += 4)
+    row_group<DT, 4, WeightReuse::kCached>(x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
+  if (m < m1)
+    rows_group<DT, WeightReuse::kCached>(m1 - m, x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
 }
 
 }  // namespace
