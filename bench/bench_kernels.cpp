@@ -152,6 +152,9 @@ void matmul_args(benchmark::internal::Benchmark* b) {
     for (int64_t M : {1, 2, 4, 8, 16, 32, 64}) b->Args({M, 2048, 2048, dt});
   // A LLaMA-7B MLP shape (gate/up: 11008 x 4096), 90 MB in bf16: far beyond the L3.
   for (int64_t M : {1, 4, 16, 64}) b->Args({M, 11008, 4096, 2});
+  // Around the AVX2 path's short-row limit for one-column tiles (matmul_avx2.cpp: 2 KB of bf16).
+  for (int64_t M : {1, 4, 6})
+    for (int64_t K : {1024, 1536}) b->Args({M, 4096, K, 2});
   // Training shapes (train-lm on the bundled model: 8 x 256 tokens, hidden 512, MLP 768): the
   // compute-bound regime where bf16 pairs (vdpbf16ps) can double the f32 rate.
   for (int dt : {0, 2}) b->Args({2048, 768, 512, dt});

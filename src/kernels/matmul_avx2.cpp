@@ -108,22 +108,27 @@ inline void tile(const float* x, int64_t ldx, const char* w, int64_t K, float* y
     for (int c = 0; c < C; ++c) y[r * ldy + c] = hsum(acc[r][c]);
 }
 
-// Columns per tile for a group of R rows. Two regimes:
-// - W cached (kCached: the 4-row groups of a larger M, which find W in L2 after the first group):
-//   as many columns as 16 ymm registers allow, R*C accumulators plus either the R x vectors
-//   (R <= 2) or the C weight vectors and one x vector (R >= 3) of one k step;
-// - W streamed once (kStreamed: all rows of a small M in one pass, W from DRAM or L3): one column
-//   per tile from 3 rows up, so each tile walks one weight row and consecutive tiles walk W in
-//   address order. Measured on a Zen 3 (bench_kernels, bf16 768 x 512 and 4096 x 512): 3-4 x 3
-//   and 5-6 x 2 tiles took 35-45 % longer than the same rows x 1, which a register count does
-//   not predict (the interleaved weight rows are what the prefetchers serve worse).
-enum class WeightReuse { kCached, kStreamed };
+// Columns per tile for a group of R rows.
+// - kWide: as many columns as 16 ymm registers allow, R*C accumulators plus either the R x vectors
+//   (R <= 2) or the C weight vectors and one x vector (R >= 3) of one k step. Several weight rows
+//   are read side by side, each weight vector used for all R rows.
+// - kOneColumn (3 to 8 rows): one weight row per tile, so consecutive tiles read W in address
+//   order. For short weight rows (up to kShortRowBytes) in a group that reads W once (at most 8
+//   rows) it measured 25-33 % faster than kWide at 4-6 rows on a Zen 3 (bench_kernels, bf16
+//   512 x 512 to 4096 x 512; `eagle2 cost-curve` k = 4-6 alike): a 1 KB row is 16 cache lines,
+//   too short a stream for the prefetchers to follow several side by side. For 4-8 KB rows kWide
+//   was 25-40 % faster (2048 x 2048 and 11008 x 4096 at 4 rows): long streams prefetch well, and
+//   there the wide tile's independent accumulators and shared x loads win. One or two rows keep
+//   kWide: one column would make a single FMA chain, and end to end (a head's draft steps, chain
+//   drafting) it was slower although bench_kernels with W in L3 did not show it.
+enum class TileShape { kWide, kOneColumn };
+constexpr int64_t kShortRowBytes = 2048;
 
-template <int R, WeightReuse Reuse>
+template <int R, TileShape Shape>
 constexpr int tile_cols() {
   if constexpr (R == 1) return 8;
   if constexpr (R == 2) return 4;
-  if constexpr (Reuse == WeightReuse::kStreamed) return 1;
+  if constexpr (Shape == TileShape::kOneColumn) return 1;
   return R <= 4 ? 3 : R <= 6 ? 2 : 1;
 }
 
@@ -139,10 +144,10 @@ inline void tail_cols(const float* x, int64_t ldx, const char* w, int64_t K, flo
   }
 }
 
-template <DType DT, int R, WeightReuse Reuse>
+template <DType DT, int R, TileShape Shape>
 void row_group(const float* x, int64_t ldx, const char* w, int64_t K, float* y, int64_t ldy,
                int64_t n0, int64_t n1) {
-  constexpr int C = tile_cols<R, Reuse>();
+  constexpr int C = tile_cols<R, Shape>();
   const int64_t ldw = K * dsize(DT);
   int64_t n = n0;
   for (; n + C <= n1; n += C) tile<DT, R, C>(x, ldx, w + n * ldw, K, y + n, ldy);
@@ -150,15 +155,15 @@ void row_group(const float* x, int64_t ldx, const char* w, int64_t K, float* y, 
 }
 
 // One group of `rows` (1..8) rows of x over columns [n0, n1).
-template <DType DT, WeightReuse Reuse>
+template <DType DT, TileShape Shape>
 void rows_group(int64_t rows, const float* x, int64_t ldx, const char* w, int64_t K, float* y,
                 int64_t ldy, int64_t n0, int64_t n1) {
   using Group =
       void (*)(const float*, int64_t, const char*, int64_t, float*, int64_t, int64_t, int64_t);
-  static constexpr Group kGroups[8] = {row_group<DT, 1, Reuse>, row_group<DT, 2, Reuse>,
-                                       row_group<DT, 3, Reuse>, row_group<DT, 4, Reuse>,
-                                       row_group<DT, 5, Reuse>, row_group<DT, 6, Reuse>,
-                                       row_group<DT, 7, Reuse>, row_group<DT, 8, Reuse>};
+  static constexpr Group kGroups[8] = {row_group<DT, 1, Shape>, row_group<DT, 2, Shape>,
+                                       row_group<DT, 3, Shape>, row_group<DT, 4, Shape>,
+                                       row_group<DT, 5, Shape>, row_group<DT, 6, Shape>,
+                                       row_group<DT, 7, Shape>, row_group<DT, 8, Shape>};
   kGroups[rows - 1](x, ldx, w, K, y, ldy, n0, n1);
 }
 
@@ -172,15 +177,17 @@ void range(const float* x, int64_t ldx, const void* w, int64_t K, float* y, int6
   // (matmul.cpp sizes it).
   if (m1 <= m0) return;
   if (m1 - m0 <= 8) {
-    rows_group<DT, WeightReuse::kStreamed>(m1 - m0, x + m0 * ldx, ldx, wb, K, y + m0 * ldy, ldy, n0,
-                                           n1);
+    const bool short_rows = K * dsize(DT) <= kShortRowBytes;
+    const auto group =
+        short_rows ? rows_group<DT, TileShape::kOneColumn> : rows_group<DT, TileShape::kWide>;
+    group(m1 - m0, x + m0 * ldx, ldx, wb, K, y + m0 * ldy, ldy, n0, n1);
     return;
   }
   int64_t m = m0;
   for (; m + 4 <= m1; m += 4)
-    row_group<DT, 4, WeightReuse::kCached>(x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
+    row_group<DT, 4, TileShape::kWide>(x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
   if (m < m1)
-    rows_group<DT, WeightReuse::kCached>(m1 - m, x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
+    rows_group<DT, TileShape::kWide>(m1 - m, x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
 }
 
 }  // namespace
