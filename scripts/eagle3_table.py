@@ -19,6 +19,8 @@ TREE_NOTES = {
     "dynamic:8:6:2:cal": "8 tokens, calibrated",
     "dynamic:auto:8:1:cal": "auto budget, calibrated",
     "dynamic:60:5:10": "60 tokens, the paper's",
+    "chain:3": "a chain of 4 drafted tokens",
+    "chain:5": "a chain of 6 drafted tokens",
     "chain:6": "a chain of 7 drafted tokens",
 }
 

@@ -8,6 +8,9 @@
 #   dynamic:60:5:10        the paper's tree
 #   chain:6                no tree: a chain of 7 drafted tokens (the EAGLE-2 head's fastest
 #                          setting on some machines, so "its best setting" must include it)
+#   chain:3, chain:5       shorter chains: where verifying 5 or 7 tokens costs little more than
+#                          fewer (the AVX2 path after the one-column tiles), these can be a
+#                          head's fastest setting
 # on the code corpus's held-out windows at T = 0 and T = 1, 128 new tokens per prompt, every
 # drafter and plain decoding interleaved in ONE `eagle2 bench` per run (the EAGLE-3 columns name
 # their head with "@HEAD_DIR"), RUNS runs.
@@ -17,10 +20,11 @@
 # above each table, the EAGLE-3/EAGLE-2 tau ratio per tree, each head's fastest setting per run).
 # Prints the table.
 #
-# How long: 11 columns x LIMIT prompts x 2 temperatures x 128 tokens, the 60-token trees at
+# How long: 15 columns x LIMIT prompts x 2 temperatures x 128 tokens, the 60-token trees at
 # ~0.4x plain decoding's speed (0.15x at T = 1). From counts, about 2 minutes a run with the
-# default 40 prompts on the Zen 4 machines. Measured on a 2-core AVX2-only machine (plain decoding
-# at ~130-160 tokens/s): about 8 minutes a run at T = 0 alone and 15 at T = 1 alone.
+# default 40 prompts on the Zen 4 machines (11 columns, before chain:3 and chain:5). Measured on
+# a 2-core AVX2-only machine: about 8 minutes a run at T = 0 alone and 15 at T = 1 alone with 11
+# columns (plain decoding at ~130-160 tokens/s), 9 minutes at T = 0 with 15 (plain ~250).
 #
 # Usage: scripts/eagle3_table.sh [OUT_DIR (default docs/bench/eagle3)]
 #   RUNS         how many times to run the benchmark (default 3)
@@ -53,7 +57,7 @@ done
 [ -f "$corpus/heldout_prompts.jsonl" ] || bash scripts/make_code_corpus.sh "$corpus"
 mkdir -p "$out"
 
-trees=(dynamic:8:6:2 dynamic:8:6:2:cal dynamic:auto:8:1:cal dynamic:60:5:10 chain:6)
+trees=(dynamic:8:6:2 dynamic:8:6:2:cal dynamic:auto:8:1:cal dynamic:60:5:10 chain:3 chain:5 chain:6)
 drafters=plain
 for t in "${trees[@]}"; do drafters+=",$t,$t@$head3"; done
 
