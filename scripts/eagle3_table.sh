@@ -8,9 +8,9 @@
 #   dynamic:60:5:10        the paper's tree
 #   chain:6                no tree: a chain of 7 drafted tokens (the EAGLE-2 head's fastest
 #                          setting on some machines, so "its best setting" must include it)
-#   chain:3, chain:5       shorter chains: where verifying 5 or 7 tokens costs little more than
-#                          fewer (the AVX2 path after the one-column tiles), these can be a
-#                          head's fastest setting
+#   chain:3, chain:5       shorter chains, each a head's fastest setting on the AVX2 machine at
+#                          some point (chain:5 for the EAGLE-2 head before the one-column tiles,
+#                          chain:3 for both after them made 5-token verifies cheap)
 # on the code corpus's held-out windows at T = 0 and T = 1, 128 new tokens per prompt, every
 # drafter and plain decoding interleaved in ONE `eagle2 bench` per run (the EAGLE-3 columns name
 # their head with "@HEAD_DIR"), RUNS runs.
