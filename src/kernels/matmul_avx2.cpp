@@ -113,14 +113,16 @@ inline void tile(const float* x, int64_t ldx, const char* w, int64_t K, float* y
 //   (R <= 2) or the C weight vectors and one x vector (R >= 3) of one k step. Several weight rows
 //   are read side by side, each weight vector used for all R rows.
 // - kOneColumn (3 to 8 rows): one weight row per tile, so consecutive tiles read W in address
-//   order. For short weight rows (up to kShortRowBytes) in a group that reads W once (at most 8
-//   rows) it measured 25-33 % faster than kWide at 4-6 rows on a Zen 3 (bench_kernels, bf16
-//   512 x 512 to 4096 x 512; `eagle2 cost-curve` k = 4-6 alike): a 1 KB row is 16 cache lines,
-//   too short a stream for the prefetchers to follow several side by side. For 4-8 KB rows kWide
-//   was 25-40 % faster (2048 x 2048 and 11008 x 4096 at 4 rows): long streams prefetch well, and
-//   there the wide tile's independent accumulators and shared x loads win. One or two rows keep
-//   kWide: one column would make a single FMA chain, and end to end (a head's draft steps, chain
-//   drafting) it was slower although bench_kernels with W in L3 did not show it.
+//   order. Used for a group that reads W once (at most 8 rows) when a weight row is at most
+//   kShortRowBytes. On a Zen 3 (bench_kernels, bf16 768 x 512 and 4096 x 512) the wide tiles took
+//   1.25-1.49x as long as one column at 3-6 rows; with 4-8 KB rows (2048 x 2048, 11008 x 4096, 4
+//   rows) one column took 1.26-1.43x as long. Probably the prefetchers: a 1 KB row is 16 cache
+//   lines, a short stream to follow several of side by side, while long streams prefetch well and
+//   the wide tile's independent accumulators and shared x loads then win (inferred, not counted).
+//   The limit rests on 4 rows (at 3 KB, 6 rows still ran faster in one column) and on bf16; f32
+//   and f16 rows are taken by their bytes. One or two rows keep kWide: one column would make a
+//   single FMA chain, and end to end (a head's draft steps, chain drafting) it was slower
+//   although bench_kernels with W in L3 did not show it. docs/bench/avx2-onecolumn/ has the runs.
 enum class TileShape { kWide, kOneColumn };
 constexpr int64_t kShortRowBytes = 2048;
 
