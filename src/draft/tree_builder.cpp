@@ -1,6 +1,7 @@
 #include "draft/tree_builder.h"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 #include <queue>
 
@@ -85,10 +86,31 @@ void DynamicTreeBuilder::supply(std::span<const int32_t> tokens, std::span<const
     // Without rerank the last level's K best are kept too: selected as if to expand.
     if (expansions_ < params_.depth || !params_.rerank) select_level(block);
   }
-  if (expansions_ < params_.depth)
+  if (expansions_ < params_.depth) drop_hopeless_frontier();
+  if (expansions_ < params_.depth && !frontier_.empty())
     feed_frontier();
   else
     rerank();
+}
+
+// Once the pool holds T - 1 nodes of value >= v (the (T - 1)-th best value), a frontier node of
+// value <= v cannot add anything to the tree: its descendants' values are <= its own (a child's
+// value is its parent's plus a confidence <= 0), and a later node that only ties v loses the tie
+// to those T - 1 (ties go to the lower pool index, and later nodes have higher ones). Not
+// expanding it saves draft rows and leaves the tree unchanged: every candidate the full expansion
+// would add through it is hopeless too, so the nodes that can still be kept rank among themselves
+// as before, level by level. For EAGLE-2's ranking with rerank only (the ablation keeps nodes by
+// other rules). tests/unit/test_tree_pruning.cpp holds it to the plain algorithm.
+void DynamicTreeBuilder::drop_hopeless_frontier() {
+  if (params_.ranking != DynamicTreeParams::Ranking::Value || !params_.rerank) return;
+  const size_t keep = static_cast<size_t>(budget_ - 1);
+  if (keep == 0 || pool_.size() < keep) return;
+  std::vector<float> values(pool_.size());
+  for (size_t i = 0; i < pool_.size(); ++i) values[i] = pool_[i].value;
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(keep - 1),
+                   values.end(), std::greater<float>());
+  const float threshold = values[keep - 1];
+  std::erase_if(frontier_, [&](int32_t f) { return pool_[f].value <= threshold; });
 }
 
 // The frontier: the K best of the level pool_[begin..) by the ranking (ties: lower pool index).

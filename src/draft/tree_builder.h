@@ -54,6 +54,10 @@ struct DynamicTreeParams {
 // EAGLE-2 (EAGLE2.md section 3): level 1 = top-K root children; D expansions of the K best
 // frontier nodes by value (K*K candidates each, all joining the pool); rerank the pool to the best
 // T - 1 by value (ties: lower pool index, i.e. shallower / earlier) and flatten in pool order.
+// A frontier node whose value is at or below the pool's (T - 1)-th best value is not expanded: no
+// descendant of it could be kept, so the tree is the same with fewer draft rows (T = the budget, or
+// max_tokens when it is chosen): an Expand step may ask for fewer than K rows, and the levels end
+// early when no frontier node is left.
 //
 // A node's value is the sum along its path of what supply() was given as confidences: the raw
 // draft log-probs (the reference EAGLE-2) or, e.g., calibrated log-confidences
@@ -116,6 +120,7 @@ class DynamicTreeBuilder {
     int32_t first_child = -1;  // pool index of its K children once expanded
   };
   void select_level(size_t begin);
+  void drop_hopeless_frontier();
   void feed_frontier();
   void rerank();
   std::vector<int32_t> best_first_by_confidence(size_t n) const;

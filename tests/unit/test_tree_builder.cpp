@@ -36,15 +36,16 @@ Table worked_table() {
 TEST(DynamicTree, HandWorkedTree) {
   // Pool: a -0.1, b -1.0 | c -0.3, d -2.1, e -1.05, f -4.0 | g -0.4, h -1.8, i -1.55, j -1.95.
   // Frontier after step 0: c, e. Best 4: a, c, g, b -> in pool order a, b, c, g.
-  // e was expanded but the rerank drops it and its children; b is kept although it was not in
-  // the last frontier.
+  // b is kept although it was not in the last frontier. e (-1.05) is in the frontier but is not
+  // expanded: it already ties the 4th best value (a, c, b, e), so no child of it could be kept
+  // (the reference expands it and the rerank drops its children: the same tree).
   TableDraft draft(worked_table());
   const DraftTree tree = dynamic_tree(draft, {2, 2, 5}, 100);
   EXPECT_EQ(tree.tokens, (std::vector<int32_t>{1, 10, 11, 12, 16}));
   EXPECT_EQ(tree.parents, (std::vector<int32_t>{-1, 0, 0, 1, 3}));
   EXPECT_EQ(tree.depths(), (std::vector<int32_t>{0, 1, 1, 2, 3}));
   EXPECT_NEAR(tree.values[4], -0.4f, 1e-6);
-  EXPECT_EQ(draft.fed_steps, (std::vector<std::vector<int32_t>>{{10, 11}, {12, 14}}));
+  EXPECT_EQ(draft.fed_steps, (std::vector<std::vector<int32_t>>{{10, 11}, {12}}));
 }
 
 // With a confidence map the values sum mapped log-probs, which changes what is expanded and kept;
@@ -124,7 +125,7 @@ TEST(DynamicTree, FrontierIsOrderedByValueThenIndex) {
 // frontier nodes (fed after the earlier ones), then the tree.
 TEST(DynamicTree, AsksForTheRootThenEachExpansion) {
   TableDraft draft(worked_table());
-  dynamic_tree(draft, {2, 2, 5}, 100);
+  dynamic_tree(draft, {2, 2, 11}, 100);  // room for the whole pool: every frontier node is fed
   using Kind = DraftStep::Kind;
   ASSERT_EQ(draft.steps.size(), 3u);
   EXPECT_EQ(draft.steps[0].kind, Kind::RootChildren);
