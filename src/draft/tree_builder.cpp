@@ -65,7 +65,14 @@ void DynamicTreeBuilder::supply(std::span<const int32_t> tokens, std::span<const
                                 std::span<const float> confidence) {
   check_answer(step_, tokens.size(), logp.size(), confidence.size());
   const int K = params_.top_k;
-  auto conf = [&](size_t i) { return confidence.empty() ? logp[i] : confidence[i]; };
+  // Confidences are <= 0 by contract (a log-probability or log-confidence), so that a child's value
+  // never exceeds its parent's; drop_hopeless_frontier relies on it. Draft log-probs and calibrated
+  // confidences are <= 0 already; the clamp keeps a predictor that rounds to a hair above 0 from
+  // breaking the order (NaN passes through, as before).
+  auto conf = [&](size_t i) {
+    const float c = confidence.empty() ? logp[i] : confidence[i];
+    return c > 0.0f ? 0.0f : c;
+  };
   if (step_.kind == DraftStep::Kind::RootChildren) {
     for (int c = 0; c < K; ++c) pool_.push_back({tokens[c], logp[c], c, conf(c), conf(c), -1, 1});
     select_level(0);
@@ -98,9 +105,12 @@ void DynamicTreeBuilder::supply(std::span<const int32_t> tokens, std::span<const
 // value is its parent's plus a confidence <= 0), and a later node that only ties v loses the tie
 // to those T - 1 (ties go to the lower pool index, and later nodes have higher ones). Not
 // expanding it saves draft rows and leaves the tree unchanged: every candidate the full expansion
-// would add through it is hopeless too, so the nodes that can still be kept rank among themselves
-// as before, level by level. For EAGLE-2's ranking with rerank only (the ablation keeps nodes by
-// other rules). tests/unit/test_tree_pruning.cpp holds it to the plain algorithm.
+// would add through it is hopeless too, and a node that takes one of their places in a later
+// frontier ranks below them, so it is hopeless as well (the threshold never falls) and is dropped
+// before it is fed; the nodes that can still be kept rank among themselves as before, level by
+// level. Relies on confidences <= 0, which supply() enforces. For EAGLE-2's ranking with rerank
+// only (the ablation keeps nodes by other rules). tests/unit/test_tree_pruning.cpp holds it to
+// the plain algorithm.
 void DynamicTreeBuilder::drop_hopeless_frontier() {
   if (params_.ranking != DynamicTreeParams::Ranking::Value || !params_.rerank) return;
   const size_t keep = static_cast<size_t>(budget_ - 1);

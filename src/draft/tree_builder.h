@@ -106,8 +106,8 @@ class DynamicTreeBuilder {
   void finish(DraftTree& tree);
 
  private:
-  // A candidate of the pool; pool order = level 1, then each expansion's K*K block (row-major by
-  // fed node, then child rank).
+  // A candidate of the pool; pool order = level 1, then each expansion's rows x K block (row-major
+  // by fed node, then child rank).
   struct Candidate {
     int32_t token;
     float logp;        // draft log-prob given the parent

@@ -131,6 +131,7 @@ TEST(DynamicTreePruning, SameTreeAsPlainEagle2OnRandomTables) {
 // max_tokens - 1, best first) must be plain EAGLE-2's with T = max_tokens, and its pick gives the
 // same tree.
 TEST(DynamicTreePruning, ChosenBudgetSeesTheSameBestValues) {
+  int pruned_cases = 0;
   for (uint64_t seed = 1; seed <= 200; ++seed) {
     const int k = 2 + static_cast<int>(seed % 4);
     const DynamicTreeParams params{k, 4, 0};
@@ -155,6 +156,37 @@ TEST(DynamicTreePruning, ChosenBudgetSeesTheSameBestValues) {
     std::vector<float> best_values(all.values.begin() + 1, all.values.end());
     std::sort(best_values.begin(), best_values.end(), std::greater<float>());
     ASSERT_EQ(seen, best_values) << "seed " << seed;
+    size_t rows = 0;
+    for (const auto& s : draft.steps)
+      if (s.kind == DraftStep::Kind::Expand) rows += s.rows;
+    if (rows < static_cast<size_t>(k) * 4) ++pruned_cases;
+  }
+  EXPECT_GT(pruned_cases, 50);  // pruned against the cap, not only never wrong
+}
+
+// An auto budget's drafter may stop expanding before the depth (deeper_level_may_pay): the tree is
+// then plain EAGLE-2's with that many expansions, pruned or not.
+TEST(DynamicTreePruning, StoppingEarlyGivesPlainEagle2AtThatDepth) {
+  for (uint64_t seed = 1; seed <= 200; ++seed) {
+    const int k = 2 + static_cast<int>(seed % 3);
+    const int stop_after = static_cast<int>(seed / 3 % 5);  // expansions drafted
+    const int64_t max_tokens = 3 + static_cast<int64_t>(seed % 7);
+    int asked = 0;
+    TableDraft draft(
+        [&](const std::vector<int32_t>& path) { return random_children(seed, path, k); });
+    draft.confidence = rank_confidence;
+    draft.choose = [](std::span<const float>, int64_t m) { return m; };
+    draft.expand = [&](std::span<const float>, std::span<const float> frontier) {
+      EXPECT_FALSE(frontier.empty());
+      return asked++ < stop_after;
+    };
+    DynamicTreeBuilder builder;
+    DraftTree got;
+    draft.build(builder, 1, {k, 5, 0}, max_tokens, got);
+    const DraftTree want =
+        plain_eagle2(seed, {k, stop_after, static_cast<int>(max_tokens)}, max_tokens, true);
+    ASSERT_EQ(got.tokens, want.tokens) << "seed " << seed;
+    ASSERT_EQ(got.parents, want.parents) << "seed " << seed;
   }
 }
 
@@ -177,6 +209,25 @@ TEST(DynamicTreePruning, AChainShapedTreeFeedsOneRowPerLevel) {
   // The first two expansions come before the pool holds 7 nodes; from the third on the second
   // branch is at or below the 7th best value (at the third it ties it): one row each.
   EXPECT_EQ(rows, (std::vector<size_t>{2, 2, 1, 1, 1, 1}));
+}
+
+// Confidences are <= 0 by contract; one a hair above 0 (a predictor's rounding) counts as 0, so a
+// child never outranks its parent and the pruning's premise holds.
+TEST(DynamicTreePruning, APositiveConfidenceCountsAsZero) {
+  const auto children = [](const std::vector<int32_t>& path) {
+    const int32_t base = 10 * static_cast<int32_t>(path.size() + 1);
+    return Children{{base, -0.1f}, {base + 1, -2.0f}};
+  };
+  TableDraft above(children), zero(children);
+  above.confidence = [](float, int rank) { return rank == 0 ? 1e-6f : -1.0f; };
+  zero.confidence = [](float, int rank) { return rank == 0 ? 0.0f : -1.0f; };
+  DynamicTreeBuilder b1, b2;
+  DraftTree t1, t2;
+  above.build(b1, 1, {2, 4, 4}, 100, t1);
+  zero.build(b2, 1, {2, 4, 4}, 100, t2);
+  EXPECT_EQ(t1.tokens, t2.tokens);
+  EXPECT_EQ(t1.values, t2.values);
+  EXPECT_EQ(t1.values, (std::vector<float>{0.0f, 0.0f, 0.0f, 0.0f}));
 }
 
 // The ablation's rankings keep nodes by other rules: nothing is skipped there.
