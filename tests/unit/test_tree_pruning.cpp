@@ -167,6 +167,7 @@ TEST(DynamicTreePruning, ChosenBudgetSeesTheSameBestValues) {
 // An auto budget's drafter may stop expanding before the depth (deeper_level_may_pay): the tree is
 // then plain EAGLE-2's with that many expansions, pruned or not.
 TEST(DynamicTreePruning, StoppingEarlyGivesPlainEagle2AtThatDepth) {
+  int pruned_cases = 0;
   for (uint64_t seed = 1; seed <= 200; ++seed) {
     const int k = 2 + static_cast<int>(seed % 3);
     const int stop_after = static_cast<int>(seed / 3 % 5);  // expansions drafted
@@ -187,7 +188,12 @@ TEST(DynamicTreePruning, StoppingEarlyGivesPlainEagle2AtThatDepth) {
         plain_eagle2(seed, {k, stop_after, static_cast<int>(max_tokens)}, max_tokens, true);
     ASSERT_EQ(got.tokens, want.tokens) << "seed " << seed;
     ASSERT_EQ(got.parents, want.parents) << "seed " << seed;
+    size_t rows = 0;
+    for (const auto& s : draft.steps)
+      if (s.kind == DraftStep::Kind::Expand) rows += s.rows;
+    if (rows < static_cast<size_t>(k) * static_cast<size_t>(stop_after)) ++pruned_cases;
   }
+  EXPECT_GT(pruned_cases, 30);  // early stops of pruned trees, not only of full ones
 }
 
 // The calibrated case that motivated it: a head whose second choices are rarely right makes an
