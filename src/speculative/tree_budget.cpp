@@ -129,7 +129,10 @@ std::shared_ptr<const VerifyCostModel> measure_verify_cost(LlamaModel& target, i
   opt.context = std::min<int64_t>(64, ctx / 2);
   opt.repetitions = 3;
   opt.ks.clear();
-  for (int64_t k = 1; k <= 64 && opt.context + k <= ctx; k *= 2) opt.ks.push_back(k);
+  // Every k up to 8, where the chooser mostly lands and where the kernels' tile shapes make the
+  // curve uneven (a 3-token forward can cost less than a 2-token one), then doubling to 64.
+  for (int64_t k = 1; k <= 64 && opt.context + k <= ctx; k = k < 8 ? k + 1 : 2 * k)
+    opt.ks.push_back(k);
   if (opt.ks.empty()) fail("auto tree budget: a context of ", ctx, " is too small to time the target");
   const std::vector<CostPoint> measured = measure_cost_curve(target, opt, pool);
   std::vector<std::pair<int64_t, double>> points;

@@ -91,10 +91,10 @@ class LlamaModel;
 class ThreadPool;
 struct CostPoint;
 
-// Times the target on batches of k = 1, 2, 4, .. 64 tokens (as fit in ctx) on a short context
-// (min(64, ctx / 2)), 3 repetitions each: enough to see where the curve leaves the memory-bound
-// plateau, and quick enough to run at start-up. `curve`, when given, receives the measurements.
-// Error if ctx is too small to time even k = 1.
+// Times the target on batches of k = 1, 2, .. 8, 16, 32, 64 tokens (as fit in ctx) on a short
+// context (min(64, ctx / 2)), 3 repetitions each: enough to see where the curve leaves the
+// memory-bound plateau, and quick enough to run at start-up. `curve`, when given, receives the
+// measurements. Error if ctx is too small to time even k = 1.
 std::shared_ptr<const VerifyCostModel> measure_verify_cost(LlamaModel& target, int64_t ctx,
                                                            ThreadPool& pool,
                                                            std::vector<CostPoint>* curve = nullptr);

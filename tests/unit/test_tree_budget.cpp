@@ -307,6 +307,26 @@ TEST(DynamicTreeBudget, CostModelsGiveTheTreesTheyPredict) {
   EXPECT_EQ(dynamic_tree(draft, {2, 2, 60}, 100).size(), 11);
 }
 
+// The start-up curve times every k up to 8 (where the chooser mostly lands, and where tile shapes
+// make the curve uneven, so interpolating 5-7 from 4 and 8 misjudged them), then doubles to 64,
+// as far as the context (half of it timed as history) allows.
+TEST(MeasureVerifyCost, TimesEveryKUpToEightThenDoubles) {
+  LlamaConfig cfg = test::tiny_config();
+  auto target = test::load_random_model("budget-ks", cfg, DType::F32, 7, 0.3f);
+  ThreadPool pool(1);
+  auto ks_for = [&](int64_t ctx) {
+    std::vector<CostPoint> curve;
+    measure_verify_cost(*target, ctx, pool, &curve);
+    std::vector<int64_t> ks;
+    for (const CostPoint& p : curve) ks.push_back(p.k);
+    return ks;
+  };
+  EXPECT_EQ(ks_for(512), (std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 16, 32, 64}));
+  EXPECT_EQ(ks_for(80), (std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 16, 32}));  // 40 + k <= 80
+  EXPECT_EQ(ks_for(12), (std::vector<int64_t>{1, 2, 3, 4, 5, 6}));                // 6 + k <= 12
+  EXPECT_THROW(ks_for(0), Error);  // no room for even one token
+}
+
 TEST(DynamicTreeBudget, GreedyOutputEqualsPlainWithAutoBudgets) {
   const int64_t ctx = 512;
   LlamaConfig cfg = test::tiny_config();
