@@ -101,6 +101,14 @@ DraftTree plain_eagle2(uint64_t seed, const DynamicTreeParams& p, int64_t max_to
   return tree;
 }
 
+// Draft rows fed over all expansion levels of one build.
+size_t expanded_rows(const TableDraft& draft) {
+  size_t rows = 0;
+  for (const auto& s : draft.steps)
+    if (s.kind == DraftStep::Kind::Expand) rows += s.rows;
+  return rows;
+}
+
 TEST(DynamicTreePruning, SameTreeAsPlainEagle2OnRandomTables) {
   int pruned_cases = 0;
   for (uint64_t seed = 1; seed <= 400; ++seed) {
@@ -119,9 +127,7 @@ TEST(DynamicTreePruning, SameTreeAsPlainEagle2OnRandomTables) {
     const DraftTree want = plain_eagle2(seed, params, max_tokens, cal);
     ASSERT_EQ(got.tokens, want.tokens) << "seed " << seed;
     ASSERT_EQ(got.parents, want.parents) << "seed " << seed;
-    size_t rows = 0;
-    for (const auto& s : draft.steps)
-      if (s.kind == DraftStep::Kind::Expand) rows += s.rows;
+    const size_t rows = expanded_rows(draft);
     if (rows < static_cast<size_t>(k) * static_cast<size_t>(depth)) ++pruned_cases;
   }
   EXPECT_GT(pruned_cases, 50);  // the shortcut was taken, not only never wrong
@@ -156,9 +162,7 @@ TEST(DynamicTreePruning, ChosenBudgetSeesTheSameBestValues) {
     std::vector<float> best_values(all.values.begin() + 1, all.values.end());
     std::sort(best_values.begin(), best_values.end(), std::greater<float>());
     ASSERT_EQ(seen, best_values) << "seed " << seed;
-    size_t rows = 0;
-    for (const auto& s : draft.steps)
-      if (s.kind == DraftStep::Kind::Expand) rows += s.rows;
+    const size_t rows = expanded_rows(draft);
     if (rows < static_cast<size_t>(k) * 4) ++pruned_cases;
   }
   EXPECT_GT(pruned_cases, 50);  // pruned against the cap, not only never wrong
@@ -188,9 +192,7 @@ TEST(DynamicTreePruning, StoppingEarlyGivesPlainEagle2AtThatDepth) {
         plain_eagle2(seed, {k, stop_after, static_cast<int>(max_tokens)}, max_tokens, true);
     ASSERT_EQ(got.tokens, want.tokens) << "seed " << seed;
     ASSERT_EQ(got.parents, want.parents) << "seed " << seed;
-    size_t rows = 0;
-    for (const auto& s : draft.steps)
-      if (s.kind == DraftStep::Kind::Expand) rows += s.rows;
+    const size_t rows = expanded_rows(draft);
     if (rows < static_cast<size_t>(k) * static_cast<size_t>(stop_after)) ++pruned_cases;
   }
   EXPECT_GT(pruned_cases, 30);  // early stops of pruned trees, not only of full ones
