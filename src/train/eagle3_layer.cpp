@@ -52,7 +52,8 @@ Eagle3StepActs& check_steps(const Eagle3Config& c, std::span<Eagle3StepActs* con
       static_cast<int64_t>(a.gate.size()) != a.rows() * c.intermediate)
     fail("eagle3 layer: the acts of step ", s, " are not sized for it (call resize)");
   for (int64_t u = 0; u < s; ++u)
-    if (steps[u]->step != u || steps[u]->batch != a.batch || steps[u]->seq_len != a.seq_len)
+    if (steps[u]->step != u || steps[u]->batch != a.batch || steps[u]->seq_len != a.seq_len ||
+        steps[u]->lengths != a.lengths)
       fail("eagle3 layer: earlier step ", u, " does not belong to this window");
   return a;
 }
@@ -123,12 +124,24 @@ void Eagle3Weights::init(TrainRng& rng) {
     std::fill(p->value.begin(), p->value.end(), 1.0f);
 }
 
-void Eagle3StepActs::resize(const Eagle3Config& c, int64_t B, int64_t T, int64_t s) {
+void Eagle3StepActs::resize(const Eagle3Config& c, int64_t B, int64_t T, int64_t s,
+                            std::span<const int64_t> window_lengths) {
   if (B < 0 || T < 0 || s < 0) fail("eagle3 layer: bad window B=", B, " T=", T, " step ", s);
+  if (!window_lengths.empty() && static_cast<int64_t>(window_lengths.size()) != B)
+    fail("eagle3 layer: ", window_lengths.size(), " window lengths for ", B, " windows");
   batch = B;
   seq_len = T;
   step = s;
-  const int64_t N = B * T, C = c.hidden, I = c.intermediate;
+  lengths.assign(window_lengths.begin(), window_lengths.end());
+  int64_t N = 0, prob_rows = 0;  // rows, and sum of T_b (T_b + s) for the probabilities
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t Tb = lengths.empty() ? T : lengths[static_cast<size_t>(b)];
+    if (Tb < 0 || Tb > T) fail("eagle3 layer: window ", b, " has ", Tb, " rows of ", T);
+    N += Tb;
+    prob_rows += Tb * (Tb + s);
+  }
+  n_rows = N;
+  const int64_t C = c.hidden, I = c.intermediate;
   for (auto* buf : {&x, &e, &mid, &h2, &h}) sized(*buf, N * C);
   sized(a, N * 2 * C);
   for (auto* buf : {&rstd_e, &rstd_x, &rstd_post}) sized(*buf, N);
@@ -137,7 +150,7 @@ void Eagle3StepActs::resize(const Eagle3Config& c, int64_t B, int64_t T, int64_t
   sized(q, N * c.q_dim());
   sized(attn, N * c.q_dim());
   for (auto* buf : {&k, &v, &dk, &dv}) sized(*buf, N * c.kv_dim());
-  sized(probs, B * c.n_heads * T * (T + s));
+  sized(probs, c.n_heads * prob_rows);
   for (auto* buf : {&gate, &up, &act}) sized(*buf, N * I);
 }
 
@@ -172,7 +185,7 @@ void eagle3_layer_forward(const Eagle3Config& c, const Eagle3Weights& w, const f
     vs.push_back(u->v.data());
   }
   ttt_attention_forward(a.attn.data(), a.probs.data(), a.q.data(), ks, vs, attention_shape(c, a),
-                        pool);
+                        pool, a.lengths);
 
   // Residual sums in the inference forward's order (x + projection).
   linear_forward(a.mid.data(), a.attn.data(), N, w.wo.matrix(), nullptr, pool);
@@ -228,7 +241,7 @@ void eagle3_layer_backward(const Eagle3Config& c, Eagle3Weights& w, float* dh, f
   }
   zeroed(s.d_q, N * c.q_dim());
   ttt_attention_backward(s.d_q.data(), dks, dvs, s.d_attn.data(), a.q.data(), ks, vs,
-                         a.probs.data(), attention_shape(c, a), pool);
+                         a.probs.data(), attention_shape(c, a), pool, a.lengths);
   rope_backward(s.d_q.data(), a.cos.data(), a.sin.data(), N, c.n_heads, c.head_dim, pool);
   // A copy: the saved dk stays dL/d(rotated k).
   std::vector<float> d_k(a.dk);

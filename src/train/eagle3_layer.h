@@ -12,7 +12,8 @@
 // skipped there, as at inference). e are the token embeddings (the target's table, frozen). The
 // residual is x itself, never the normed x.
 //
-// Rows are tokens of B windows of T positions, b-major (row = b * T + t), N = B * T.
+// Rows are tokens of B windows of T positions, b-major (row = b * T + t), N = B * T; or ragged
+// (Eagle3StepActs::resize with lengths: window b's first lengths[b] rows, packed).
 // Usage for S unrolled steps (train/eagle3_unrolled.h does this):
 //   Eagle3Weights w(cfg);  std::vector<Eagle3StepActs> acts(S);  resize each for (B, T, s)
 //   step s: eagle3_layer_forward(cfg, w, x_s, e_s, pos_s, {&acts[0] .. &acts[s]}, pool)
@@ -79,6 +80,7 @@ struct Eagle3Weights {
 // + B*H*T*(T+s) floats), plus the gradients of its keys and values, which later steps add to.
 struct Eagle3StepActs {
   int64_t batch = 0, seq_len = 0, step = 0;  // B, T, s
+  std::vector<int64_t> lengths;              // [B] rows of each window (ragged), or empty: T each
   std::vector<float> x;                // [N, C] input hidden stream (the residual)
   std::vector<float> e;                // [N, C] token embeddings
   std::vector<float> a;                // [N, 2C] attention input [input_norm(e) | hidden_norm(x)]
@@ -86,7 +88,7 @@ struct Eagle3StepActs {
   std::vector<float> cos, sin;         // [N, hd/2] RoPE tables of the rows' positions
   std::vector<float> q;                // [N, H*hd] after RoPE
   std::vector<float> k, v;             // [N, KV*hd] (k after RoPE)
-  std::vector<float> probs;            // [B, H, T, T + s]
+  std::vector<float> probs;            // [B, H, T, T + s] (ragged: train/ttt_attention.h)
   std::vector<float> attn;             // [N, H*hd] attention output (input of wo)
   std::vector<float> mid;              // [N, C] x + attn Wo^T
   std::vector<float> h2, rstd_post;    // [N, C], [N] post_norm(mid)
@@ -95,8 +97,13 @@ struct Eagle3StepActs {
   std::vector<float> dk, dv;           // [N, KV*hd] dL/dk, dL/dv: zeroed by the forward, added
                                        // to by the backward of this step and of later steps
 
-  void resize(const Eagle3Config& cfg, int64_t B, int64_t T, int64_t s);
-  int64_t rows() const { return batch * seq_len; }
+  // lengths: empty, or B entries in [0, T] (window b runs its first lengths[b] rows, packed).
+  void resize(const Eagle3Config& cfg, int64_t B, int64_t T, int64_t s,
+              std::span<const int64_t> lengths = {});
+  int64_t rows() const { return n_rows; }
+
+ private:
+  int64_t n_rows = 0;
 };
 
 // Backward scratch, shared by the steps in turn.

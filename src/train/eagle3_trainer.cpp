@@ -131,6 +131,7 @@ Eagle3Window Eagle3Batch::window(float state_weight) const {
     w.states = states.data();
     w.state_weight = state_weight;
   }
+  if (!lengths.empty()) w.lengths = lengths.data();
   return w;
 }
 
@@ -190,12 +191,15 @@ void Eagle3Trainer::fill(Eagle3Batch& b, const std::vector<HeadSequence>& data,
   b.teacher.assign(static_cast<size_t>(B * span * Vd), 0.0f);
   b.counted.assign(static_cast<size_t>(B * span), 0);
   b.states.assign(static_cast<size_t>(B * span * C), 0.0f);
+  b.lengths.resize(static_cast<size_t>(B));
   // The final-norm features of every offset p >= 1 inside its sequence: their teachers.
   std::vector<float> f;
   std::vector<int64_t> at;  // offset index b * span + p of each gathered row
   for (int64_t w = 0; w < B; ++w) {
     const HeadSequence& s = data[static_cast<size_t>(windows[static_cast<size_t>(w)].first)];
     const int64_t start = windows[static_cast<size_t>(w)].second, len = s.length();
+    // Offsets past len - start - 1 lie past the sequence's end, so rows from there never count.
+    b.lengths[static_cast<size_t>(w)] = std::clamp<int64_t>(len - start - 1, 1, T);
     if (static_cast<int64_t>(s.aux.size()) != len * F || static_cast<int64_t>(s.features.size()) != len * C)
       fail("train-head --arch eagle3: a sequence lacks the target's features of layers ",
            layers_.size(), " x ", C, " (record the data with feature_layers)");

@@ -90,6 +90,10 @@ struct Eagle3Batch {
   std::vector<float> teacher;     // [B, T+S, Vd]
   std::vector<uint8_t> counted;   // [B, T+S]
   std::vector<float> states;      // [B, T+S, C] the target's final-norm states (zero past the end)
+  // [B] rows of each window that can count: up to its sequence's second-to-last position (the
+  // last has no next token), at most T. The loss runs only these (Eagle3Window::lengths), so a
+  // window cut short by its sequence's end does not pay for its padding.
+  std::vector<int64_t> lengths;
   // The view for the loss; state_weight > 0 adds the optional state term (eagle3_unrolled.h).
   Eagle3Window window(float state_weight = 0.0f) const;
 };

@@ -26,6 +26,42 @@ void check_window(const Eagle3Config& c, const Eagle3Window& win, const Matrix& 
     fail("eagle3 unrolled: a state weight without the window's states");
   if (embed.cols != c.hidden)
     fail("eagle3 unrolled: the embedding is ", embed.cols, " wide, the head ", c.hidden);
+  if (!win.lengths) return;
+  for (int64_t b = 0; b < win.batch; ++b) {
+    const int64_t len = win.lengths[b];
+    if (len < 1 || len > win.seq_len)
+      fail("eagle3 unrolled: window ", b, " runs ", len, " rows (must lie in [1, ", win.seq_len,
+           "])");
+    // The dropped rows t = len .. T - 1 read the offsets len + 1 .. T + S - 1 at their steps.
+    if (need_teacher && len < win.seq_len)
+      for (int64_t p = len + 1; p < win.span(); ++p)
+        if (win.counted[b * win.span() + p])
+          fail("eagle3 unrolled: window ", b, " drops its rows from ", len, " but offset ", p,
+               " counts (a dropped row's loss would be lost)");
+  }
+}
+
+// Which rows run: window b's first len[b] rows, packed from row first[b] (all T without lengths).
+// A ragged window's features are gathered into st.features; fc reads them from features().
+void layout_rows(const Eagle3Window& win, Eagle3Unrolled& st) {
+  st.len.assign(static_cast<size_t>(win.batch), win.seq_len);
+  if (win.lengths) st.len.assign(win.lengths, win.lengths + win.batch);
+  st.first.resize(static_cast<size_t>(win.batch));
+  int64_t row = 0;
+  for (int64_t b = 0; b < win.batch; ++b) {
+    st.first[b] = row;
+    row += st.len[b];
+  }
+}
+
+const float* features_of(const Eagle3Config& c, const Eagle3Window& win, Eagle3Unrolled& st) {
+  if (!win.lengths) return win.features;
+  const int64_t F = c.feature_width;
+  st.features.resize(static_cast<size_t>(win.rows() * F));
+  for (int64_t b = 0; b < win.batch; ++b)
+    std::memcpy(st.features.data() + st.first[b] * F, win.features + b * win.seq_len * F,
+                static_cast<size_t>(st.len[b] * F) * sizeof(float));
+  return st.features.data();
 }
 
 // Step s's token ids and positions into state.ids / state.pos, its embeddings into state.e.
@@ -35,9 +71,9 @@ void step_inputs(const Eagle3Config& c, const Eagle3Window& win, const Matrix& e
   st.ids.resize(static_cast<size_t>(N));
   st.pos.resize(static_cast<size_t>(N));
   for (int64_t b = 0; b < win.batch; ++b)
-    for (int64_t t = 0; t < T; ++t) {
-      st.ids[b * T + t] = win.tokens[b * win.span() + t + 1 + s];
-      st.pos[b * T + t] = win.positions[b * T + t] + static_cast<int32_t>(s);
+    for (int64_t t = 0; t < st.len[b]; ++t) {
+      st.ids[st.first[b] + t] = win.tokens[b * win.span() + t + 1 + s];
+      st.pos[st.first[b] + t] = win.positions[b * T + t] + static_cast<int32_t>(s);
     }
   st.e.resize(static_cast<size_t>(N * c.hidden));
   embedding_forward(st.e.data(), st.ids.data(), N, embed, pool);
@@ -47,12 +83,15 @@ void step_inputs(const Eagle3Config& c, const Eagle3Window& win, const Matrix& e
 void run_layers(const Eagle3Config& c, const Eagle3Weights& w, const Matrix& embed,
                 const Eagle3Window& win, Eagle3Unrolled& st, ThreadPool& pool) {
   const int64_t N = win.rows(), S = win.steps;
+  layout_rows(win, st);
   st.x0.resize(static_cast<size_t>(N * c.hidden));
-  linear_forward(st.x0.data(), win.features, N, w.fc.matrix(), nullptr, pool);
+  linear_forward(st.x0.data(), features_of(c, win, st), N, w.fc.matrix(), nullptr, pool);
   st.steps.resize(static_cast<size_t>(S));
   std::vector<Eagle3StepActs*> acts;
+  const std::span<const int64_t> lengths =
+      win.lengths ? std::span<const int64_t>(st.len) : std::span<const int64_t>();
   for (int64_t s = 0; s < S; ++s) {
-    st.steps[s].resize(c, win.batch, win.seq_len, s);
+    st.steps[s].resize(c, win.batch, win.seq_len, s, lengths);
     acts.push_back(&st.steps[s]);
     step_inputs(c, win, embed, s, st, pool);
     const float* x = s == 0 ? st.x0.data() : st.steps[s - 1].h.data();
@@ -69,7 +108,7 @@ Eagle3Loss eagle3_unrolled_forward(const Eagle3Config& c, const Eagle3Weights& w
                                    Eagle3Unrolled& st, ThreadPool& pool) {
   check_window(c, win, embed, true);
   run_layers(c, w, embed, win, st, pool);
-  const int64_t T = win.seq_len, N = win.rows(), S = win.steps, V = c.draft_vocab, C = c.hidden;
+  const int64_t N = win.rows(), S = win.steps, V = c.draft_vocab, C = c.hidden;
   const bool with_states = win.state_weight > 0;
 
   // Step s row (b, t) reads the teacher, the flag (and the state) of offset t + 1 + s.
@@ -78,13 +117,13 @@ Eagle3Loss eagle3_unrolled_forward(const Eagle3Config& c, const Eagle3Weights& w
   st.states.resize(with_states ? static_cast<size_t>(S * N * C) : 0);
   for (int64_t s = 0; s < S; ++s)
     for (int64_t b = 0; b < win.batch; ++b) {
-      const int64_t off = b * win.span() + 1 + s;
-      std::memcpy(st.teacher.data() + (s * N + b * T) * V, win.teacher + off * V,
-                  static_cast<size_t>(T * V) * sizeof(float));
-      std::memcpy(st.mask.data() + s * N + b * T, win.counted + off, static_cast<size_t>(T));
+      const int64_t off = b * win.span() + 1 + s, row = s * N + st.first[b], len = st.len[b];
+      std::memcpy(st.teacher.data() + row * V, win.teacher + off * V,
+                  static_cast<size_t>(len * V) * sizeof(float));
+      std::memcpy(st.mask.data() + row, win.counted + off, static_cast<size_t>(len));
       if (with_states)
-        std::memcpy(st.states.data() + (s * N + b * T) * C, win.states + off * C,
-                    static_cast<size_t>(T * C) * sizeof(float));
+        std::memcpy(st.states.data() + row * C, win.states + off * C,
+                    static_cast<size_t>(len * C) * sizeof(float));
     }
 
   Eagle3Loss loss;
@@ -136,8 +175,8 @@ void eagle3_unrolled_backward(const Eagle3Config& c, Eagle3Weights& w, const Eag
                           std::span<Eagle3StepActs* const>(acts).first(static_cast<size_t>(s + 1)),
                           st.scratch, pool);
   }
-  linear_backward(nullptr, w.fc.grad.data(), nullptr, dh.data(), win.features, N, w.fc.matrix(),
-                  pool);
+  const float* features = win.lengths ? st.features.data() : win.features;
+  linear_backward(nullptr, w.fc.grad.data(), nullptr, dh.data(), features, N, w.fc.matrix(), pool);
 }
 
 std::vector<float> eagle3_unrolled_hidden(const Eagle3Config& c, const Eagle3Weights& w,

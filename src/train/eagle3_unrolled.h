@@ -2,7 +2,7 @@
 // backward through the unrolled chain (issue 15 item 4; the reference trainer's Model.forward).
 //
 // A window is T consecutive head positions j = start + t of one sequence (B windows at once,
-// rows b-major: row = b * T + t, N = B * T). Step s row t:
+// rows b-major: row = b * T + t, N = B * T; or ragged, Eagle3Window::lengths). Step s row t:
 //   hidden   x_s[t] = fc(features[t]) at s = 0, else h_{s-1}[t] (the head's own previous output)
 //   token    tokens[t + 1 + s]            teacher forcing: the ground-truth token, as the reference
 //   position positions[t] + s             RoPE, as the reference (position_ids + number of caches)
@@ -61,8 +61,20 @@ struct Eagle3Window {
   // for the same thing the soft CE teaches (what the target would output there).
   const float* states = nullptr;      // [B, T+S, C]; read only when state_weight > 0
   float state_weight = 0.0f;
+  // Optional ragged run: window b runs only its first lengths[b] rows (1..T), which the steps
+  // pack (row = lengths[0] + ... + lengths[b-1] + t; N = their sum). Allowed only where no offset
+  // past lengths[b] counts: then every dropped row has zero loss at every step and no kept row
+  // reads it (causal; a row's later steps read only its own position), so the loss and the
+  // gradients are the full window's (up to summation order). A window that ends inside its T
+  // rows thus costs only its real rows; an offset that counts there is an Error.
+  const int64_t* lengths = nullptr;  // [B], or null: T rows each
 
-  int64_t rows() const { return batch * seq_len; }
+  int64_t rows() const {
+    if (!lengths) return batch * seq_len;
+    int64_t n = 0;
+    for (int64_t b = 0; b < batch; ++b) n += lengths[b];
+    return n;
+  }
   int64_t span() const { return seq_len + steps; }  // T + S offsets per window
 };
 
@@ -76,6 +88,8 @@ struct Eagle3Unrolled {
   std::vector<float> teacher;             // [S, N, Vd] teacher rows gathered per step
   std::vector<uint8_t> mask;              // [S, N] counted rows per step
   std::vector<float> states;              // [S, N, C] state targets per step (state_weight > 0)
+  std::vector<int64_t> len, first;        // [B] rows each window runs, and its first row
+  std::vector<float> features;            // [N, F] a ragged window's features, packed
   Eagle3Scratch scratch;
 };
 

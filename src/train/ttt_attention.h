@@ -17,6 +17,11 @@
 //   out, dout     [B*T, H * hd]
 //   probs         [B, H, T, T + s]  row (b, h, t): column t' < T is step 0's key t' (an exact
 //                                   zero for t' > t), column T + u - 1 is step u's diagonal key
+// Ragged batches: with `lengths` (B entries in [0, T]) sequence b has T_b = lengths[b] rows and
+// the rows are packed, sequence b's first row being T_0 + ... + T_{b-1} (N = sum T_b rows in
+// every tensor above); its probs are a [H, T_b, T_b + s] block after those of sequences < b. The
+// results for a sequence are those of a batch of that sequence alone with T = T_b. Empty lengths
+// mean T each (the rectangular layout above).
 // Query head h reads kv head h / (H / KV) (Hugging Face's repeat_kv); scale 1 / sqrt(hd) in float.
 //
 // Cost: the step-0 part is causal attention (T^2 / 2 dot products per head), run as in
@@ -40,7 +45,8 @@ namespace eagle2::train {
 // With s = 0 this is plain causal attention (train/attention.h's, up to summation order).
 void ttt_attention_forward(float* out, float* probs, const float* q,
                            std::span<const float* const> k, std::span<const float* const> v,
-                           const AttentionShape& shape, ThreadPool& pool);
+                           const AttentionShape& shape, ThreadPool& pool,
+                           std::span<const int64_t> lengths = {});
 
 // Gradients ADDED (train/ convention) from dout and the forward's inputs and probs. With
 // S = scale * scores, P = softmax(S) over the row's t + 1 + s entries, O = sum_entries P * value:
@@ -53,6 +59,7 @@ void ttt_attention_forward(float* out, float* probs, const float* q,
 void ttt_attention_backward(float* dq, std::span<float* const> dk, std::span<float* const> dv,
                             const float* dout, const float* q, std::span<const float* const> k,
                             std::span<const float* const> v, const float* probs,
-                            const AttentionShape& shape, ThreadPool& pool);
+                            const AttentionShape& shape, ThreadPool& pool,
+                            std::span<const int64_t> lengths = {});
 
 }  // namespace eagle2::train

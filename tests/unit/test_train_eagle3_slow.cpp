@@ -60,8 +60,10 @@ TEST(Eagle3TrainSlow, SelfDistilledTrainingLowersTheLossAndTheExportLoads) {
 
 // One optimizer step at the bundled head's shapes (batch 4 x 256 positions, MLP 256, draft
 // vocabulary 1024) for S = 3..7 unrolled steps, wall and CPU time (all threads): what the bundled
-// head's training budget is planned with. A first S = 3 run warms up (allocations, page faults).
-// Timing only; run with --gtest_also_run_disabled_tests.
+// head's training budget is planned with. The sequences are 513 tokens long, so that every window
+// runs all its 256 rows (windows cut by a sequence's end run fewer, Eagle3Batch::lengths; real
+// data has many, so a real run's mean step is cheaper). A first S = 3 run warms up (allocations,
+// page faults). Timing only; run with --gtest_also_run_disabled_tests.
 TEST(Eagle3TrainSlow, DISABLED_StepTimeAtTheBundledShapes) {
   const auto target = LlamaModel::load(test::kBundledModel);
   const LlamaConfig& tc = target->config();
@@ -70,8 +72,8 @@ TEST(Eagle3TrainSlow, DISABLED_StepTimeAtTheBundledShapes) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::vector<HeadSequence> data(8);
   for (HeadSequence& s : data) {
-    for (int i = 0; i < 300; ++i) s.tokens.push_back(static_cast<int32_t>(rng() % tc.vocab_size));
-    s.features.resize(300 * static_cast<size_t>(tc.hidden_size));
+    for (int i = 0; i < 513; ++i) s.tokens.push_back(static_cast<int32_t>(rng() % tc.vocab_size));
+    s.features.resize(513 * static_cast<size_t>(tc.hidden_size));
     s.aux.resize(3 * s.features.size());
     for (float& f : s.features) f = normal(rng);
     for (float& f : s.aux) f = normal(rng);
