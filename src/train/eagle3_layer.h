@@ -77,7 +77,8 @@ struct Eagle3Weights {
 };
 
 // What one step's layer forward saves for its backward (about N * (6C + 2*H*hd + 4*KV*hd + 3I)
-// + B*H*T*(T+s) floats), plus the gradients of its keys and values, which later steps add to.
+// + H * sum_b T_b (T_b + s) floats, T_b = T unless ragged), plus the gradients of its keys and
+// values, which later steps add to.
 struct Eagle3StepActs {
   int64_t batch = 0, seq_len = 0, step = 0;  // B, T, s
   std::vector<int64_t> lengths;              // [B] rows of each window (ragged), or empty: T each

@@ -182,6 +182,8 @@ void Eagle3Trainer::fill(Eagle3Batch& b, const std::vector<HeadSequence>& data,
   const int64_t B = static_cast<int64_t>(windows.size()), F = cfg_.feature_width,
                 C = cfg_.hidden, Vd = cfg_.draft_vocab, V = target_.config().vocab_size,
                 span = T + S;
+  if (T < 1 || S < 1)
+    fail("eagle3 batch: ", T, " positions and ", S, " steps (need at least 1 each)");
   b.batch = B;
   b.seq_len = T;
   b.steps = S;

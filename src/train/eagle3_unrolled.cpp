@@ -1,5 +1,6 @@
 #include "train/eagle3_unrolled.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <span>
@@ -157,7 +158,9 @@ void eagle3_unrolled_backward(const Eagle3Config& c, Eagle3Weights& w, const Eag
   if (with_states && static_cast<int64_t>(st.states.size()) != S * N * C)
     fail("eagle3 unrolled: backward with a state weight the forward did not have");
   if (static_cast<int64_t>(st.steps.size()) != S || static_cast<int64_t>(st.outputs.size()) != S ||
-      static_cast<int64_t>(st.mask.size()) != S * N)
+      static_cast<int64_t>(st.mask.size()) != S * N ||
+      static_cast<int64_t>(st.len.size()) != win.batch ||
+      (win.lengths && !std::equal(st.len.begin(), st.len.end(), win.lengths)))
     fail("eagle3 unrolled: backward without the forward of this window");
   std::vector<Eagle3StepActs*> acts;
   for (Eagle3StepActs& a : st.steps) acts.push_back(&a);

@@ -41,7 +41,8 @@
 
 namespace eagle2::train {
 
-// out[B*T, H*hd] and probs[B, H, T, T+s] (saved for the backward) of step s = k.size() - 1 >= 0.
+// out[N, H*hd] and probs (saved for the backward; [B, H, T, T+s], or the ragged blocks above) of
+// step s = k.size() - 1 >= 0.
 // With s = 0 this is plain causal attention (train/attention.h's, up to summation order).
 void ttt_attention_forward(float* out, float* probs, const float* q,
                            std::span<const float* const> k, std::span<const float* const> v,

@@ -187,6 +187,11 @@ TEST(Eagle3UnrolledRagged, RefusesToDropARowThatCounts) {
   ThreadPool pool(1);
   RaggedCase cs;
   Eagle3Unrolled state;
+  cs.counted[(cs.T + cs.S) + 3] = 1;  // window 1, offset 3: row 2's teacher at step 0
+  EXPECT_THROW(
+      eagle3_unrolled_forward(cs.cfg, *cs.w, cs.embed_matrix(), cs.ragged_window(0), state, pool),
+      Error);
+  cs.counted[(cs.T + cs.S) + 3] = 0;
   cs.counted[(cs.T + cs.S) + 4] = 1;  // window 1, offset 4: row 3's teacher at step 0
   EXPECT_THROW(
       eagle3_unrolled_forward(cs.cfg, *cs.w, cs.embed_matrix(), cs.ragged_window(0), state, pool),
