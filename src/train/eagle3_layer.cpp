@@ -72,6 +72,35 @@ void put_half(float* dst, const float* src, int64_t N, int64_t C, int64_t col) {
     std::memcpy(dst + n * 2 * C + col, src + n * C, C * sizeof(float));
 }
 
+// The backward of one projection y = a W^T of the attention input a = [input_norm(e) | x half]
+// when the embedding is frozen. The embedding half then needs no input gradient, and that product
+// (a third of the projections' backward multiply-adds) is skipped; the one thing it fed,
+// input_norm's weight gradient (sum over rows of d_a * E, E the un-scaled normed embedding, with
+// d_a = dY W), comes from the weight-gradient product instead, taken over u = [E | x half]:
+//   G = dY^T u,  dW[:, :C] += G[:, :C] * gamma (per column),  dW[:, C:] += G[:, C:],
+//   d gamma[c] += sum_o W[o, c] G[o, c],  dx_half [N, C] += dY W[:, C:].
+void projection_backward_frozen_embedding(float* dx_half, float* dgamma, Parameter& W,
+                                          const float* dy, const float* u, const float* gamma,
+                                          int64_t N, int64_t C, Eagle3Scratch& s,
+                                          ThreadPool& pool) {
+  const int64_t out = W.shape[0], K = 2 * C;
+  float* const dW = W.grad.data();
+  const float* const w = W.value.data();
+  zeroed(s.g, out * K);
+  linear_backward_weight(s.g.data(), dy, u, N, out, K, pool);
+  for (int64_t o = 0; o < out; ++o) {  // rows in order: a fixed summation order per column
+    const float* g = s.g.data() + o * K;
+    for (int64_t c = 0; c < C; ++c) {
+      dW[o * K + c] += g[c] * gamma[c];
+      dgamma[c] += w[o * K + c] * g[c];
+    }
+    for (int64_t c = C; c < K; ++c) dW[o * K + c] += g[c];
+  }
+  sized(s.wt, K * out);  // W^T [2C, out]; its rows C.. are the x half's
+  transpose(w, out, K, sizeof(float), s.wt.data(), pool);
+  linear_backward_input(dx_half, dy, N, Matrix{DType::F32, C, out, s.wt.data() + C * out}, pool);
+}
+
 void fill_uniform(Parameter& p, TrainRng& rng) {
   const float bound = 1.0f / std::sqrt(static_cast<float>(p.shape[1]));
   for (float& x : p.value) x = rng.uniform(-bound, bound);
@@ -247,6 +276,25 @@ void eagle3_layer_backward(const Eagle3Config& c, Eagle3Weights& w, float* dh, f
   std::vector<float> d_k(a.dk);
   rope_backward(d_k.data(), a.cos.data(), a.sin.data(), N, c.n_kv_heads, c.head_dim, pool);
 
+  if (!de) {
+    // The embedding is frozen (training): no gradient for the attention input's embedding half.
+    sized(s.u, N * 2 * C);  // [E | x half]: E = e * rstd_e, input_norm's output before gamma
+    for (int64_t n = 0; n < N; ++n) {
+      for (int64_t c = 0; c < C; ++c) s.u[n * 2 * C + c] = a.e[n * C + c] * a.rstd_e[n];
+      std::memcpy(&s.u[n * 2 * C + C], &a.a[n * 2 * C + C], C * sizeof(float));
+    }
+    zeroed(s.d_half, N * C);
+    const float* gamma = w.input_norm.value.data();
+    float* dgamma = w.input_norm.grad.data();
+    for (auto [W, dy] : {std::pair<Parameter*, const float*>{&w.wq, s.d_q.data()},
+                         {&w.wk, d_k.data()},
+                         {&w.wv, a.dv.data()}})
+      projection_backward_frozen_embedding(s.d_half.data(), dgamma, *W, dy, s.u.data(), gamma, N, C,
+                                           s, pool);
+    rmsnorm_backward(dh, w.hidden_norm.grad.data(), s.d_half.data(), a.x.data(),
+                     w.hidden_norm.value.data(), a.rstd_x.data(), N, C, pool);
+    return;
+  }
   zeroed(s.d_a, N * 2 * C);
   linear_backward(s.d_a.data(), w.wq.grad.data(), nullptr, s.d_q.data(), a.a.data(), N,
                   w.wq.matrix(), pool);
