@@ -74,7 +74,8 @@ void put_half(float* dst, const float* src, int64_t N, int64_t C, int64_t col) {
 
 // The backward of one projection y = a W^T of the attention input a = [input_norm(e) | x half]
 // when the embedding is frozen. The embedding half then needs no input gradient, and that product
-// (a third of the projections' backward multiply-adds) is skipped; the one thing it fed,
+// (half the input-gradient product: a quarter of the projections' backward multiply-adds) is
+// skipped; the one thing it fed,
 // input_norm's weight gradient (sum over rows of d_a * E, E the un-scaled normed embedding, with
 // d_a = dY W), comes from the weight-gradient product instead, taken over u = [E | x half]:
 //   G = dY^T u,  dW[:, :C] += G[:, :C] * gamma (per column),  dW[:, C:] += G[:, C:],

@@ -121,11 +121,11 @@ void eagle3_layer_forward(const Eagle3Config& cfg, const Eagle3Weights& w, const
                           std::span<Eagle3StepActs* const> steps, ThreadPool& pool);
 
 // Backward of step s = steps.size() - 1, in place: dh [N, C] holds dL/dh on entry and dL/dx on
-// return. de [N, C] += dL/de when not null (the embedding is frozen: tests only); when null the
-// embedding half's input gradient is not computed at all (input_norm's weight gradient then comes
-// from the weight-gradient product, eagle3_layer.cpp: the same gradients up to rounding). Adds into
-// the weights' gradients, into every earlier step's dk / dv, and uses steps[s]->dk / dv as they are
-// (so the backward of every later step must have run).
+// return. de [N, C] += dL/de when not null (tests only: training freezes the embedding); when
+// null the embedding half's input gradient is not computed at all (input_norm's weight gradient
+// then comes from the weight-gradient product, eagle3_layer.cpp: the same gradients up to
+// rounding). Adds into the weights' gradients, into every earlier step's dk / dv, and uses
+// steps[s]->dk / dv as they are (so the backward of every later step must have run).
 void eagle3_layer_backward(const Eagle3Config& cfg, Eagle3Weights& w, float* dh, float* de,
                            std::span<Eagle3StepActs* const> steps, Eagle3Scratch& scratch,
                            ThreadPool& pool);
