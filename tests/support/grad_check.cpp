@@ -66,4 +66,16 @@ bool same_bits(const Vec& a, const Vec& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
+std::vector<const float*> ptrs(const std::vector<Vec>& v) {
+  std::vector<const float*> p;
+  for (const Vec& x : v) p.push_back(x.data());
+  return p;
+}
+
+std::vector<float*> mut_ptrs(std::vector<Vec>& v) {
+  std::vector<float*> p;
+  for (Vec& x : v) p.push_back(x.data());
+  return p;
+}
+
 }  // namespace eagle2::test::grad_check

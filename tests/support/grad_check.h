@@ -31,4 +31,8 @@ void expect_close(const Vec& got, const DVec& want, double rtol, const char* wha
 
 bool same_bits(const Vec& a, const Vec& b);
 
+// The data pointers of a list of tensors (e.g. one key tensor per unrolled step).
+std::vector<const float*> ptrs(const std::vector<Vec>& v);
+std::vector<float*> mut_ptrs(std::vector<Vec>& v);
+
 }  // namespace eagle2::test::grad_check

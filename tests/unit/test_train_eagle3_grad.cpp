@@ -34,18 +34,6 @@ constexpr int64_t kN = 10, kQw = 8, kKw = 4;
 // leaves a margin for other kernel paths and compilers.
 constexpr double kRtol = 1e-4;
 
-std::vector<const float*> ptrs(const std::vector<Vec>& v) {
-  std::vector<const float*> p;
-  for (const Vec& x : v) p.push_back(x.data());
-  return p;
-}
-
-std::vector<float*> mut_ptrs(std::vector<Vec>& v) {
-  std::vector<float*> p;
-  for (Vec& x : v) p.push_back(x.data());
-  return p;
-}
-
 std::vector<DVec> to_d(const std::vector<Vec>& v) {
   std::vector<DVec> d;
   for (const Vec& x : v) d.push_back(test::grad_check::to_d(x));

@@ -32,18 +32,6 @@ Vec rows_of(const Vec& m, int64_t width, int64_t first, int64_t n) {
   return Vec(m.begin() + first * width, m.begin() + (first + n) * width);
 }
 
-std::vector<const float*> cptrs(const std::vector<Vec>& v) {
-  std::vector<const float*> p;
-  for (const Vec& x : v) p.push_back(x.data());
-  return p;
-}
-
-std::vector<float*> ptrs(std::vector<Vec>& v) {
-  std::vector<float*> p;
-  for (Vec& x : v) p.push_back(x.data());
-  return p;
-}
-
 // Forward and backward of one (possibly ragged) batch: out, probs, dq, dk[u], dv[u].
 struct TttRun {
   Vec out, probs, dq;
@@ -58,13 +46,13 @@ TttRun run_ttt(const AttentionShape& shape, std::span<const int64_t> lengths, co
   const auto N = static_cast<int64_t>(q.size()) / qw;
   r.out.assign(q.size(), 0.0f);
   r.probs.assign(static_cast<size_t>(probs_size), -1.0f);
-  ttt_attention_forward(r.out.data(), r.probs.data(), q.data(), cptrs(k), cptrs(v), shape, pool,
+  ttt_attention_forward(r.out.data(), r.probs.data(), q.data(), ptrs(k), ptrs(v), shape, pool,
                         lengths);
   r.dq.assign(static_cast<size_t>(N * qw), 0.0f);
   r.dk.assign(k.size(), Vec(k[0].size(), 0.0f));
   r.dv = r.dk;
-  ttt_attention_backward(r.dq.data(), ptrs(r.dk), ptrs(r.dv), dout.data(), q.data(), cptrs(k),
-                         cptrs(v), r.probs.data(), shape, pool, lengths);
+  ttt_attention_backward(r.dq.data(), mut_ptrs(r.dk), mut_ptrs(r.dv), dout.data(), q.data(),
+                         ptrs(k), ptrs(v), r.probs.data(), shape, pool, lengths);
   return r;
 }
 
@@ -120,10 +108,10 @@ TEST(TttAttentionRagged, EachSequenceGetsTheBitsOfItsOwnBatch) {
   Vec out(q.size()), p(static_cast<size_t>(probs));
   const std::vector<int64_t> three = {7, 0, 3}, too_long = {7, 0, 3, 8};
   EXPECT_THROW(
-      ttt_attention_forward(out.data(), p.data(), q.data(), cptrs(k), cptrs(v), shape, pool, three),
+      ttt_attention_forward(out.data(), p.data(), q.data(), ptrs(k), ptrs(v), shape, pool, three),
       Error);
-  EXPECT_THROW(ttt_attention_forward(out.data(), p.data(), q.data(), cptrs(k), cptrs(v), shape,
-                                     pool, too_long),
+  EXPECT_THROW(ttt_attention_forward(out.data(), p.data(), q.data(), ptrs(k), ptrs(v), shape, pool,
+                                     too_long),
                Error);
 }
 
