@@ -43,7 +43,8 @@ void check_window(const Eagle3Config& c, const Eagle3Window& win, const Matrix& 
 }
 
 // Which rows run: window b's first len[b] rows, packed from row first[b] (all T without lengths).
-// A ragged window's features are gathered into st.features; fc reads them from features().
+// A ragged window's features are gathered into st.features (features_of), which fc reads in
+// the forward and the backward.
 void layout_rows(const Eagle3Window& win, Eagle3Unrolled& st) {
   st.len.assign(static_cast<size_t>(win.batch), win.seq_len);
   if (win.lengths) st.len.assign(win.lengths, win.lengths + win.batch);
