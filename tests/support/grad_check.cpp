@@ -66,6 +66,14 @@ bool same_bits(const Vec& a, const Vec& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
+void random_keys_values(std::vector<Vec>& k, std::vector<Vec>& v, int64_t s, size_t n,
+                        std::mt19937& g) {
+  for (int64_t u = 0; u <= s; ++u) {
+    k.push_back(rnd(n, g, -1.5f, 1.5f));
+    v.push_back(rnd(n, g));
+  }
+}
+
 std::vector<const float*> ptrs(const std::vector<Vec>& v) {
   std::vector<const float*> p;
   for (const Vec& x : v) p.push_back(x.data());

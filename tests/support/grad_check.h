@@ -31,6 +31,11 @@ void expect_close(const Vec& got, const DVec& want, double rtol, const char* wha
 
 bool same_bits(const Vec& a, const Vec& b);
 
+// Keys and values of unrolled steps 0..s, n values each, drawn in the order k0, v0, k1, v1, ...:
+// keys in [-1.5, 1.5) (spread enough for peaked attention rows), values in [-1, 1).
+void random_keys_values(std::vector<Vec>& k, std::vector<Vec>& v, int64_t s, size_t n,
+                        std::mt19937& g);
+
 // The data pointers of a list of tensors (e.g. one key tensor per unrolled step).
 std::vector<const float*> ptrs(const std::vector<Vec>& v);
 std::vector<float*> mut_ptrs(std::vector<Vec>& v);

@@ -45,10 +45,7 @@ struct TttInputs {
   Vec q;
   std::vector<Vec> k, v;
   TttInputs(int64_t s, std::mt19937& g) : q(rnd(kN * kQw, g, -1.5f, 1.5f)) {
-    for (int64_t u = 0; u <= s; ++u) {
-      k.push_back(rnd(kN * kKw, g, -1.5f, 1.5f));
-      v.push_back(rnd(kN * kKw, g));
-    }
+    random_keys_values(k, v, s, kN * kKw, g);
   }
   Vec forward(Vec& probs, ThreadPool& pool) const {
     const int64_t s = static_cast<int64_t>(k.size()) - 1;
@@ -101,10 +98,7 @@ TEST(TttAttention, RowsPastTheFirstScoreBlockMatchTheReference) {
   std::mt19937 g(15);
   const Vec q = rnd(n * qw, g, -1.5f, 1.5f), R = rnd(n * qw, g);
   std::vector<Vec> k, v;
-  for (int64_t u = 0; u <= s; ++u) {
-    k.push_back(rnd(n * kw, g, -1.5f, 1.5f));
-    v.push_back(rnd(n * kw, g));
-  }
+  random_keys_values(k, v, s, n * kw, g);
   Vec out(n * qw), probs(static_cast<size_t>(shape.n_heads * n * (n + s)));
   ttt_attention_forward(out.data(), probs.data(), q.data(), ptrs(k), ptrs(v), shape, pool);
   DVec qd = test::grad_check::to_d(q);

@@ -69,10 +69,7 @@ TEST(TttAttentionRagged, EachSequenceGetsTheBitsOfItsOwnBatch) {
   std::mt19937 g(3);
   const Vec q = rnd(N * qw, g, -1.5f, 1.5f), dout = rnd(N * qw, g);
   std::vector<Vec> k, v;
-  for (int64_t u = 0; u <= s; ++u) {
-    k.push_back(rnd(N * kw, g, -1.5f, 1.5f));
-    v.push_back(rnd(N * kw, g));
-  }
+  random_keys_values(k, v, s, N * kw, g);
   const TttRun ragged = run_ttt(shape, lengths, q, k, v, dout, probs, pool);
   EXPECT_EQ(std::count(ragged.probs.begin(), ragged.probs.end(), -1.0f), 0)
       << "every probability written (the block layout covers the buffer)";
