@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -64,6 +65,31 @@ bool can_bind(const std::string& host, int port) {
   return bound;
 }
 
+// httplib listens with a backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG, fixed in Debian's compiled
+// library). When more clients connect at once than that before its accept thread takes them
+// (the load test's sixteen clients starting together), the listen queue overflows, the kernel
+// drops handshakes and the requests behind them, and some such connections end with no response
+// at all: the load test lost a request ("no response: Read", about 1.2 s after sending it) in 4
+// of 7 runs with httplib's backlog, none in 10 with this (docs/bench/server-backlog/). On Linux a
+// second listen() on a listening socket only changes its backlog: raise it to the system's limit
+// (net.core.somaxconn caps SOMAXCONN). `sock` is the last socket httplib offered to the socket
+// options, checked to be the one listening on `port`.
+void widen_backlog(int sock, int port) {
+  int listening = 0;
+  socklen_t size = sizeof listening;
+  if (sock < 0 || getsockopt(sock, SOL_SOCKET, SO_ACCEPTCONN, &listening, &size) != 0 || !listening)
+    return;
+  sockaddr_storage address{};
+  size = sizeof address;
+  if (getsockname(sock, reinterpret_cast<sockaddr*>(&address), &size) != 0) return;
+  int bound = -1;
+  if (address.ss_family == AF_INET)
+    bound = ntohs(reinterpret_cast<const sockaddr_in&>(address).sin_port);
+  if (address.ss_family == AF_INET6)
+    bound = ntohs(reinterpret_cast<const sockaddr_in6&>(address).sin6_port);
+  if (bound == port) ::listen(sock, SOMAXCONN);
+}
+
 [[noreturn]] void cannot_listen(const ServerOptions& o) {
   fail("cannot listen on ", o.host, ":", o.port,
        " (the port is in use, or the host is not an address of this machine)");
@@ -87,9 +113,10 @@ struct Server::Impl {
     // httplib's default also sets SO_REUSEPORT, with which a second server on the same port
     // binds too and the kernel splits the connections between the two: a port in use must be an
     // error instead. SO_REUSEADDR alone still allows a restart while old connections linger.
-    http.set_socket_options([](socket_t sock) {
+    http.set_socket_options([this](socket_t sock) {
       const int yes = 1;
       setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+      offered_socket = sock;  // the candidate addresses come in turn: the last one bound
     });
     routes();
     if (o.port == 0) {
@@ -98,6 +125,7 @@ struct Server::Impl {
       port = http.bind_to_port(o.host, o.port) ? o.port : -1;
     }
     if (port < 0) cannot_listen(o);
+    widen_backlog(offered_socket, port);
   }
 
   // Authorization for /v1/: ApiError 401 unless the server has no key or the request brings it.
@@ -222,6 +250,7 @@ struct Server::Impl {
   std::unique_ptr<SignalStop> signals;  // stop_on_signals(): restored when the server goes
   std::atomic<bool> listen_done{false};
   int port = -1;
+  int offered_socket = -1;  // the listening socket, as httplib offered it to the socket options
 };
 
 Server::Server(const ServerOptions& options) {

@@ -70,7 +70,16 @@ void run_load(const std::string& model_dir, const std::string& head_dir,
   so.ctx = ctx;
   so.threads = 2;
   server::Server srv(so);
-  std::thread serving([&] { srv.run(); });
+  // Stopped and joined however run_load returns: an ASSERT returns early, and a thread still
+  // joinable when it is destroyed would end the process instead of failing the test.
+  struct Serving {
+    server::Server& srv;
+    std::thread thread;
+    ~Serving() {
+      srv.stop();
+      thread.join();
+    }
+  } serving{srv, std::thread([&] { srv.run(); })};
 
   api::Model model = api::Model::load(model_dir);
   const api::Tokenizer tok = api::Tokenizer::open(model_dir);
@@ -129,7 +138,8 @@ void run_load(const std::string& model_dir, const std::string& head_dir,
       ++hung_up;
       continue;
     }
-    ASSERT_EQ(r.status, 200) << "request " << i << ": " << r.error << r.body;
+    ASSERT_EQ(r.status, 200) << "request " << i << " (" << c.spec << ", stream " << c.stream
+                             << ") after " << r.seconds << " s: " << r.error << r.body;
     EXPECT_EQ(r.text, c.want) << "request " << i << " (" << c.spec << ", T " << c.temperature
                               << ", stream " << c.stream << ")";
     if (c.stream) {
@@ -163,8 +173,6 @@ void run_load(const std::string& model_dir, const std::string& head_dir,
   // (generous: allocator caches and thread stacks come and go).
   EXPECT_LT(resident_kib() - rss_half, 64 * 1024 + (rss_half - rss_start))
       << "RSS " << rss_start << " -> " << rss_half << " -> " << resident_kib() << " KiB";
-  srv.stop();
-  serving.join();
 }
 
 std::vector<std::string> story_prompts(const std::string& corpus, size_t n) {
