@@ -66,14 +66,15 @@ bool can_bind(const std::string& host, int port) {
 }
 
 // httplib listens with a backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG, fixed in Debian's compiled
-// library). When more clients connect at once than that before its accept thread takes them
-// (the load test's sixteen clients starting together), the listen queue overflows, the kernel
-// drops handshakes and the requests behind them, and some such connections end with no response
-// at all: the load test lost a request ("no response: Read", about 1.2 s after sending it) in 4
-// of 7 runs with httplib's backlog, none in 10 with this (docs/bench/server-backlog/). On Linux a
-// second listen() on a listening socket only changes its backlog: raise it to the system's limit
-// (net.core.somaxconn caps SOMAXCONN). `sock` is the last socket httplib offered to the socket
-// options, checked to be the one listening on `port`.
+// library), so more clients connecting at once than its accept thread has taken overflow the
+// listen queue (the kernel counts ListenOverflows). The load test's sixteen clients start
+// together; with that backlog it lost a request ("no response: Read", about 1.2 s after sending
+// it) in 4 of 7 runs, with this raise in none of 10, consistent with connections dropped at the
+// full queue (docs/bench/server-backlog/; no packet capture). On Linux a second listen() on a
+// listening socket only changes its backlog: raise it to SOMAXCONN (4096; the kernel caps it at
+// net.core.somaxconn). `sock` is the last socket httplib offered to the socket options (it tries
+// the host's addresses in turn and keeps the first that binds and listens), checked to be the
+// one listening on `port`; otherwise the backlog stays httplib's.
 void widen_backlog(int sock, int port) {
   int listening = 0;
   socklen_t size = sizeof listening;
@@ -116,7 +117,7 @@ struct Server::Impl {
     http.set_socket_options([this](socket_t sock) {
       const int yes = 1;
       setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-      offered_socket = sock;  // the candidate addresses come in turn: the last one bound
+      offered_socket = sock;  // called before bind and listen: the last call is the listener
     });
     routes();
     if (o.port == 0) {
