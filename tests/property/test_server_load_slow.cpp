@@ -18,6 +18,7 @@
 #include "eagle2/tokenizer.h"
 #include "server/http_server.h"
 #include "server/load_client.h"
+#include "support/running_server.h"
 #include "support/shared_data.h"
 
 namespace eagle2 {
@@ -69,17 +70,7 @@ void run_load(const std::string& model_dir, const std::string& head_dir,
   so.max_queue = 64;
   so.ctx = ctx;
   so.threads = 2;
-  server::Server srv(so);
-  // Stopped and joined however run_load returns: an ASSERT returns early, and a thread still
-  // joinable when it is destroyed would end the process instead of failing the test.
-  struct Serving {
-    server::Server& srv;
-    std::thread thread;
-    ~Serving() {
-      srv.stop();
-      thread.join();
-    }
-  } serving{srv, std::thread([&] { srv.run(); })};
+  test::RunningServer srv(so);  // stopped and joined however run_load returns
 
   api::Model model = api::Model::load(model_dir);
   const api::Tokenizer tok = api::Tokenizer::open(model_dir);

@@ -14,6 +14,7 @@
 #include "server/http_server.h"
 #include "support/cli.h"
 #include "support/listen_backlog.h"
+#include "support/running_server.h"
 #include "support/shared_data.h"
 #include "support/sse_client.h"
 
@@ -28,27 +29,6 @@ constexpr const char* kTemplate = "data/chat_templates/Qwen-Qwen2.5-7B-Instruct.
 
 std::string dir_of(const std::string& file) { return file.substr(0, file.rfind('/')); }
 
-// A server running on its own thread for the test's lifetime.
-class Running {
- public:
-  explicit Running(const server::ServerOptions& o)
-      : server_(std::make_unique<server::Server>(o)), thread_([this] { server_->run(); }) {}
-  ~Running() {
-    server_->stop();
-    thread_.join();
-  }
-  int port() const { return server_->port(); }
-  httplib::Client client() const {
-    httplib::Client c("127.0.0.1", server_->port());
-    c.set_read_timeout(60);
-    return c;
-  }
-
- private:
-  std::unique_ptr<server::Server> server_;
-  std::thread thread_;
-};
-
 server::ServerOptions stories_options(const std::string& model_cfg, const std::string& head_cfg) {
   server::ServerOptions o;
   o.model_dir = dir_of(model_cfg);
@@ -58,10 +38,10 @@ server::ServerOptions stories_options(const std::string& model_cfg, const std::s
   return o;
 }
 
-#define EAGLE2_STORIES_SERVER(var, with_head)                                             \
-  EAGLE2_SHARED_FILE(model_cfg, kModel);                                                  \
-  EAGLE2_SHARED_FILE(head_cfg, kHead);                                                    \
-  Running var(stories_options(model_cfg, (with_head) ? head_cfg : std::string()))
+#define EAGLE2_STORIES_SERVER(var, with_head) \
+  EAGLE2_SHARED_FILE(model_cfg, kModel);      \
+  EAGLE2_SHARED_FILE(head_cfg, kHead);        \
+  test::RunningServer var(stories_options(model_cfg, (with_head) ? head_cfg : std::string()))
 
 std::string shell_quote(const std::string& s) {
   std::string q = "'";
@@ -328,7 +308,7 @@ TEST(HttpServer, ApiKeyBodyLimitAndAServerWithoutAHead) {
   server::ServerOptions o = stories_options(model_cfg, "");
   o.api_key = "s3cret";
   o.max_body = 4096;
-  Running srv(o);
+  test::RunningServer srv(o);
   httplib::Client c = srv.client();
   const json body = {{"prompt", "Once upon a time"}, {"max_tokens", 8}};
   int status = 0;
@@ -387,7 +367,7 @@ TEST(HttpServer, ChatIsGenerateOfTheRenderedConversation) {
   EAGLE2_SHARED_FILE(chat_template, kTemplate);
   server::ServerOptions o = stories_options(model_cfg, head_cfg);
   o.chat_template = chat_template;
-  Running srv(o);
+  test::RunningServer srv(o);
   httplib::Client c = srv.client();
 
   const json messages = {{{"role", "user"}, {"content", "Tell me a story about a cat."}}};
