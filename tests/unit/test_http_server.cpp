@@ -5,11 +5,9 @@
 #include <sys/socket.h>
 
 #include <algorithm>
-#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "server/http_server.h"
 #include "support/cli.h"
