@@ -1,6 +1,8 @@
 // Drafters: the spec string that names one ("dynamic:60:5:10", "chain:3", "static", "lookup",
 // "plain", ...; docs/SPECULATIVE.md), parsed once and shared by generate, bench, demo and the
-// server; and the drafter a spec makes for one sequence.
+// server; and the drafter a spec makes for one sequence. A spec is a plain value (copy it, share
+// it between threads); a Drafter borrows its head and target (which must outlive it) and serves
+// one sequence at a time on one thread. Errors: eagle2::Error (eagle2/error.h).
 #pragma once
 
 #include <cstdint>

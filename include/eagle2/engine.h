@@ -3,6 +3,10 @@
 // all of them in ONE target forward over a shared KV memory (each weight read once for all);
 // sequences join and leave between steps. Each sequence's tokens are exactly what generate_plain
 // or generate_speculative gives it alone with the same options.
+// One thread at a time calls an Engine (a server runs it on one scheduler thread); it borrows its
+// model, threads, cost and heads (all must outlive it). Errors: eagle2::Error (eagle2/error.h);
+// tokens(), stats() and drafted() of an id that was never added or was removed are an Error too;
+// the vectors they return by reference live until remove(id) (step() appends to them).
 #pragma once
 
 #include <cstdint>

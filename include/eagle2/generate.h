@@ -3,6 +3,11 @@
 // temperature 0 and, with the same seed, at any temperature, the speculative tokens are the plain
 // ones. Tokens reach the caller through a callback as they are committed; the statistics come back
 // at the end.
+// Both calls borrow everything they take for their duration and run on the calling thread (with
+// the workers of `threads`); the callbacks run on the calling thread too. Errors (eagle2::Error,
+// eagle2/error.h): invalid sampling options, an empty prompt, a prompt that does not fit the
+// cache, a cache that is not empty (speculative), an empty drafter; an exception thrown by a
+// callback propagates, and the cache is then to be discarded.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,7 @@
 // An EAGLE draft head for a target model, its optional reduced draft vocabulary, and the
-// draft_vocab.tsv files that vocabulary is read from (most frequent tokens first).
+// draft_vocab.tsv files that vocabulary is read from (most frequent tokens first). A Head keeps a
+// reference to its target Model (which must outlive it) and is used on the target's thread;
+// loading errors are eagle2::Error naming the folder (eagle2/error.h).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,7 @@
 // A LLaMA-family target model (LLaMA-2/3, Vicuna, Mistral) in the Hugging Face layout: its
 // config.json read into ModelConfig, and the model itself loaded over memory-mapped weights.
+// Model owns its weights; the mapped files must not change while it lives. Every load and parse
+// failure is an eagle2::Error naming the file and what is wrong (errors, threads: eagle2/error.h).
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,8 @@
 // Text <-> token ids: SentencePiece tokenizer.model (LLaMA-2 / Vicuna style: BOS, byte fallback),
 // byte-level BPE tokenizer.json (LLaMA-3, Qwen), and GGUF vocabularies; and the streaming
-// detokenizer that prints generated text as it comes.
+// detokenizer that prints generated text as it comes. Token ids are int32_t in
+// [0, vocab_size()). Errors, ownership and threads: eagle2/error.h (one thread at a time per
+// Tokenizer and per TextStream).
 #pragma once
 
 #include <cstdint>
