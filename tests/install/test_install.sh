@@ -58,19 +58,22 @@ command -v ninja >/dev/null && generator=(-G Ninja)
 found=$(sed -n 's/^eagle2_DIR:PATH=//p' "$work/build/CMakeCache.txt")
 [[ $found == "$prefix"/* ]] || fail "find_package(eagle2) found '$found', not the prefix's package"
 echo "eagle2_DIR=$found"
-# The version file: this version is found, one it does not promise to be compatible with is not.
+# The version file: this minor version is found; another minor version is not, older or newer
+# (0.x: minor versions may change the API, docs/LIBRARY.md "Stability").
 version=$(sed -n 's/^project(eagle2cpp VERSION \([0-9.]*\).*/\1/p' "$source/CMakeLists.txt")
-[[ -n $version ]] || fail "no project version in $source/CMakeLists.txt"
+[[ $version =~ ^([0-9]+)\.([0-9]+) ]] || fail "no project version in $source/CMakeLists.txt"
+major=${BASH_REMATCH[1]} minor=${BASH_REMATCH[2]}
+refused=("$major.$((minor + 1))" "$((major + 1)).0")
+((minor > 0)) && refused+=("$major.$((minor - 1))")
 mkdir "$work/version-check"
-cat >"$work/version-check/CMakeLists.txt" <<CMAKE
-cmake_minimum_required(VERSION 3.20)
-project(version_check LANGUAGES CXX)
-find_package(eagle2 99.0 CONFIG QUIET)
-if(eagle2_FOUND)
-  message(FATAL_ERROR "find_package(eagle2 99.0) accepted version \${eagle2_VERSION}")
-endif()
-find_package(eagle2 $version EXACT CONFIG REQUIRED)
-CMAKE
+{
+  printf 'cmake_minimum_required(VERSION 3.20)\nproject(version_check LANGUAGES CXX)\n'
+  for v in "${refused[@]}"; do
+    printf 'find_package(eagle2 %s CONFIG QUIET)\n' "$v"
+    printf 'if(eagle2_FOUND)\n  message(FATAL_ERROR "find_package(eagle2 %s) accepted ${eagle2_VERSION}")\nendif()\n' "$v"
+  done
+  printf 'find_package(eagle2 %s CONFIG REQUIRED)\n' "$major.$minor"
+} >"$work/version-check/CMakeLists.txt"
 "$cmake" -S "$work/version-check" -B "$work/version-check/build" -DCMAKE_PREFIX_PATH="$prefix" \
   -DCMAKE_CXX_COMPILER="$cxx" >"$work/version.log" 2>&1 ||
   fail "the package's version check: $(cat "$work/version.log")"
