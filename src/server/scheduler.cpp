@@ -88,7 +88,7 @@ std::shared_ptr<RequestStream> Scheduler::submit(GenerationRequest request) {
                      " tokens but the context is " + std::to_string(options_.context) +
                      ": shorten the prompt");
   request.options.sampling.validate();
-  if (request.spec.needs_head() && !head_)
+  if (request.spec.needs_head() && request.spec.head.empty() && !head_)
     throw eagle2::Error("speculative \"" + request.spec.to_string() +
                      "\" needs an EAGLE head and this server has none");
   if (request.spec.auto_budget && !cost_)
