@@ -66,6 +66,8 @@ ServedModel::ServedModel(const ServerOptions& o) : id_(folder_name(o.model_dir))
   if (default_spec_.needs_head() && !head_)
     fail("--spec ", spec, " needs an EAGLE head: pass --draft HEAD_DIR");
 
+  make_policy(o);  // before the slow part: a wrong --drafter fails at once
+
   if (!o.chat_template.empty())
     chat_.emplace(api::ChatTemplate::from_file(o.chat_template));
   else if (has_config_template(o.model_dir))
@@ -75,7 +77,12 @@ ServedModel::ServedModel(const ServerOptions& o) : id_(folder_name(o.model_dir))
   // Measured once at start-up for every request: dynamic:auto trees and the scheduler's
   // batch-wide budget both size trees from it, the latter from steps of 1 .. parallel sequences.
   cost_.emplace(api::VerifyCost::measure(*model_, ctx_, *threads_, o.parallel));
-  make_policy(o);
+  // Each offered drafter with weights built once now, loading them, so that a wrong folder fails
+  // the start and not the first request that names it (the engine then loads them once for all
+  // the requests that do).
+  for (const auto& [name, spec] : policy_.drafters)
+    if (loads_weights(spec))
+      api::Drafter::make(spec, *model_, head(), *threads_, ctx_, 0.0f, cost());
 }
 
 void ServedModel::make_policy(const ServerOptions& o) {
@@ -92,10 +99,6 @@ void ServedModel::make_policy(const ServerOptions& o) {
     api::DrafterSpec spec = api::parse_drafter_spec(text);  // its errors name the spec
     if (spec.needs_head() && spec.head.empty() && !head_)
       fail(where, " needs an EAGLE head: pass --draft HEAD_DIR");
-    // Built once now, loading its weights, so that a wrong folder fails the start and not the
-    // first request that names it (the engine then loads them once for every request).
-    if (loads_weights(spec))
-      api::Drafter::make(spec, *model_, head(), *threads_, ctx_, 0.0f, cost());
     policy_.drafters.emplace(name, std::move(spec));
   }
 }
