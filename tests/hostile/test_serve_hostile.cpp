@@ -195,6 +195,44 @@ RawReply raw_exchange(int port, const std::string& head, const std::function<std
   return reply;
 }
 
+// Sends `first`, waits for the server's answer (or 10 s), then sends `then` on the same
+// connection and collects whatever else comes until the server closes it (or 5 s of silence).
+// The number of responses in it: "HTTP/1.1 " status lines.
+size_t responses_to(int port, const std::string& first, const std::string& then,
+                    std::string* all = nullptr) {
+  const int sock = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (sock < 0 || connect(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ADD_FAILURE() << "cannot connect";
+    if (sock >= 0) close(sock);
+    return 0;
+  }
+  std::string got;
+  auto read_for = [&](int seconds) {
+    timeval timeout{seconds, 0};
+    setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    char buf[4096];
+    const ssize_t n = recv(sock, buf, sizeof buf, 0);
+    if (n > 0) got.append(buf, static_cast<size_t>(n));
+    return n > 0;
+  };
+  send(sock, first.data(), first.size(), MSG_NOSIGNAL);
+  read_for(10);
+  while (got.find("\r\n\r\n") == std::string::npos && read_for(1)) {
+  }
+  send(sock, then.data(), then.size(), MSG_NOSIGNAL);
+  while (read_for(5)) {
+  }
+  close(sock);
+  size_t responses = 0;
+  for (size_t at = 0; (at = got.find("HTTP/1.1 ", at)) != std::string::npos; ++at) ++responses;
+  if (all) *all = got;
+  return responses;
+}
+
 // Pieces of a chunked body that never ends: `{"prompt": "aaaa...` in 16 KiB chunks, at most
 // `limit` bytes in all (then no more pieces: the body stays unterminated).
 std::function<std::string()> endless_chunks(size_t limit) {
@@ -361,6 +399,38 @@ TEST(Hostile, ChunkedBodyOverTheLimitIsCutOff) {
   EXPECT_EQ(r.status, 413) << r.response.substr(0, 300);
   EXPECT_NE(r.response.find("--max-body"), std::string::npos) << r.response.substr(0, 300);
   EXPECT_LT(r.sent, offered) << "the server read the whole bomb";
+  expect_still_serving(f);
+}
+
+// A refused body that was not read to its end closes the connection: otherwise the server
+// would read the rest of it as the next request (request smuggling past a proxy). Here the rest
+// is a request, GET /v1/models, sent once the refusal came, which must get no answer: neither
+// after a chunked body cut off at --max-body nor after a body on a route that takes none.
+TEST(Hostile, NoRequestIsReadFromTheRestOfARefusedBody) {
+  HOSTILE_SERVER(f);
+  const std::string smuggled = "GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+  const std::string data = R"({"prompt": ")" + std::string(kMaxBody + 100, 'a');
+  char size[32];
+  std::snprintf(size, sizeof size, "%zx\r\n", data.size() + 2 + smuggled.size());
+  std::string got;
+  EXPECT_EQ(responses_to(f.server->port(),
+                         request_head("POST", "/v1/completions", "Transfer-Encoding: chunked\r\n") +
+                             size + data,
+                         "\r\n" + smuggled, &got),
+            1u)
+      << printable(got);
+  EXPECT_TRUE(got.starts_with("HTTP/1.1 413")) << printable(got);
+  EXPECT_EQ(got.find("\"object\":\"list\""), std::string::npos) << printable(got);
+
+  EXPECT_EQ(responses_to(f.server->port(),
+                         request_head("POST", "/v1/no-such-route",
+                                      "Content-Length: " + std::to_string(smuggled.size()) +
+                                          "\r\n"),
+                         smuggled, &got),
+            1u)
+      << printable(got);
+  EXPECT_TRUE(got.starts_with("HTTP/1.1 404")) << printable(got);
+  EXPECT_EQ(got.find("\"object\":\"list\""), std::string::npos) << printable(got);
   expect_still_serving(f);
 }
 
