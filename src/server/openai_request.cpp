@@ -97,6 +97,23 @@ void only_neutral(const Json& body) {
   if (const Json* v = field(body, "user")) string(*v, "user");
 }
 
+// Fields that would change what the answer means (tool calls, a JSON schema): ignoring them
+// would hand the client an answer it did not ask for, so they are refused, naming the field.
+// Their neutral values (no tools, no tool choice, plain text) are accepted.
+void no_meaning_changes(const Json& body) {
+  for (const char* name : {"tools", "functions"})
+    if (const Json* v = field(body, name); v && !(v->is_array() && v->empty()))
+      bad(name, "tool and function calls are not supported");
+  for (const char* name : {"tool_choice", "function_call"})
+    if (const Json* v = field(body, name); v && !(v->is_string() && *v == "none"))
+      bad(name, "tool and function calls are not supported (only \"none\")");
+  if (const Json* v = field(body, "response_format")) {
+    const Json* type = v->is_object() ? field(*v, "type") : nullptr;
+    if (!type || !type->is_string() || *type != "text")
+      bad("response_format", "only {\"type\": \"text\"} is supported (no JSON mode or schema)");
+  }
+}
+
 void read_prompt(const Json& body, CompletionRequest& r) {
   const Json* p = field(body, "prompt");
   if (!p) bad("prompt", "is required");
@@ -247,6 +264,7 @@ CompletionRequest parse_completion_request(const std::string& body_text, Endpoin
   else
     read_messages(body, r);
   only_neutral(body);
+  no_meaning_changes(body);
 
   // Above the server's cap: refused, not clamped, so that the client knows its answer would be
   // cut short (--max-tokens; by default the context, past which no answer can run anyway).
@@ -275,6 +293,7 @@ CompletionRequest parse_completion_request(const std::string& body_text, Endpoin
     if (!v->is_object()) bad("stream_options", "must be an object, got " + type_name(*v));
     if (const Json* u = field(*v, "include_usage"))
       r.include_usage = boolean(*u, "stream_options.include_usage");
+    if (!r.stream) bad("stream_options", "is only allowed with \"stream\": true");
   }
   // A request must not make the server read a folder of its choosing (request_policy.h).
   if (const Json* v = field(body, "speculative"))

@@ -15,14 +15,16 @@
 //                the same request and seed give the same text whatever else the server runs
 //   stop         a string or an array of at most 4 non-empty strings of at most 1024 bytes
 //   n            1 only;  best_of 1 only;  echo false only;  suffix null only
-//   stream       bool;  stream_options {"include_usage": bool}
+//   stream       bool;  stream_options {"include_usage": bool}, only with stream true
+//   tools, functions (only empty), tool_choice, function_call (only "none"), response_format
+//                (only {"type": "text"}): anything else changes what the answer means, so 400
 //   speculative  (extension) the name of one of the server's drafters (--drafter NAME=SPEC), or a
 //                spec that loads no weights: "plain", "none", "lookup", "chain:6",
 //                "dynamic:auto:8:1:cal", ... (docs/SPECULATIVE.md) within the server's limits;
 //                absent: the server's --spec
 //   The body: JSON nested at most 64 deep, at most 256 keys per object, at most 4096 messages.
 //   accepted and ignored: user, presence_penalty and frequency_penalty when 0, logprobs when
-//                null/false, logit_bias when empty, and any field not listed here.
+//                null/false, logit_bias when empty, and any other field not listed here.
 #pragma once
 
 #include <cstdint>

@@ -76,6 +76,14 @@ TEST(OpenAiRequest, CompletionWithEveryField) {
   EXPECT_EQ(r.speculative->chain_depth, 6);
 }
 
+// The neutral values of the fields that would change an answer's meaning are accepted.
+TEST(OpenAiRequest, NeutralToolAndFormatFields) {
+  EXPECT_NO_THROW(completion(R"({"prompt": "x", "tools": [], "functions": [], "tool_choice":
+      "none", "function_call": "none", "response_format": {"type": "text"}})"));
+  EXPECT_NO_THROW(completion(R"({"prompt": "x", "tools": null, "response_format": null,
+      "stream_options": null})"));
+}
+
 TEST(OpenAiRequest, NullMeansAbsent) {
   const CompletionRequest r = completion(
       R"({"prompt": "x", "max_tokens": null, "temperature": null, "stop": null, "seed": null,
@@ -333,6 +341,17 @@ TEST(OpenAiRequest, WrongTypesAndRanges) {
       {R"("best_of": 3)", "best_of"},            {R"("echo": true)", "echo"},
       {R"("stream": "yes")", "stream"},          {R"("stream": 1)", "stream"},
       {R"("stream_options": true)", "stream_options"},
+      {R"("stream_options": {"include_usage": true})", "only allowed with"},
+      {R"("stream": false, "stream_options": {})", "stream_options"},
+      {R"("tools": [{"type": "function", "function": {"name": "f"}}])", "tools"},
+      {R"("tools": {})", "tools"},
+      {R"("functions": [{"name": "f"}])", "functions"},
+      {R"("tool_choice": "auto")", "tool_choice"},
+      {R"("tool_choice": {"type": "function"})", "tool_choice"},
+      {R"("function_call": "auto")", "function_call"},
+      {R"("response_format": {"type": "json_object"})", "response_format"},
+      {R"("response_format": {"type": "json_schema", "json_schema": {}})", "response_format"},
+      {R"("response_format": "text")", "response_format"},
       {R"("stream_options": {"include_usage": "yes"})", "stream_options.include_usage"},
       {R"("presence_penalty": 0.5)", "presence_penalty"},
       {R"("frequency_penalty": "0")", "frequency_penalty"},
