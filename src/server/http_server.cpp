@@ -8,8 +8,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <thread>
 
 #include "eagle2/error.h"
@@ -307,14 +309,33 @@ struct Server::Impl {
     // The shutdown runs on its own thread, woken through the pipe (a signal handler can do no
     // more than write to it). In order: /health turns 503 and new completions get 503 (the
     // scheduler takes no more); queued requests end with 503 and admitted ones decode to their
-    // end; their responses finish sending; only then does the listening socket close, because
+    // end, or until --drain-timeout, when they end with their text so far and a shutting-down
+    // error; their responses finish sending; only then does the listening socket close, because
     // httplib cuts streaming responses short once it has. listen() below then waits for the
     // remaining connections' handlers, so run() returns when the last response is complete.
     std::thread watcher([this] {
       stop_pipe.wait();
       state.stopping = true;
-      state.scheduler.shutdown();
-      state.wait_for_responses(std::chrono::seconds(60));
+      const auto deadline = std::chrono::steady_clock::now() +
+                            std::chrono::seconds(state.options.drain_timeout);
+      std::mutex mutex;
+      std::condition_variable drained_changed;
+      bool drained = false;
+      std::thread enforcer([&] {
+        std::unique_lock lock(mutex);
+        if (!drained_changed.wait_until(lock, deadline, [&] { return drained; }))
+          state.scheduler.cancel_admitted();
+      });
+      state.scheduler.shutdown();  // returns once every admitted request has ended
+      {
+        std::lock_guard lock(mutex);
+        drained = true;
+      }
+      drained_changed.notify_all();
+      enforcer.join();
+      // The responses' last bytes: a client that stopped reading is dropped by httplib's write
+      // timeout (5 s) well before this.
+      state.wait_for_responses(std::chrono::seconds(10));
       // httplib's stop() acts only once listen() runs: wait for that, or for listen to fail.
       while (!http.is_running() && !listen_done)
         std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -32,6 +32,9 @@ struct ServerOptions {
   // Request bodies above this get 413: the bytes as received for Content-Length and chunked
   // bodies, the inflated bytes for gzip, deflate and br bodies.
   size_t max_body = size_t{1} << 20;
+  // On SIGTERM/SIGINT (or stop()), admitted requests decode to their end for at most this long;
+  // then they end with what they have and a shutting-down error. A second signal exits at once.
+  int drain_timeout = 30;  // seconds
 
   // Drafters the operator offers by name (--drafter NAME=SPEC, in order): a request's
   // "speculative" names one of them, or gives a spec that loads nothing from disk. Drafters with

@@ -48,6 +48,7 @@ TEST(Serve, FlagErrorsAreOneLine) {
       {"serve --max-draft-tokens 0", "--max-draft-tokens"},
       {"serve --max-draft-depth 0", "--max-draft-depth"},
       {"serve --max-draft-top-k 0", "--max-draft-top-k"},
+      {"serve --drain-timeout -1", "--drain-timeout"},
   };
   for (const auto& [args, flag] : flag_errors) {
     const test::CliRun run = test::run_cli_split(args);
@@ -238,6 +239,56 @@ TEST(Serve, SigtermDuringAStreamLetsItFinishThenExitsZero) {
   }
   EXPECT_EQ(srv.wait(), 0);
   EXPECT_NE(srv.err().find("eagle2 serve: stopped"), std::string::npos);
+}
+
+// A request still decoding at --drain-timeout (here 0: at once) ends with its text so far and a
+// shutting-down error event, and the process exits 0.
+TEST(Serve, SigtermEndsRequestsAtTheDrainDeadline) {
+  ServeProcess srv("--drain-timeout 0");
+  json body = long_request();
+  body["max_tokens"] = 1000;  // the bundled model's context is 1024
+  std::atomic<bool> signalled{false};
+  test::SseResult s;
+  {
+    httplib::Client c = srv.client();
+    s = test::post_sse(c, "/v1/completions", body, {}, [&](const json&) {
+      if (!signalled.exchange(true)) srv.signal(SIGTERM);
+      return true;
+    });
+  }
+  ASSERT_TRUE(signalled) << "no event came";  // (unsignalled, wait() would never return)
+  EXPECT_EQ(s.status, 200);
+  EXPECT_TRUE(s.done) << s.raw;
+  EXPECT_NE(s.raw.find("the server is shutting down"), std::string::npos) << s.raw;
+  int tokens = 0;
+  for (const json& e : s.events)
+    if (e.contains("x_eagle2")) tokens += static_cast<int>(e["x_eagle2"]["tokens"].size());
+  EXPECT_GT(tokens, 0);
+  EXPECT_LT(tokens, 1000);
+  EXPECT_EQ(srv.wait(), 0);
+  EXPECT_NE(srv.err().find("eagle2 serve: stopped"), std::string::npos);
+}
+
+// A second signal does not wait for the drain (here 600 s): the process exits at once, 128 +
+// SIGTERM as a shell reports it.
+TEST(Serve, ASecondSignalExitsAtOnce) {
+  ServeProcess srv("--drain-timeout 600");
+  json body = long_request();
+  body["max_tokens"] = 1000;  // the bundled model's context is 1024
+  std::atomic<bool> signalled{false};
+  {
+    httplib::Client c = srv.client();
+    test::post_sse(c, "/v1/completions", body, {}, [&](const json&) {
+      if (!signalled.exchange(true)) {
+        srv.signal(SIGTERM);
+        std::this_thread::sleep_for(200ms);  // the first is taken before the second comes
+        srv.signal(SIGTERM);
+      }
+      return true;
+    });
+  }
+  ASSERT_TRUE(signalled) << "no event came";  // (unsignalled, wait() would never return)
+  EXPECT_EQ(srv.wait(), 128 + SIGTERM);
 }
 
 }  // namespace

@@ -91,6 +91,10 @@ Command add_serve(CLI::App& app) {
   cmd->add_option("--max-body", o.max_body,
                   "Largest request body in bytes; larger gets 413 (default: 1048576)")
       ->check(integer_in(1024, int64_t{1} << 30));
+  cmd->add_option("--drain-timeout", o.drain_timeout,
+                  "On SIGTERM or Ctrl-C, seconds admitted requests may still decode; then they "
+                  "end with their text so far. A second signal exits at once (default: 30)")
+      ->check(integer_in(0, 86400));
   cmd->add_option_function<std::vector<std::string>>(
          "--drafter",
          [f](const std::vector<std::string>& all) {
