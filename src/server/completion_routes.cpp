@@ -111,7 +111,8 @@ void send_error(httplib::Response& res, const ApiError& e) {
 void handle_completion(ServerState& s, Endpoint endpoint, const std::string& body,
                        httplib::Response& res) {
   std::shared_ptr<void> in_flight = s.response_started();
-  const CompletionRequest request = parse_completion_request(body, endpoint, s.model.id(), s.model.policy());
+  const CompletionRequest request =
+      parse_completion_request(body, endpoint, s.model.id(), s.model.policy());
   const std::vector<int32_t> prompt = s.model.prompt_tokens(request);
 
   std::shared_ptr<RequestStream> stream;

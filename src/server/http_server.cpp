@@ -223,22 +223,22 @@ struct Server::Impl {
   // read within --max-body, then handle_completion. Refusals are counted in
   // eagle2_requests_total; one before the body was read to its end closes the connection.
   httplib::Server::HandlerWithContentReader completion_route(Endpoint endpoint) {
-    return [this, endpoint](const Request& req, Response& res,
-                            const httplib::ContentReader& reader) {
-      bool body_read = false;
-      try {
-        authorize(req);
-        const std::string body = read_body(res, reader);
-        body_read = true;
-        handle_completion(state, endpoint, body, res);
-      } catch (const ApiError& e) {
-        state.metrics.request_done(std::to_string(e.status()));
-        if (body_read)
-          send_error(res, e);
-        else
-          send_error_and_close(res, e);
-      }
-    };
+    return
+        [this, endpoint](const Request& req, Response& res, const httplib::ContentReader& reader) {
+          bool body_read = false;
+          try {
+            authorize(req);
+            const std::string body = read_body(res, reader);
+            body_read = true;
+            handle_completion(state, endpoint, body, res);
+          } catch (const ApiError& e) {
+            state.metrics.request_done(std::to_string(e.status()));
+            if (body_read)
+              send_error(res, e);
+            else
+              send_error_and_close(res, e);
+          }
+        };
   }
 
   void models(Response& res) {
@@ -316,8 +316,8 @@ struct Server::Impl {
     std::thread watcher([this] {
       stop_pipe.wait();
       state.stopping = true;
-      const auto deadline = std::chrono::steady_clock::now() +
-                            std::chrono::seconds(state.options.drain_timeout);
+      const auto deadline =
+          std::chrono::steady_clock::now() + std::chrono::seconds(state.options.drain_timeout);
       std::mutex mutex;
       std::condition_variable drained_changed;
       bool drained = false;

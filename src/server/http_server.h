@@ -40,8 +40,9 @@ class Server {
   // From any thread, before or during run(). Does not wait.
   void stop();
   // From now on, for the server's lifetime, SIGINT and SIGTERM call stop(), and a second one
-  // exits the process at once (and SIGPIPE is ignored). Call it before announcing the server, so that a signal sent as soon as the
-  // announcement is read stops it gracefully rather than killing it.
+  // exits the process at once (and SIGPIPE is ignored). Call it before announcing the server, so
+  // that a signal sent as soon as the announcement is read stops it gracefully rather than killing
+  // it.
   void stop_on_signals();
   // stop_on_signals(), then run().
   void run_until_signal();

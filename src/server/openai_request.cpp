@@ -3,8 +3,8 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
-#include <vector>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "eagle2/error.h"
 #include "server/api_error.h"
@@ -159,8 +159,8 @@ void read_messages(const Json& body, CompletionRequest& r) {
   if (!m->is_array()) bad("messages", "must be an array, got " + type_name(*m));
   if (m->empty()) bad("messages", "is empty");
   if (m->size() > kMaxMessages)
-    bad("messages", "at most " + std::to_string(kMaxMessages) + " messages, got " +
-                        std::to_string(m->size()));
+    bad("messages",
+        "at most " + std::to_string(kMaxMessages) + " messages, got " + std::to_string(m->size()));
   Json messages = Json::array();
   for (size_t i = 0; i < m->size(); ++i) {
     const std::string where = "messages[" + std::to_string(i) + "]";
@@ -212,10 +212,10 @@ Json parse_bounded(const std::string& text) {
       case Json::parse_event_t::array_start:
         // `depth` counts the arrays and objects around this one: the top level is 0.
         if (depth >= kMaxJsonDepth)
-          throw ApiError(400,
-                         "malformed JSON: nested deeper than " + std::to_string(kMaxJsonDepth) +
-                             " levels",
-                         "", "invalid_json");
+          throw ApiError(
+              400,
+              "malformed JSON: nested deeper than " + std::to_string(kMaxJsonDepth) + " levels", "",
+              "invalid_json");
         keys.push_back(0);
         break;
       case Json::parse_event_t::key:

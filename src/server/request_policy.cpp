@@ -60,12 +60,11 @@ void check_draft_limits(const api::DrafterSpec& s, const DraftLimits& l) {
     // dynamic:auto's trees grow up to DrafterSpec::kAutoMaxTokens (its total_tokens).
     at_most("dynamic tree tokens", s.dynamic.total_tokens, l.max_tokens, tokens);
   } else if (s.kind == "static") {
-    at_most("static tree tokens", static_cast<int64_t>(s.choices.size()) + 1, l.max_tokens,
-            tokens);
+    at_most("static tree tokens", static_cast<int64_t>(s.choices.size()) + 1, l.max_tokens, tokens);
     for (const std::vector<int>& path : s.choices) {
       at_most("static tree depth", static_cast<int64_t>(path.size()), l.max_depth, depth);
-      for (const int rank : path) at_most("static tree sibling rank + 1", int64_t{rank} + 1,
-                                          l.max_top_k, top_k);
+      for (const int rank : path)
+        at_most("static tree sibling rank + 1", int64_t{rank} + 1, l.max_top_k, top_k);
     }
   } else if (s.kind == "lookahead") {
     const api::LookaheadParams& p = s.lookahead;
@@ -91,9 +90,10 @@ api::DrafterSpec request_drafter(const std::string& text, const RequestPolicy& p
            offered(policy));
   const std::string kind = text.substr(0, text.find(':'));
   if (one_of(kWeightKinds, kind))
-    refuse("drafters with weights of their own (sps, medusa, hydra) are chosen by the server's "
-           "operator, not by a request: name one of the server's drafters; " +
-           offered(policy));
+    refuse(
+        "drafters with weights of their own (sps, medusa, hydra) are chosen by the server's "
+        "operator, not by a request: name one of the server's drafters; " +
+        offered(policy));
   if (!one_of(kWeightFreeKinds, kind))
     refuse("unknown drafter: name one of the server's drafters (" + offered(policy) +
            ") or a spec: plain, none, lookup[:D], chain[:D], static[:N|:JSON], "

@@ -41,7 +41,7 @@ struct ServerOptions {
   // weights of their own (sps:DIR, medusa:DIR, hydra:DIR, ...@HEAD_DIR) are only served this way.
   std::vector<std::pair<std::string, std::string>> drafters;
   // Server limits on what one request may ask (docs/SERVER.md "Limits and threat model").
-  int64_t max_tokens = 0;     // largest max_tokens; 0 = the context (--ctx)
+  int64_t max_tokens = 0;      // largest max_tokens; 0 = the context (--ctx)
   int max_draft_tokens = 128;  // draft tokens per cycle (tree size, chain or lookup length + 1,
                                // lookahead rows (W + G) * (N - 1))
   int max_draft_depth = 32;    // draft levels (chain, lookup and dynamic D, static path length)

@@ -21,7 +21,6 @@
 #include "support/shared_data.h"
 #include "support/sse_client.h"
 
-
 namespace eagle2 {
 namespace {
 
@@ -37,14 +36,22 @@ json long_request() {
 
 TEST(Serve, FlagErrorsAreOneLine) {
   const std::pair<const char*, const char*> flag_errors[] = {
-      {"serve --port 70000", "--port"},          {"serve --port -1", "--port"},
-      {"serve --parallel 0", "--parallel"},      {"serve --max-queue -1", "--max-queue"},
-      {"serve --spec bogus", "--spec"},          {"serve --api-key ''", "--api-key"},
-      {"serve --max-body 10", "--max-body"},     {"serve --chat-template /no/such", "--chat"},
-      {"serve --host", "--host"},                {"serve --bogus", "--bogus"},
-      {"serve --spec chain:3 --depth 2", "--spec"}, {"serve --tree bogus", "--tree"},
-      {"serve --drafter bogus", "--drafter"},    {"serve --drafter =chain:3", "--drafter"},
-      {"serve --drafter x=", "--drafter"},       {"serve --max-tokens -1", "--max-tokens"},
+      {"serve --port 70000", "--port"},
+      {"serve --port -1", "--port"},
+      {"serve --parallel 0", "--parallel"},
+      {"serve --max-queue -1", "--max-queue"},
+      {"serve --spec bogus", "--spec"},
+      {"serve --api-key ''", "--api-key"},
+      {"serve --max-body 10", "--max-body"},
+      {"serve --chat-template /no/such", "--chat"},
+      {"serve --host", "--host"},
+      {"serve --bogus", "--bogus"},
+      {"serve --spec chain:3 --depth 2", "--spec"},
+      {"serve --tree bogus", "--tree"},
+      {"serve --drafter bogus", "--drafter"},
+      {"serve --drafter =chain:3", "--drafter"},
+      {"serve --drafter x=", "--drafter"},
+      {"serve --max-tokens -1", "--max-tokens"},
       {"serve --max-draft-tokens 0", "--max-draft-tokens"},
       {"serve --max-draft-depth 0", "--max-draft-depth"},
       {"serve --max-draft-top-k 0", "--max-draft-top-k"},
@@ -57,12 +64,11 @@ TEST(Serve, FlagErrorsAreOneLine) {
     EXPECT_NE(run.err.find(flag), std::string::npos) << args << ": " << run.err;
   }
   // Errors of what the flags name: exit 1, one line.
-  for (const char* args : {"serve --port 0 -m /no/such/model", "serve --port 0 --draft /no/such",
-                           "serve --port 0 --draft none --spec chain:3",
-                           "serve --port 0 --drafter chain=chain:3",
-                           "serve --port 0 --drafter a=chain:3 --drafter a=lookup",
-                           "serve --port 0 --drafter a=bogus:1",
-                           "serve --port 0 --drafter a=sps:/no/such/draft"}) {
+  for (const char* args :
+       {"serve --port 0 -m /no/such/model", "serve --port 0 --draft /no/such",
+        "serve --port 0 --draft none --spec chain:3", "serve --port 0 --drafter chain=chain:3",
+        "serve --port 0 --drafter a=chain:3 --drafter a=lookup",
+        "serve --port 0 --drafter a=bogus:1", "serve --port 0 --drafter a=sps:/no/such/draft"}) {
     const test::CliRun run = test::run_cli_split(args);
     std::string why;
     EXPECT_TRUE(test::is_one_clean_error(run, &why)) << args << ": " << why;

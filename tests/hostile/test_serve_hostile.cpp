@@ -38,7 +38,9 @@ constexpr size_t kMaxBody = 65536;  // the server's --max-body here
 constexpr const char* kPrompt = "Once upon a time";
 constexpr int kTokens = 8;
 
-std::string dir_of(const std::string& file) { return file.substr(0, file.rfind('/')); }
+std::string dir_of(const std::string& file) {
+  return file.substr(0, file.rfind('/'));
+}
 
 // One server for the whole suite (started on first use, killed at exit): stories260K with its
 // EAGLE head, two drafters offered by name (one with its own head folder, one a draft model), a
@@ -59,8 +61,8 @@ Fixture* fixture() {
         "-m " + x->model_dir + " --draft " + x->head_dir + " --max-body " +
         std::to_string(kMaxBody) + " --drafter wide=dynamic:8:3:2@" + x->head_dir +
         " --drafter self=sps:" + x->model_dir + ":2");
-    const test::CliRun run = test::run_cli_split("generate -m " + x->model_dir + " -p '" +
-                                                 kPrompt + "' -n " + std::to_string(kTokens));
+    const test::CliRun run = test::run_cli_split("generate -m " + x->model_dir + " -p '" + kPrompt +
+                                                 "' -n " + std::to_string(kTokens));
     if (run.code == 0 && run.out.size() > std::string(kPrompt).size())
       x->expected = run.out.substr(std::string(kPrompt).size(),
                                    run.out.size() - std::string(kPrompt).size() - 1);
@@ -69,12 +71,12 @@ Fixture* fixture() {
   return f.get();
 }
 
-#define HOSTILE_SERVER(var)                                                            \
-  EAGLE2_SHARED_FILE(model_cfg_, kModel);                                              \
-  Fixture& var = *fixture();                                                           \
-  ASSERT_TRUE(var.server && var.server->port() > 0) << "the server did not start";     \
-  ASSERT_TRUE(var.server->alive()) << "the server died earlier: wait status "          \
-                                   << var.server->exit_status()
+#define HOSTILE_SERVER(var)                                                       \
+  EAGLE2_SHARED_FILE(model_cfg_, kModel);                                         \
+  Fixture& var = *fixture();                                                      \
+  ASSERT_TRUE(var.server&& var.server->port() > 0) << "the server did not start"; \
+  ASSERT_TRUE(var.server->alive())                                                \
+      << "the server died earlier: wait status " << var.server->exit_status()
 
 httplib::Client client(const Fixture& f) {
   httplib::Client c("127.0.0.1", f.server->port());
@@ -250,8 +252,9 @@ std::function<std::string()> endless_chunks(size_t limit) {
 
 std::string request_head(const std::string& method, const std::string& path,
                          const std::string& extra_headers) {
-  return method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" +
-         extra_headers + "\r\n";
+  return method + " " + path +
+         " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" + extra_headers +
+         "\r\n";
 }
 
 std::string gzip(const std::string& text) {
@@ -283,9 +286,10 @@ TEST(Hostile, DeepJsonIsRefusedWhileParsing) {
              "nested deeper");
   expect_400(f, "/v1/completions", R"({"prompt": "x", "extra": )" + deep + "}", "nested deeper");
   std::string objects;
-  for (size_t i = 0; i < levels / 3; ++i) objects += R"({"a")" ":";
-  expect_400(f, "/v1/completions", objects + "1" + std::string(levels / 3, '}'),
-             "nested deeper");
+  for (size_t i = 0; i < levels / 3; ++i)
+    objects += R"({"a")"
+               ":";
+  expect_400(f, "/v1/completions", objects + "1" + std::string(levels / 3, '}'), "nested deeper");
   expect_still_serving(f);
 }
 
@@ -293,8 +297,8 @@ TEST(Hostile, DeepJsonIsRefusedWhileParsing) {
 // --max-body here, so 413; the JSON depth check is what guards a server with a larger limit.
 TEST(Hostile, DeepJsonGzippedIsRefused) {
   HOSTILE_SERVER(f);
-  const std::string deep = R"({"messages": )" + std::string(100000, '[') +
-                           std::string(100000, ']') + "}";
+  const std::string deep =
+      R"({"messages": )" + std::string(100000, '[') + std::string(100000, ']') + "}";
   const httplib::Result r =
       post(f, "/v1/chat/completions", gzip(deep), {{"Content-Encoding", "gzip"}});
   ASSERT_TRUE(r);
@@ -307,11 +311,20 @@ TEST(Hostile, DeepJsonGzippedIsRefused) {
 // repeats none of it.
 TEST(Hostile, RequestsCannotNameFiles) {
   HOSTILE_SERVER(f);
-  const std::vector<std::string> specs = {
-      "sps:/etc", "sps:/abs/path/to/a/model", "sps:/no/such/folder/xyz", "sps:" + f.model_dir,
-      "sps:" + f.model_dir + ":2", "medusa:/etc", "medusa:" + f.head_dir, "hydra:/etc:8",
-      "chain@" + f.head_dir, "dynamic:8:3:2@/etc", "dynamic:auto@/no/such", "/etc/passwd",
-      "../../etc", "wide@/etc"};
+  const std::vector<std::string> specs = {"sps:/etc",
+                                          "sps:/abs/path/to/a/model",
+                                          "sps:/no/such/folder/xyz",
+                                          "sps:" + f.model_dir,
+                                          "sps:" + f.model_dir + ":2",
+                                          "medusa:/etc",
+                                          "medusa:" + f.head_dir,
+                                          "hydra:/etc:8",
+                                          "chain@" + f.head_dir,
+                                          "dynamic:8:3:2@/etc",
+                                          "dynamic:auto@/no/such",
+                                          "/etc/passwd",
+                                          "../../etc",
+                                          "wide@/etc"};
   std::string sps_message;
   for (const std::string& spec : specs) {
     SCOPED_TRACE(spec);
@@ -322,8 +335,8 @@ TEST(Hostile, RequestsCannotNameFiles) {
     EXPECT_NE(message.find("speculative"), std::string::npos) << r->body;
     for (const std::string& secret :
          {std::string("/etc"), std::string("/abs"), std::string("/no/such"), f.model_dir,
-          f.head_dir, std::string("passwd"), std::string("cannot open"),
-          std::string("No such"), std::string("config.json")})
+          f.head_dir, std::string("passwd"), std::string("cannot open"), std::string("No such"),
+          std::string("config.json")})
       EXPECT_EQ(r->body.find(secret), std::string::npos) << r->body;
     // What may be named instead.
     EXPECT_NE(message.find("self, wide"), std::string::npos) << r->body;
@@ -371,7 +384,8 @@ TEST(Hostile, HugeDrafterParametersAreRefusedBeforeTheWork) {
 TEST(Hostile, HugeMaxTokensManyMessagesAndStopStrings) {
   HOSTILE_SERVER(f);
   // stories260K's context is 512, the default cap.
-  for (const json& n : {json(int64_t{1} << 30), json(513), json(18446744073709551615ull), json(1e300)})
+  for (const json& n :
+       {json(int64_t{1} << 30), json(513), json(18446744073709551615ull), json(1e300)})
     expect_400(f, "/v1/completions", completion_with("max_tokens", n), "max_tokens");
   json messages = json::array();
   for (int i = 0; i < 4097; ++i) messages.push_back({{"role", "u"}});  // 53 KB: under --max-body
@@ -384,6 +398,22 @@ TEST(Hostile, HugeMaxTokensManyMessagesAndStopStrings) {
   json keys = {{"prompt", kPrompt}};
   for (int i = 0; i < 300; ++i) keys["k" + std::to_string(i)] = i;
   expect_400(f, "/v1/completions", keys.dump(), "more than 256 keys");
+  expect_still_serving(f);
+}
+
+// Fields that would change what the answer means get a 400 naming them, not a silent answer
+// to another question.
+TEST(Hostile, MeaningChangingFieldsAreRefused) {
+  HOSTILE_SERVER(f);
+  expect_400(f, "/v1/completions", completion_with("tools", json::array({{{"type", "function"}}})),
+             "tools");
+  expect_400(f, "/v1/completions", completion_with("tool_choice", "required"), "tool_choice");
+  expect_400(f, "/v1/completions", completion_with("functions", json::array({{{"name", "f"}}})),
+             "functions");
+  expect_400(f, "/v1/completions", completion_with("response_format", {{"type", "json_object"}}),
+             "response_format");
+  expect_400(f, "/v1/completions", completion_with("stream_options", {{"include_usage", true}}),
+             "stream_options");
   expect_still_serving(f);
 }
 
@@ -422,12 +452,12 @@ TEST(Hostile, NoRequestIsReadFromTheRestOfARefusedBody) {
   EXPECT_TRUE(got.starts_with("HTTP/1.1 413")) << printable(got);
   EXPECT_EQ(got.find("\"object\":\"list\""), std::string::npos) << printable(got);
 
-  EXPECT_EQ(responses_to(f.server->port(),
-                         request_head("POST", "/v1/no-such-route",
-                                      "Content-Length: " + std::to_string(smuggled.size()) +
-                                          "\r\n"),
-                         smuggled, &got),
-            1u)
+  EXPECT_EQ(
+      responses_to(f.server->port(),
+                   request_head("POST", "/v1/no-such-route",
+                                "Content-Length: " + std::to_string(smuggled.size()) + "\r\n"),
+                   smuggled, &got),
+      1u)
       << printable(got);
   EXPECT_TRUE(got.starts_with("HTTP/1.1 404")) << printable(got);
   EXPECT_EQ(got.find("\"object\":\"list\""), std::string::npos) << printable(got);
@@ -449,22 +479,22 @@ TEST(Hostile, GzipAndDeflateBombsOverTheLimit) {
   }
   // Chunked and gzipped: counted after inflating, as it arrives.
   size_t at = 0;
-  const RawReply r = raw_exchange(
-      f.server->port(),
-      request_head("POST", "/v1/completions",
-                   "Transfer-Encoding: chunked\r\nContent-Encoding: gzip\r\n"),
-      [&]() -> std::string {
-        if (at > bomb.size()) return "";
-        if (at == bomb.size()) {
-          at++;
-          return "0\r\n\r\n";
-        }
-        const std::string piece = bomb.substr(at, 4096);
-        at += piece.size();
-        char size[32];
-        std::snprintf(size, sizeof size, "%zx\r\n", piece.size());
-        return size + piece + "\r\n";
-      });
+  const RawReply r =
+      raw_exchange(f.server->port(),
+                   request_head("POST", "/v1/completions",
+                                "Transfer-Encoding: chunked\r\nContent-Encoding: gzip\r\n"),
+                   [&]() -> std::string {
+                     if (at > bomb.size()) return "";
+                     if (at == bomb.size()) {
+                       at++;
+                       return "0\r\n\r\n";
+                     }
+                     const std::string piece = bomb.substr(at, 4096);
+                     at += piece.size();
+                     char size[32];
+                     std::snprintf(size, sizeof size, "%zx\r\n", piece.size());
+                     return size + piece + "\r\n";
+                   });
   EXPECT_EQ(r.status, 413) << r.response.substr(0, 300);
   // Under the limit, a compressed request is served.
   const json ok = {{"prompt", kPrompt}, {"max_tokens", kTokens}};
@@ -506,12 +536,24 @@ TEST(Hostile, FuzzedBodiesNeverCrashTheServer) {
        R"({"messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}],)"
        R"( "max_tokens": 4, "stream": true, "stream_options": {"include_usage": true}})"},
   };
-  const std::vector<std::string> splices = {
-      std::string(300, '['), std::string(300, '{'), "\xff\xfe\xc3(", "\xed\xa0\x80",
-      "1e999999", "-1e-999999", "18446744073709551616", "-9223372036854775809",
-      "123456789012345678901234567890", "\"\\ud800\"", "\\u0000", "null", "[]", "{}",
-      std::string(4000, 'x'), "\"speculative\": \"chain:99999\",",
-      "\"speculative\": \"sps:/etc\",", "\"max_tokens\": 99999999999,"};
+  const std::vector<std::string> splices = {std::string(300, '['),
+                                            std::string(300, '{'),
+                                            "\xff\xfe\xc3(",
+                                            "\xed\xa0\x80",
+                                            "1e999999",
+                                            "-1e-999999",
+                                            "18446744073709551616",
+                                            "-9223372036854775809",
+                                            "123456789012345678901234567890",
+                                            "\"\\ud800\"",
+                                            "\\u0000",
+                                            "null",
+                                            "[]",
+                                            "{}",
+                                            std::string(4000, 'x'),
+                                            "\"speculative\": \"chain:99999\",",
+                                            "\"speculative\": \"sps:/etc\",",
+                                            "\"max_tokens\": 99999999999,"};
   std::mt19937 rng(43);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   int answered = 0, closed = 0, count = 0;
@@ -522,11 +564,21 @@ TEST(Hostile, FuzzedBodiesNeverCrashTheServer) {
     for (int e = 0; e < edits && !body.empty(); ++e) {
       const size_t at = rng() % body.size();
       switch (rng() % 5) {
-        case 0: body[at] = static_cast<char>(rng() % 256); break;
-        case 1: body.insert(at, 1, static_cast<char>(rng() % 256)); break;
-        case 2: body.erase(at, 1 + rng() % 8); break;
-        case 3: body.resize(at); break;
-        default: body.insert(at, splices[rng() % splices.size()]); break;
+        case 0:
+          body[at] = static_cast<char>(rng() % 256);
+          break;
+        case 1:
+          body.insert(at, 1, static_cast<char>(rng() % 256));
+          break;
+        case 2:
+          body.erase(at, 1 + rng() % 8);
+          break;
+        case 3:
+          body.resize(at);
+          break;
+        default:
+          body.insert(at, splices[rng() % splices.size()]);
+          break;
       }
     }
     const httplib::Result r = post(f, path, body);
@@ -537,8 +589,8 @@ TEST(Hostile, FuzzedBodiesNeverCrashTheServer) {
     } else {
       ++closed;
     }
-    ASSERT_TRUE(f.server->alive()) << "the server died on " << printable(body)
-                                   << " (" << path << ")";
+    ASSERT_TRUE(f.server->alive())
+        << "the server died on " << printable(body) << " (" << path << ")";
   }
   EXPECT_GE(count, 50) << "too few fuzzed requests in the time";
   std::printf("fuzz: %d bodies, %d answered, %d connections closed\n", count, answered, closed);

@@ -26,8 +26,8 @@ ServeProcess::ServeProcess(const std::string& args) {
   const std::string command =
       std::string("exec ") + EAGLE2_CLI_PATH + " serve --port 0 -t 1 " + args;
   const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
-  const int rc = posix_spawn(&pid_, "/bin/sh", &actions, nullptr, const_cast<char**>(argv),
-                             environ);
+  const int rc =
+      posix_spawn(&pid_, "/bin/sh", &actions, nullptr, const_cast<char**>(argv), environ);
   posix_spawn_file_actions_destroy(&actions);
   close(fds[1]);
   if (rc != 0) throw std::runtime_error("posix_spawn");

@@ -153,8 +153,8 @@ TEST(OpenAiRequest, RequestsNameTheServersDraftersNeverAFolder) {
   EXPECT_EQ(with_policy(spec_body("wide"), policy).speculative->head, "/models/head");
   for (const std::string spec :
        {"sps:/etc", "sps:/etc/passwd-no-such:4:2", "sps:/models/draft:3", "medusa:/tmp/x",
-        "hydra:/abs/path:8", "chain@/etc", "dynamic:auto@/models/head", "/etc/passwd",
-        "../secret", "Draft7", "draft7 "}) {
+        "hydra:/abs/path:8", "chain@/etc", "dynamic:auto@/models/head", "/etc/passwd", "../secret",
+        "Draft7", "draft7 "}) {
     SCOPED_TRACE(spec);
     const ApiError e = policy_refusal(spec_body(spec), policy);
     EXPECT_EQ(e.status(), 400);
@@ -171,8 +171,7 @@ TEST(OpenAiRequest, RequestsNameTheServersDraftersNeverAFolder) {
 
 TEST(OpenAiRequest, DrafterNamesCannotBeKinds) {
   EXPECT_NO_THROW(check_drafter_name("draft-7_b.v2"));
-  for (const char* name : {"", "chain", "sps", "dynamic", "lookahead", "a:b", "a@b", "a/b",
-                           "a b"})
+  for (const char* name : {"", "chain", "sps", "dynamic", "lookahead", "a:b", "a@b", "a/b", "a b"})
     EXPECT_THROW(check_drafter_name(name), Error) << name;
   EXPECT_THROW(check_drafter_name(std::string(65, 'a')), Error);
 }
@@ -182,8 +181,8 @@ TEST(OpenAiRequest, DrafterNamesCannotBeKinds) {
 TEST(OpenAiRequest, DrafterSizesWithinTheServersLimits) {
   RequestPolicy policy;
   policy.draft = {20, 6, 4};  // tokens, depth, top-k
-  for (const char* spec : {"chain:6", "lookup:6", "dynamic:20:6:4", "static:[[0],[1],[0,0],[3]]", "lookahead:2:3:2", "plain", "none",
-                           "static:20"})
+  for (const char* spec : {"chain:6", "lookup:6", "dynamic:20:6:4", "static:[[0],[1],[0,0],[3]]",
+                           "lookahead:2:3:2", "plain", "none", "static:20"})
     EXPECT_NO_THROW(with_policy(spec_body(spec), policy)) << spec;
   const std::pair<const char*, const char*> over[] = {
       {"chain:100000", "--max-draft-depth"},
@@ -195,7 +194,7 @@ TEST(OpenAiRequest, DrafterSizesWithinTheServersLimits) {
       {"dynamic:60:2147483647:2147483647", "--max-draft-depth"},
       {"dynamic:auto:6:100000", "--max-draft-top-k"},
       {"dynamic:auto:6:4", "--max-draft-tokens"},  // its trees grow to 64 tokens
-      {"static", "--max-draft-tokens"},  // EAGLE-1's 64 tokens
+      {"static", "--max-draft-tokens"},            // EAGLE-1's 64 tokens
       {"static:[[0],[0,0],[0,0,0],[0,0,0,0],[0,0,0,0,0],[0,0,0,0,0,0],[0,0,0,0,0,0,0]]",
        "--max-draft-depth"},
       {"static:[[4]]", "--max-draft-top-k"},
@@ -220,9 +219,9 @@ TEST(OpenAiRequest, MaxTokensCappedByTheServer) {
   RequestPolicy policy;
   policy.max_tokens = 512;
   EXPECT_EQ(*with_policy(R"({"prompt": "x", "max_tokens": 512})", policy).max_tokens, 512);
-  for (const char* body : {R"({"prompt": "x", "max_tokens": 513})",
-                           R"({"prompt": "x", "max_tokens": 1073741824})",
-                           R"({"prompt": "x", "max_tokens": 18446744073709551615})"}) {
+  for (const char* body :
+       {R"({"prompt": "x", "max_tokens": 513})", R"({"prompt": "x", "max_tokens": 1073741824})",
+        R"({"prompt": "x", "max_tokens": 18446744073709551615})"}) {
     const ApiError e = policy_refusal(body, policy);
     EXPECT_EQ(e.status(), 400) << body;
     EXPECT_NE(std::string(e.what()).find("[1, 512]"), std::string::npos) << e.what();
@@ -285,8 +284,8 @@ TEST(OpenAiRequest, BodyShapeIsBoundedWhileParsing) {
 
   expect_400(R"({"prompt": "x", "stop": ")" + std::string(kMaxStopLength + 1, 'a') + "\"}",
              "at most 1024 bytes");
-  EXPECT_NO_THROW(completion(R"({"prompt": "x", "stop": ")" + std::string(kMaxStopLength, 'a') +
-                             "\"}"));
+  EXPECT_NO_THROW(
+      completion(R"({"prompt": "x", "stop": ")" + std::string(kMaxStopLength, 'a') + "\"}"));
 }
 
 TEST(OpenAiRequest, ModelIdOrDefaultElse404) {
@@ -324,22 +323,35 @@ TEST(OpenAiRequest, PromptRefusals) {
 
 TEST(OpenAiRequest, WrongTypesAndRanges) {
   const std::pair<const char*, const char*> cases[] = {
-      {R"("max_tokens": "16")", "max_tokens"},   {R"("max_tokens": 16.5)", "max_tokens"},
-      {R"("max_tokens": 0)", "max_tokens"},      {R"("max_tokens": -3)", "max_tokens"},
+      {R"("max_tokens": "16")", "max_tokens"},
+      {R"("max_tokens": 16.5)", "max_tokens"},
+      {R"("max_tokens": 0)", "max_tokens"},
+      {R"("max_tokens": -3)", "max_tokens"},
       {R"("max_tokens": 99999999999)", "max_tokens"},
-      {R"("temperature": "hot")", "temperature"}, {R"("temperature": -0.1)", "temperature"},
-      {R"("temperature": 2.5)", "temperature"},  {R"("top_p": 0)", "top_p"},
-      {R"("top_p": 1.1)", "top_p"},              {R"("top_p": true)", "top_p"},
-      {R"("top_k": -1)", "top_k"},               {R"("top_k": 1.5)", "top_k"},
-      {R"("top_k": 3000000000)", "top_k"},       {R"("seed": -1)", "seed"},
-      {R"("seed": 1.5)", "seed"},                {R"("seed": "7")", "seed"},
+      {R"("temperature": "hot")", "temperature"},
+      {R"("temperature": -0.1)", "temperature"},
+      {R"("temperature": 2.5)", "temperature"},
+      {R"("top_p": 0)", "top_p"},
+      {R"("top_p": 1.1)", "top_p"},
+      {R"("top_p": true)", "top_p"},
+      {R"("top_k": -1)", "top_k"},
+      {R"("top_k": 1.5)", "top_k"},
+      {R"("top_k": 3000000000)", "top_k"},
+      {R"("seed": -1)", "seed"},
+      {R"("seed": 1.5)", "seed"},
+      {R"("seed": "7")", "seed"},
       {R"("seed": 18446744073709551616)", "seed"},
-      {R"("stop": 5)", "stop"},                  {R"("stop": "")", "stop"},
-      {R"("stop": ["a", ""])", "stop"},          {R"("stop": ["a", 1])", "stop[1]"},
+      {R"("stop": 5)", "stop"},
+      {R"("stop": "")", "stop"},
+      {R"("stop": ["a", ""])", "stop"},
+      {R"("stop": ["a", 1])", "stop[1]"},
       {R"("stop": ["a", "b", "c", "d", "e"])", "stop"},
-      {R"("n": 2)", "n"},                        {R"("n": "1")", "n"},
-      {R"("best_of": 3)", "best_of"},            {R"("echo": true)", "echo"},
-      {R"("stream": "yes")", "stream"},          {R"("stream": 1)", "stream"},
+      {R"("n": 2)", "n"},
+      {R"("n": "1")", "n"},
+      {R"("best_of": 3)", "best_of"},
+      {R"("echo": true)", "echo"},
+      {R"("stream": "yes")", "stream"},
+      {R"("stream": 1)", "stream"},
       {R"("stream_options": true)", "stream_options"},
       {R"("stream_options": {"include_usage": true})", "only allowed with"},
       {R"("stream": false, "stream_options": {})", "stream_options"},
@@ -355,8 +367,10 @@ TEST(OpenAiRequest, WrongTypesAndRanges) {
       {R"("stream_options": {"include_usage": "yes"})", "stream_options.include_usage"},
       {R"("presence_penalty": 0.5)", "presence_penalty"},
       {R"("frequency_penalty": "0")", "frequency_penalty"},
-      {R"("logprobs": 5)", "logprobs"},          {R"("logprobs": true)", "logprobs"},
-      {R"("logit_bias": {"50": 1})", "logit_bias"}, {R"("suffix": "end")", "suffix"},
+      {R"("logprobs": 5)", "logprobs"},
+      {R"("logprobs": true)", "logprobs"},
+      {R"("logit_bias": {"50": 1})", "logit_bias"},
+      {R"("suffix": "end")", "suffix"},
       {R"("user": 7)", "user"},
   };
   for (const auto& [field, name] : cases) {
