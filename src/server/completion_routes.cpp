@@ -108,10 +108,11 @@ void send_error(httplib::Response& res, const ApiError& e) {
                   "application/json");
 }
 
-void handle_completion(ServerState& s, Endpoint endpoint, const httplib::Request& req,
+void handle_completion(ServerState& s, Endpoint endpoint, const std::string& body,
                        httplib::Response& res) {
   std::shared_ptr<void> in_flight = s.response_started();
-  const CompletionRequest request = parse_completion_request(req.body, endpoint, s.model.id());
+  const CompletionRequest request =
+      parse_completion_request(body, endpoint, s.model.id(), s.model.policy());
   const std::vector<int32_t> prompt = s.model.prompt_tokens(request);
 
   std::shared_ptr<RequestStream> stream;

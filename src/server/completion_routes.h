@@ -12,9 +12,10 @@
 
 namespace eagle2::server {
 
-// Answers the request. Throws ApiError for a request refused before it reached the scheduler
-// (the caller records the status in the metrics; the scheduler records the rest).
-void handle_completion(ServerState& state, Endpoint endpoint, const httplib::Request& req,
+// Answers the request, whose body (read by the caller within --max-body) is `body`. Throws
+// ApiError for a request refused before it reached the scheduler (the caller records the status
+// in the metrics; the scheduler records the rest).
+void handle_completion(ServerState& state, Endpoint endpoint, const std::string& body,
                        httplib::Response& res);
 
 // An OpenAI-shaped error response.

@@ -8,7 +8,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <exception>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 #include "eagle2/error.h"
@@ -91,6 +94,35 @@ void widen_backlog(int sock, int port) {
   if (bound == port) ::listen(sock, SOMAXCONN);
 }
 
+// An error response after which the server closes the connection: for a request whose body was
+// not read to its end (refused before it, or cut off at --max-body), which httplib would
+// otherwise read as the next request on the connection. Written through a content provider that
+// reports a failure once it has written the whole body: httplib then ends the connection, and
+// "Connection: close" tells the client so.
+void send_error_and_close(Response& res, const ApiError& e) {
+  send_error(res, e);
+  auto text = std::make_shared<const std::string>(std::move(res.body));
+  res.body.clear();
+  res.set_header("Connection", "close");
+  res.set_content_provider(text->size(), "application/json",
+                           [text](size_t offset, size_t length, httplib::DataSink& sink) {
+                             sink.write(text->data() + offset, length);
+                             return false;
+                           });
+}
+
+// Methods whose body httplib reads into memory before a handler sees it: any of them outside the
+// completion routes is answered without reading the body (see routes()).
+bool reads_body(const std::string& method) {
+  return method == "POST" || method == "PUT" || method == "PATCH" || method == "DELETE" ||
+         method == "PRI";
+}
+
+bool is_completion_route(const Request& req) {
+  return req.method == "POST" &&
+         (req.path == "/v1/completions" || req.path == "/v1/chat/completions");
+}
+
 [[noreturn]] void cannot_listen(const ServerOptions& o) {
   fail("cannot listen on ", o.host, ":", o.port,
        " (the port is in use, or the host is not an address of this machine)");
@@ -157,6 +189,58 @@ struct Server::Impl {
     };
   }
 
+  std::string body_too_large() const {
+    return "the request body is larger than " + std::to_string(state.options.max_body) +
+           " bytes (the server's --max-body)";
+  }
+
+  // A completion's body, read through httplib's content reader so that --max-body holds however
+  // the body comes: with a Content-Length (httplib refuses a larger one before reading it and
+  // sets 413), chunked, or gzip/deflate/br-encoded (httplib inflates it as it arrives; the
+  // inflated bytes are what is counted here). At most max_body bytes are ever held.
+  std::string read_body(Response& res, const httplib::ContentReader& reader) const {
+    const size_t limit = state.options.max_body;
+    std::string body;
+    bool over = false;
+    const bool ok = reader([&](const char* data, size_t n) {
+      if (n > limit - body.size()) {  // body.size() <= limit: no underflow
+        over = true;
+        return false;
+      }
+      body.append(data, n);
+      return true;
+    });
+    if (over || res.status == 413) throw ApiError(413, body_too_large(), "", "body_too_large");
+    if (!ok)
+      throw ApiError(400,
+                     "the request body could not be read (malformed chunked framing or "
+                     "compressed data)",
+                     "", "invalid_body");
+    return body;
+  }
+
+  // POST /v1/completions and /v1/chat/completions: authorized before the body is read, the body
+  // read within --max-body, then handle_completion. Refusals are counted in
+  // eagle2_requests_total; one before the body was read to its end closes the connection.
+  httplib::Server::HandlerWithContentReader completion_route(Endpoint endpoint) {
+    return
+        [this, endpoint](const Request& req, Response& res, const httplib::ContentReader& reader) {
+          bool body_read = false;
+          try {
+            authorize(req);
+            const std::string body = read_body(res, reader);
+            body_read = true;
+            handle_completion(state, endpoint, body, res);
+          } catch (const ApiError& e) {
+            state.metrics.request_done(std::to_string(e.status()));
+            if (body_read)
+              send_error(res, e);
+            else
+              send_error_and_close(res, e);
+          }
+        };
+  }
+
   void models(Response& res) {
     send_json(res, 200, models_json(state.model.id(), state.created));
   }
@@ -185,28 +269,27 @@ struct Server::Impl {
     http.Get(R"(/v1/models/(.+))",
              v1([this](const Request& req, Response& res) { model(req.matches[1], res); },
                 false));
-    http.Post("/v1/completions", v1(
-                                     [this](const Request& req, Response& res) {
-                                       handle_completion(state, Endpoint::Completions, req, res);
-                                     },
-                                     true));
-    http.Post("/v1/chat/completions",
-              v1([this](const Request& req,
-                        Response& res) { handle_completion(state, Endpoint::Chat, req, res); },
-                 true));
+    http.Post("/v1/completions", completion_route(Endpoint::Completions));
+    http.Post("/v1/chat/completions", completion_route(Endpoint::Chat));
+    // httplib reads the body of any other POST, PUT, PATCH, DELETE or PRI into memory before
+    // routing it, and a chunked or compressed one without limit: such a request is answered
+    // here, before any of it is read, and its connection closed.
+    http.set_pre_routing_handler([](const Request& req, Response& res) {
+      if (is_completion_route(req) || !reads_body(req.method))
+        return httplib::Server::HandlerResponse::Unhandled;
+      send_error_and_close(
+          res, ApiError(404, "no route " + req.method + " " + req.path, "", "not_found"));
+      return httplib::Server::HandlerResponse::Handled;
+    });
 
-    // Whatever httplib refuses itself, in OpenAI's error shape too: an unknown route (404), a
-    // body over --max-body (413: httplib answers before any handler runs), malformed HTTP (400).
+    // Whatever httplib refuses itself, in OpenAI's error shape too: an unknown route (404),
+    // malformed HTTP (400).
     // Responses the handlers built already have their body.
     http.set_error_handler([this](const Request& req, Response& res) {
-      if (!res.body.empty() || res.is_chunked_content_provider_) return;
+      if (!res.body.empty() || res.content_provider_) return;
       std::string message = "HTTP " + std::to_string(res.status);
       if (res.status == 404) message = "no route " + req.method + " " + req.path;
-      if (res.status == 413) {
-        message = "the request body is larger than " + std::to_string(state.options.max_body) +
-                  " bytes (the server's --max-body)";
-        state.metrics.request_done("413");
-      }
+      if (res.status == 413) message = body_too_large();
       if (res.status == 400) message = "malformed HTTP request";
       send_json(res, res.status, error_json(res.status, message));
     });
@@ -226,14 +309,33 @@ struct Server::Impl {
     // The shutdown runs on its own thread, woken through the pipe (a signal handler can do no
     // more than write to it). In order: /health turns 503 and new completions get 503 (the
     // scheduler takes no more); queued requests end with 503 and admitted ones decode to their
-    // end; their responses finish sending; only then does the listening socket close, because
+    // end, or until --drain-timeout, when they end with their text so far and a shutting-down
+    // error; their responses finish sending; only then does the listening socket close, because
     // httplib cuts streaming responses short once it has. listen() below then waits for the
     // remaining connections' handlers, so run() returns when the last response is complete.
     std::thread watcher([this] {
       stop_pipe.wait();
       state.stopping = true;
-      state.scheduler.shutdown();
-      state.wait_for_responses(std::chrono::seconds(60));
+      const auto deadline =
+          std::chrono::steady_clock::now() + std::chrono::seconds(state.options.drain_timeout);
+      std::mutex mutex;
+      std::condition_variable drained_changed;
+      bool drained = false;
+      std::thread enforcer([&] {
+        std::unique_lock lock(mutex);
+        if (!drained_changed.wait_until(lock, deadline, [&] { return drained; }))
+          state.scheduler.cancel_admitted();
+      });
+      state.scheduler.shutdown();  // returns once every admitted request has ended
+      {
+        std::lock_guard lock(mutex);
+        drained = true;
+      }
+      drained_changed.notify_all();
+      enforcer.join();
+      // The responses' last bytes: a client that stopped reading is dropped by httplib's write
+      // timeout (5 s) well before this.
+      state.wait_for_responses(std::chrono::seconds(10));
       // httplib's stop() acts only once listen() runs: wait for that, or for listen to fail.
       while (!http.is_running() && !listen_done)
         std::this_thread::sleep_for(std::chrono::milliseconds(1));

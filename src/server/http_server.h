@@ -33,13 +33,16 @@ class Server {
   std::string default_spec() const;
 
   // Serves until stop(): then stops accepting connections, lets admitted requests decode to
-  // their end (queued ones get 503), and returns once every handler has finished. Once only.
+  // their end for at most --drain-timeout (then they end with their text so far and a
+  // shutting-down error; queued ones get 503), and returns once every handler has finished.
+  // Once only.
   void run();
   // From any thread, before or during run(). Does not wait.
   void stop();
-  // From now on, for the server's lifetime, SIGINT and SIGTERM call stop() (and SIGPIPE is
-  // ignored). Call it before announcing the server, so that a signal sent as soon as the
-  // announcement is read stops it gracefully rather than killing it.
+  // From now on, for the server's lifetime, SIGINT and SIGTERM call stop(), and a second one
+  // exits the process at once (and SIGPIPE is ignored). Call it before announcing the server, so
+  // that a signal sent as soon as the announcement is read stops it gracefully rather than killing
+  // it.
   void stop_on_signals();
   // stop_on_signals(), then run().
   void run_until_signal();

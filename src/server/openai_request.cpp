@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "eagle2/error.h"
 #include "server/api_error.h"
@@ -96,6 +97,23 @@ void only_neutral(const Json& body) {
   if (const Json* v = field(body, "user")) string(*v, "user");
 }
 
+// Fields that would change what the answer means (tool calls, a JSON schema): ignoring them
+// would hand the client an answer it did not ask for, so they are refused, naming the field.
+// Their neutral values (no tools, no tool choice, plain text) are accepted.
+void no_meaning_changes(const Json& body) {
+  for (const char* name : {"tools", "functions"})
+    if (const Json* v = field(body, name); v && !(v->is_array() && v->empty()))
+      bad(name, "tool and function calls are not supported");
+  for (const char* name : {"tool_choice", "function_call"})
+    if (const Json* v = field(body, name); v && !(v->is_string() && *v == "none"))
+      bad(name, "tool and function calls are not supported (only \"none\")");
+  if (const Json* v = field(body, "response_format")) {
+    const Json* type = v->is_object() ? field(*v, "type") : nullptr;
+    if (!type || !type->is_string() || *type != "text")
+      bad("response_format", "only {\"type\": \"text\"} is supported (no JSON mode or schema)");
+  }
+}
+
 void read_prompt(const Json& body, CompletionRequest& r) {
   const Json* p = field(body, "prompt");
   if (!p) bad("prompt", "is required");
@@ -140,6 +158,9 @@ void read_messages(const Json& body, CompletionRequest& r) {
   if (!m) bad("messages", "is required");
   if (!m->is_array()) bad("messages", "must be an array, got " + type_name(*m));
   if (m->empty()) bad("messages", "is empty");
+  if (m->size() > kMaxMessages)
+    bad("messages",
+        "at most " + std::to_string(kMaxMessages) + " messages, got " + std::to_string(m->size()));
   Json messages = Json::array();
   for (size_t i = 0; i < m->size(); ++i) {
     const std::string where = "messages[" + std::to_string(i) + "]";
@@ -171,20 +192,61 @@ void read_stop(const Json& body, CompletionRequest& r) {
   } else {
     bad("stop", "must be a string or an array of strings, got " + type_name(*s));
   }
-  for (const std::string& x : r.stop)
+  for (const std::string& x : r.stop) {
     if (x.empty()) bad("stop", "stop strings must not be empty");
+    if (x.size() > kMaxStopLength)
+      bad("stop", "stop strings are at most " + std::to_string(kMaxStopLength) + " bytes, got " +
+                      std::to_string(x.size()));
+  }
+}
+
+// The body parsed with its shape bounded while it is read: nesting past kMaxJsonDepth or an
+// object with more than kMaxObjectMembers keys stops the parser at once. Deep values would
+// otherwise be copied and dumped recursively further on (a stack overflow at 100,000 levels),
+// and ordered_json's objects find a key by a linear search (quadratic in the keys of one object).
+Json parse_bounded(const std::string& text) {
+  std::vector<size_t> keys;  // per open array or object: keys seen so far
+  const Json::parser_callback_t bound = [&keys](int depth, Json::parse_event_t event, Json&) {
+    switch (event) {
+      case Json::parse_event_t::object_start:
+      case Json::parse_event_t::array_start:
+        // `depth` counts the arrays and objects around this one: the top level is 0.
+        if (depth >= kMaxJsonDepth)
+          throw ApiError(
+              400,
+              "malformed JSON: nested deeper than " + std::to_string(kMaxJsonDepth) + " levels", "",
+              "invalid_json");
+        keys.push_back(0);
+        break;
+      case Json::parse_event_t::key:
+        if (!keys.empty() && ++keys.back() > kMaxObjectMembers)
+          throw ApiError(400,
+                         "malformed JSON: an object with more than " +
+                             std::to_string(kMaxObjectMembers) + " keys",
+                         "", "invalid_json");
+        break;
+      case Json::parse_event_t::object_end:
+      case Json::parse_event_t::array_end:
+        if (!keys.empty()) keys.pop_back();
+        break;
+      case Json::parse_event_t::value:
+        break;
+    }
+    return true;
+  };
+  try {
+    return Json::parse(text, bound);
+  } catch (const nlohmann::json::exception& e) {
+    throw ApiError(400, std::string("malformed JSON: ") + e.what(), "", "invalid_json");
+  }
 }
 
 }  // namespace
 
 CompletionRequest parse_completion_request(const std::string& body_text, Endpoint endpoint,
-                                           const std::string& model_id) {
-  Json body;
-  try {
-    body = Json::parse(body_text);
-  } catch (const nlohmann::json::exception& e) {
-    throw ApiError(400, std::string("malformed JSON: ") + e.what(), "", "invalid_json");
-  }
+                                           const std::string& model_id,
+                                           const RequestPolicy& policy) {
+  const Json body = parse_bounded(body_text);
   if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object");
 
   if (const Json* m = field(body, "model")) {
@@ -202,13 +264,15 @@ CompletionRequest parse_completion_request(const std::string& body_text, Endpoin
   else
     read_messages(body, r);
   only_neutral(body);
+  no_meaning_changes(body);
 
-  constexpr int64_t kMaxTokens = int64_t{1} << 30;
+  // Above the server's cap: refused, not clamped, so that the client knows its answer would be
+  // cut short (--max-tokens; by default the context, past which no answer can run anyway).
   if (const Json* v = field(body, "max_tokens"))
-    r.max_tokens = integer_in(*v, "max_tokens", 1, kMaxTokens);
+    r.max_tokens = integer_in(*v, "max_tokens", 1, policy.max_tokens);
   if (endpoint == Endpoint::Chat)
     if (const Json* v = field(body, "max_completion_tokens"))
-      r.max_tokens = integer_in(*v, "max_completion_tokens", 1, kMaxTokens);
+      r.max_tokens = integer_in(*v, "max_completion_tokens", 1, policy.max_tokens);
   if (const Json* v = field(body, "temperature"))
     r.sampling.temperature = static_cast<float>(number_in(*v, "temperature", 0, 2, false));
   if (const Json* v = field(body, "top_p"))
@@ -229,18 +293,11 @@ CompletionRequest parse_completion_request(const std::string& body_text, Endpoin
     if (!v->is_object()) bad("stream_options", "must be an object, got " + type_name(*v));
     if (const Json* u = field(*v, "include_usage"))
       r.include_usage = boolean(*u, "stream_options.include_usage");
+    if (!r.stream) bad("stream_options", "is only allowed with \"stream\": true");
   }
-  if (const Json* v = field(body, "speculative")) {
-    try {
-      r.speculative = api::parse_drafter_spec(string(*v, "speculative"));
-    } catch (const Error& e) {
-      bad("speculative", e.what());
-    }
-    // A request must not make the server read a folder of its choosing.
-    if (!r.speculative->head.empty())
-      bad("speculative", "a head folder ('@" + r.speculative->head +
-                             "') cannot be named in a request; the server drafts with its own head");
-  }
+  // A request must not make the server read a folder of its choosing (request_policy.h).
+  if (const Json* v = field(body, "speculative"))
+    r.speculative = request_drafter(string(*v, "speculative"), policy);
   return r;
 }
 

@@ -7,19 +7,24 @@
 //   prompt       completions: a string, a one-string array, or an array of token ids
 //   messages     chat: a non-empty array of {"role": string, "content": string | null |
 //                [{"type": "text", "text": string}, ...]} (parts are joined into one string)
-//   max_tokens   integer >= 1 (chat also reads max_completion_tokens). Absent: 16 for
-//                completions, as OpenAI; for chat, to the end of the context (or an EOS)
+//   max_tokens   integer in [1, --max-tokens] (chat also reads max_completion_tokens). Absent: 16
+//                for completions, as OpenAI; for chat, to the end of the context (or an EOS)
 //   temperature  number in [0, 2]; absent: 0 (greedy, as `eagle2 generate`; OpenAI's is 1)
 //   top_p        number in (0, 1];  top_k (extension) integer >= 0, 0 = off
 //   seed         integer in [0, 2^64 - 1]; absent: 0. Sampling is keyed by (seed, position), so
 //                the same request and seed give the same text whatever else the server runs
-//   stop         a string or an array of at most 4 non-empty strings
+//   stop         a string or an array of at most 4 non-empty strings of at most 1024 bytes
 //   n            1 only;  best_of 1 only;  echo false only;  suffix null only
-//   stream       bool;  stream_options {"include_usage": bool}
-//   speculative  (extension) a drafter spec: "plain", "none", "lookup", "chain:6",
-//                "dynamic:auto:8:1:cal", ... (docs/SPECULATIVE.md); absent: the server's --spec
+//   stream       bool;  stream_options {"include_usage": bool}, only with stream true
+//   tools, functions (only empty), tool_choice, function_call (only "none"), response_format
+//                (only {"type": "text"}): anything else changes what the answer means, so 400
+//   speculative  (extension) the name of one of the server's drafters (--drafter NAME=SPEC), or a
+//                spec that loads no weights: "plain", "none", "lookup", "chain:6",
+//                "dynamic:auto:8:1:cal", ... (docs/SPECULATIVE.md) within the server's limits;
+//                absent: the server's --spec
+//   The body: JSON nested at most 64 deep, at most 256 keys per object, at most 4096 messages.
 //   accepted and ignored: user, presence_penalty and frequency_penalty when 0, logprobs when
-//                null/false, logit_bias when empty, and any field not listed here.
+//                null/false, logit_bias when empty, and any other field not listed here.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +34,7 @@
 
 #include "eagle2/drafter.h"
 #include "eagle2/generate.h"
+#include "server/request_policy.h"
 
 namespace eagle2::server {
 
@@ -54,8 +60,10 @@ struct CompletionRequest {
 // OpenAI's default max_tokens for /v1/completions.
 constexpr int64_t kDefaultCompletionTokens = 16;
 
-// `model_id`: the loaded model's id (what /v1/models lists).
+// `model_id`: the loaded model's id (what /v1/models lists); `policy`: the drafters a request may
+// name and the server's limits (request_policy.h), checked here, before any work.
 CompletionRequest parse_completion_request(const std::string& body, Endpoint endpoint,
-                                           const std::string& model_id);
+                                           const std::string& model_id,
+                                           const RequestPolicy& policy = {});
 
 }  // namespace eagle2::server

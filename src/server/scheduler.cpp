@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 #include <stdexcept>
+#include <utility>
 
 #include "eagle2/error.h"
 
@@ -88,7 +89,7 @@ std::shared_ptr<RequestStream> Scheduler::submit(GenerationRequest request) {
                      " tokens but the context is " + std::to_string(options_.context) +
                      ": shorten the prompt");
   request.options.sampling.validate();
-  if (request.spec.needs_head() && !head_)
+  if (request.spec.needs_head() && request.spec.head.empty() && !head_)
     throw eagle2::Error("speculative \"" + request.spec.to_string() +
                      "\" needs an EAGLE head and this server has none");
   if (request.spec.auto_budget && !cost_)
@@ -112,6 +113,14 @@ void Scheduler::shutdown() {
   }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
+}
+
+void Scheduler::cancel_admitted() {
+  {
+    std::lock_guard lock(mutex_);
+    cancel_admitted_ = true;
+  }
+  wake_.notify_all();
 }
 
 int64_t Scheduler::queue_depth() const {
@@ -162,11 +171,12 @@ void Scheduler::loop() {
     // 1. Under the lock: admit into free slots, or sleep while there is nothing to do.
     std::vector<std::pair<GenerationRequest, std::shared_ptr<RequestStream>>> admitted;
     std::vector<std::shared_ptr<RequestStream>> refused;  // queued at shutdown
-    bool stopping = false;
+    bool stopping = false, cancel_admitted = false;
     {
       std::unique_lock lock(mutex_);
       wake_.wait(lock, [&] { return stopping_ || !queue_.empty() || !active_.empty(); });
       stopping = stopping_;
+      cancel_admitted = std::exchange(cancel_admitted_, false);
       if (stopping) {
         for (auto& q : queue_) refused.push_back(q.second);
         queue_.clear();
@@ -226,9 +236,9 @@ void Scheduler::loop() {
       }
     }
     // 2. Cancelled requests leave before the step (their KV memory is freed now, and counted
-    // before their clients see the end).
+    // before their clients see the end); at the shutdown's deadline, all of them.
     for (auto it = active_.begin(); it != active_.end();) {
-      if (it->stream->cancelled()) {
+      if (cancel_admitted || it->stream->cancelled()) {
         engine_->cancel(it->id);
         metrics_.kv_blocks(engine_->kv_blocks_used(), engine_->kv_blocks_total());
         publish(*it, true, true);

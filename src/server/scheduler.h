@@ -105,6 +105,9 @@ class Scheduler {
   // Stops admitting: requests still queued end Cancelled, admitted ones decode to their end;
   // then the loop thread exits. Idempotent; returns when the thread has been joined.
   void shutdown();
+  // From any thread: every admitted request ends now, Cancelled, with its tokens so far (the
+  // shutdown's deadline, --drain-timeout). Requests admitted later are not affected.
+  void cancel_admitted();
 
   int64_t queue_depth() const;
   int64_t active() const;  // admitted and not ended
@@ -127,6 +130,7 @@ class Scheduler {
   std::deque<std::pair<GenerationRequest, std::shared_ptr<RequestStream>>> queue_;
   int64_t active_count_ = 0;
   bool stopping_ = false;
+  bool cancel_admitted_ = false;  // cancel_admitted(): taken by the loop before its next step
   std::vector<Active> active_;  // loop thread only
   std::thread thread_;
 };

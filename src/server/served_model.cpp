@@ -66,6 +66,8 @@ ServedModel::ServedModel(const ServerOptions& o) : id_(folder_name(o.model_dir))
   if (default_spec_.needs_head() && !head_)
     fail("--spec ", spec, " needs an EAGLE head: pass --draft HEAD_DIR");
 
+  make_policy(o);  // before the slow part: a wrong --drafter fails at once
+
   if (!o.chat_template.empty())
     chat_.emplace(api::ChatTemplate::from_file(o.chat_template));
   else if (has_config_template(o.model_dir))
@@ -75,6 +77,30 @@ ServedModel::ServedModel(const ServerOptions& o) : id_(folder_name(o.model_dir))
   // Measured once at start-up for every request: dynamic:auto trees and the scheduler's
   // batch-wide budget both size trees from it, the latter from steps of 1 .. parallel sequences.
   cost_.emplace(api::VerifyCost::measure(*model_, ctx_, *threads_, o.parallel));
+  // Each offered drafter with weights built once now, loading them, so that a wrong folder fails
+  // the start and not the first request that names it (the engine then loads them once for all
+  // the requests that do).
+  for (const auto& [name, spec] : policy_.drafters)
+    if (loads_weights(spec))
+      api::Drafter::make(spec, *model_, head(), *threads_, ctx_, 0.0f, cost());
+}
+
+void ServedModel::make_policy(const ServerOptions& o) {
+  policy_.max_tokens = o.max_tokens > 0 ? o.max_tokens : ctx_;
+  policy_.draft = {o.max_draft_tokens, o.max_draft_depth, o.max_draft_top_k};
+  for (const auto& [name, text] : o.drafters) {
+    const std::string where = "--drafter " + name + "=" + text;
+    try {
+      check_drafter_name(name);
+    } catch (const Error& e) {
+      fail("--drafter ", name, "=", text, ": ", e.what());
+    }
+    if (policy_.drafters.contains(name)) fail(where, ": the name '", name, "' is given twice");
+    api::DrafterSpec spec = api::parse_drafter_spec(text);  // its errors name the spec
+    if (spec.needs_head() && spec.head.empty() && !head_)
+      fail(where, " needs an EAGLE head: pass --draft HEAD_DIR");
+    policy_.drafters.emplace(name, std::move(spec));
+  }
 }
 
 std::string ServedModel::head_name() const {
@@ -123,7 +149,7 @@ GenerationRequest ServedModel::generation_request(const CompletionRequest& r,
   GenerationRequest g;
   g.prompt = std::move(prompt);
   g.spec = r.speculative ? *r.speculative : default_spec_;
-  if (g.spec.needs_head() && !head_)
+  if (g.spec.needs_head() && g.spec.head.empty() && !head_)
     throw ApiError(400,
                    "speculative: '" + g.spec.label + "' needs an EAGLE head and this server has "
                    "none (start it with --draft HEAD_DIR)",

@@ -16,6 +16,7 @@
 #include "eagle2/runtime.h"
 #include "eagle2/tokenizer.h"
 #include "server/openai_request.h"
+#include "server/request_policy.h"
 #include "server/scheduler.h"
 #include "server/server_options.h"
 
@@ -32,6 +33,8 @@ class ServedModel {
   const api::DrafterSpec& default_spec() const { return default_spec_; }
   int64_t context() const { return ctx_; }
   bool has_chat_template() const { return chat_.has_value(); }
+  // The drafters a request may name (--drafter) and the server's limits on a request.
+  const RequestPolicy& policy() const { return policy_; }
 
   // The prompt's tokens exactly as `eagle2 generate -p` makes them (chat: the rendered
   // conversation). ApiError 400 for ids outside the vocabulary, a template that raises, text
@@ -48,6 +51,8 @@ class ServedModel {
   const api::VerifyCost* cost() const { return cost_ ? &*cost_ : nullptr; }
 
  private:
+  void make_policy(const ServerOptions& options);
+
   std::string id_, head_dir_;
   std::optional<api::Model> model_;
   std::optional<api::Head> head_;  // after the model: destroyed before it
@@ -56,6 +61,7 @@ class ServedModel {
   std::optional<api::Threads> threads_;
   std::optional<api::VerifyCost> cost_;
   api::DrafterSpec default_spec_;
+  RequestPolicy policy_;
   int64_t ctx_ = 0;
 };
 

@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace eagle2::server {
 
@@ -27,7 +29,23 @@ struct ServerOptions {
   std::string spec;
   std::string api_key;        // empty: no authentication
   std::string chat_template;  // a template file; empty: the model folder's, if it has one
-  size_t max_body = size_t{1} << 20;  // request bodies above this get 413
+  // Request bodies above this get 413: the bytes as received for Content-Length and chunked
+  // bodies, the inflated bytes for gzip, deflate and br bodies.
+  size_t max_body = size_t{1} << 20;
+  // On SIGTERM/SIGINT (or stop()), admitted requests decode to their end for at most this long;
+  // then they end with what they have and a shutting-down error. A second signal exits at once.
+  int drain_timeout = 30;  // seconds
+
+  // Drafters the operator offers by name (--drafter NAME=SPEC, in order): a request's
+  // "speculative" names one of them, or gives a spec that loads nothing from disk. Drafters with
+  // weights of their own (sps:DIR, medusa:DIR, hydra:DIR, ...@HEAD_DIR) are only served this way.
+  std::vector<std::pair<std::string, std::string>> drafters;
+  // Server limits on what one request may ask (docs/SERVER.md "Limits and threat model").
+  int64_t max_tokens = 0;      // largest max_tokens; 0 = the context (--ctx)
+  int max_draft_tokens = 128;  // draft tokens per cycle (tree size, chain or lookup length + 1,
+                               // lookahead rows (W + G) * (N - 1))
+  int max_draft_depth = 32;    // draft levels (chain, lookup and dynamic D, static path length)
+  int max_draft_top_k = 16;    // dynamic K
 };
 
 }  // namespace eagle2::server

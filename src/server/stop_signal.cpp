@@ -20,7 +20,13 @@ static_assert(std::atomic<int>::is_always_lock_free);
 
 struct sigaction g_old_int, g_old_term, g_old_pipe;
 
-extern "C" void on_stop_signal(int) {
+// Signals received since SignalStop began: the first stops the server gracefully, a second
+// (an operator who will not wait for the drain) ends the process at once.
+std::atomic<int> g_signals{0};
+static_assert(std::atomic<int>::is_always_lock_free);
+
+extern "C" void on_stop_signal(int sig) {
+  if (g_signals.fetch_add(1) >= 1) _exit(128 + sig);  // async-signal-safe, as the shell reports
   const int saved = errno;  // the interrupted code may be about to read errno
   const int fd = g_signal_fd.load();
   if (fd >= 0) {
@@ -55,6 +61,7 @@ void StopPipe::wait() const {
 }
 
 SignalStop::SignalStop(const StopPipe& pipe) {
+  g_signals = 0;
   g_signal_fd = pipe.write_fd();
   struct sigaction sa;
   std::memset(&sa, 0, sizeof sa);

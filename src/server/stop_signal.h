@@ -22,6 +22,7 @@ class StopPipe {
 
 // While alive, SIGINT and SIGTERM notify `pipe`, and SIGPIPE is ignored (a client that hangs up
 // must not kill the server); the previous dispositions return at destruction. One at a time.
+// A second SIGINT or SIGTERM ends the process at once (_exit(128 + the signal)), drain or not.
 class SignalStop {
  public:
   explicit SignalStop(const StopPipe& pipe);

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,98 +17,16 @@
 #include <vector>
 
 #include "support/cli.h"
+#include "support/serve_process.h"
 #include "support/shared_data.h"
 #include "support/sse_client.h"
-
-extern char** environ;
 
 namespace eagle2 {
 namespace {
 
 using nlohmann::json;
 using namespace std::chrono_literals;
-
-// `eagle2 serve ARGS` on an ephemeral port, its stderr collected; the constructor returns once the
-// server printed the line with its port (or failed the test).
-class ServeProcess {
- public:
-  explicit ServeProcess(const std::string& args) {
-    int fds[2];
-    if (pipe(fds) != 0) throw std::runtime_error("pipe");
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-    posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addclose(&actions, fds[0]);
-    // exec: the pid is the server's own, so that signals reach it and not a shell.
-    const std::string command =
-        std::string("exec ") + EAGLE2_CLI_PATH + " serve --port 0 -t 1 " + args;
-    const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
-    const int rc = posix_spawn(&pid_, "/bin/sh", &actions, nullptr, const_cast<char**>(argv),
-                               environ);
-    posix_spawn_file_actions_destroy(&actions);
-    close(fds[1]);
-    if (rc != 0) throw std::runtime_error("posix_spawn");
-    reader_ = std::thread([this, fd = fds[0]] {
-      char buf[4096];
-      for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        err_.append(buf, static_cast<size_t>(n));
-        changed_.notify_all();
-      }
-      close(fd);
-      std::lock_guard<std::mutex> lock(mutex_);
-      eof_ = true;
-      changed_.notify_all();
-    });
-    std::unique_lock<std::mutex> lock(mutex_);
-    const std::string marker = "listening on http://127.0.0.1:";
-    // Only a hang detector: the server measures its verify cost before it listens, which under
-    // the sanitizers on a CPU without AVX-512 took 163 s (2 cores, another test running).
-    changed_.wait_for(lock, 600s, [&] { return eof_ || err_.find(marker) != std::string::npos; });
-    const size_t at = err_.find(marker);
-    if (at == std::string::npos) {
-      ADD_FAILURE() << "the server did not start: " << err_;
-      return;
-    }
-    port_ = std::stoi(err_.substr(at + marker.size()));
-  }
-  ~ServeProcess() {
-    if (!exited_) {
-      kill(pid_, SIGKILL);
-      wait();
-    }
-    reader_.join();
-  }
-  int port() const { return port_; }
-  void signal(int sig) const { kill(pid_, sig); }
-  int wait() {
-    int status = 0;
-    waitpid(pid_, &status, 0);
-    exited_ = true;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  }
-  std::string err() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait_for(lock, 30s, [&] { return eof_; });
-    return err_;
-  }
-  httplib::Client client() const {
-    httplib::Client c("127.0.0.1", port_);
-    c.set_read_timeout(120);
-    return c;
-  }
-
- private:
-  pid_t pid_ = -1;
-  int port_ = 0;
-  bool exited_ = false;
-  std::thread reader_;
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::string err_;
-  bool eof_ = false;
-};
+using test::ServeProcess;
 
 // A long plain-decoding request (about a second of work on the bundled model, more under ASan).
 json long_request() {
@@ -119,12 +36,26 @@ json long_request() {
 
 TEST(Serve, FlagErrorsAreOneLine) {
   const std::pair<const char*, const char*> flag_errors[] = {
-      {"serve --port 70000", "--port"},          {"serve --port -1", "--port"},
-      {"serve --parallel 0", "--parallel"},      {"serve --max-queue -1", "--max-queue"},
-      {"serve --spec bogus", "--spec"},          {"serve --api-key ''", "--api-key"},
-      {"serve --max-body 10", "--max-body"},     {"serve --chat-template /no/such", "--chat"},
-      {"serve --host", "--host"},                {"serve --bogus", "--bogus"},
-      {"serve --spec chain:3 --depth 2", "--spec"}, {"serve --tree bogus", "--tree"},
+      {"serve --port 70000", "--port"},
+      {"serve --port -1", "--port"},
+      {"serve --parallel 0", "--parallel"},
+      {"serve --max-queue -1", "--max-queue"},
+      {"serve --spec bogus", "--spec"},
+      {"serve --api-key ''", "--api-key"},
+      {"serve --max-body 10", "--max-body"},
+      {"serve --chat-template /no/such", "--chat"},
+      {"serve --host", "--host"},
+      {"serve --bogus", "--bogus"},
+      {"serve --spec chain:3 --depth 2", "--spec"},
+      {"serve --tree bogus", "--tree"},
+      {"serve --drafter bogus", "--drafter"},
+      {"serve --drafter =chain:3", "--drafter"},
+      {"serve --drafter x=", "--drafter"},
+      {"serve --max-tokens -1", "--max-tokens"},
+      {"serve --max-draft-tokens 0", "--max-draft-tokens"},
+      {"serve --max-draft-depth 0", "--max-draft-depth"},
+      {"serve --max-draft-top-k 0", "--max-draft-top-k"},
+      {"serve --drain-timeout -1", "--drain-timeout"},
   };
   for (const auto& [args, flag] : flag_errors) {
     const test::CliRun run = test::run_cli_split(args);
@@ -133,8 +64,11 @@ TEST(Serve, FlagErrorsAreOneLine) {
     EXPECT_NE(run.err.find(flag), std::string::npos) << args << ": " << run.err;
   }
   // Errors of what the flags name: exit 1, one line.
-  for (const char* args : {"serve --port 0 -m /no/such/model", "serve --port 0 --draft /no/such",
-                           "serve --port 0 --draft none --spec chain:3"}) {
+  for (const char* args :
+       {"serve --port 0 -m /no/such/model", "serve --port 0 --draft /no/such",
+        "serve --port 0 --draft none --spec chain:3", "serve --port 0 --drafter chain=chain:3",
+        "serve --port 0 --drafter a=chain:3 --drafter a=lookup",
+        "serve --port 0 --drafter a=bogus:1", "serve --port 0 --drafter a=sps:/no/such/draft"}) {
     const test::CliRun run = test::run_cli_split(args);
     std::string why;
     EXPECT_TRUE(test::is_one_clean_error(run, &why)) << args << ": " << why;
@@ -311,6 +245,56 @@ TEST(Serve, SigtermDuringAStreamLetsItFinishThenExitsZero) {
   }
   EXPECT_EQ(srv.wait(), 0);
   EXPECT_NE(srv.err().find("eagle2 serve: stopped"), std::string::npos);
+}
+
+// A request still decoding at --drain-timeout (here 0: at once) ends with its text so far and a
+// shutting-down error event, and the process exits 0.
+TEST(Serve, SigtermEndsRequestsAtTheDrainDeadline) {
+  ServeProcess srv("--drain-timeout 0");
+  json body = long_request();
+  body["max_tokens"] = 1000;  // the bundled model's context is 1024
+  std::atomic<bool> signalled{false};
+  test::SseResult s;
+  {
+    httplib::Client c = srv.client();
+    s = test::post_sse(c, "/v1/completions", body, {}, [&](const json&) {
+      if (!signalled.exchange(true)) srv.signal(SIGTERM);
+      return true;
+    });
+  }
+  ASSERT_TRUE(signalled) << "no event came";  // (unsignalled, wait() would never return)
+  EXPECT_EQ(s.status, 200);
+  EXPECT_TRUE(s.done) << s.raw;
+  EXPECT_NE(s.raw.find("the server is shutting down"), std::string::npos) << s.raw;
+  int tokens = 0;
+  for (const json& e : s.events)
+    if (e.contains("x_eagle2")) tokens += static_cast<int>(e["x_eagle2"]["tokens"].size());
+  EXPECT_GT(tokens, 0);
+  EXPECT_LT(tokens, 1000);
+  EXPECT_EQ(srv.wait(), 0);
+  EXPECT_NE(srv.err().find("eagle2 serve: stopped"), std::string::npos);
+}
+
+// A second signal does not wait for the drain (here 600 s): the process exits at once, 128 +
+// SIGTERM as a shell reports it.
+TEST(Serve, ASecondSignalExitsAtOnce) {
+  ServeProcess srv("--drain-timeout 600");
+  json body = long_request();
+  body["max_tokens"] = 1000;  // the bundled model's context is 1024
+  std::atomic<bool> signalled{false};
+  {
+    httplib::Client c = srv.client();
+    test::post_sse(c, "/v1/completions", body, {}, [&](const json&) {
+      if (!signalled.exchange(true)) {
+        srv.signal(SIGTERM);
+        std::this_thread::sleep_for(200ms);  // the first is taken before the second comes
+        srv.signal(SIGTERM);
+      }
+      return true;
+    });
+  }
+  ASSERT_TRUE(signalled) << "no event came";  // (unsignalled, wait() would never return)
+  EXPECT_EQ(srv.wait(), 128 + SIGTERM);
 }
 
 }  // namespace

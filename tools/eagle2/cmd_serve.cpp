@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "bundled.h"
 #include "commands.h"
@@ -90,6 +91,40 @@ Command add_serve(CLI::App& app) {
   cmd->add_option("--max-body", o.max_body,
                   "Largest request body in bytes; larger gets 413 (default: 1048576)")
       ->check(integer_in(1024, int64_t{1} << 30));
+  cmd->add_option("--drain-timeout", o.drain_timeout,
+                  "On SIGTERM or Ctrl-C, seconds admitted requests may still decode; then they "
+                  "end with their text so far. A second signal exits at once (default: 30)")
+      ->check(integer_in(0, 86400));
+  cmd->add_option_function<std::vector<std::string>>(
+         "--drafter",
+         [f](const std::vector<std::string>& all) {
+           for (const std::string& v : all)
+             f->options.drafters.emplace_back(v.substr(0, v.find('=')), v.substr(v.find('=') + 1));
+         },
+         "A drafter requests may name (repeatable): NAME=SPEC, e.g. draft=sps:models/draft:4; "
+         "requests send \"speculative\": \"NAME\". Drafters that load weights (sps:, medusa:, "
+         "hydra:, ...@HEAD_DIR) are served only this way")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            const size_t eq = v.find('=');
+            return eq == std::string::npos || eq == 0 || eq + 1 == v.size()
+                       ? std::string("expected NAME=SPEC")
+                       : std::string();
+          },
+          "NAME=SPEC"));
+  cmd->add_option("--max-tokens", o.max_tokens,
+                  "Largest max_tokens a request may ask; more gets 400 (default: 0 = --ctx)")
+      ->check(integer_in(0, int64_t{1} << 30));
+  cmd->add_option("--max-draft-tokens", o.max_draft_tokens,
+                  "Largest draft a request's \"speculative\" may ask, in tokens per cycle "
+                  "(default: 128)")
+      ->check(integer_in(1, 4096));
+  cmd->add_option("--max-draft-depth", o.max_draft_depth,
+                  "Most draft levels a request's \"speculative\" may ask (default: 32)")
+      ->check(integer_in(1, 1024));
+  cmd->add_option("--max-draft-top-k", o.max_draft_top_k,
+                  "Largest dynamic-tree top-k a request's \"speculative\" may ask (default: 16)")
+      ->check(integer_in(1, 1024));
   return {cmd, [f] { return run_serve(*f); }};
 }
 
