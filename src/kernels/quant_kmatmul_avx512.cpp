@@ -105,11 +105,20 @@ struct VnniK {
   }
 };
 
+// From this many activation rows on, whole groups of sixteen columns take the columns-in-lanes
+// kernel (quant_kcols16_avx512.cpp). Its per-superblock transpose is cheap for Q4_K, where it beats
+// this file's kernel even on one row (1 thread, 512 x 2048, thread CPU time: 25 against 38 us);
+// Q6_K's unpacking costs more, and one or two rows stay here (M = 1: 44 against 35 us, M = 2: 25
+// against 23 us per row; M = 4: 16 against 19).
+constexpr int64_t kKCols16MinRowsQ4K = 1, kKCols16MinRowsQ6K = 3;
+
 }  // namespace
 
 void quant_kmatmul_range_avx512(DType dt, const QuantRowsView& x, const void* w, float* y,
                                 int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
-  krange_any<VnniK>(dt, x, w, y, ldy, m0, m1, n0, n1);
+  const int64_t min_rows = dt == DType::Q4_K ? kKCols16MinRowsQ4K : kKCols16MinRowsQ6K;
+  const int64_t rest = m1 - m0 < min_rows ? n0 : quant_kcols16_range_avx512(dt, x, w, y, ldy, m0, m1, n0, n1);
+  krange_any<VnniK>(dt, x, w, y, ldy, m0, m1, rest, n1);
 }
 
 }  // namespace eagle2::detail
