@@ -235,15 +235,19 @@ __attribute__((always_inline)) inline void terms(const Unpacked& u, const int8_t
   constexpr int groups = DT == DType::Q4_K ? 8 : 16, dwords = 64 / groups;
   __m512i s[R];
   for (int r = 0; r < R; ++r) s[r] = _mm512_setzero_si512();
-  for (int g = 0; g < groups; ++g) {
-    __m512i d[R];
-    for (int r = 0; r < R; ++r) d[r] = _mm512_setzero_si512();
+  for (int g = 0; g < groups; g += 2) {
+    __m512i d0[R], d1[R];
+    for (int r = 0; r < R; ++r) d0[r] = d1[r] = _mm512_setzero_si512();
     for (int t = 0; t < dwords; ++t) {
-      const __m512i c = u.codes[dwords * g + t];
-      for (int r = 0; r < R; ++r)
-        d[r] = _mm512_dpbusd_epi32(d[r], c, bcast(xq[r] + 4 * (dwords * g + t)));
+      const __m512i c0 = u.codes[dwords * g + t], c1 = u.codes[dwords * (g + 1) + t];
+      for (int r = 0; r < R; ++r) {
+        d0[r] = _mm512_dpbusd_epi32(d0[r], c0, bcast(xq[r] + 4 * (dwords * g + t)));
+        d1[r] = _mm512_dpbusd_epi32(d1[r], c1, bcast(xq[r] + 4 * (dwords * (g + 1) + t)));
+      }
     }
-    for (int r = 0; r < R; ++r) s[r] = _mm512_add_epi32(s[r], _mm512_mullo_epi32(d[r], u.scale[g]));
+    for (int r = 0; r < R; ++r)
+      s[r] = _mm512_add_epi32(s[r], _mm512_add_epi32(_mm512_mullo_epi32(d0[r], u.scale[g]),
+                                                     _mm512_mullo_epi32(d1[r], u.scale[g + 1])));
   }
   for (int r = 0; r < R; ++r) {
     const __m512 vdx = _mm512_set1_ps(dx[r]);
