@@ -20,7 +20,7 @@
 // Weights are transposed per superblock in registers from the file's row layout (dword t of rows
 // 0..15 in one vector, as quant_rows16_avx512.cpp does for Q8_0) into a small buffer that every
 // activation row of the chunk then reads. That costs about as much as a few rows' dot products,
-// so for Q6_K single rows keep quant_kmatmul_avx512.cpp's kernel (see kKCols16MinRowsQ6K there).
+// so for Q6_K one and two rows keep quant_kmatmul_avx512.cpp's kernel (see kKCols16MinRowsQ6K there).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -163,37 +163,31 @@ void unpack_q6k(const char* blk, size_t rb, Unpacked* u) {
   u->dmin = _mm512_setzero_ps();
   // Codes. Group g (elements 16g ..): half h = g / 8, part p = (g % 8) / 2, l from 16 * (g % 2);
   // low four bits in ql[64h + 32 (p & 1) + l] (low nibble for p < 2, high otherwise), top two bits
-  // in qh[32h + l] at bits 2p, 2p + 1.
-  const __m512i m15 = _mm512_set1_epi8(0x0F), m48 = _mm512_set1_epi8(0x30);
+  // in qh[32h + l] at bits 2p, 2p + 1. One vpternlogd takes bits 0-3 from the low source and bits
+  // 4-7 from the top source; the top source is qh masked to 0x33 (p = 0, 2) or 0xCC (p = 1, 3)
+  // before its 16-bit shift, so its bits 6-7 come out zero and whatever the shift carries across
+  // a byte border lands in bits 0-3, which the low source replaces (2.75 instead of 4.5
+  // operations a code vector).
+  const __m512i m33 = _mm512_set1_epi8(0x33), mcc = _mm512_set1_epi8(static_cast<char>(0xCC)),
+                m15 = _mm512_set1_epi8(0x0F);
+  constexpr int kLowFromAHighFromB = 0xE4;  // (A & C) | (B & ~C) with C = 0x0F
   for (int h = 0; h < 2; ++h) {
     __m512i lo[16], hi[8];
     transpose16x8(ql + 64 * h, rb, lo);
     transpose16x8(ql + 64 * h + 32, rb, lo + 8);
     transpose16x8(qh + 32 * h, rb, hi);
-    for (int p = 0; p < 4; ++p)
-      for (int t = 0; t < 8; ++t) {  // dword t of the 32 elements of part p: group 2p' + t / 4
-        const __m512i l4 = lo[8 * (p & 1) + t];
-        const __m512i low =
-            p < 2 ? _mm512_and_si512(l4, m15) : _mm512_and_si512(_mm512_srli_epi16(l4, 4), m15);
-        const __m512i q = hi[t];
-        __m512i top;
-        switch (p) {
-          case 0:
-            top = _mm512_slli_epi16(q, 4);
-            break;
-          case 1:
-            top = _mm512_slli_epi16(q, 2);
-            break;
-          case 2:
-            top = q;
-            break;
-          default:
-            top = _mm512_srli_epi16(q, 2);
-            break;
-        }
+    for (int t = 0; t < 8; ++t) {  // dword t of the 32 elements of each part: group 2p + t / 4
+      const __m512i q33 = _mm512_and_si512(hi[t], m33), qcc = _mm512_and_si512(hi[t], mcc);
+      const __m512i top[4] = {_mm512_slli_epi16(q33, 4), _mm512_slli_epi16(qcc, 2), q33,
+                              _mm512_srli_epi16(qcc, 2)};
+      const __m512i low[4] = {lo[t], lo[8 + t], _mm512_srli_epi16(lo[t], 4),
+                              _mm512_srli_epi16(lo[8 + t], 4)};
+      for (int p = 0; p < 4; ++p) {
         const int g = 8 * h + 2 * p + t / 4;
-        u->codes[4 * g + t % 4] = _mm512_or_si512(low, _mm512_and_si512(top, m48));
+        u->codes[4 * g + t % 4] =
+            _mm512_ternarylogic_epi32(low[p], top[p], m15, kLowFromAHighFromB);
       }
+    }
   }
 }
 
