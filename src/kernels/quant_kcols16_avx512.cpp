@@ -20,7 +20,7 @@
 // Weights are transposed per superblock in registers from the file's row layout (dword t of rows
 // 0..15 in one vector, as quant_rows16_avx512.cpp does for Q8_0) into a small buffer that every
 // activation row of the chunk then reads. That costs about as much as a few rows' dot products,
-// so for Q6_K one and two rows keep quant_kmatmul_avx512.cpp's kernel (see kKCols16MinRowsQ6K there).
+// so for Q6_K one and two rows keep quant_kmatmul_avx512.cpp's kernel (kKCols16MinRowsQ6K).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
