@@ -71,7 +71,7 @@ QuantRange quant_kernel(KernelPath path) {
   return detail::quant_matmul_range_scalar;
 }
 
-// Output columns per task: a multiple of granule (whole tiles: 8, or 16 for grouped rows).
+// Output columns per task: a multiple of granule (whole tiles: 8, or 16 for quantized weights).
 // Up to 8 rows of x (decoding, a verify tree): each thread gets one contiguous share of W. Long
 // sequential streams per thread read memory fastest: against blocks of 64 W rows handed out in
 // turn, 1.1B-shape bf16 decoding on 2 threads went from 23 to 28-30 tokens/s and an 8-token
@@ -187,7 +187,9 @@ void run_group(KernelPath path, const float* x, int64_t M, int64_t K, const Matm
     const MatmulOut& o = outs[i];
     const int64_t N = o.W->rows;
     if (N == 0) continue;
-    const int64_t granule = o.W->layout == MatrixLayout::kRowGroups16 ? 16 : 8;
+    // Quantized weights: whole groups of sixteen columns, which the AVX-512 kernels that put
+    // sixteen weight rows in the lanes of a register need (a part group takes a slower kernel).
+    const int64_t granule = o.W->layout == MatrixLayout::kRowGroups16 || quantized ? 16 : 8;
     const int64_t nb = column_block(N, K, o.W->dtype, pool.size(), granule, M);
     const int64_t n_col_blocks = (N + nb - 1) / nb;
     plans[n_plans++] = Plan{o.W, o.y, nb, n_col_blocks, n_tasks,

@@ -105,11 +105,25 @@ struct VnniK {
   }
 };
 
+// From this many activation rows on, whole groups of sixteen columns take the columns-in-lanes
+// kernel (quant_kcols16_avx512.cpp). Its per-superblock transpose is cheap for Q4_K, where it beats
+// this file's kernel even on one row (1 thread, thread CPU time: 512 x 2048 24 against 39 us,
+// 2048 x 5632 297 against 431 us). Q6_K's unpacking costs more; with the vpternlogd codes it wins
+// from two rows while the weights sit in cache (512 x 2048, M = 1: 36.5 against 35.7 us, M = 2:
+// 44 against 49, M = 3: 52 against 59), but on weights streamed from memory its sixteen row
+// streams lose at one and two rows (M = 1 / 2 / 3, N x K = 2048 x 5632: 540 / 612 / 698 against
+// 425 / 581 / 709 us; 5632 x 2048: 562 / 645 / 743 against 449 / 583 / 704; 32000 x 2048:
+// 3318 / 3898 / 4519 against 2894 / 3491 / 5438). A forward streams its weights, so Q6_K starts
+// at three rows. (2-core Intel Xeon model 207, best of 3 alternated kbench runs, 2026-12-07.)
+constexpr int64_t kKCols16MinRowsQ4K = 1, kKCols16MinRowsQ6K = 3;
+
 }  // namespace
 
 void quant_kmatmul_range_avx512(DType dt, const QuantRowsView& x, const void* w, float* y,
                                 int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
-  krange_any<VnniK>(dt, x, w, y, ldy, m0, m1, n0, n1);
+  const int64_t min_rows = dt == DType::Q4_K ? kKCols16MinRowsQ4K : kKCols16MinRowsQ6K;
+  const int64_t rest = m1 - m0 < min_rows ? n0 : quant_kcols16_range_avx512(dt, x, w, y, ldy, m0, m1, n0, n1);
+  krange_any<VnniK>(dt, x, w, y, ldy, m0, m1, rest, n1);
 }
 
 }  // namespace eagle2::detail

@@ -247,7 +247,7 @@ TEST(QuantMatmul, KQuantsGiveTheReferenceBitsForEveryBatchAndLength) {
     if (!cpu_supports(path) || path == KernelPath::Scalar) continue;
     for (DType dt : {DType::Q4_K, DType::Q6_K})
       for (int64_t K : {256, 3 * 256, 8 * 256, 9 * 256, 11 * 256}) {
-        const int64_t N = 6;
+        const int64_t N = 22;  // a group of sixteen columns (quant_kcols16_avx512.cpp) and six more
         const auto w = random_blocks(dt, N, K, rng);
         const Matrix W{dt, N, K, w.data()};
         const auto x = random_vec(static_cast<size_t>(65 * K), rng, 2.0f);
@@ -280,7 +280,7 @@ TEST(QuantMatmul, KQuantExtremeBlocksGiveTheReferenceBits) {
     if (!cpu_supports(path) || path == KernelPath::Scalar) continue;
     for (DType dt : {DType::Q4_K, DType::Q6_K})
       for (unsigned char fill : {0x00, 0xFF, 0x80, 0x7F, 0x0F, 0xF0}) {
-        const int64_t N = 3;
+        const int64_t N = 19;  // a group of sixteen columns and three more
         std::vector<unsigned char> w(dtype_bytes(dt, K) * N, fill);
         const int64_t nb = static_cast<int64_t>(w.size() / dtype_block_bytes(dt));
         for (int64_t i = 0; i < nb; ++i) {
