@@ -1,6 +1,7 @@
 // AVX-512 VNNI kernel for Q4_K/Q6_K weights and several activation rows (verification batches,
 // prompts): sixteen weight rows (output columns) sit in the sixteen int32 lanes of a register, so
-// each superblock is unpacked once for all activation rows and vpdpbusd's lane sums are already
+// each superblock is unpacked once per chunk of up to kRowChunk activation rows (once for a whole
+// verification batch) and vpdpbusd's lane sums are already
 // each column's exact sub-block sums. No horizontal reduction is left anywhere: the scale
 // multiplies, the float steps and the final pairwise total all run sixteen columns at a time.
 //
@@ -285,6 +286,7 @@ void cols16(const QuantRowsView& x, const char* w, size_t rb, float* y, int64_t 
             int64_t m1, int64_t n0, int64_t n1) {
   const int64_t K = x.cols, blocks = K / 256;
   constexpr size_t block_bytes = DT == DType::Q4_K ? sizeof(BlockQ4_K) : sizeof(BlockQ6_K);
+  if (n1 - n0 < 16) return;  // no whole group: the caller's kernel takes every column
   thread_local std::vector<int32_t> pairs;
   pairs.resize(static_cast<size_t>((m1 - m0) * blocks * 8));
   for (int64_t m = m0; m < m1; ++m)

@@ -15,6 +15,7 @@
 #include "kernels/cpu.h"
 #include "kernels/matmul.h"
 #include "kernels/quant_matmul.h"
+#include "support/quant_blocks_random.h"
 
 namespace eagle2 {
 namespace {
@@ -22,34 +23,7 @@ namespace {
 const KernelPath kAllPaths[] = {KernelPath::Scalar, KernelPath::Avx2, KernelPath::Avx512};
 const DType kBlockTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K};
 
-// Random blocks: every quant byte random (all codes, Q8_0's -128 included), scales random f16 of a
-// realistic size, so each kernel sees every nibble/bit pattern.
-std::vector<unsigned char> random_blocks(DType dt, int64_t rows, int64_t cols, std::mt19937& rng) {
-  const size_t row_bytes = dtype_bytes(dt, cols);
-  std::vector<unsigned char> data(row_bytes * static_cast<size_t>(rows));
-  std::uniform_int_distribution<int> byte(0, 255);
-  for (auto& b : data) b = static_cast<unsigned char>(byte(rng));
-  std::uniform_real_distribution<float> scale(-0.02f, 0.02f), positive(0.0f, 0.02f);
-  const int64_t nb = static_cast<int64_t>(data.size() / dtype_block_bytes(dt));
-  for (int64_t i = 0; i < nb; ++i) {
-    unsigned char* blk = data.data() + static_cast<size_t>(i) * dtype_block_bytes(dt);
-    auto put = [&](size_t at, float v) {
-      const uint16_t h = f32_to_f16(v);
-      std::memcpy(blk + at, &h, 2);
-    };
-    switch (dt) {
-      case DType::Q8_0:
-      case DType::Q4_0: put(0, scale(rng)); break;
-      case DType::Q4_K:
-        put(0, positive(rng));
-        put(2, positive(rng));
-        break;
-      case DType::Q6_K: put(208, positive(rng)); break;
-      default: break;
-    }
-  }
-  return data;
-}
+using test::random_blocks;
 
 std::vector<float> random_vec(size_t n, std::mt19937& rng, float scale = 1.0f) {
   std::uniform_real_distribution<float> u(-scale, scale);

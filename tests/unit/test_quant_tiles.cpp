@@ -6,47 +6,19 @@
 // is what keeps greedy speculation on a quantized file bit-exact to plain decoding.
 #include <gtest/gtest.h>
 
-#include <cstring>
+#include <cstdio>
 #include <random>
-#include <string>
 #include <vector>
 
 #include "core/quant_blocks.h"
 #include "kernels/cpu.h"
 #include "kernels/matmul.h"
+#include "support/quant_blocks_random.h"
 
 namespace eagle2 {
 namespace {
 
-std::vector<unsigned char> random_blocks(DType dt, int64_t rows, int64_t cols, std::mt19937& rng) {
-  std::vector<unsigned char> data(dtype_bytes(dt, cols) * static_cast<size_t>(rows));
-  std::uniform_int_distribution<int> byte(0, 255);
-  for (auto& b : data) b = static_cast<unsigned char>(byte(rng));
-  // Finite f16 scales of a realistic size (random bytes could be inf or NaN).
-  std::uniform_real_distribution<float> scale(-0.02f, 0.02f), positive(0.0f, 0.02f);
-  const size_t bb = dtype_block_bytes(dt);
-  for (size_t at = 0; at < data.size(); at += bb) {
-    auto put = [&](size_t off, float v) {
-      const uint16_t h = f32_to_f16(v);
-      std::memcpy(data.data() + at + off, &h, 2);
-    };
-    switch (dt) {
-      case DType::Q8_0:
-      case DType::Q4_0:
-        put(0, scale(rng));
-        break;
-      case DType::Q4_K:
-        put(0, positive(rng)), put(2, positive(rng));
-        break;
-      case DType::Q6_K:
-        put(208, positive(rng));
-        break;
-      default:
-        break;
-    }
-  }
-  return data;
-}
+using test::random_blocks;
 
 const char* path_skip_note(KernelPath p) {
   return p == KernelPath::Avx512 ? "skipped: no AVX-512 (VNNI) on this CPU"
