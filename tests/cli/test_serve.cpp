@@ -9,10 +9,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <condition_variable>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -84,9 +84,8 @@ TEST(Serve, FlagErrorsAreOneLine) {
 
 // A file under the test's temporary folder holding `text`; its path.
 std::string key_file(const std::string& name, const std::string& text) {
-  const std::filesystem::path path =
-      std::filesystem::temp_directory_path() / ("eagle2_serve_key_" + std::to_string(getpid()) +
-                                                "_" + name);
+  const std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                     ("eagle2_serve_key_" + std::to_string(getpid()) + "_" + name);
   std::ofstream(path, std::ios::binary) << text;
   return path.string();
 }
@@ -96,15 +95,18 @@ TEST(Serve, ApiKeySourcesThatCannotBeUsedAreOneLineErrors) {
   const std::string blank_line = key_file("blank", "\nsecond-line-key\n");
   const std::string good = key_file("good", "k\n");
   const std::string dir = std::filesystem::temp_directory_path().string();
+  // The key is resolved before anything loads: with a model that does not exist, a key source
+  // that is wrongly accepted shows as the model's error instead of hanging in a started server.
+  const std::string no_model = "serve --port 0 -m /no/such/model ";
   const std::pair<std::string, std::string> cases[] = {
-      {"serve --port 0 --api-key-file /no/such/key", "cannot open"},
-      {"serve --port 0 --api-key-file " + dir, "not a regular file"},
-      {"serve --port 0 --api-key-file /dev/null", "not a regular file"},
-      {"serve --port 0 --api-key-file " + empty, "empty"},
-      {"serve --port 0 --api-key-file " + blank_line, "empty"},
-      {"serve --port 0 --api-key k --api-key-file " + good, "one way only"},
-      {"serve --port 0 --api-key k", "one way only"},  // with EAGLE2_API_KEY set below
-      {"serve --port 0 --api-key-file " + good, "one way only"},
+      {no_model + "--api-key-file /no/such/key", "cannot open"},
+      {no_model + "--api-key-file " + dir, "not a regular file"},
+      {no_model + "--api-key-file /dev/null", "not a regular file"},
+      {no_model + "--api-key-file " + empty, "empty"},
+      {no_model + "--api-key-file " + blank_line, "empty"},
+      {no_model + "--api-key k --api-key-file " + good, "one way only"},
+      {no_model + "--api-key k", "one way only"},  // with EAGLE2_API_KEY set below
+      {no_model + "--api-key-file " + good, "one way only"},
   };
   for (size_t i = 0; i < std::size(cases); ++i) {
     const auto& [args, says] = cases[i];
@@ -115,7 +117,7 @@ TEST(Serve, ApiKeySourcesThatCannotBeUsedAreOneLineErrors) {
     EXPECT_NE(run.err.find(says), std::string::npos) << args << ": " << run.err;
   }
   setenv("EAGLE2_API_KEY", "", 1);
-  const test::CliRun run = test::run_cli_split("serve --port 0");
+  const test::CliRun run = test::run_cli_split(no_model);
   std::string why;
   EXPECT_TRUE(test::is_one_clean_error(run, &why)) << "EAGLE2_API_KEY='': " << why;
   EXPECT_NE(run.err.find("EAGLE2_API_KEY"), std::string::npos) << run.err;

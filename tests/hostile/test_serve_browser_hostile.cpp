@@ -58,8 +58,8 @@ int raw_status(const std::string& text) {
   if (connect(sock, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
       send(sock, text.data(), text.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(text.size())) {
     char buf[4096];
-    for (ssize_t n; reply.find("\r\n") == std::string::npos &&
-                    (n = recv(sock, buf, sizeof buf, 0)) > 0;)
+    for (ssize_t n;
+         reply.find("\r\n") == std::string::npos && (n = recv(sock, buf, sizeof buf, 0)) > 0;)
       reply.append(buf, static_cast<size_t>(n));
   }
   close(sock);
@@ -76,8 +76,9 @@ void expect_still_serving() {
 TEST(HostileBrowser, AHostThatIsNotTheServersGets403) {
   const std::string port = std::to_string(server().port());
   // A rebinding page's name resolves to 127.0.0.1, so it reaches the socket; its Host says so.
-  for (const std::string& host : std::vector<std::string>{"rebind.attacker.example", "rebind.attacker.example:" + port, "127.0.0.1.nip.example",
-        "localhost.attacker.example:" + port, "10.0.0.1", "[::1", "127.0.0.1:x"}) {
+  for (const std::string& host : std::vector<std::string>{
+           "rebind.attacker.example", "rebind.attacker.example:" + port, "127.0.0.1.nip.example",
+           "localhost.attacker.example:" + port, "10.0.0.1", "[::1", "127.0.0.1:x"}) {
     const httplib::Headers h = {{"Host", host}};
     const httplib::Result health = get("/health", h);
     ASSERT_TRUE(health) << host;
@@ -88,9 +89,9 @@ TEST(HostileBrowser, AHostThatIsNotTheServersGets403) {
     EXPECT_NE(completion->body.find("--allowed-host"), std::string::npos) << completion->body;
   }
   // The loopback names, with or without a port, and the operator's --allowed-host.
-  for (const std::string& host : std::vector<std::string>{"127.0.0.1:" + port, "127.0.0.1", "localhost:" + port,
-                                 "LocalHost", "[::1]:" + port, std::string(kAllowedHost),
-                                 std::string(kAllowedHost) + ":" + port}) {
+  for (const std::string& host : std::vector<std::string>{
+           "127.0.0.1:" + port, "127.0.0.1", "localhost:" + port, "LocalHost", "[::1]:" + port,
+           std::string(kAllowedHost), std::string(kAllowedHost) + ":" + port}) {
     const httplib::Result r = post({{"Host", host}}, "application/json");
     ASSERT_TRUE(r) << host;
     EXPECT_EQ(r->status, 200) << host << ": " << r->body;
@@ -102,8 +103,9 @@ TEST(HostileBrowser, AHostThatIsNotTheServersGets403) {
 
 TEST(HostileBrowser, ABodyThatIsNotDeclaredJsonGets415) {
   // What a cross-site form or fetch() can send without a CORS preflight.
-  for (const char* type : {"text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded",
-                           "multipart/form-data; boundary=x", "application/jsonp"}) {
+  for (const char* type :
+       {"text/plain", "text/plain;charset=UTF-8", "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x", "application/jsonp"}) {
     const httplib::Result r = post({}, type);
     ASSERT_TRUE(r) << type;
     EXPECT_EQ(r->status, 415) << type << ": " << r->body;

@@ -1,11 +1,11 @@
 // The Host, Origin and Content-Type rules of `eagle2 serve` (src/server/browser_guard.h) for the
 // binds the hostile suite does not start: a wildcard address, a specific one, IPv6, a name. The
 // suite (tests/hostile/test_serve_browser_hostile.cpp) checks the loopback bind over sockets.
-#include "server/browser_guard.h"
-
 #include <gtest/gtest.h>
 
 #include <string>
+
+#include "server/browser_guard.h"
 
 namespace eagle2::server {
 namespace {
@@ -73,9 +73,9 @@ TEST(BrowserGuard, ContentTypeMustBeJson) {
   for (const char* ok : {"application/json", "Application/JSON", "application/json; charset=utf-8",
                          " application/json ;charset=UTF-8"})
     EXPECT_TRUE(is_json_content_type(ok)) << ok;
-  for (const char* bad : {"", "text/plain", "text/plain; charset=application/json",
-                          "application/jsonp", "application/x-www-form-urlencoded",
-                          "multipart/form-data; boundary=application/json"})
+  for (const char* bad :
+       {"", "text/plain", "text/plain; charset=application/json", "application/jsonp",
+        "application/x-www-form-urlencoded", "multipart/form-data; boundary=application/json"})
     EXPECT_FALSE(is_json_content_type(bad)) << bad;
 }
 
