@@ -258,8 +258,9 @@ struct Server::Impl {
     const std::string host = req.get_header_value("Host");
     std::string why;
     if (!host_allowed(host, req.has_header("Host"), o))
-      why = "the Host header names neither this server's address nor a name given with "
-            "--allowed-host";
+      why =
+          "the Host header names neither this server's address nor a name given with "
+          "--allowed-host";
     const std::string origin = req.get_header_value("Origin");
     if (why.empty() && req.has_header("Origin") && !origin_allowed(origin, host, o))
       why = "requests from the Origin of another site are refused (see --allowed-origins)";

@@ -56,8 +56,8 @@ std::string resolve_serve_key(const ServeFlags& f) {
   const char* env = std::getenv("EAGLE2_API_KEY");
   const int given = !f.options.api_key.empty() + !f.api_key_file.empty() + (env != nullptr);
   if (given > 1)
-    fail("give the API key one way only: --api-key, --api-key-file or EAGLE2_API_KEY (",
-         given, " are set)");
+    fail("give the API key one way only: --api-key, --api-key-file or EAGLE2_API_KEY (", given,
+         " are set)");
   if (!f.api_key_file.empty()) return serve_key_from_file(f.api_key_file);
   if (env != nullptr) {
     if (*env == '\0') fail("EAGLE2_API_KEY is set but empty");
