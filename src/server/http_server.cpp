@@ -257,7 +257,9 @@ struct Server::Impl {
     const ServerOptions& o = state.options;
     const std::string host = req.get_header_value("Host");
     std::string why;
-    if (!host_allowed(host, req.has_header("Host"), o))
+    // Two Host headers (no browser sends that) could mean one thing here and another to a
+    // proxy in front: refused, as RFC 9112 asks.
+    if (req.get_header_value_count("Host") > 1 || !host_allowed(host, req.has_header("Host"), o))
       why =
           "the Host header names neither this server's address nor a name given with "
           "--allowed-host";

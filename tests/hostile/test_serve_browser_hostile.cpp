@@ -96,6 +96,11 @@ TEST(HostileBrowser, AHostThatIsNotTheServersGets403) {
     ASSERT_TRUE(r) << host;
     EXPECT_EQ(r->status, 200) << host << ": " << r->body;
   }
+  // Two Host headers, whichever comes first.
+  EXPECT_EQ(raw_status("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.example\r\n\r\n"),
+            403);
+  EXPECT_EQ(raw_status("GET /health HTTP/1.1\r\nHost: evil.example\r\nHost: 127.0.0.1\r\n\r\n"),
+            403);
   // No Host at all (HTTP/1.0): no browser sends that, so it is served.
   EXPECT_EQ(raw_status("GET /health HTTP/1.0\r\n\r\n"), 200);
   expect_still_serving();
