@@ -68,6 +68,7 @@ $upstream  }
       proxy_pass http://eagle2;
       proxy_http_version 1.1;
       proxy_set_header Connection "";
+      proxy_set_header Host $http_host;  # the client's Host: the replicas check it (403 otherwise)
       proxy_buffering off;          # server-sent events stream through as they come
       proxy_read_timeout 600s;
       proxy_next_upstream error timeout http_503;  # a full replica's 503: try another

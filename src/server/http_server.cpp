@@ -16,6 +16,7 @@
 
 #include "eagle2/error.h"
 #include "server/api_error.h"
+#include "server/browser_guard.h"
 #include "server/completion_routes.h"
 #include "server/openai_response.h"
 #include "server/server_state.h"
@@ -228,6 +229,13 @@ struct Server::Impl {
           bool body_read = false;
           try {
             authorize(req);
+            // A cross-site page may POST text/plain (or an untyped Blob) without a CORS
+            // preflight: only a JSON body reaches the parser.
+            if (!is_json_content_type(req.get_header_value("Content-Type")))
+              throw ApiError(415,
+                             "the request body must be JSON: send 'Content-Type: "
+                             "application/json'",
+                             "", "unsupported_media_type");
             const std::string body = read_body(res, reader);
             body_read = true;
             handle_completion(state, endpoint, body, res);
@@ -239,6 +247,40 @@ struct Server::Impl {
               send_error_and_close(res, e);
           }
         };
+  }
+
+  // Browser safety, before any route or body (docs/SERVER.md "Browser safety"): a Host that is
+  // not this server's (DNS rebinding) or an Origin that is neither the page's own nor listed in
+  // --allowed-origins gets 403 and the connection closes (its body, if any, is never read). A
+  // listed Origin gets its CORS headers on whatever the request's answer is. True: refused.
+  bool refused_by_browser_guard(const Request& req, Response& res) {
+    const ServerOptions& o = state.options;
+    const std::string host = req.get_header_value("Host");
+    std::string why;
+    // Two Host headers (no browser sends that) could mean one thing here and another to a
+    // proxy in front: refused, as RFC 9112 asks.
+    if (req.get_header_value_count("Host") > 1 || !host_allowed(host, req.has_header("Host"), o))
+      why =
+          "the Host header names neither this server's address nor a name given with "
+          "--allowed-host";
+    const std::string origin = req.get_header_value("Origin");
+    if (why.empty() && req.has_header("Origin") && !origin_allowed(origin, host, o))
+      why = "requests from the Origin of another site are refused (see --allowed-origins)";
+    if (why.empty()) {
+      if (req.has_header("Origin") && origin_listed(origin, o)) {
+        res.set_header("Access-Control-Allow-Origin", origin);
+        res.set_header("Vary", "Origin");
+        if (req.method == "OPTIONS") {
+          res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+          res.set_header("Access-Control-Allow-Headers", "Authorization, Content-Type");
+          res.set_header("Access-Control-Max-Age", "600");
+        }
+      }
+      return false;
+    }
+    if (is_completion_route(req)) state.metrics.request_done("403");
+    send_error_and_close(res, ApiError(403, why, "", "forbidden"));
+    return true;
   }
 
   void models(Response& res) {
@@ -274,7 +316,13 @@ struct Server::Impl {
     // httplib reads the body of any other POST, PUT, PATCH, DELETE or PRI into memory before
     // routing it, and a chunked or compressed one without limit: such a request is answered
     // here, before any of it is read, and its connection closed.
-    http.set_pre_routing_handler([](const Request& req, Response& res) {
+    http.set_pre_routing_handler([this](const Request& req, Response& res) {
+      if (refused_by_browser_guard(req, res)) return httplib::Server::HandlerResponse::Handled;
+      if (req.method == "OPTIONS") {  // a CORS preflight (or a plain OPTIONS): no body, no route
+        res.status = 204;
+        res.set_header("Allow", "GET, POST, OPTIONS");
+        return httplib::Server::HandlerResponse::Handled;
+      }
       if (is_completion_route(req) || !reads_body(req.method))
         return httplib::Server::HandlerResponse::Unhandled;
       send_error_and_close(

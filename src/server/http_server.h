@@ -3,7 +3,8 @@
 //
 // Routes: GET / (the web page), GET /health, GET /metrics (Prometheus), GET /v1/models,
 // GET /v1/models/{id}, POST /v1/completions, POST /v1/chat/completions. With an API key, the
-// /v1/ routes need "Authorization: Bearer KEY"; /, /health and /metrics never do.
+// /v1/ routes need "Authorization: Bearer KEY"; /, /health and /metrics never do. Before any
+// route: the Host and Origin checks and CORS of browser_guard.h (OPTIONS is answered there).
 //
 // This header sees only the standard library and server_options.h: the CLI, which may include
 // nothing of the engine's internals, includes it (the rest lives behind the pointer).

@@ -46,6 +46,13 @@ struct ServerOptions {
                                // lookahead rows (W + G) * (N - 1))
   int max_draft_depth = 32;    // draft levels (chain, lookup and dynamic D, static path length)
   int max_draft_top_k = 16;    // dynamic K
+
+  // Browser safety (docs/SERVER.md "Browser safety"). Host names accepted besides the bound
+  // address (and the loopback names for a loopback bind); "*": any.
+  std::vector<std::string> allowed_hosts;
+  // Origins (scheme://host[:port]) a cross-origin page may call from; they get CORS headers.
+  // Empty: no CORS, and a request with any other Origin than the page's own gets 403.
+  std::vector<std::string> allowed_origins;
 };
 
 }  // namespace eagle2::server

@@ -10,6 +10,9 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -56,6 +59,10 @@ TEST(Serve, FlagErrorsAreOneLine) {
       {"serve --max-draft-depth 0", "--max-draft-depth"},
       {"serve --max-draft-top-k 0", "--max-draft-top-k"},
       {"serve --drain-timeout -1", "--drain-timeout"},
+      {"serve --allowed-origins foo", "--allowed-origins"},
+      {"serve --allowed-origins http://a.example/", "--allowed-origins"},
+      {"serve --allowed-origins http://a.example,ftp://b", "--allowed-origins"},
+      {"serve --allowed-host ''", "--allowed-host"},
   };
   for (const auto& [args, flag] : flag_errors) {
     const test::CliRun run = test::run_cli_split(args);
@@ -73,6 +80,78 @@ TEST(Serve, FlagErrorsAreOneLine) {
     std::string why;
     EXPECT_TRUE(test::is_one_clean_error(run, &why)) << args << ": " << why;
   }
+}
+
+// A file under the test's temporary folder holding `text`; its path.
+std::string key_file(const std::string& name, const std::string& text) {
+  const std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                     ("eagle2_serve_key_" + std::to_string(getpid()) + "_" + name);
+  std::ofstream(path, std::ios::binary) << text;
+  return path.string();
+}
+
+TEST(Serve, ApiKeySourcesThatCannotBeUsedAreOneLineErrors) {
+  const std::string empty = key_file("empty", "");
+  const std::string blank_line = key_file("blank", "\nsecond-line-key\n");
+  const std::string good = key_file("good", "k\n");
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  // The key is resolved before anything loads: with a model that does not exist, a key source
+  // that is wrongly accepted shows as the model's error instead of hanging in a started server.
+  const std::string no_model = "serve --port 0 -m /no/such/model ";
+  const std::pair<std::string, std::string> cases[] = {
+      {no_model + "--api-key-file /no/such/key", "cannot open"},
+      {no_model + "--api-key-file " + dir, "not a regular file"},
+      {no_model + "--api-key-file /dev/null", "not a regular file"},
+      {no_model + "--api-key-file " + empty, "empty"},
+      {no_model + "--api-key-file " + blank_line, "empty"},
+      {no_model + "--api-key k --api-key-file " + good, "one way only"},
+      {no_model + "--api-key k", "one way only"},  // with EAGLE2_API_KEY set below
+      {no_model + "--api-key-file " + good, "one way only"},
+  };
+  for (size_t i = 0; i < std::size(cases); ++i) {
+    const auto& [args, says] = cases[i];
+    if (i == 6) setenv("EAGLE2_API_KEY", "from-env", 1);
+    const test::CliRun run = test::run_cli_split(args);
+    std::string why;
+    EXPECT_TRUE(test::is_one_clean_error(run, &why)) << args << ": " << why;
+    EXPECT_NE(run.err.find(says), std::string::npos) << args << ": " << run.err;
+  }
+  setenv("EAGLE2_API_KEY", "", 1);
+  const test::CliRun run = test::run_cli_split(no_model);
+  std::string why;
+  EXPECT_TRUE(test::is_one_clean_error(run, &why)) << "EAGLE2_API_KEY='': " << why;
+  EXPECT_NE(run.err.find("EAGLE2_API_KEY"), std::string::npos) << run.err;
+  unsetenv("EAGLE2_API_KEY");
+  for (const std::string& f : {empty, blank_line, good}) std::filesystem::remove(f);
+}
+
+// The key from --api-key-file (its first line, the line ending stripped) or EAGLE2_API_KEY is
+// the one /v1/ asks for.
+TEST(Serve, ApiKeyFromAFileOrTheEnvironment) {
+  auto status = [](const ServeProcess& srv, const std::string& key) {
+    httplib::Client c = srv.client();
+    httplib::Headers h;
+    if (!key.empty()) h.emplace("Authorization", "Bearer " + key);
+    const httplib::Result r = c.Get("/v1/models", h);
+    return r ? r->status : 0;
+  };
+  const std::string file = key_file("crlf", "file-key\r\nnot-the-key\n");
+  {
+    ServeProcess srv("--api-key-file " + file);
+    EXPECT_EQ(status(srv, ""), 401);
+    EXPECT_EQ(status(srv, "not-the-key"), 401);
+    EXPECT_EQ(status(srv, "file-key\r"), 401);
+    EXPECT_EQ(status(srv, "file-key"), 200);
+  }
+  std::filesystem::remove(file);
+  setenv("EAGLE2_API_KEY", "env-key", 1);
+  {
+    ServeProcess srv("");
+    EXPECT_EQ(status(srv, ""), 401);
+    EXPECT_EQ(status(srv, "env-ke"), 401);
+    EXPECT_EQ(status(srv, "env-key"), 200);
+  }
+  unsetenv("EAGLE2_API_KEY");
 }
 
 TEST(Serve, ListensOnThePortItPrintsAndRefusesATakenOne) {

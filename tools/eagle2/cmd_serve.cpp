@@ -1,7 +1,11 @@
 // eagle2 serve: the OpenAI-compatible HTTP server (src/server/) on the command line. Thin: the
 // flags become ServerOptions; the server itself is a library class that tests run in-process.
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -9,6 +13,7 @@
 #include "bundled.h"
 #include "commands.h"
 #include "drafter_flags.h"
+#include "eagle2/error.h"
 #include "flag_checks.h"
 #include "server/http_server.h"
 
@@ -21,10 +26,49 @@ struct ServeFlags {
   std::string head_dir;
   DrafterFlags drafter;  // --spec or generate's shorthands: the default drafter
   server::ServerOptions options;
+  std::string api_key_file;
 };
+
+// The longest first line read from --api-key-file: a key, not a file's worth of memory.
+constexpr size_t kMaxServeKeyBytes = 4096;
+
+// --api-key-file PATH: the first line of a regular file (a FIFO or device could block or never
+// end), its line ending stripped; an empty one is an error, not "no key".
+std::string serve_key_from_file(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) fail("--api-key-file ", path, ": cannot open");
+  if (!S_ISREG(st.st_mode)) fail("--api-key-file ", path, ": not a regular file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("--api-key-file ", path, ": cannot open");
+  std::string line;
+  char c = 0;
+  while (line.size() <= kMaxServeKeyBytes && in.get(c) && c != '\n') line += c;
+  if (line.size() > kMaxServeKeyBytes)
+    fail("--api-key-file ", path, ": the first line is longer than ", kMaxServeKeyBytes, " bytes");
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  if (line.empty()) fail("--api-key-file ", path, ": the first line is empty");
+  return line;
+}
+
+// The key from --api-key, --api-key-file or $EAGLE2_API_KEY: at most one of them, so that
+// which key is in force is never a question of precedence.
+std::string resolve_serve_key(const ServeFlags& f) {
+  const char* env = std::getenv("EAGLE2_API_KEY");
+  const int given = !f.options.api_key.empty() + !f.api_key_file.empty() + (env != nullptr);
+  if (given > 1)
+    fail("give the API key one way only: --api-key, --api-key-file or EAGLE2_API_KEY (", given,
+         " are set)");
+  if (!f.api_key_file.empty()) return serve_key_from_file(f.api_key_file);
+  if (env != nullptr) {
+    if (*env == '\0') fail("EAGLE2_API_KEY is set but empty");
+    return env;
+  }
+  return f.options.api_key;
+}
 
 int run_serve(ServeFlags& f) {
   server::ServerOptions o = f.options;
+  o.api_key = resolve_serve_key(f);
   const ModelAndHead dirs = model_and_head(f.run.model_dir, f.head_dir);
   o.model_dir = dirs.model_dir;
   o.head_dir = dirs.head_dir;
@@ -84,6 +128,34 @@ Command add_serve(CLI::App& app) {
       ->check(CLI::Validator(
           [](std::string& v) { return v.empty() ? std::string("the key is empty") : ""; },
           "KEY"));
+  cmd->add_option("--api-key-file", f->api_key_file,
+                  "As --api-key, the key being the first line of this file (kept out of ps); "
+                  "or set EAGLE2_API_KEY. Only one of the three");
+  cmd->add_option("--allowed-host", o.allowed_hosts,
+                  "A Host name the server answers besides its own address (repeatable; '*': "
+                  "any). Others get 403 (DNS-rebinding defence)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            return v.empty() || v.find_first_of(" \t/") != std::string::npos
+                       ? std::string("expected a host name such as example.com")
+                       : std::string();
+          },
+          "NAME"));
+  cmd->add_option("--allowed-origins", o.allowed_origins,
+                  "Comma-separated origins (http://host:port) whose pages may call the API "
+                  "cross-origin (CORS). Default: none; another site's Origin gets 403")
+      ->delimiter(',')
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            const size_t scheme = v.find("://");
+            return (v.starts_with("http://") || v.starts_with("https://")) &&
+                           scheme + 3 < v.size() && v.find('/', scheme + 3) == std::string::npos
+                       ? std::string()
+                       : std::string("expected an origin such as http://example.com:3000");
+          },
+          "ORIGIN"));
   cmd->add_option("--chat-template", o.chat_template,
                   "Chat template file (Jinja) for /v1/chat/completions (default: the model "
                   "folder's tokenizer_config.json template, if any)")
