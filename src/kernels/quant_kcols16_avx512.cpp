@@ -29,6 +29,7 @@
 
 #include "core/quant_blocks.h"
 #include "kernels/avx512_sums.h"  // also <immintrin.h>, with GCC 12's false warnings silenced
+#include "kernels/avx512_transpose.h"
 #include "kernels/quant_internal.h"
 
 namespace eagle2::detail {
@@ -37,16 +38,6 @@ namespace {
 // Activation rows that share one unpacked superblock; bounds the accumulators (8 vectors a row)
 // so that they stay in L1 beside the unpacked weights.
 constexpr int64_t kRowChunk = 16;
-
-// 4x4 transposes of dwords inside each 128-bit lane of a0..a3.
-inline void transpose4(__m512i& a0, __m512i& a1, __m512i& a2, __m512i& a3) {
-  const __m512i t0 = _mm512_unpacklo_epi32(a0, a1), t1 = _mm512_unpackhi_epi32(a0, a1);
-  const __m512i t2 = _mm512_unpacklo_epi32(a2, a3), t3 = _mm512_unpackhi_epi32(a2, a3);
-  a0 = _mm512_unpacklo_epi64(t0, t2);
-  a1 = _mm512_unpackhi_epi64(t0, t2);
-  a2 = _mm512_unpacklo_epi64(t1, t3);
-  a3 = _mm512_unpackhi_epi64(t1, t3);
-}
 
 inline __m128i load128(const char* p) {
   return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
