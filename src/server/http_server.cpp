@@ -8,10 +8,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <exception>
 #include <memory>
-#include <mutex>
 #include <thread>
 
 #include "eagle2/error.h"
@@ -364,23 +362,9 @@ struct Server::Impl {
     std::thread watcher([this] {
       stop_pipe.wait();
       state.stopping = true;
-      const auto deadline =
-          std::chrono::steady_clock::now() + std::chrono::seconds(state.options.drain_timeout);
-      std::mutex mutex;
-      std::condition_variable drained_changed;
-      bool drained = false;
-      std::thread enforcer([&] {
-        std::unique_lock lock(mutex);
-        if (!drained_changed.wait_until(lock, deadline, [&] { return drained; }))
-          state.scheduler.cancel_admitted();
-      });
-      state.scheduler.shutdown();  // returns once every admitted request has ended
-      {
-        std::lock_guard lock(mutex);
-        drained = true;
-      }
-      drained_changed.notify_all();
-      enforcer.join();
+      // Returns once every admitted request has ended, at the drain deadline at the latest.
+      state.scheduler.shutdown(std::chrono::steady_clock::now() +
+                               std::chrono::seconds(state.options.drain_timeout));
       // The responses' last bytes: a client that stopped reading is dropped by httplib's write
       // timeout (5 s) well before this.
       state.wait_for_responses(std::chrono::seconds(10));

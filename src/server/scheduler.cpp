@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <exception>
 #include <stdexcept>
-#include <utility>
 
 #include "eagle2/error.h"
 
@@ -106,21 +105,14 @@ std::shared_ptr<RequestStream> Scheduler::submit(GenerationRequest request) {
   return stream;
 }
 
-void Scheduler::shutdown() {
+void Scheduler::shutdown(std::chrono::steady_clock::time_point drain_deadline) {
   {
     std::lock_guard lock(mutex_);
+    if (!stopping_) drain_deadline_ = drain_deadline;
     stopping_ = true;
   }
   wake_.notify_all();
   if (thread_.joinable()) thread_.join();
-}
-
-void Scheduler::cancel_admitted() {
-  {
-    std::lock_guard lock(mutex_);
-    cancel_admitted_ = true;
-  }
-  wake_.notify_all();
 }
 
 int64_t Scheduler::queue_depth() const {
@@ -171,12 +163,13 @@ void Scheduler::loop() {
     // 1. Under the lock: admit into free slots, or sleep while there is nothing to do.
     std::vector<std::pair<GenerationRequest, std::shared_ptr<RequestStream>>> admitted;
     std::vector<std::shared_ptr<RequestStream>> refused;  // queued at shutdown
-    bool stopping = false, cancel_admitted = false;
+    bool stopping = false, past_deadline = false;
     {
       std::unique_lock lock(mutex_);
       wake_.wait(lock, [&] { return stopping_ || !queue_.empty() || !active_.empty(); });
       stopping = stopping_;
-      cancel_admitted = std::exchange(cancel_admitted_, false);
+      // Admitted requests never make the loop wait, so it looks at the clock every step.
+      past_deadline = stopping_ && std::chrono::steady_clock::now() >= drain_deadline_;
       if (stopping) {
         for (auto& q : queue_) refused.push_back(q.second);
         queue_.clear();
@@ -238,7 +231,7 @@ void Scheduler::loop() {
     // 2. Cancelled requests leave before the step (their KV memory is freed now, and counted
     // before their clients see the end); at the shutdown's deadline, all of them.
     for (auto it = active_.begin(); it != active_.end();) {
-      if (cancel_admitted || it->stream->cancelled()) {
+      if (past_deadline || it->stream->cancelled()) {
         engine_->cancel(it->id);
         metrics_.kv_blocks(engine_->kv_blocks_used(), engine_->kv_blocks_total());
         publish(*it, true, true);

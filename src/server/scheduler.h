@@ -102,12 +102,11 @@ class Scheduler {
   // serve. Returns nullptr when the queue is full or the scheduler is shutting down (HTTP 503).
   std::shared_ptr<RequestStream> submit(GenerationRequest request);
 
-  // Stops admitting: requests still queued end Cancelled, admitted ones decode to their end;
-  // then the loop thread exits. Idempotent; returns when the thread has been joined.
-  void shutdown();
-  // From any thread: every admitted request ends now, Cancelled, with its tokens so far (the
-  // shutdown's deadline, --drain-timeout). Requests admitted later are not affected.
-  void cancel_admitted();
+  // Stops admitting: requests still queued end Cancelled, admitted ones decode to their end or
+  // until `drain_deadline` (--drain-timeout), when those left end Cancelled with their tokens so
+  // far; then the loop thread exits. Idempotent; returns when the thread has been joined.
+  void shutdown(std::chrono::steady_clock::time_point drain_deadline =
+                    std::chrono::steady_clock::time_point::max());
 
   int64_t queue_depth() const;
   int64_t active() const;  // admitted and not ended
@@ -130,7 +129,7 @@ class Scheduler {
   std::deque<std::pair<GenerationRequest, std::shared_ptr<RequestStream>>> queue_;
   int64_t active_count_ = 0;
   bool stopping_ = false;
-  bool cancel_admitted_ = false;  // cancel_admitted(): taken by the loop before its next step
+  std::chrono::steady_clock::time_point drain_deadline_;  // shutdown()'s, read once stopping_
   std::vector<Active> active_;  // loop thread only
   std::thread thread_;
 };
