@@ -9,8 +9,8 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <random>
@@ -73,16 +73,23 @@ const Weights& weights(DType dt, int64_t N, int64_t K) {
       if (dt == q) {
         quantize_blocks(q, row.data(), w.blocks.data() + static_cast<size_t>(r) * row_bytes, K);
       } else {  // K-quants: random codes with a small f16 scale in every block
-        for (size_t i = 0; i < row_bytes; ++i) w.blocks[static_cast<size_t>(r) * row_bytes + i] = static_cast<unsigned char>(rng());
+        for (size_t i = 0; i < row_bytes; ++i)
+          w.blocks[static_cast<size_t>(r) * row_bytes + i] = static_cast<unsigned char>(rng());
         const size_t d_at = dt == DType::Q6_K ? 208 : 0;
         for (size_t b = 0; b < row_bytes / dtype_block_bytes(dt); ++b) {
           const uint16_t h = f32_to_f16(0.01f);
-          std::memcpy(w.blocks.data() + static_cast<size_t>(r) * row_bytes + b * dtype_block_bytes(dt) + d_at, &h, 2);
-          if (dt == DType::Q4_K) std::memcpy(w.blocks.data() + static_cast<size_t>(r) * row_bytes + b * dtype_block_bytes(dt) + 2, &h, 2);
+          std::memcpy(w.blocks.data() + static_cast<size_t>(r) * row_bytes +
+                          b * dtype_block_bytes(dt) + d_at,
+                      &h, 2);
+          if (dt == DType::Q4_K)
+            std::memcpy(w.blocks.data() + static_cast<size_t>(r) * row_bytes +
+                            b * dtype_block_bytes(dt) + 2,
+                        &h, 2);
         }
       }
     }
-    for (size_t c = 1; c < n_copies; ++c) std::copy_n(w.blocks.data(), bytes, w.blocks.data() + c * bytes);
+    for (size_t c = 1; c < n_copies; ++c)
+      std::copy_n(w.blocks.data(), bytes, w.blocks.data() + c * bytes);
   } else if (dt == DType::F32) {
     w.f32.resize(n * n_copies);
     for (auto& v : w.f32) v = u(rng);
@@ -95,7 +102,7 @@ const Weights& weights(DType dt, int64_t N, int64_t K) {
     m.dtype = dt;
     m.rows = N;
     m.cols = K;
-    m.data = is_block_dtype(dt)   ? static_cast<const void*>(w.blocks.data() + c * bytes)
+    m.data = is_block_dtype(dt) ? static_cast<const void*>(w.blocks.data() + c * bytes)
              : dt == DType::F32 ? static_cast<const void*>(w.f32.data() + c * n)
                                 : w.half.data() + c * n;
     w.copies.push_back(m);
@@ -126,7 +133,8 @@ const Weights& grouped_weights(DType dt, int64_t N, int64_t K) {
 void BM_Matmul(benchmark::State& state) {
   const int64_t M = state.range(0), N = state.range(1), K = state.range(2);
   const bool grouped = state.range(3) >= 7;
-  const DType dt = grouped ? (state.range(3) == 7 ? DType::Q8_0 : DType::Q4_0) : static_cast<DType>(state.range(3));
+  const DType dt = grouped ? (state.range(3) == 7 ? DType::Q8_0 : DType::Q4_0)
+                           : static_cast<DType>(state.range(3));
   const Weights& w = grouped ? grouped_weights(dt, N, K) : weights(dt, N, K);
   std::vector<float> x(static_cast<size_t>(M * K), 0.5f), y(static_cast<size_t>(M * N));
   ThreadPool& pool = bench_pool();
@@ -138,12 +146,13 @@ void BM_Matmul(benchmark::State& state) {
     benchmark::ClobberMemory();
   }
   const double iters = static_cast<double>(state.iterations());
-  state.counters["weight_bytes/s"] = benchmark::Counter(
-      iters * static_cast<double>(dtype_bytes(dt, N * K)),
-      benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
-  state.counters["GFLOP/s"] = benchmark::Counter(iters * 2.0 * M * N * K / 1e9, benchmark::Counter::kIsRate);
-  state.SetLabel(std::string(kernel_path_name(path)) + " " + dtype_name(dt) + " threads=" +
-                 std::to_string(pool.size()));
+  state.counters["weight_bytes/s"] =
+      benchmark::Counter(iters * static_cast<double>(dtype_bytes(dt, N * K)),
+                         benchmark::Counter::kIsRate, benchmark::Counter::kIs1000);
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(iters * 2.0 * M * N * K / 1e9, benchmark::Counter::kIsRate);
+  state.SetLabel(std::string(kernel_path_name(path)) + " " + dtype_name(dt) +
+                 " threads=" + std::to_string(pool.size()));
 }
 
 void matmul_args(benchmark::internal::Benchmark* b) {
@@ -168,7 +177,8 @@ void matmul_args(benchmark::internal::Benchmark* b) {
     for (int64_t M : {1, 4, 8, 16, 64}) b->Args({M, 2048, 2048, dt});
   for (int dt : {3, 4, 5, 6})
     for (int64_t M : {1, 4})
-      for (auto [N, K] : {std::pair<int64_t, int64_t>{768, 512}, {4096, 512}}) b->Args({M, N, K, dt});
+      for (auto [N, K] : {std::pair<int64_t, int64_t>{768, 512}, {4096, 512}})
+        b->Args({M, N, K, dt});
   b->Unit(benchmark::kMicrosecond)->UseRealTime();
 }
 BENCHMARK(BM_Matmul)->Apply(matmul_args);
@@ -176,7 +186,8 @@ BENCHMARK(BM_Matmul)->Apply(matmul_args);
 // Threads read a 512 MiB buffer; compare matmul's weight_bytes/s for M=1 with this.
 void BM_ReadBandwidth(benchmark::State& state) {
   double gbs = 0;
-  for (auto _ : state) gbs = measure_read_bandwidth_gbs(bench_pool(), static_cast<size_t>(state.range(0)) << 20);
+  for (auto _ : state)
+    gbs = measure_read_bandwidth_gbs(bench_pool(), static_cast<size_t>(state.range(0)) << 20);
   state.counters["GB/s"] = gbs;
 }
 BENCHMARK(BM_ReadBandwidth)->Arg(512)->Iterations(1)->Unit(benchmark::kMillisecond);

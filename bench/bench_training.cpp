@@ -29,8 +29,12 @@ std::vector<float> random_floats(int64_t n, uint32_t seed) {
   return v;
 }
 
-int64_t q_elems() { return kShape.batch * kShape.seq_len * kShape.n_heads * kShape.head_dim; }
-int64_t kv_elems() { return kShape.batch * kShape.seq_len * kShape.n_kv_heads * kShape.head_dim; }
+int64_t q_elems() {
+  return kShape.batch * kShape.seq_len * kShape.n_heads * kShape.head_dim;
+}
+int64_t kv_elems() {
+  return kShape.batch * kShape.seq_len * kShape.n_kv_heads * kShape.head_dim;
+}
 
 void BM_CausalAttention(benchmark::State& state) {
   const int64_t T = kShape.seq_len;
@@ -70,8 +74,8 @@ void BM_TttAttention(benchmark::State& state) {
   std::vector<float> probs(static_cast<size_t>(kShape.batch * kShape.n_heads * T * (T + S)));
   for (auto _ : state) {
     train::ttt_attention_forward(out.data(), probs.data(), q.data(), kp, vp, kShape, bench_pool());
-    train::ttt_attention_backward(dq.data(), dkp, dvp, dout.data(), q.data(), kp, vp,
-                                  probs.data(), kShape, bench_pool());
+    train::ttt_attention_backward(dq.data(), dkp, dvp, dout.data(), q.data(), kp, vp, probs.data(),
+                                  kShape, bench_pool());
     benchmark::DoNotOptimize(dq.data());
   }
 }

@@ -33,13 +33,14 @@ namespace {
 using namespace eagle2::api;
 
 int usage(const char* program) {
-  std::fprintf(stderr,
-               "usage: %s MODEL_DIR HEAD_DIR MAX_NEW_TOKENS PROMPT [PROMPT...]\n"
-               "  MODEL_DIR       a LLaMA-family model folder (config.json, safetensors, tokenizer)\n"
-               "  HEAD_DIR        an EAGLE draft head trained for that model\n"
-               "  MAX_NEW_TOKENS  tokens to generate at most for each prompt\n"
-               "  PROMPT...       the texts to complete, decoded together\n",
-               program);
+  std::fprintf(
+      stderr,
+      "usage: %s MODEL_DIR HEAD_DIR MAX_NEW_TOKENS PROMPT [PROMPT...]\n"
+      "  MODEL_DIR       a LLaMA-family model folder (config.json, safetensors, tokenizer)\n"
+      "  HEAD_DIR        an EAGLE draft head trained for that model\n"
+      "  MAX_NEW_TOKENS  tokens to generate at most for each prompt\n"
+      "  PROMPT...       the texts to complete, decoded together\n",
+      program);
   return 2;
 }
 
@@ -94,7 +95,8 @@ int run(const std::string& model_dir, const std::string& head_dir, int64_t max_n
                  static_cast<long long>(stats.new_tokens), stats.tau,
                  stats.stopped_at_eos ? ", stopped at EOS" : "");
   }
-  std::fprintf(stderr, "%lld sequences in %lld steps (one target forward each, %lld rows), "
+  std::fprintf(stderr,
+               "%lld sequences in %lld steps (one target forward each, %lld rows), "
                "%d threads, %s kernels\n",
                static_cast<long long>(sequences), static_cast<long long>(steps),
                static_cast<long long>(rows), threads.size(), kernel_name());

@@ -30,13 +30,14 @@ namespace {
 using namespace eagle2::api;
 
 int usage(const char* program) {
-  std::fprintf(stderr,
-               "usage: %s MODEL_DIR HEAD_DIR PROMPT [MAX_NEW_TOKENS]\n"
-               "  MODEL_DIR       a LLaMA-family model folder (config.json, safetensors, tokenizer)\n"
-               "  HEAD_DIR        an EAGLE draft head trained for that model\n"
-               "  PROMPT          the text to complete\n"
-               "  MAX_NEW_TOKENS  tokens to generate at most (default 64)\n",
-               program);
+  std::fprintf(
+      stderr,
+      "usage: %s MODEL_DIR HEAD_DIR PROMPT [MAX_NEW_TOKENS]\n"
+      "  MODEL_DIR       a LLaMA-family model folder (config.json, safetensors, tokenizer)\n"
+      "  HEAD_DIR        an EAGLE draft head trained for that model\n"
+      "  PROMPT          the text to complete\n"
+      "  MAX_NEW_TOKENS  tokens to generate at most (default 64)\n",
+      program);
   return 2;
 }
 
@@ -73,8 +74,8 @@ int run(const std::string& model_dir, const std::string& head_dir, const std::st
   // with the spacing the prompt's last token calls for.
   TextStream stream(tokenizer, prompt);
   std::fputs(text.c_str(), stdout);
-  const Stats stats = generate_speculative(
-      model, kv, drafter, prompt, options, threads, [&](int32_t token) {
+  const Stats stats =
+      generate_speculative(model, kv, drafter, prompt, options, threads, [&](int32_t token) {
         std::fputs(stream.push(token).c_str(), stdout);
         std::fflush(stdout);
         return true;  // false would stop here
@@ -91,7 +92,8 @@ int run(const std::string& model_dir, const std::string& head_dir, const std::st
   for (size_t accepted = 0; accepted < stats.accept_histogram.size(); ++accepted)
     std::fprintf(stderr, " %zu:%lld", accepted,
                  static_cast<long long>(stats.accept_histogram[accepted]));
-  std::fprintf(stderr, "\ndecode %.1f tokens/s (draft %.3f s, verify %.3f s), %d threads, %s kernels\n",
+  std::fprintf(stderr,
+               "\ndecode %.1f tokens/s (draft %.3f s, verify %.3f s), %d threads, %s kernels\n",
                stats.decode_tokens_per_second, stats.draft_seconds, stats.verify_seconds,
                threads.size(), kernel_name());
   return 0;

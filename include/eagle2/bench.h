@@ -52,7 +52,7 @@ class BenchRun {
   BenchRun(BenchRun&&) noexcept;
   BenchRun& operator=(BenchRun&&) noexcept;
 
-  size_t size() const;                                 // runs
+  size_t size() const;                                   // runs
   const std::vector<int32_t>& tokens(size_t run) const;  // what run `run` generated
   const std::vector<BenchSummary>& summary() const;      // every run, summarized
   std::vector<BenchSummary> summary_of(const std::vector<size_t>& runs) const;

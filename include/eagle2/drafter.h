@@ -40,9 +40,9 @@ struct DynamicTreeParams {
 
 // Lookahead decoding's parameters (the spec's W:N:G).
 struct LookaheadParams {
-  int window = 2;         // W: columns of the Jacobi window
-  int ngram_size = 3;     // N: n-gram length, root included
-  int verify_ngrams = 2;  // G: pooled n-grams verified per cycle, at most
+  int window = 2;                                 // W: columns of the Jacobi window
+  int ngram_size = 3;                             // N: n-gram length, root included
+  int verify_ngrams = 2;                          // G: pooled n-grams verified per cycle, at most
   static constexpr int64_t kMaxTreeTokens = 512;  // (W + G) * (N - 1), root included
 };
 

@@ -54,8 +54,8 @@ class Engine {
   // temperature) for the engine's lifetime and shared by its sequences. Returns the sequence's id
   // (counting up from 0, never reused). Error for an empty prompt, one that does not fit the
   // context, invalid sampling options or a spec the head cannot serve.
-  int64_t add(std::vector<int32_t> prompt, const GenerateOptions& options,
-              const DrafterSpec& spec, Head* head = nullptr);
+  int64_t add(std::vector<int32_t> prompt, const GenerateOptions& options, const DrafterSpec& spec,
+              Head* head = nullptr);
 
   // One step, one target forward for every live sequence: each decoding sequence's draft tree and
   // each new sequence's next prompt chunk; each decoding sequence commits its accepted tokens and

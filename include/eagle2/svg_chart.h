@@ -35,7 +35,7 @@ struct LineChart {
   std::string title, x_label, y_label;
   std::vector<LineSeries> series;
   int width = 720, height = 420;
-  int decimals = 2;  // for the value labels at the markers
+  int decimals = 2;          // for the value labels at the markers
   bool value_labels = true;  // off for dense series (a loss curve), where labels would overlap
   int x_decimals = -1;       // of x in the markers' tooltips; -1: as the x axis ticks
 };

@@ -24,7 +24,7 @@ class HeadData {
   HeadData(HeadData&&) noexcept;
   HeadData& operator=(HeadData&&) noexcept;
 
-  size_t size() const;         // sequences
+  size_t size() const;  // sequences
   bool empty() const { return size() == 0; }
   int64_t positions() const;   // training positions (each sequence's length - 1, summed)
   double feature_rms() const;  // root-mean-square of every feature value
@@ -185,8 +185,9 @@ class MedusaTrainer {
   MedusaTrainer& operator=(const MedusaTrainer&) = delete;
 
   // options as for HeadTrainer::train; noise and ce_weight do not apply.
-  MedusaTrainResult train(const HeadData& data, const HeadTrainOptions& options, Threads& threads,
-                          const std::function<void(const MedusaTrainProgress&)>& progress = nullptr);
+  MedusaTrainResult train(
+      const HeadData& data, const HeadTrainOptions& options, Threads& threads,
+      const std::function<void(const MedusaTrainProgress&)>& progress = nullptr);
   // dir/config.json and dir/model.safetensors (F32 or BF16), the folder "medusa:DIR" /
   // "hydra:DIR" loads; creates dir.
   void save(const std::string& dir, DType dtype) const;
@@ -232,10 +233,10 @@ struct Eagle3Init {
 };
 
 struct Eagle3StepStats {
-  double total = 0;          // sum over steps s of 0.8^s (loss[s] + state_loss x its SmoothL1)
-  std::vector<double> loss;  // per unrolled step: soft cross-entropy
-  std::vector<double> top1;  // per unrolled step: draft argmax == the target's (restricted)
-  std::vector<double> state; // per unrolled step: the state term's SmoothL1 (0 without it)
+  double total = 0;           // sum over steps s of 0.8^s (loss[s] + state_loss x its SmoothL1)
+  std::vector<double> loss;   // per unrolled step: soft cross-entropy
+  std::vector<double> top1;   // per unrolled step: draft argmax == the target's (restricted)
+  std::vector<double> state;  // per unrolled step: the state term's SmoothL1 (0 without it)
 };
 
 struct Eagle3TrainProgress {
@@ -280,8 +281,9 @@ class Eagle3HeadTrainer {
   std::vector<float> feature_scale() const;
 
   // options as for HeadTrainer::train; noise and ce_weight do not apply.
-  Eagle3TrainResult train(const HeadData& data, const HeadTrainOptions& options, Threads& threads,
-                          const std::function<void(const Eagle3TrainProgress&)>& progress = nullptr);
+  Eagle3TrainResult train(
+      const HeadData& data, const HeadTrainOptions& options, Threads& threads,
+      const std::function<void(const Eagle3TrainProgress&)>& progress = nullptr);
   // The published EAGLE-3 layout (config.json + model.safetensors with d2t / t2d), F32 or BF16:
   // the folder --draft loads.
   void save(const std::string& dir, DType dtype) const;

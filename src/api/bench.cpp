@@ -21,11 +21,15 @@ BenchRun::~BenchRun() = default;
 BenchRun::BenchRun(BenchRun&&) noexcept = default;
 BenchRun& BenchRun::operator=(BenchRun&&) noexcept = default;
 
-size_t BenchRun::size() const { return impl_->records.size(); }
+size_t BenchRun::size() const {
+  return impl_->records.size();
+}
 const std::vector<int32_t>& BenchRun::tokens(size_t run) const {
   return impl_->records.at(run).tokens;
 }
-const std::vector<BenchSummary>& BenchRun::summary() const { return impl_->rows; }
+const std::vector<BenchSummary>& BenchRun::summary() const {
+  return impl_->rows;
+}
 
 std::vector<BenchSummary> BenchRun::summary_of(const std::vector<size_t>& runs) const {
   std::vector<RunRecord> some;
@@ -38,8 +42,12 @@ std::vector<BenchSummary> BenchRun::summary_of(const std::vector<size_t>& runs) 
 std::vector<std::string> BenchRun::greedy_mismatches() const {
   return eagle2::greedy_mismatches(impl_->records);
 }
-std::string BenchRun::json() const { return bench_to_json(impl_->summary, impl_->records); }
-std::string BenchRun::csv() const { return summaries_to_csv(impl_->summary); }
+std::string BenchRun::json() const {
+  return bench_to_json(impl_->summary, impl_->records);
+}
+std::string BenchRun::csv() const {
+  return summaries_to_csv(impl_->summary);
+}
 std::vector<std::pair<std::string, std::string>> BenchRun::charts() const {
   return bench_charts(impl_->summary);
 }

@@ -6,18 +6,24 @@ namespace {
 
 eagle2::RopeScaling to_internal(RopeScaling s) {
   switch (s) {
-    case RopeScaling::None: return eagle2::RopeScaling::None;
-    case RopeScaling::Linear: return eagle2::RopeScaling::Linear;
-    case RopeScaling::Llama3: return eagle2::RopeScaling::Llama3;
+    case RopeScaling::None:
+      return eagle2::RopeScaling::None;
+    case RopeScaling::Linear:
+      return eagle2::RopeScaling::Linear;
+    case RopeScaling::Llama3:
+      return eagle2::RopeScaling::Llama3;
   }
   return eagle2::RopeScaling::None;
 }
 
 RopeScaling to_public(eagle2::RopeScaling s) {
   switch (s) {
-    case eagle2::RopeScaling::None: return RopeScaling::None;
-    case eagle2::RopeScaling::Linear: return RopeScaling::Linear;
-    case eagle2::RopeScaling::Llama3: return RopeScaling::Llama3;
+    case eagle2::RopeScaling::None:
+      return RopeScaling::None;
+    case eagle2::RopeScaling::Linear:
+      return RopeScaling::Linear;
+    case eagle2::RopeScaling::Llama3:
+      return RopeScaling::Llama3;
   }
   return RopeScaling::None;
 }
@@ -78,9 +84,12 @@ ModelConfig to_public(const LlamaConfig& c) {
 
 eagle2::DType to_internal(DType t) {
   switch (t) {
-    case DType::F32: return eagle2::DType::F32;
-    case DType::F16: return eagle2::DType::F16;
-    case DType::BF16: return eagle2::DType::BF16;
+    case DType::F32:
+      return eagle2::DType::F32;
+    case DType::F16:
+      return eagle2::DType::F16;
+    case DType::BF16:
+      return eagle2::DType::BF16;
   }
   return eagle2::DType::F32;
 }
@@ -206,8 +215,12 @@ eagle2::PromptSetOptions to_internal(const PromptSetOptions& o) {
   return p;
 }
 
-eagle2::Prompt to_internal(const Prompt& p) { return {p.id, p.text}; }
-Prompt to_public(const eagle2::Prompt& p) { return {p.id, p.text}; }
+eagle2::Prompt to_internal(const Prompt& p) {
+  return {p.id, p.text};
+}
+Prompt to_public(const eagle2::Prompt& p) {
+  return {p.id, p.text};
+}
 
 eagle2::BenchOptions to_internal(const BenchOptions& o) {
   eagle2::BenchOptions b;
@@ -242,7 +255,9 @@ BenchSummary to_public(const Summary& s) {
   return o;
 }
 
-train::HeadInit to_internal(const HeadInit& i) { return {i.seed, i.fc_identity}; }
+train::HeadInit to_internal(const HeadInit& i) {
+  return {i.seed, i.fc_identity};
+}
 
 train::HeadTrainOptions to_internal(const HeadTrainOptions& o) {
   train::HeadTrainOptions t;
@@ -272,6 +287,8 @@ train::SelfDistillOptions to_internal(const SelfDistillOptions& o) {
   return s;
 }
 
-HeadLoss to_public(const train::HeadLoss& l) { return {l.total, l.smooth_l1, l.soft_ce}; }
+HeadLoss to_public(const train::HeadLoss& l) {
+  return {l.total, l.smooth_l1, l.soft_ce};
+}
 
 }  // namespace eagle2::api

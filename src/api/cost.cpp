@@ -58,7 +58,9 @@ VerifyCost::VerifyCost(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 VerifyCost::~VerifyCost() = default;
 VerifyCost::VerifyCost(VerifyCost&&) noexcept = default;
 VerifyCost& VerifyCost::operator=(VerifyCost&&) noexcept = default;
-const std::vector<CostPoint>& VerifyCost::curve() const { return impl_->curve; }
+const std::vector<CostPoint>& VerifyCost::curve() const {
+  return impl_->curve;
+}
 const std::vector<std::pair<int64_t, std::vector<CostPoint>>>& VerifyCost::batch_curves() const {
   return impl_->batch_curves;
 }

@@ -17,11 +17,15 @@ TreeChoices load_tree_choices(const std::string& path, const std::string& where)
   return eagle2::parse_tree_choices(text, where);
 }
 
-std::string DrafterSpec::to_string() const { return to_internal(*this).to_string(); }
+std::string DrafterSpec::to_string() const {
+  return to_internal(*this).to_string();
+}
 bool DrafterSpec::operator==(const DrafterSpec& other) const {
   return to_internal(*this) == to_internal(other);
 }
-bool DrafterSpec::needs_head() const { return to_internal(*this).needs_head(); }
+bool DrafterSpec::needs_head() const {
+  return to_internal(*this).needs_head();
+}
 
 DrafterSpec parse_drafter_spec(const std::string& text) {
   return to_public(eagle2::parse_drafter_spec(text));
@@ -56,8 +60,12 @@ Drafter Drafter::make(const DrafterSpec& spec, Model& target, Head* head, Thread
   return make_for(spec, target.impl().model.get(), head, threads, ctx, temperature, cost);
 }
 
-Drafter::operator bool() const { return impl_ && impl_->drafter; }
+Drafter::operator bool() const {
+  return impl_ && impl_->drafter;
+}
 
-std::string Drafter::name() const { return *this ? impl_->drafter->name() : "plain"; }
+std::string Drafter::name() const {
+  return *this ? impl_->drafter->name() : "plain";
+}
 
 }  // namespace eagle2::api

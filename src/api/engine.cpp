@@ -51,24 +51,41 @@ int64_t Engine::add(std::vector<int32_t> prompt, const GenerateOptions& options,
   return impl_->decoder.add(std::move(prompt), opt, std::move(drafter));
 }
 
-int64_t Engine::step() { return impl_->decoder.step(); }
-int64_t Engine::live() const { return impl_->decoder.live(); }
-bool Engine::finished(int64_t id) const { return impl_->decoder.finished(id); }
-const std::vector<int32_t>& Engine::tokens(int64_t id) const { return impl_->decoder.tokens(id); }
-Stats Engine::stats(int64_t id) const { return to_public(impl_->decoder.stats(id)); }
-void Engine::cancel(int64_t id) { impl_->decoder.cancel(id); }
-void Engine::remove(int64_t id) { impl_->decoder.remove(id); }
+int64_t Engine::step() {
+  return impl_->decoder.step();
+}
+int64_t Engine::live() const {
+  return impl_->decoder.live();
+}
+bool Engine::finished(int64_t id) const {
+  return impl_->decoder.finished(id);
+}
+const std::vector<int32_t>& Engine::tokens(int64_t id) const {
+  return impl_->decoder.tokens(id);
+}
+Stats Engine::stats(int64_t id) const {
+  return to_public(impl_->decoder.stats(id));
+}
+void Engine::cancel(int64_t id) {
+  impl_->decoder.cancel(id);
+}
+void Engine::remove(int64_t id) {
+  impl_->decoder.remove(id);
+}
 const std::vector<uint8_t>& Engine::drafted(int64_t id) const {
   return impl_->decoder.drafted(id);
 }
 const StepReport& Engine::last_step() const {
   const eagle2::StepReport& r = impl_->decoder.last_step();
-  impl_->report = StepReport{r.sequences,       r.rows,          r.prefill_rows,
-                             r.accepted,        r.committed,     r.draft_seconds,
-                             r.forward_seconds};
+  impl_->report = StepReport{r.sequences, r.rows,          r.prefill_rows,   r.accepted,
+                             r.committed, r.draft_seconds, r.forward_seconds};
   return impl_->report;
 }
-int64_t Engine::kv_blocks_used() const { return impl_->decoder.kv_pool().used_blocks(); }
-int64_t Engine::kv_blocks_total() const { return impl_->decoder.kv_pool().n_blocks(); }
+int64_t Engine::kv_blocks_used() const {
+  return impl_->decoder.kv_pool().used_blocks();
+}
+int64_t Engine::kv_blocks_total() const {
+  return impl_->decoder.kv_pool().n_blocks();
+}
 
 }  // namespace eagle2::api

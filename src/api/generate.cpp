@@ -7,7 +7,9 @@
 
 namespace eagle2::api {
 
-void SamplingOptions::validate() const { to_internal(*this).validate(); }
+void SamplingOptions::validate() const {
+  to_internal(*this).validate();
+}
 
 KvCache::KvCache(const Model& model, int64_t capacity)
     : impl_(std::make_unique<Impl>(Impl{model.impl().model->make_cache(capacity)})) {}
@@ -43,9 +45,9 @@ Stats generate_speculative(Model& model, KvCache& kv, Drafter& drafter,
       on_cycle(view);
     };
   }
-  return to_public(speculative_generate(*model.impl().model, kv.impl().kv,
-                                        *drafter.impl().drafter, prompt, to_internal(options),
-                                        threads.impl().pool, on_token, hooks));
+  return to_public(speculative_generate(*model.impl().model, kv.impl().kv, *drafter.impl().drafter,
+                                        prompt, to_internal(options), threads.impl().pool, on_token,
+                                        hooks));
 }
 
 }  // namespace eagle2::api

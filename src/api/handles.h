@@ -80,8 +80,8 @@ struct HeadData::Impl {
 
 struct BenchRun::Impl {
   std::vector<RunRecord> records;
-  std::vector<Summary> summary;         // summarize(records)
-  std::vector<BenchSummary> rows;       // the same in the public spelling
+  std::vector<Summary> summary;    // summarize(records)
+  std::vector<BenchSummary> rows;  // the same in the public spelling
 };
 
 }  // namespace eagle2::api

@@ -11,9 +11,12 @@ namespace eagle2::api {
 
 Head Head::load(const std::string& dir, const Model& target, const std::string& weights) {
   std::optional<eagle2::DType> type;
-  if (weights == "auto") type = EagleHead::weights_type_for(*target.impl().model);
-  else if (weights == "q8_0") type = eagle2::DType::Q8_0;
-  else if (weights == "q4_0") type = eagle2::DType::Q4_0;
+  if (weights == "auto")
+    type = EagleHead::weights_type_for(*target.impl().model);
+  else if (weights == "q8_0")
+    type = eagle2::DType::Q8_0;
+  else if (weights == "q4_0")
+    type = eagle2::DType::Q4_0;
   else if (weights != "as-is")
     fail("draft head weights: '", weights, "' is not one of auto, as-is, q8_0, q4_0");
   auto impl = std::make_unique<Impl>();
@@ -22,14 +25,18 @@ Head Head::load(const std::string& dir, const Model& target, const std::string& 
   return Head(std::move(impl));
 }
 
-std::string Head::weights_dtype() const { return impl_->head->weights_dtype(); }
+std::string Head::weights_dtype() const {
+  return impl_->head->weights_dtype();
+}
 
 Head::Head(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Head::~Head() = default;
 Head::Head(Head&&) noexcept = default;
 Head& Head::operator=(Head&&) noexcept = default;
 
-int64_t Head::parameter_count() const { return impl_->head->parameter_count(); }
+int64_t Head::parameter_count() const {
+  return impl_->head->parameter_count();
+}
 
 void Head::restrict_vocab(const std::string& draft_vocab_tsv, int64_t n) {
   EagleHead& head = *impl_->head;
@@ -48,7 +55,9 @@ std::string Head::kind() const {
   return impl_->head->kind() == EagleHead::Kind::Eagle3 ? "eagle3" : "eagle";
 }
 
-int64_t Head::draft_vocab_size() const { return impl_->head->draft_vocab_size(); }
+int64_t Head::draft_vocab_size() const {
+  return impl_->head->draft_vocab_size();
+}
 
 std::vector<int32_t> ids_by_frequency(const std::vector<int64_t>& counts) {
   return eagle2::ids_by_frequency(counts);

@@ -59,9 +59,9 @@ std::vector<PositionLogprobs> path_logprobs(Model& model, const std::vector<int3
   rows.reserve(static_cast<size_t>(n));
   for (int64_t begin = 0; begin < n; begin += kRowsPerForward) {
     const int64_t len = std::min(kRowsPerForward, n - begin);
-    const Batch b = Batch::causal(std::span(tokens).subspan(static_cast<size_t>(begin),
-                                                            static_cast<size_t>(len)),
-                                  static_cast<int32_t>(begin));
+    const Batch b = Batch::causal(
+        std::span(tokens).subspan(static_cast<size_t>(begin), static_cast<size_t>(len)),
+        static_cast<int32_t>(begin));
     std::vector<int32_t> logit_rows(static_cast<size_t>(len));
     std::iota(logit_rows.begin(), logit_rows.end(), 0);
     m.forward(b, kv, logit_rows, out, pool);

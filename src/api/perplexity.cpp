@@ -47,9 +47,9 @@ std::vector<double> token_nlls(Model& model, std::span<const int32_t> tokens, in
     rows.clear();
     for (int64_t i = std::max(begin, first); i < std::min(end, n - 1); ++i)
       rows.push_back(static_cast<int32_t>(i - begin));
-    const Batch b = Batch::causal(tokens.subspan(static_cast<size_t>(begin),
-                                                 static_cast<size_t>(end - begin)),
-                                  static_cast<int32_t>(begin));
+    const Batch b =
+        Batch::causal(tokens.subspan(static_cast<size_t>(begin), static_cast<size_t>(end - begin)),
+                      static_cast<int32_t>(begin));
     m.forward(b, kv, rows, out, threads.impl().pool);
     kv.keep_all();
     for (size_t j = 0; j < rows.size(); ++j) {

@@ -15,11 +15,16 @@ eagle2::DType to_internal(QuantType t) {
 
 eagle2::DType to_internal(GgufDType t) {
   switch (t) {
-    case GgufDType::F32: return eagle2::DType::F32;
-    case GgufDType::F16: return eagle2::DType::F16;
-    case GgufDType::BF16: return eagle2::DType::BF16;
-    case GgufDType::Q8_0: return eagle2::DType::Q8_0;
-    case GgufDType::Q4_0: return eagle2::DType::Q4_0;
+    case GgufDType::F32:
+      return eagle2::DType::F32;
+    case GgufDType::F16:
+      return eagle2::DType::F16;
+    case GgufDType::BF16:
+      return eagle2::DType::BF16;
+    case GgufDType::Q8_0:
+      return eagle2::DType::Q8_0;
+    case GgufDType::Q4_0:
+      return eagle2::DType::Q4_0;
   }
   return eagle2::DType::F32;
 }
@@ -52,11 +57,13 @@ void write_random_gguf(const std::string& path, const ModelConfig& config, Quant
                             tokenizer_model);
 }
 
-const char* gguf_dtype_name(GgufDType t) { return eagle2::dtype_name(to_internal(t)); }
+const char* gguf_dtype_name(GgufDType t) {
+  return eagle2::dtype_name(to_internal(t));
+}
 
 bool parse_gguf_dtype(std::string_view text, GgufDType* out) {
-  for (GgufDType t : {GgufDType::F32, GgufDType::F16, GgufDType::BF16, GgufDType::Q8_0,
-                      GgufDType::Q4_0}) {
+  for (GgufDType t :
+       {GgufDType::F32, GgufDType::F16, GgufDType::BF16, GgufDType::Q8_0, GgufDType::Q4_0}) {
     const std::string_view name = gguf_dtype_name(t);
     bool same = name.size() == text.size();
     for (size_t i = 0; same && i < name.size(); ++i)
@@ -72,8 +79,7 @@ bool parse_gguf_dtype(std::string_view text, GgufDType* out) {
 void write_random_gguf(const std::string& path, const ModelConfig& config, GgufDType type,
                        const std::string& tokenizer, const RandomWeights& weights) {
   eagle2::write_random_gguf(path, api::to_internal(config), to_internal(type), weights.seed,
-                            tokenizer,
-                            {weights.init_std, weights.final_norm});
+                            tokenizer, {weights.init_std, weights.final_norm});
 }
 
 }  // namespace eagle2::api

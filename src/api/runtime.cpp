@@ -10,10 +10,16 @@ Threads::Threads(int n) : impl_(std::make_unique<Impl>(n)) {}
 Threads::~Threads() = default;
 Threads::Threads(Threads&&) noexcept = default;
 Threads& Threads::operator=(Threads&&) noexcept = default;
-int Threads::size() const { return impl_->pool.size(); }
+int Threads::size() const {
+  return impl_->pool.size();
+}
 
-int default_thread_count() { return eagle2::default_thread_count(); }
+int default_thread_count() {
+  return eagle2::default_thread_count();
+}
 
-const char* kernel_name() { return kernel_path_name(active_kernel_path()); }
+const char* kernel_name() {
+  return kernel_path_name(active_kernel_path());
+}
 
 }  // namespace eagle2::api

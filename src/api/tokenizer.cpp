@@ -29,20 +29,34 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_bos) cons
 std::string Tokenizer::decode(const std::vector<int32_t>& ids) const {
   return impl_->tokenizer->decode(ids);
 }
-std::string Tokenizer::piece(int32_t id) const { return impl_->tokenizer->piece(id); }
-int32_t Tokenizer::vocab_size() const { return impl_->tokenizer->vocab_size(); }
-int32_t Tokenizer::bos_id() const { return impl_->tokenizer->bos_id(); }
-int32_t Tokenizer::eos_id() const { return impl_->tokenizer->eos_id(); }
-bool Tokenizer::adds_bos() const { return impl_->tokenizer->adds_bos(); }
+std::string Tokenizer::piece(int32_t id) const {
+  return impl_->tokenizer->piece(id);
+}
+int32_t Tokenizer::vocab_size() const {
+  return impl_->tokenizer->vocab_size();
+}
+int32_t Tokenizer::bos_id() const {
+  return impl_->tokenizer->bos_id();
+}
+int32_t Tokenizer::eos_id() const {
+  return impl_->tokenizer->eos_id();
+}
+bool Tokenizer::adds_bos() const {
+  return impl_->tokenizer->adds_bos();
+}
 
 TextStream::TextStream(const Tokenizer& tokenizer, std::vector<int32_t> context)
-    : impl_(std::make_unique<Impl>(Impl{StreamingDecoder(*tokenizer.impl().tokenizer,
-                                                          std::move(context))})) {}
+    : impl_(std::make_unique<Impl>(
+          Impl{StreamingDecoder(*tokenizer.impl().tokenizer, std::move(context))})) {}
 TextStream::~TextStream() = default;
 TextStream::TextStream(TextStream&&) noexcept = default;
 TextStream& TextStream::operator=(TextStream&&) noexcept = default;
 
-std::string TextStream::push(int32_t id) { return impl_->decoder.push(id); }
-std::string TextStream::finish() { return impl_->decoder.finish(); }
+std::string TextStream::push(int32_t id) {
+  return impl_->decoder.push(id);
+}
+std::string TextStream::finish() {
+  return impl_->decoder.finish();
+}
 
 }  // namespace eagle2::api

@@ -36,11 +36,13 @@ struct Eagle3HeadTrainer::Impl {
 };
 
 std::vector<int32_t> Eagle3HeadTrainer::feature_layers(const Model& target,
-                                                      const std::vector<int32_t>& chosen) {
+                                                       const std::vector<int32_t>& chosen) {
   return train::eagle3_layers(*target.impl().model, chosen);
 }
 
-int64_t Eagle3HeadTrainer::max_ttt_warmup(int64_t steps) { return train::max_ttt_warmup(steps); }
+int64_t Eagle3HeadTrainer::max_ttt_warmup(int64_t steps) {
+  return train::max_ttt_warmup(steps);
+}
 
 Eagle3HeadTrainer::Eagle3HeadTrainer(const Model& target, const HeadData& data,
                                      const Eagle3Init& init) {
@@ -64,8 +66,12 @@ int64_t Eagle3HeadTrainer::draft_vocab_size() const {
 std::vector<float> Eagle3HeadTrainer::feature_scale() const {
   return impl_->trainer.feature_scale();
 }
-double Eagle3HeadTrainer::vocab_coverage() const { return impl_->vocab.coverage; }
-int64_t Eagle3HeadTrainer::distinct_tokens() const { return impl_->vocab.distinct; }
+double Eagle3HeadTrainer::vocab_coverage() const {
+  return impl_->vocab.coverage;
+}
+int64_t Eagle3HeadTrainer::distinct_tokens() const {
+  return impl_->vocab.distinct;
+}
 
 Eagle3TrainResult Eagle3HeadTrainer::train(
     const HeadData& data, const HeadTrainOptions& o, Threads& threads,

@@ -24,9 +24,15 @@ HeadData::~HeadData() = default;
 HeadData::HeadData(HeadData&&) noexcept = default;
 HeadData& HeadData::operator=(HeadData&&) noexcept = default;
 
-size_t HeadData::size() const { return impl_->sequences.size(); }
-int64_t HeadData::positions() const { return train::count_positions(impl_->sequences); }
-double HeadData::feature_rms() const { return train::feature_rms(impl_->sequences); }
+size_t HeadData::size() const {
+  return impl_->sequences.size();
+}
+int64_t HeadData::positions() const {
+  return train::count_positions(impl_->sequences);
+}
+double HeadData::feature_rms() const {
+  return train::feature_rms(impl_->sequences);
+}
 
 HeadData self_distill(Model& target, const std::vector<std::vector<int32_t>>& prompts,
                       const SelfDistillOptions& options, Threads& threads,
@@ -43,8 +49,8 @@ HeadData from_documents(Model& target, const std::vector<std::vector<int32_t>>& 
 }
 
 void split_by_source(HeadData all, int64_t eval_sources, HeadData& to_train, HeadData& to_eval) {
-  train::split_by_source(std::move(all.impl().sequences), eval_sources,
-                         to_train.impl().sequences, to_eval.impl().sequences);
+  train::split_by_source(std::move(all.impl().sequences), eval_sources, to_train.impl().sequences,
+                         to_eval.impl().sequences);
 }
 
 struct HeadTrainer::Impl {
@@ -62,13 +68,12 @@ HeadTrainResult HeadTrainer::train(const HeadData& data, const HeadTrainOptions&
   train::HeadTrainCallback callback;
   if (progress) {
     callback = [&progress](const train::HeadTrainProgress& p) {
-      progress(HeadTrainProgress{p.step, p.steps, to_public(p.loss), p.lr, p.grad_norm,
-                                 p.positions, p.seconds});
+      progress(HeadTrainProgress{p.step, p.steps, to_public(p.loss), p.lr, p.grad_norm, p.positions,
+                                 p.seconds});
     };
   }
-  const train::HeadTrainResult r = train::train_head(impl_->trainer, data.impl().sequences,
-                                                     to_internal(options), threads.impl().pool,
-                                                     callback);
+  const train::HeadTrainResult r = train::train_head(
+      impl_->trainer, data.impl().sequences, to_internal(options), threads.impl().pool, callback);
   return HeadTrainResult{to_public(r.first), to_public(r.last), r.seconds, r.positions,
                          r.noise_amplitude};
 }
@@ -77,8 +82,7 @@ void HeadTrainer::save(const std::string& dir, DType dtype) const {
   impl_->trainer.save(dir, to_internal(dtype));
 }
 
-HeadAgreement HeadTrainer::agreement(const HeadData& held_out, int64_t seq_len,
-                                     Threads& threads) {
+HeadAgreement HeadTrainer::agreement(const HeadData& held_out, int64_t seq_len, Threads& threads) {
   const train::HeadAgreement a = train::evaluate_agreement(
       impl_->trainer, held_out.impl().sequences, seq_len, threads.impl().pool);
   return HeadAgreement{a.positions, a.top1, a.top5, a.top10, to_public(a.loss)};
@@ -104,7 +108,9 @@ double measure_tau(Model& target, const DrafterSpec& spec,
 
 namespace {
 
-MedusaLoss to_public(const train::MedusaLoss& l) { return MedusaLoss{l.total, l.per_head}; }
+MedusaLoss to_public(const train::MedusaLoss& l) {
+  return MedusaLoss{l.total, l.per_head};
+}
 
 }  // namespace
 
@@ -114,9 +120,9 @@ struct MedusaTrainer::Impl {
 };
 
 MedusaTrainer::MedusaTrainer(const Model& target, const MedusaInit& init)
-    : impl_(std::make_unique<Impl>(*target.impl().model,
-                                   train::MedusaInit{init.hydra, init.heads, init.layers,
-                                                     init.seed})) {}
+    : impl_(std::make_unique<Impl>(
+          *target.impl().model,
+          train::MedusaInit{init.hydra, init.heads, init.layers, init.seed})) {}
 MedusaTrainer::~MedusaTrainer() = default;
 
 MedusaTrainResult MedusaTrainer::train(

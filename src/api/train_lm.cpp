@@ -29,14 +29,14 @@ TrainLmResult run_train_lm(const TrainLmConfig& config, const TrainLmOptions& op
   ev.held_out = events.held_out;
   if (events.step) {
     ev.step = [&events](const train::TrainLmProgress& p) {
-      events.step(TrainLmProgress{p.step, p.steps, p.stats.loss, p.stats.lr, p.tokens_per_s,
-                                  p.eta_s});
+      events.step(
+          TrainLmProgress{p.step, p.steps, p.stats.loss, p.stats.lr, p.tokens_per_s, p.eta_s});
     };
   }
-  const train::TrainLmResult r = train::run_train_lm(config.impl().config, opt, ev,
-                                                     threads.impl().pool);
-  return TrainLmResult{r.steps_done,     r.steps_run, r.train_tokens, r.held_out_tokens,
-                       r.last_loss,      r.held_out_loss, r.tokens_per_s};
+  const train::TrainLmResult r =
+      train::run_train_lm(config.impl().config, opt, ev, threads.impl().pool);
+  return TrainLmResult{r.steps_done, r.steps_run,     r.train_tokens, r.held_out_tokens,
+                       r.last_loss,  r.held_out_loss, r.tokens_per_s};
 }
 
 }  // namespace eagle2::api

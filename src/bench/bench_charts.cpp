@@ -115,7 +115,8 @@ std::vector<std::pair<std::string, std::string>> bench_charts(const std::vector<
     // Calibration of the tree drafters' acceptance estimates (lookup's are not estimates).
     LineChart cal{"Acceptance against the draft's estimate (" + where + ")",
                   "estimated acceptance of the node's path, exp(value) (bin mean)",
-                  "observed acceptance rate", {}};
+                  "observed acceptance rate",
+                  {}};
     cal.x_decimals = 2;
     cal.series.push_back({"perfect calibration", {{0.0, 0.0}, {1.0, 1.0}}});
     for (const Summary& s : rows) {
@@ -131,10 +132,14 @@ std::vector<std::pair<std::string, std::string>> bench_charts(const std::vector<
     }
     if (cal.series.size() > 1) out.emplace_back(stem + "calibration.svg", render_line_chart(cal));
     if (!has_dynamic) continue;
-    LineChart lt{"tau against tree size (" + where + ")", "tokens verified per cycle (root included)",
-                 "tau", {}};
+    LineChart lt{"tau against tree size (" + where + ")",
+                 "tokens verified per cycle (root included)",
+                 "tau",
+                 {}};
     LineChart ls{"Speedup against tree size (" + where + ")",
-                 "tokens verified per cycle (root included)", "speedup (x)", {}};
+                 "tokens verified per cycle (root included)",
+                 "speedup (x)",
+                 {}};
     double x_lo = 0, x_hi = 0;
     bool any_x = false;
     for (size_t f = 0; f < kFamilies; ++f) {

@@ -33,8 +33,8 @@ void generate_once(LlamaModel& model, KvCache& kv, Drafter* drafter,
   }
   SpeculativeHooks hooks;
   hooks.trace = [&r](const CycleTrace& c) { r.calibration.add(c.tree, c.verdict); };
-  const SpeculativeStats st = speculative_generate(model, kv, *drafter, ids, opt, pool, on_token,
-                                                   hooks);
+  const SpeculativeStats st =
+      speculative_generate(model, kv, *drafter, ids, opt, pool, on_token, hooks);
   r.new_tokens = st.new_tokens;
   r.cycles = st.cycles;
   r.drafted_tokens = st.drafted_tokens;

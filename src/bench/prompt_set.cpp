@@ -15,7 +15,8 @@ namespace eagle2 {
 namespace {
 
 bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 std::string prompt_of(const nlohmann::json& j, const std::string& where) {
@@ -35,7 +36,8 @@ std::string prompt_of(const nlohmann::json& j, const std::string& where) {
 std::string read_maybe_gzip(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) fail(path, ": prompt file not found");
-  if (!ends_with(path, ".gz")) return read_regular_file(path, read_limit::kPromptSet, "a prompt file");
+  if (!ends_with(path, ".gz"))
+    return read_regular_file(path, read_limit::kPromptSet, "a prompt file");
   // zlib reads from the descriptor the shared check opened (gzopen would block on a FIFO), and the
   // limit applies to what it inflates, which a small file can make unbounded.
   RegularFile file(path);
@@ -112,7 +114,8 @@ std::vector<Prompt> load_prompt_set(const std::string& path, const PromptSetOpti
     }
   }
   std::vector<Prompt> prompts;
-  for (size_t i = 0; i < items.size(); ++i) prompts.push_back({stem + ":" + std::to_string(i), items[i]});
+  for (size_t i = 0; i < items.size(); ++i)
+    prompts.push_back({stem + ":" + std::to_string(i), items[i]});
   if (options.from_end) std::reverse(prompts.begin(), prompts.end());
   if (options.limit > 0 && prompts.size() > options.limit) prompts.resize(options.limit);
   if (options.from_end) std::reverse(prompts.begin(), prompts.end());

@@ -10,7 +10,7 @@
 namespace eagle2 {
 
 struct Prompt {
-  std::string id;    // "<file stem>:<index>"
+  std::string id;  // "<file stem>:<index>"
   std::string text;
 };
 

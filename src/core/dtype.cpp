@@ -7,30 +7,49 @@ namespace eagle2 {
 
 const char* dtype_name(DType t) {
   switch (t) {
-    case DType::F32: return "F32";
-    case DType::F16: return "F16";
-    case DType::BF16: return "BF16";
-    case DType::Q8_0: return "Q8_0";
-    case DType::Q4_0: return "Q4_0";
-    case DType::Q4_K: return "Q4_K";
-    case DType::Q6_K: return "Q6_K";
-    case DType::I64: return "I64";
-    case DType::BOOL: return "BOOL";
+    case DType::F32:
+      return "F32";
+    case DType::F16:
+      return "F16";
+    case DType::BF16:
+      return "BF16";
+    case DType::Q8_0:
+      return "Q8_0";
+    case DType::Q4_0:
+      return "Q4_0";
+    case DType::Q4_K:
+      return "Q4_K";
+    case DType::Q6_K:
+      return "Q6_K";
+    case DType::I64:
+      return "I64";
+    case DType::BOOL:
+      return "BOOL";
   }
   return "?";
 }
 
 bool parse_dtype(std::string_view s, DType* out) {
-  if (s == "F32") *out = DType::F32;
-  else if (s == "F16") *out = DType::F16;
-  else if (s == "BF16") *out = DType::BF16;
-  else if (s == "Q8_0") *out = DType::Q8_0;
-  else if (s == "Q4_0") *out = DType::Q4_0;
-  else if (s == "Q4_K") *out = DType::Q4_K;
-  else if (s == "Q6_K") *out = DType::Q6_K;
-  else if (s == "I64") *out = DType::I64;
-  else if (s == "BOOL") *out = DType::BOOL;
-  else return false;
+  if (s == "F32")
+    *out = DType::F32;
+  else if (s == "F16")
+    *out = DType::F16;
+  else if (s == "BF16")
+    *out = DType::BF16;
+  else if (s == "Q8_0")
+    *out = DType::Q8_0;
+  else if (s == "Q4_0")
+    *out = DType::Q4_0;
+  else if (s == "Q4_K")
+    *out = DType::Q4_K;
+  else if (s == "Q6_K")
+    *out = DType::Q6_K;
+  else if (s == "I64")
+    *out = DType::I64;
+  else if (s == "BOOL")
+    *out = DType::BOOL;
+  else
+    return false;
   return true;
 }
 
@@ -65,7 +84,7 @@ uint16_t f32_to_f16(float f) {
   std::memcpy(&bits, &f, 4);
   const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
   const uint32_t abs = bits & 0x7fffffffu;
-  if (abs > 0x7f800000u) return sign | 0x7e00u;  // NaN
+  if (abs > 0x7f800000u) return sign | 0x7e00u;   // NaN
   if (abs >= 0x477ff000u) return sign | 0x7c00u;  // rounds to >= 65520: inf
   if (abs < 0x38800000u) {                        // below the smallest normal half
     if (abs < 0x33000000u) return sign;           // below half the smallest subnormal

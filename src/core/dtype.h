@@ -15,17 +15,25 @@ namespace eagle2 {
 // they convert to no float (is_float_dtype).
 enum class DType : uint8_t { F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K, I64, BOOL };
 
-constexpr bool is_block_dtype(DType t) { return t >= DType::Q8_0 && t <= DType::Q6_K; }
+constexpr bool is_block_dtype(DType t) {
+  return t >= DType::Q8_0 && t <= DType::Q6_K;
+}
 // Whether the values are numbers a weight can hold (floats, or blocks that dequantize to floats).
-constexpr bool is_float_dtype(DType t) { return t != DType::I64 && t != DType::BOOL; }
+constexpr bool is_float_dtype(DType t) {
+  return t != DType::I64 && t != DType::BOOL;
+}
 
 // Bytes per element: element types only (a block type has no per-element size; see below).
 constexpr size_t dtype_size(DType t) {
   switch (t) {
-    case DType::F32: return 4;
-    case DType::I64: return 8;
-    case DType::BOOL: return 1;
-    default: return 2;
+    case DType::F32:
+      return 4;
+    case DType::I64:
+      return 8;
+    case DType::BOOL:
+      return 1;
+    default:
+      return 2;
   }
 }
 
@@ -33,24 +41,34 @@ constexpr size_t dtype_size(DType t) {
 constexpr int64_t dtype_block_elements(DType t) {
   switch (t) {
     case DType::Q8_0:
-    case DType::Q4_0: return 32;
+    case DType::Q4_0:
+      return 32;
     case DType::Q4_K:
-    case DType::Q6_K: return 256;
-    default: return 1;
+    case DType::Q6_K:
+      return 256;
+    default:
+      return 1;
   }
 }
 constexpr size_t dtype_block_bytes(DType t) {
   switch (t) {
-    case DType::Q8_0: return 34;
-    case DType::Q4_0: return 18;
-    case DType::Q4_K: return 144;
-    case DType::Q6_K: return 210;
-    default: return dtype_size(t);
+    case DType::Q8_0:
+      return 34;
+    case DType::Q4_0:
+      return 18;
+    case DType::Q4_K:
+      return 144;
+    case DType::Q6_K:
+      return 210;
+    default:
+      return dtype_size(t);
   }
 }
 // Alignment the data of a tensor needs (every block type starts with or holds f16 scales at even
 // offsets of even-sized blocks).
-constexpr size_t dtype_alignment(DType t) { return is_block_dtype(t) ? 2 : dtype_size(t); }
+constexpr size_t dtype_alignment(DType t) {
+  return is_block_dtype(t) ? 2 : dtype_size(t);
+}
 
 // Bytes of n consecutive elements of one row; n must be a whole number of blocks.
 constexpr size_t dtype_bytes(DType t, int64_t n) {

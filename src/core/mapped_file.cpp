@@ -22,7 +22,8 @@ constexpr size_t kHugePage = size_t{2} << 20;
 unsigned char* read_into_huge_pages(int fd, const std::string& path, size_t size, size_t* mapped) {
   *mapped = (size + kHugePage - 1) / kHugePage * kHugePage;
   void* p = ::mmap(nullptr, *mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) fail(path, ": cannot allocate ", *mapped, " bytes for the weights: ", std::strerror(errno));
+  if (p == MAP_FAILED)
+    fail(path, ": cannot allocate ", *mapped, " bytes for the weights: ", std::strerror(errno));
   auto* bytes = static_cast<unsigned char*>(p);
   // Advice only: where THP is off the copy still works, on 4 KiB pages.
   (void)::madvise(p, *mapped, MADV_HUGEPAGE);
@@ -51,9 +52,12 @@ unsigned char* read_into_huge_pages(int fd, const std::string& path, size_t size
 
 Residency weight_residency() {
   const char* v = std::getenv("EAGLE2_WEIGHTS");
-  if (v == nullptr || *v == '\0' || std::strcmp(v, "hugepages") == 0) return Residency::kHugePageCopy;
+  if (v == nullptr || *v == '\0' || std::strcmp(v, "hugepages") == 0)
+    return Residency::kHugePageCopy;
   if (std::strcmp(v, "mmap") == 0) return Residency::kMapInPlace;
-  fail("EAGLE2_WEIGHTS=", v, ": expected 'hugepages' (the default: weights copied into huge pages) or 'mmap' (used in place)");
+  fail("EAGLE2_WEIGHTS=", v,
+       ": expected 'hugepages' (the default: weights copied into huge pages) or 'mmap' (used in "
+       "place)");
 }
 
 MappedFile::MappedFile(const std::string& path, Residency residency)
@@ -77,9 +81,11 @@ MappedFile::MappedFile(const std::string& path, Residency residency)
 }
 
 void MappedFile::set_writable(bool writable) const {
-  if (residency_ != Residency::kHugePageCopy) fail(path_, ": a mapping of the file cannot be written");
+  if (residency_ != Residency::kHugePageCopy)
+    fail(path_, ": a mapping of the file cannot be written");
   if (data_ == nullptr) return;
-  if (::mprotect(const_cast<unsigned char*>(data_), mapped_bytes_, writable ? PROT_READ | PROT_WRITE : PROT_READ) != 0)
+  if (::mprotect(const_cast<unsigned char*>(data_), mapped_bytes_,
+                 writable ? PROT_READ | PROT_WRITE : PROT_READ) != 0)
     fail(path_, ": cannot change the weights' protection: ", std::strerror(errno));
 }
 

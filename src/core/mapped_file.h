@@ -15,8 +15,8 @@
 namespace eagle2 {
 
 enum class Residency {
-  kMapInPlace,     // mmap of the file: nothing is read until touched (headers, indexes, tools)
-  kHugePageCopy,   // read into huge-page-advised anonymous memory (weights used every token)
+  kMapInPlace,    // mmap of the file: nothing is read until touched (headers, indexes, tools)
+  kHugePageCopy,  // read into huge-page-advised anonymous memory (weights used every token)
 };
 
 // The residency weights get: kHugePageCopy unless the environment sets EAGLE2_WEIGHTS=mmap (for a

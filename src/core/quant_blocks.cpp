@@ -114,11 +114,16 @@ void dequantize_blocks(DType t, const void* src, float* dst, int64_t n) {
   if (nb * dtype_block_elements(t) != n)
     fail("dequantize: ", n, " elements are not whole ", dtype_name(t), " blocks");
   switch (t) {
-    case DType::Q8_0: return dequantize_q8_0(static_cast<const BlockQ8_0*>(src), dst, nb);
-    case DType::Q4_0: return dequantize_q4_0(static_cast<const BlockQ4_0*>(src), dst, nb);
-    case DType::Q4_K: return dequantize_q4_k(static_cast<const BlockQ4_K*>(src), dst, nb);
-    case DType::Q6_K: return dequantize_q6_k(static_cast<const BlockQ6_K*>(src), dst, nb);
-    default: fail("dequantize: ", dtype_name(t), " is not a block type");
+    case DType::Q8_0:
+      return dequantize_q8_0(static_cast<const BlockQ8_0*>(src), dst, nb);
+    case DType::Q4_0:
+      return dequantize_q4_0(static_cast<const BlockQ4_0*>(src), dst, nb);
+    case DType::Q4_K:
+      return dequantize_q4_k(static_cast<const BlockQ4_K*>(src), dst, nb);
+    case DType::Q6_K:
+      return dequantize_q6_k(static_cast<const BlockQ6_K*>(src), dst, nb);
+    default:
+      fail("dequantize: ", dtype_name(t), " is not a block type");
   }
 }
 
@@ -127,9 +132,12 @@ void quantize_blocks(DType t, const float* src, void* dst, int64_t n) {
   if (nb * dtype_block_elements(t) != n)
     fail("quantize: ", n, " elements are not whole ", dtype_name(t), " blocks");
   switch (t) {
-    case DType::Q8_0: return quantize_q8_0(src, static_cast<BlockQ8_0*>(dst), nb);
-    case DType::Q4_0: return quantize_q4_0(src, static_cast<BlockQ4_0*>(dst), nb);
-    default: fail("quantize: eagle2 writes Q8_0 and Q4_0, not ", dtype_name(t));
+    case DType::Q8_0:
+      return quantize_q8_0(src, static_cast<BlockQ8_0*>(dst), nb);
+    case DType::Q4_0:
+      return quantize_q4_0(src, static_cast<BlockQ4_0*>(dst), nb);
+    default:
+      fail("quantize: eagle2 writes Q8_0 and Q4_0, not ", dtype_name(t));
   }
 }
 
@@ -153,7 +161,8 @@ void row_blocks(const Matrix& W, int64_t r, void* dst) {
   }
   const GroupedBlock gb = grouped_block(W.dtype);
   const int64_t blocks = W.cols / 32, g = r / 16, lane = r % 16;
-  const auto* group = static_cast<const unsigned char*>(W.data) + static_cast<size_t>(g) * 16 * row_bytes;
+  const auto* group =
+      static_cast<const unsigned char*>(W.data) + static_cast<size_t>(g) * 16 * row_bytes;
   auto* out = static_cast<unsigned char*>(dst);
   for (int64_t i = 0; i < blocks; ++i) {
     const unsigned char* src = group + static_cast<size_t>(i) * 16 * gb.block_bytes;
@@ -168,7 +177,8 @@ std::vector<float> matrix_to_f32(const Matrix& W) {
   if (!is_float_dtype(W.dtype)) fail("matrix_to_f32: ", dtype_name(W.dtype), " holds integers");
   const auto cols = static_cast<size_t>(W.cols);
   std::vector<float> out(static_cast<size_t>(W.rows) * cols);
-  std::vector<unsigned char> row(W.layout == MatrixLayout::kRows ? 0 : dtype_bytes(W.dtype, W.cols));
+  std::vector<unsigned char> row(W.layout == MatrixLayout::kRows ? 0
+                                                                 : dtype_bytes(W.dtype, W.cols));
   for (int64_t r = 0; r < W.rows; ++r) {
     const void* src = W.row(r);
     if (!row.empty()) {
@@ -186,7 +196,9 @@ bool can_group_rows16(const Matrix& W) {
 }
 
 void group_rows16(Matrix& W, void* writable) {
-  if (!can_group_rows16(W)) fail("group_rows16: a ", dtype_name(W.dtype), " [", W.rows, ", ", W.cols, "] matrix cannot be grouped");
+  if (!can_group_rows16(W))
+    fail("group_rows16: a ", dtype_name(W.dtype), " [", W.rows, ", ", W.cols,
+         "] matrix cannot be grouped");
   if (writable != W.data) fail("group_rows16: the writable pointer is not the matrix's data");
   const GroupedBlock gb = grouped_block(W.dtype);
   const size_t row_bytes = dtype_bytes(W.dtype, W.cols);
@@ -199,9 +211,11 @@ void group_rows16(Matrix& W, void* writable) {
     for (int64_t i = 0; i < blocks; ++i) {
       unsigned char* dst = rows + static_cast<size_t>(i) * 16 * gb.block_bytes;
       for (size_t lane = 0; lane < 16; ++lane) {
-        const unsigned char* blk = group.data() + lane * row_bytes + static_cast<size_t>(i) * gb.block_bytes;
+        const unsigned char* blk =
+            group.data() + lane * row_bytes + static_cast<size_t>(i) * gb.block_bytes;
         std::memcpy(dst + lane * 2, blk, 2);
-        for (size_t t = 0; t < gb.code_bytes / 4; ++t) std::memcpy(dst + 32 + (16 * t + lane) * 4, blk + 2 + t * 4, 4);
+        for (size_t t = 0; t < gb.code_bytes / 4; ++t)
+          std::memcpy(dst + 32 + (16 * t + lane) * 4, blk + 2 + t * 4, 4);
       }
     }
   }

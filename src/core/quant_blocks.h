@@ -54,8 +54,9 @@ void q4_k_scale_min(const uint8_t* scales, int j, int* scale, int* min);
 // n elements (whole blocks) of block type `t` at src -> dst.
 void dequantize_blocks(DType t, const void* src, float* dst, int64_t n);
 
-// n floats (whole blocks) -> blocks of type `t`, with ggml's reference rounding (quantize_row_*_ref)
-// so a file written here holds the blocks llama.cpp's own quantizer would write. Q8_0 and Q4_0.
+// n floats (whole blocks) -> blocks of type `t`, with ggml's reference rounding
+// (quantize_row_*_ref) so a file written here holds the blocks llama.cpp's own quantizer would
+// write. Q8_0 and Q4_0.
 void quantize_blocks(DType t, const float* src, void* dst, int64_t n);
 
 // Row r of W in the row layout (dtype_bytes(W.dtype, W.cols) bytes at dst), whatever W.layout.

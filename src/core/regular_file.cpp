@@ -55,9 +55,9 @@ std::string read_regular_file(const std::string& path, uint64_t max_bytes, const
   std::string bytes(static_cast<size_t>(file.size()), '\0');
   size_t done = 0;
   while (done < bytes.size()) {
-    const ssize_t n = ::pread(file.fd(), bytes.data() + done,
-                              std::min<size_t>(bytes.size() - done, size_t{1} << 30),
-                              static_cast<off_t>(done));
+    const ssize_t n =
+        ::pread(file.fd(), bytes.data() + done,
+                std::min<size_t>(bytes.size() - done, size_t{1} << 30), static_cast<off_t>(done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) fail(path, ": read failed at byte ", done, ": ", std::strerror(errno));
     if (n == 0) break;  // the file shrank after fstat: what was read is the file now

@@ -30,8 +30,8 @@ std::string shape_string(const std::vector<int64_t>& shape);  // "[64, 172]"
 //   kRows: row after row, each row its blocks in order (the file's layout).
 //   kRowGroups16 (Q8_0 and Q4_0, rows a multiple of 16): the rows of each group of sixteen are
 //     stored together, block by block: for block i of group g, at g * 16 * row_bytes + i * 16 *
-//     block_bytes, the sixteen rows' f16 scales (32 bytes), then their codes dword by dword (dword t
-//     of row r at 32 + (16 * t + r) * 4). The same bytes as kRows, so repacking in place costs no
+//     block_bytes, the sixteen rows' f16 scales (32 bytes), then their codes dword by dword (dword
+//     t of row r at 32 + (16 * t + r) * 4). The same bytes as kRows, so repacking in place costs no
 //     memory; the AVX-512 kernels then read sixteen rows' block as whole vectors (quant_matmul.h).
 enum class MatrixLayout : uint8_t { kRows, kRowGroups16 };
 

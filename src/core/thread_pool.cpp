@@ -23,8 +23,6 @@
 //    the calling thread instead of deadlocking. One pool serves one calling thread at a time.
 #include "core/thread_pool.h"
 
-#include "core/error.h"
-
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -35,6 +33,8 @@
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "core/error.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -69,7 +69,7 @@ struct ThreadPool::State {
   static uint64_t gen_of(uint64_t s) { return s >> 32; }
   // Starts closed: generation 0 is no job.
   std::atomic<uint64_t> state{kClosed};
-  int sleepers = 0;  // guarded by mutex
+  int sleepers = 0;               // guarded by mutex
   std::atomic<bool> stop{false};  // set before the generation bump that announces it
 
   // The current job: written by the caller only while no worker is inside a job.
@@ -131,7 +131,8 @@ struct ThreadPool::State {
       // Join the job unless it has been closed (the caller already ran every task) or replaced.
       bool joined = false;
       while (!(st & kClosed)) {
-        if (state.compare_exchange_weak(st, st + 1, std::memory_order_acquire, std::memory_order_acquire)) {
+        if (state.compare_exchange_weak(st, st + 1, std::memory_order_acquire,
+                                        std::memory_order_acquire)) {
           joined = true;
           break;
         }
@@ -165,7 +166,9 @@ ThreadPool::ThreadPool(int n_threads, const Spawner& spawn)
   }
 }
 
-ThreadPool::~ThreadPool() { stop_workers(); }
+ThreadPool::~ThreadPool() {
+  stop_workers();
+}
 
 void ThreadPool::stop_workers() noexcept {
   {
@@ -210,8 +213,10 @@ void ThreadPool::parallel_for(int64_t n_tasks, const std::function<void(int64_t 
   while ((st & State::kCountMask) != 0) {
     // Registered workers are running their last task; on an oversubscribed machine one may need
     // our core, so stop hogging it after a while.
-    if (++spins < 4096) cpu_relax();
-    else std::this_thread::yield();
+    if (++spins < 4096)
+      cpu_relax();
+    else
+      std::this_thread::yield();
     st = s.state.load(std::memory_order_acquire);
   }
   s.fn = nullptr;

@@ -48,7 +48,8 @@ struct DraftTree {
   }
   // logp defaults to value - values[parent], which is what it is when values are raw sums.
   void add(int32_t token, int32_t parent, float value) {
-    add(token, parent, value, parent >= 0 ? value - values[static_cast<size_t>(parent)] : value, -1);
+    add(token, parent, value, parent >= 0 ? value - values[static_cast<size_t>(parent)] : value,
+        -1);
   }
   void add(int32_t token, int32_t parent, float value, float logp, int32_t rank) {
     tokens.push_back(token);

@@ -94,8 +94,10 @@ std::vector<int32_t> eagle3_feature_layers(const HeadConfig& c, int64_t target_l
   if (!c.aux_layer_ids) {
     // The reference's choice (and vLLM's): low, middle and high.
     if (L < 7)
-      fail(where, ": no \"", kAuxKey, "\": the default layers {2, L/2, L-3} need a target of at "
-           "least 7 layers to be distinct (the target has ", L, ")");
+      fail(where, ": no \"", kAuxKey,
+           "\": the default layers {2, L/2, L-3} need a target of at "
+           "least 7 layers to be distinct (the target has ",
+           L, ")");
     return {2, static_cast<int32_t>(L / 2), static_cast<int32_t>(L - 3)};
   }
   std::vector<int32_t> ids;

@@ -34,8 +34,7 @@ void EagleHead::bind_eagle3(const HeadConfig& hc, const std::map<std::string, Te
       it != t.end() && it->second.shape != std::vector<int64_t>{d, feature_width_})
     fail(where, ": tensor 'fc.weight' has shape ", shape_string(it->second.shape), ", expected [",
          d, ", ", feature_width_, "] (", feature_layers_.size(),
-         " target layers' features of the target's hidden size ", target.config().hidden_size,
-         ")");
+         " target layers' features of the target's hidden size ", target.config().hidden_size, ")");
   fc_ = as_matrix(take("fc.weight", {d, feature_width_}));
   // q/k/v read the 2d-wide [input_layernorm(embedding) | hidden_norm(x)].
   proj_ = bind_decoder_projections(take, "midlayer.", d, qd, kvd, I, 2 * d);
@@ -45,8 +44,8 @@ void EagleHead::bind_eagle3(const HeadConfig& hc, const std::map<std::string, Te
   final_norm_ = to_f32(take("norm.weight", {d}));
 
   const int64_t n_draft = hc.draft_vocab_size.value_or(c.vocab_size);
-  if (auto it = t.find("lm_head.weight"); it != t.end() && !it->second.shape.empty() &&
-                                          it->second.shape[0] != n_draft)
+  if (auto it = t.find("lm_head.weight");
+      it != t.end() && !it->second.shape.empty() && it->second.shape[0] != n_draft)
     fail(where, ": tensor 'lm_head.weight' has ", it->second.shape[0],
          " rows, but draft_vocab_size is ", n_draft,
          hc.draft_vocab_size ? "" : " (config.json gives none: vocab_size)");
@@ -65,8 +64,8 @@ void EagleHead::bind_eagle3(const HeadConfig& hc, const std::map<std::string, Te
 }
 
 // d2t: draft index i drafts target token i + d2t[i]; t2d (optional): true exactly at those tokens.
-void EagleHead::bind_draft_map(const std::map<std::string, TensorView>& t,
-                               const std::string& where, std::set<std::string>& used) {
+void EagleHead::bind_draft_map(const std::map<std::string, TensorView>& t, const std::string& where,
+                               std::set<std::string>& used) {
   const int64_t V = cfg_.vocab_size, n_draft = own_lm_head_.rows;
   draft_ids_.clear();
   auto d2t = t.find("d2t");
@@ -116,8 +115,8 @@ void EagleHead::bind_draft_map(const std::map<std::string, TensorView>& t,
     if (flags[id] > 1)
       fail(where, ": tensor 't2d' holds byte ", int{flags[id]}, " at token ", id, ", not a bool");
     if (flags[id] != mapped[static_cast<size_t>(id)])
-      fail(where, ": tensor 't2d' disagrees with d2t at token ", id, " (t2d: ",
-           flags[id] ? "true" : "false", "; d2t ",
+      fail(where, ": tensor 't2d' disagrees with d2t at token ", id,
+           " (t2d: ", flags[id] ? "true" : "false", "; d2t ",
            mapped[static_cast<size_t>(id)] ? "maps a draft id to it" : "maps no draft id to it",
            ")");
   }
@@ -140,22 +139,27 @@ void EagleHead::forward_eagle3(const Rows& rows, std::span<KvCache* const> cache
 
   // x: fc of the target's features on catch-up rows; later steps continue from the parent's
   // output h, which is already hidden wide (the reference skips fc by the input's width).
-  if (rows.from_features) fc_forward(rows.hidden, n, w.x.data(), pool);
-  else std::memcpy(w.x.data(), rows.hidden, static_cast<size_t>(n * d) * sizeof(float));
+  if (rows.from_features)
+    fc_forward(rows.hidden, n, w.x.data(), pool);
+  else
+    std::memcpy(w.x.data(), rows.hidden, static_cast<size_t>(n * d) * sizeof(float));
   // The attention input: the embedding first, each half with its own norm.
   for (int64_t i = 0; i < n; ++i) {
     const int32_t tok = rows.tokens[i];
-    if (tok < 0 || tok >= c.vocab_size) fail("draft head: token id ", tok, " outside the vocabulary");
+    if (tok < 0 || tok >= c.vocab_size)
+      fail("draft head: token id ", tok, " outside the vocabulary");
     float* a = &w.cat[i * 2 * d];
     target_->embed(tok, a);
     rmsnorm(a, input_norm_.data(), c.rms_norm_eps, a, d);
     rmsnorm(&w.x[i * d], hidden_norm_.data(), c.rms_norm_eps, a + d, d);
   }
   // The one decoder layer on the stream x (the residual is x itself, not its norm).
-  const DecoderRows decoder_rows{.n = n, .caches = caches,
+  const DecoderRows decoder_rows{.n = n,
+                                 .caches = caches,
                                  .sequence = rows.sequence.empty() ? nullptr : rows.sequence.data(),
                                  .positions = rows.positions.data(),
-                                 .slots = rows.slots.data(), .visible = rows.visible.data(),
+                                 .slots = rows.slots.data(),
+                                 .visible = rows.visible.data(),
                                  .visible_begin = rows.visible_begin.data(),
                                  .attn_input = w.cat.data()};
   stack_->forward(std::span(&layer_, 1), decoder_rows, w.x.data(), pool);

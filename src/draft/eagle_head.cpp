@@ -1,8 +1,5 @@
 #include "draft/eagle_head.h"
 
-#include "core/quant_blocks.h"
-#include "draft/matrix_quantize.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -10,7 +7,9 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/quant_blocks.h"
 #include "core/regular_file.h"
+#include "draft/matrix_quantize.h"
 #include "kernels/cpu.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
@@ -67,10 +66,12 @@ std::unique_ptr<EagleHead> EagleHead::load_files(const std::string& config_path,
     fail(config_path, ": an EAGLE head has one decoder layer (num_hidden_layers ", c.num_layers,
          ")");
 
-  const bool is_bin = weights_path.size() >= 4 &&
-                      weights_path.compare(weights_path.size() - 4, 4, ".bin") == 0;
-  if (is_bin) h->torch_store_ = std::make_unique<TorchCheckpoint>(weights_path);
-  else h->st_store_ = std::make_unique<TensorStore>(TensorStore::open_files({weights_path}));
+  const bool is_bin =
+      weights_path.size() >= 4 && weights_path.compare(weights_path.size() - 4, 4, ".bin") == 0;
+  if (is_bin)
+    h->torch_store_ = std::make_unique<TorchCheckpoint>(weights_path);
+  else
+    h->st_store_ = std::make_unique<TensorStore>(TensorStore::open_files({weights_path}));
   const std::map<std::string, TensorView>& tensors =
       is_bin ? h->torch_store_->tensors() : h->st_store_->tensors();
 
@@ -163,7 +164,8 @@ void EagleHead::forward(const Rows& rows, std::span<KvCache* const> caches, floa
   // x = fc(concat(embed(token), hidden)): the embedding comes first, as in the reference.
   for (int64_t i = 0; i < n; ++i) {
     const int32_t tok = rows.tokens[i];
-    if (tok < 0 || tok >= c.vocab_size) fail("draft head: token id ", tok, " outside the vocabulary");
+    if (tok < 0 || tok >= c.vocab_size)
+      fail("draft head: token id ", tok, " outside the vocabulary");
     target_->embed(tok, &w.cat[i * 2 * d]);
     std::memcpy(&w.cat[i * 2 * d + d], rows.hidden + i * d, d * sizeof(float));
   }
@@ -174,10 +176,12 @@ void EagleHead::forward(const Rows& rows, std::span<KvCache* const> caches, floa
 
   // Then the target's decoder layer without its input norm; the result is the predicted feature
   // (no final norm).
-  const DecoderRows decoder_rows{.n = n, .caches = caches,
+  const DecoderRows decoder_rows{.n = n,
+                                 .caches = caches,
                                  .sequence = rows.sequence.empty() ? nullptr : rows.sequence.data(),
                                  .positions = rows.positions.data(),
-                                 .slots = rows.slots.data(), .visible = rows.visible.data(),
+                                 .slots = rows.slots.data(),
+                                 .visible = rows.visible.data(),
                                  .visible_begin = rows.visible_begin.data()};
   stack_->forward(std::span(&layer_, 1), decoder_rows, w.x.data(), pool);
   std::memcpy(out, w.x.data(), static_cast<size_t>(n * d) * sizeof(float));
@@ -230,14 +234,16 @@ void EagleHead::upcast_weights() {
 void EagleHead::require_restrictable() const {
   if (kind_ == Kind::Eagle3)
     fail("--draft-vocab: this is an EAGLE-3 head with its own draft vocabulary of ",
-         draft_vocab_size(), " tokens (draft_vocab_size); --draft-vocab applies to EAGLE-1/2 heads");
+         draft_vocab_size(),
+         " tokens (draft_vocab_size); --draft-vocab applies to EAGLE-1/2 heads");
 }
 
 void EagleHead::restrict_vocab(std::vector<int32_t> ids) {
   require_restrictable();
   const int64_t V = cfg_.vocab_size;
   for (size_t i = 0; i < ids.size(); ++i) {
-    if (ids[i] < 0 || ids[i] >= V) fail("draft vocabulary: token id ", ids[i], " outside [0, ", V, ")");
+    if (ids[i] < 0 || ids[i] >= V)
+      fail("draft vocabulary: token id ", ids[i], " outside [0, ", V, ")");
     if (i > 0 && ids[i] <= ids[i - 1]) fail("draft vocabulary: ids must be strictly increasing");
   }
   draft_ids_ = std::move(ids);
@@ -248,7 +254,8 @@ void EagleHead::restrict_vocab(std::vector<int32_t> ids) {
   draft_rows_.resize(draft_ids_.size() * row_bytes);
   for (size_t i = 0; i < draft_ids_.size(); ++i)
     row_blocks(full, draft_ids_[i], &draft_rows_[i * row_bytes]);  // any layout (core/tensor.h)
-  draft_lm_head_ = Matrix{full.dtype, static_cast<int64_t>(draft_ids_.size()), full.cols, draft_rows_.data()};
+  draft_lm_head_ =
+      Matrix{full.dtype, static_cast<int64_t>(draft_ids_.size()), full.cols, draft_rows_.data()};
 }
 
 int64_t EagleHead::draft_vocab_size() const {

@@ -126,7 +126,9 @@ class EagleHead {
   void require_restrictable() const;
   // Tokens the head can propose, and the token of draft index j (j itself when unrestricted).
   int64_t draft_vocab_size() const;
-  int32_t draft_token(int64_t j) const { return draft_ids_.empty() ? static_cast<int32_t>(j) : draft_ids_[static_cast<size_t>(j)]; }
+  int32_t draft_token(int64_t j) const {
+    return draft_ids_.empty() ? static_cast<int32_t>(j) : draft_ids_[static_cast<size_t>(j)];
+  }
 
   // Draft log-probabilities over the draft vocabulary: log_softmax(draft lm_head(h)) for n rows
   // of head outputs (EAGLE-3: log_softmax(lm_head(norm(h))) with the head's own norm and lm_head).
@@ -165,9 +167,9 @@ class EagleHead {
   std::unique_ptr<TorchCheckpoint> torch_store_;
   int64_t n_params_ = 0;
   Matrix fc_;
-  DecoderProjections proj_;  // the head's one decoder layer
-  std::vector<int32_t> draft_ids_;           // empty: the full vocabulary
-  std::vector<unsigned char> draft_rows_;    // the kept rows of the target's lm_head
+  DecoderProjections proj_;                            // the head's one decoder layer
+  std::vector<int32_t> draft_ids_;                     // empty: the full vocabulary
+  std::vector<unsigned char> draft_rows_;              // the kept rows of the target's lm_head
   std::vector<std::vector<unsigned char>> quantized_;  // blocks of quantize_weights' matrices
   Matrix draft_lm_head_;
   std::vector<float> fc_bias_, mlp_norm_;
@@ -178,7 +180,7 @@ class EagleHead {
   std::vector<int32_t> feature_layers_;  // EAGLE-3 (EAGLE-1/2: none)
   // EAGLE-3 only.
   std::vector<float> input_norm_, hidden_norm_, final_norm_;  // midlayer's two, and `norm`
-  Matrix own_lm_head_;  // [draft vocabulary, d]
+  Matrix own_lm_head_;                                        // [draft vocabulary, d]
 
   struct Workspace {
     std::vector<float> cat, x, xn;

@@ -11,7 +11,8 @@ bool quantize_matrix(Matrix& W, DType type, std::vector<std::vector<unsigned cha
     fail("draft head: cannot quantize to ", dtype_name(type), " (Q8_0 or Q4_0)");
   if (is_block_dtype(W.dtype) || W.cols % dtype_block_elements(type) != 0) return false;
   const size_t row_bytes = dtype_bytes(type, W.cols);
-  std::vector<unsigned char>& blocks = storage.emplace_back(static_cast<size_t>(W.rows) * row_bytes);
+  std::vector<unsigned char>& blocks =
+      storage.emplace_back(static_cast<size_t>(W.rows) * row_bytes);
   std::vector<float> row(static_cast<size_t>(W.cols));
   for (int64_t r = 0; r < W.rows; ++r) {
     convert_to_f32(W.dtype, W.row(r), row.data(), row.size());

@@ -34,7 +34,8 @@ int64_t int_field(const nlohmann::json& j, const char* key, int64_t lo, int64_t 
   return v.get<int64_t>();
 }
 
-HeadsConfig parse_config(const std::string& path, MedusaHeads::Kind kind, const LlamaModel& target) {
+HeadsConfig parse_config(const std::string& path, MedusaHeads::Kind kind,
+                         const LlamaModel& target) {
   const std::string text = read_regular_file(path, read_limit::kJson, "a JSON config");
   nlohmann::json j;
   try {
@@ -196,8 +197,8 @@ void MedusaHeads::logprobs(std::span<const int> heads, const float* states, floa
   const auto n = static_cast<int64_t>(heads.size());
   if (own_lm_heads()) {
     for (int64_t i = 0; i < n; ++i)
-      matmul(states + i * d_, 1, heads_.at(static_cast<size_t>(heads[i])).lm_head,
-             out + i * vocab_, pool);
+      matmul(states + i * d_, 1, heads_.at(static_cast<size_t>(heads[i])).lm_head, out + i * vocab_,
+             pool);
   } else {
     matmul(states, n, target_->lm_head(), out, pool);
   }

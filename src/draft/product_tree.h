@@ -16,8 +16,8 @@ namespace eagle2 {
 // One list per depth (head d + 1 answers depth d + 1): the top-k tokens of that head, best first
 // (log-prob descending: top_k_of's order), k the same for every depth.
 struct ProductLevels {
-  int depth = 0;  // D: levels (heads)
-  int k = 0;      // candidates per level
+  int depth = 0;                    // D: levels (heads)
+  int k = 0;                        // candidates per level
   std::span<const int32_t> tokens;  // [D, k]
   std::span<const float> logps;     // [D, k], each row non-increasing, every value <= 0 and finite
 };

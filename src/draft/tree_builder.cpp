@@ -17,10 +17,9 @@ std::vector<int32_t> best_by_value(const std::vector<float>& values, size_t n) {
   std::vector<int32_t> idx(values.size());
   std::iota(idx.begin(), idx.end(), 0);
   n = std::min(n, idx.size());
-  std::partial_sort(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(n), idx.end(),
-                    [&](int32_t a, int32_t b) {
-                      return values[a] != values[b] ? values[a] > values[b] : a < b;
-                    });
+  std::partial_sort(
+      idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(n), idx.end(),
+      [&](int32_t a, int32_t b) { return values[a] != values[b] ? values[a] > values[b] : a < b; });
   idx.resize(n);
   return idx;
 }
@@ -44,8 +43,8 @@ void DynamicTreeBuilder::start(int32_t root, const DynamicTreeParams& params, in
   params_ = params;
   max_tokens_ = max_tokens;
   budget_kind_ = budget;
-  budget_ = budget == Budget::Chosen ? max_tokens
-                                     : std::min<int64_t>(params.total_tokens, max_tokens);
+  budget_ =
+      budget == Budget::Chosen ? max_tokens : std::min<int64_t>(params.total_tokens, max_tokens);
   expansions_ = 0;
   pool_.clear();
   frontier_.clear();
@@ -289,8 +288,8 @@ void StaticTreeBuilder::plan_level() {
   for (int32_t node : parents_) {
     const int32_t parent = tree_.parents[node];
     fed_of_[node] = static_cast<int32_t>(fed_.size());
-    fed_.push_back({tree_.tokens[node], parent == 0 ? -1 : fed_of_[parent],
-                    static_cast<int32_t>(depth_ - 1)});
+    fed_.push_back(
+        {tree_.tokens[node], parent == 0 ? -1 : fed_of_[parent], static_cast<int32_t>(depth_ - 1)});
   }
   step_ = {DraftStep::Kind::Expand, k, first, parents_.size()};
 }
@@ -301,8 +300,8 @@ void StaticTreeBuilder::supply(std::span<const int32_t> tokens, std::span<const 
   for (size_t p = level_begin_; p < level_end_; ++p) {
     std::vector<int> prefix(sorted_[p].begin(), sorted_[p].end() - 1);
     const int32_t parent = node_of_[prefix];
-    const size_t row = static_cast<size_t>(
-        std::find(parents_.begin(), parents_.end(), parent) - parents_.begin());
+    const size_t row =
+        static_cast<size_t>(std::find(parents_.begin(), parents_.end(), parent) - parents_.begin());
     const int rank = sorted_[p].back();
     const size_t i = row * k + rank;
     node_of_[sorted_[p]] = static_cast<int32_t>(tree_.size());

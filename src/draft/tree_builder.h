@@ -137,10 +137,10 @@ class DynamicTreeBuilder {
   // level order, each level best first.
   std::vector<int32_t> selected_;
   std::vector<FedNode> fed_;
-  std::vector<int32_t> keep_;      // pool indices kept, in rerank order until finish()
+  std::vector<int32_t> keep_;  // pool indices kept, in rerank order until finish()
   std::vector<float> values_desc_;
   std::vector<float> pool_values_, frontier_values_;  // scratch of the two functions above
-  bool active_ = false;  // started and not yet finished
+  bool active_ = false;                               // started and not yet finished
 };
 
 // A static tree (TreeChoices), level by level: each level's parents are fed together and asked for
@@ -162,7 +162,7 @@ class StaticTreeBuilder {
   DraftTree tree_;
   TreeChoices sorted_;
   std::map<std::vector<int>, int32_t> node_of_;  // path -> tree node (the root is the empty path)
-  std::vector<int32_t> fed_of_;  // per tree node: its index in fed_ (-1: not fed)
+  std::vector<int32_t> fed_of_;                  // per tree node: its index in fed_ (-1: not fed)
   std::vector<FedNode> fed_;
   std::vector<int32_t> parents_;  // tree nodes whose children this level adds, in tree order
   size_t level_begin_ = 0, level_end_ = 0;  // this level's paths in sorted_

@@ -153,7 +153,8 @@ TensorStore gguf_tensor_store(std::shared_ptr<const GgufFile> file, int64_t head
     // undefined behaviour, so such a file is refused rather than read.
     if (reinterpret_cast<uintptr_t>(v.data) % dtype_alignment(dtype) != 0)
       fail(g.path(), ": tensor ", name, " data is not aligned to ", dtype_alignment(dtype),
-           " bytes as its ", dtype_name(dtype), " data needs (general.alignment ", g.alignment(), ")");
+           " bytes as its ", dtype_name(dtype), " data needs (general.alignment ", g.alignment(),
+           ")");
     if (interleaved_qk && has_interleaved_rope_rows(hf) && v.shape.size() == 2) {
       const int64_t rows = v.shape[0];
       if (head_dim < 2 || head_dim % 2 != 0 || rows % head_dim != 0)

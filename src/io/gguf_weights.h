@@ -2,8 +2,8 @@
 // self_attn.q_proj.weight, ...), in Hugging Face's layout: dimensions outermost first, and the
 // rows of Q and K back in the order of Hugging Face's rotate-half RoPE. llama.cpp's converter
 // interleaves them for its adjacent-pair RoPE: within each head of head_dim rows, its row 2i is
-// row i and its row 2i + 1 is row i + head_dim / 2 (llama architecture only). F32, F16 and BF16 tensors are supported;
-// every other type is one error naming the tensor and its type.
+// row i and its row 2i + 1 is row i + head_dim / 2 (llama architecture only). F32, F16 and BF16
+// tensors are supported; every other type is one error naming the tensor and its type.
 #pragma once
 
 #include <cstdint>

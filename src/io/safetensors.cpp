@@ -165,7 +165,8 @@ SafetensorsFile::SafetensorsFile(const std::string& path)
     fail(path, ": file is ", size, " bytes, too short for a safetensors header (needs at least 8)");
   }
   const uint64_t header_len = read_u64_le(file_->data());
-  if (header_len > size - 8) fail(path, ": header length ", header_len, " exceeds file size ", size);
+  if (header_len > size - 8)
+    fail(path, ": header length ", header_len, " exceeds file size ", size);
   // The format caps the header (the reference reader refuses more): a larger one is not a
   // safetensors file, and its parsed form would cost many times its size in memory.
   if (header_len > kMaxHeaderBytes) {
@@ -217,8 +218,8 @@ SafetensorsFile::SafetensorsFile(const std::string& path)
   // the shared rule applies: aligned tensors stay in place, the others are copied once. The
   // ranges do not overlap, so all copies together are at most the file's size.
   for (auto& [name, view] : tensors_) {
-    view.data = copies_.aligned(static_cast<const unsigned char*>(view.data), view.nbytes(),
-                                view.dtype);
+    view.data =
+        copies_.aligned(static_cast<const unsigned char*>(view.data), view.nbytes(), view.dtype);
   }
 }
 

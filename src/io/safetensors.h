@@ -53,7 +53,8 @@ class TensorStore {
   const TensorView& get(const std::string& name) const;
   // As get(), and checks the shape: "<file>: tensor '<name>' has shape [a, b], expected [c, d]".
   const TensorView& get(const std::string& name, const std::vector<int64_t>& shape) const;
-  // As get(name, shape), and checks the dtype: "<file>: tensor '<name>' has dtype F16, expected F32".
+  // As get(name, shape), and checks the dtype: "<file>: tensor '<name>' has dtype F16, expected
+  // F32".
   const TensorView& get(const std::string& name, const std::vector<int64_t>& shape,
                         DType dtype) const;
   const std::map<std::string, TensorView>& tensors() const { return tensors_; }

@@ -24,7 +24,8 @@ namespace {
 // The storage row of logical slot `slot` (attention_internal.h); a private copy per ISA file.
 inline int64_t row_of(const int32_t* table, int shift, int64_t slot) {
   if (table == nullptr) return slot;
-  return (static_cast<int64_t>(table[slot >> shift]) << shift) | (slot & ((int64_t{1} << shift) - 1));
+  return (static_cast<int64_t>(table[slot >> shift]) << shift) |
+         (slot & ((int64_t{1} << shift) - 1));
 }
 
 inline const float* slot_ptr(const float* base, const AttentionKeys& keys, int64_t j) {
@@ -83,7 +84,8 @@ void attention_head(KernelPath path, const float* q, const AttentionKeys& keys, 
                                     keys.extra, keys.n_extra, scratch, inv_sum, head_dim, out);
       return;
     case KernelPath::Scalar:
-    case KernelPath::Avx512: break;
+    case KernelPath::Avx512:
+      break;
   }
   values_scalar(keys, scratch, inv_sum, head_dim, out);
 }

@@ -12,12 +12,13 @@
 namespace eagle2 {
 
 struct AttentionKeys {
-  const float* k = nullptr;  // storage row r's key for this head at k + r * stride (head_dim floats)
-  const float* v = nullptr;  // likewise for values
-  int64_t stride = 0;        // floats between consecutive rows
+  const float* k =
+      nullptr;  // storage row r's key for this head at k + r * stride (head_dim floats)
+  const float* v = nullptr;        // likewise for values
+  int64_t stride = 0;              // floats between consecutive rows
   const int32_t* table = nullptr;  // block table (nullptr: slot s is row s)
   int shift = 0;                   // log2 of the block size
-  int64_t n_context = 0;     // slots [0, n_context) are visible (the committed context)
+  int64_t n_context = 0;           // slots [0, n_context) are visible (the committed context)
   const int32_t* extra = nullptr;  // then these slots, in increasing order (batch rows it may see)
   int64_t n_extra = 0;
 };
@@ -47,15 +48,15 @@ struct AttentionBatch {
   const float* q = nullptr;  // [n_rows, n_heads * head_dim]
   const float* k = nullptr;  // storage row r, KV head g: k + r * stride + g * head_dim
   const float* v = nullptr;
-  int64_t stride = 0;        // n_kv_heads * head_dim
-  int shift = 0;             // log2 of the block size of every sequence's table
+  int64_t stride = 0;  // n_kv_heads * head_dim
+  int shift = 0;       // log2 of the block size of every sequence's table
   const AttentionSequence* sequences = nullptr;
   const int32_t* row_sequence = nullptr;  // nullptr: every row is in sequences[0]
   const int32_t* visible = nullptr;
   const int64_t* visible_begin = nullptr;  // n_rows + 1 offsets
   int64_t n_rows = 0, n_heads = 0, n_kv_heads = 0, head_dim = 0;
   float scale = 1.0f;
-  float* out = nullptr;      // [n_rows, n_heads * head_dim]
+  float* out = nullptr;  // [n_rows, n_heads * head_dim]
 };
 void attention_batch(KernelPath path, const AttentionBatch& batch, ThreadPool& pool);
 

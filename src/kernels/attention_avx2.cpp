@@ -25,7 +25,8 @@ inline __m256i lane_mask(int64_t lanes) {  // the first `lanes` (1..8) lanes set
 // The storage row of logical slot `slot` (attention_internal.h); a private copy per ISA file.
 inline int64_t row_of(const int32_t* table, int shift, int64_t slot) {
   if (table == nullptr) return slot;
-  return (static_cast<int64_t>(table[slot >> shift]) << shift) | (slot & ((int64_t{1} << shift) - 1));
+  return (static_cast<int64_t>(table[slot >> shift]) << shift) |
+         (slot & ((int64_t{1} << shift) - 1));
 }
 
 // hsum (matmul_avx2.cpp) of each of a[0..7] at once: lane i of the result is

@@ -75,14 +75,16 @@ inline void width_masks(int64_t width, __mmask16 (&mask)[4]) {
 inline __m512 add_exp(__m512 x, __m512 m, __mmask16 live, __m512d& lo, __m512d& hi) {
   const __m512 p = _mm512_maskz_mov_ps(live, exp_nonpositive(_mm512_sub_ps(x, m)));
   lo = _mm512_add_pd(lo, _mm512_cvtps_pd(_mm512_castps512_ps256(p)));
-  hi = _mm512_add_pd(hi, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(p), 1))));
+  hi = _mm512_add_pd(
+      hi, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(p), 1))));
   return p;
 }
 
 // The storage row of logical slot `slot` (attention_internal.h); a private copy per ISA file.
 inline int64_t row_of(const int32_t* table, int shift, int64_t slot) {
   if (table == nullptr) return slot;
-  return (static_cast<int64_t>(table[slot >> shift]) << shift) | (slot & ((int64_t{1} << shift) - 1));
+  return (static_cast<int64_t>(table[slot >> shift]) << shift) |
+         (slot & ((int64_t{1} << shift) - 1));
 }
 
 }  // namespace
@@ -107,12 +109,14 @@ void attention_scores_avx512(const float* q, const float* k, int64_t stride, con
 float softmax_avx512(float* s, int64_t n) {
   __m512 mx = _mm512_set1_ps(-INFINITY);
   for (int64_t j = 0; j < n; j += 16)
-    mx = _mm512_max_ps(mx, _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), first_lanes(n - j), s + j));
+    mx = _mm512_max_ps(mx,
+                       _mm512_mask_loadu_ps(_mm512_set1_ps(-INFINITY), first_lanes(n - j), s + j));
   const __m512 m = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
   __m512d lo = _mm512_setzero_pd(), hi = _mm512_setzero_pd();
   for (int64_t j = 0; j < n; j += 16) {
     const __mmask16 live = first_lanes(n - j);
-    _mm512_mask_storeu_ps(s + j, live, add_exp(_mm512_maskz_loadu_ps(live, s + j), m, live, lo, hi));
+    _mm512_mask_storeu_ps(s + j, live,
+                          add_exp(_mm512_maskz_loadu_ps(live, s + j), m, live, lo, hi));
   }
   return static_cast<float>(1.0 / hsum_pd(lo, hi));
 }
@@ -136,7 +140,8 @@ void attention_values_avx512(const float* v, int64_t stride, const int32_t* tabl
       const int64_t slot = j < n_context ? j : extra[j - n_context];
       const float* vj = v + row_of(table, shift, slot) * stride + d0;
       const __m512 pj = _mm512_set1_ps(p[j]);
-      for (int i = 0; i < kVecs; ++i) a[i] = _mm512_fmadd_ps(pj, _mm512_maskz_loadu_ps(mask[i], vj + 16 * i), a[i]);
+      for (int i = 0; i < kVecs; ++i)
+        a[i] = _mm512_fmadd_ps(pj, _mm512_maskz_loadu_ps(mask[i], vj + 16 * i), a[i]);
     };
     int64_t j = 0;
     for (; j + kParts <= n; j += kParts) {
@@ -150,7 +155,8 @@ void attention_values_avx512(const float* v, int64_t stride, const int32_t* tabl
     if (j < n) add_slot(acc[2], j++);
     const __m512 inv = _mm512_set1_ps(inv_sum);
     for (int i = 0; i < nv; ++i) {
-      const __m512 sum = _mm512_add_ps(_mm512_add_ps(acc[0][i], acc[1][i]), _mm512_add_ps(acc[2][i], acc[3][i]));
+      const __m512 sum =
+          _mm512_add_ps(_mm512_add_ps(acc[0][i], acc[1][i]), _mm512_add_ps(acc[2][i], acc[3][i]));
       _mm512_mask_storeu_ps(out + d0 + 16 * i, mask[i], _mm512_mul_ps(sum, inv));
     }
   }
@@ -175,7 +181,8 @@ void attention_multi_avx512(const float* k, const float* v, int64_t stride, cons
   for (int64_t j0 = 0; j0 < n_context; j0 += 16) {
     const int64_t count = n_context - j0 < 16 ? n_context - j0 : 16;
     const float* key[16];
-    for (int64_t i = 0; i < 16; ++i) key[i] = k + row_of(table, shift, j0 + (i < count ? i : 0)) * stride;
+    for (int64_t i = 0; i < 16; ++i)
+      key[i] = k + row_of(table, shift, j0 + (i < count ? i : 0)) * stride;
     for (int64_t qi = 0; qi < n_queries; ++qi)
       _mm512_mask_storeu_ps(queries[qi].scores + j0, first_lanes(count),
                             scores16(queries[qi].q, key, head_dim, tail, vscale));
@@ -185,8 +192,8 @@ void attention_multi_avx512(const float* k, const float* v, int64_t stride, cons
   inv_sum.resize(static_cast<size_t>(n_queries));
   for (int64_t qi = 0; qi < n_queries; ++qi) {
     const MultiQuery& mq = queries[qi];
-    attention_scores_avx512(mq.q, k, stride, table, shift, 0, mq.extra, mq.n_extra, head_dim,
-                            scale, mq.scores + n_context);
+    attention_scores_avx512(mq.q, k, stride, table, shift, 0, mq.extra, mq.n_extra, head_dim, scale,
+                            mq.scores + n_context);
     inv_sum[static_cast<size_t>(qi)] = softmax_avx512(mq.scores, n_context + mq.n_extra);
   }
 
@@ -200,10 +207,12 @@ void attention_multi_avx512(const float* k, const float* v, int64_t stride, cons
     __mmask16 mask[kVecs];
     width_masks(width, mask);
     for (int64_t qi = 0; qi < n_queries; ++qi)
-      for (int i = 0; i < kParts * kVecs; ++i) _mm512_storeu_ps(acc + (qi * 16 + i) * 16, _mm512_setzero_ps());
+      for (int i = 0; i < kParts * kVecs; ++i)
+        _mm512_storeu_ps(acc + (qi * 16 + i) * 16, _mm512_setzero_ps());
     auto add_slot = [&](__m512* a, const float* vj, float pj) {
       const __m512 pv = _mm512_set1_ps(pj);
-      for (int i = 0; i < kVecs; ++i) a[i] = _mm512_fmadd_ps(pv, _mm512_maskz_loadu_ps(mask[i], vj + d0 + 16 * i), a[i]);
+      for (int i = 0; i < kVecs; ++i)
+        a[i] = _mm512_fmadd_ps(pv, _mm512_maskz_loadu_ps(mask[i], vj + d0 + 16 * i), a[i]);
     };
     // Blocks of 64 slots: each query's sixteen accumulators are loaded and stored once per block,
     // and 64 value rows of a 64-dim head (16 KiB) stay in L1 while every query reads them.
@@ -244,15 +253,24 @@ void attention_multi_avx512(const float* k, const float* v, int64_t stride, cons
         const int64_t j = n_context + e;
         const float* vj = v + row_of(table, shift, mq.extra[e]) * stride;
         switch (j % kParts) {
-          case 0: add_slot(a[0], vj, mq.scores[j]); break;
-          case 1: add_slot(a[1], vj, mq.scores[j]); break;
-          case 2: add_slot(a[2], vj, mq.scores[j]); break;
-          default: add_slot(a[3], vj, mq.scores[j]); break;
+          case 0:
+            add_slot(a[0], vj, mq.scores[j]);
+            break;
+          case 1:
+            add_slot(a[1], vj, mq.scores[j]);
+            break;
+          case 2:
+            add_slot(a[2], vj, mq.scores[j]);
+            break;
+          default:
+            add_slot(a[3], vj, mq.scores[j]);
+            break;
         }
       }
       const __m512 inv = _mm512_set1_ps(inv_sum[static_cast<size_t>(qi)]);
       for (int i = 0; i < nv; ++i) {
-        const __m512 sum = _mm512_add_ps(_mm512_add_ps(a[0][i], a[1][i]), _mm512_add_ps(a[2][i], a[3][i]));
+        const __m512 sum =
+            _mm512_add_ps(_mm512_add_ps(a[0][i], a[1][i]), _mm512_add_ps(a[2][i], a[3][i]));
         _mm512_mask_storeu_ps(mq.out + d0 + 16 * i, mask[i], _mm512_mul_ps(sum, inv));
       }
     }

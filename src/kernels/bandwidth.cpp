@@ -39,8 +39,10 @@ double measure_read_bandwidth_gbs(ThreadPool& pool, size_t bytes) {
   const size_t n_words = bytes / 8;
 
   // Many more tasks than threads so a thread slowed by a neighbour does not stretch the timing.
-  const int64_t n_tasks = std::max<int64_t>(1, std::min<int64_t>(static_cast<int64_t>(bytes / (1 << 20)), 1024));
-  const size_t per_task = (n_words + static_cast<size_t>(n_tasks) - 1) / static_cast<size_t>(n_tasks);
+  const int64_t n_tasks =
+      std::max<int64_t>(1, std::min<int64_t>(static_cast<int64_t>(bytes / (1 << 20)), 1024));
+  const size_t per_task =
+      (n_words + static_cast<size_t>(n_tasks) - 1) / static_cast<size_t>(n_tasks);
   auto range = [&](int64_t t, size_t* b, size_t* e) {
     *b = std::min(n_words, static_cast<size_t>(t) * per_task);
     *e = std::min(n_words, *b + per_task);

@@ -9,9 +9,12 @@ namespace eagle2 {
 
 const char* kernel_path_name(KernelPath p) {
   switch (p) {
-    case KernelPath::Scalar: return "scalar";
-    case KernelPath::Avx2: return "avx2";
-    case KernelPath::Avx512: return "avx512";
+    case KernelPath::Scalar:
+      return "scalar";
+    case KernelPath::Avx2:
+      return "avx2";
+    case KernelPath::Avx512:
+      return "avx512";
   }
   return "?";
 }
@@ -30,7 +33,8 @@ bool cpu_supports(KernelPath p) {
 #if defined(__x86_64__) || defined(__i386__)
   // libgcc's detection also checks XCR0, i.e. that the OS saves the wide registers.
   switch (p) {
-    case KernelPath::Scalar: return true;
+    case KernelPath::Scalar:
+      return true;
     case KernelPath::Avx2:
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
              __builtin_cpu_supports("f16c");
@@ -57,10 +61,14 @@ KernelPath kernel_path_from_override(const char* value) {
   if (value == nullptr || *value == '\0') return best_kernel_path();
   const std::string_view v(value);
   KernelPath p;
-  if (v == "scalar") p = KernelPath::Scalar;
-  else if (v == "avx2") p = KernelPath::Avx2;
-  else if (v == "avx512") p = KernelPath::Avx512;
-  else fail("EAGLE2_KERNEL='", v, "' is not a kernel path (expected scalar, avx2 or avx512)");
+  if (v == "scalar")
+    p = KernelPath::Scalar;
+  else if (v == "avx2")
+    p = KernelPath::Avx2;
+  else if (v == "avx512")
+    p = KernelPath::Avx512;
+  else
+    fail("EAGLE2_KERNEL='", v, "' is not a kernel path (expected scalar, avx2 or avx512)");
   if (!cpu_supports(p))
     fail("EAGLE2_KERNEL=", v, " asks for a kernel path this CPU does not support (best here: ",
          kernel_path_name(best_kernel_path()), ")");

@@ -40,7 +40,8 @@ void matmul_range_scalar(const float* x, int64_t M_begin, int64_t M_end, const M
                          int64_t n0, int64_t n1) {
   const int64_t K = W.cols, N = W.rows;
   thread_local std::vector<float> wrow;
-  if (W.dtype != DType::F32 && static_cast<int64_t>(wrow.size()) < K) wrow.resize(static_cast<size_t>(K));
+  if (W.dtype != DType::F32 && static_cast<int64_t>(wrow.size()) < K)
+    wrow.resize(static_cast<size_t>(K));
   for (int64_t n = n0; n < n1; ++n) {
     const float* w;
     if (W.dtype == DType::F32) {
@@ -63,10 +64,13 @@ using QuantRange = void (*)(DType, const detail::QuantRowsView&, const void*, fl
                             int64_t, int64_t, int64_t, int64_t);
 QuantRange quant_kernel(KernelPath path) {
   switch (path) {
-    case KernelPath::Scalar: return detail::quant_matmul_range_scalar;
-    case KernelPath::Avx2: return detail::quant_matmul_range_avx2;
+    case KernelPath::Scalar:
+      return detail::quant_matmul_range_scalar;
+    case KernelPath::Avx2:
+      return detail::quant_matmul_range_avx2;
     case KernelPath::Avx512:
-      return cpu_has_avx512_vnni() ? detail::quant_matmul_range_avx512 : detail::quant_matmul_range_avx2;
+      return cpu_has_avx512_vnni() ? detail::quant_matmul_range_avx512
+                                   : detail::quant_matmul_range_avx2;
   }
   return detail::quant_matmul_range_scalar;
 }
@@ -117,12 +121,16 @@ void quant_grouped(KernelPath path, QuantRange per_row, const detail::QuantRowsV
 enum class ActFormat { F32, BF16, Q8_0, Q8_K };
 ActFormat act_format(DType dt) {
   switch (dt) {
-    case DType::BF16: return ActFormat::BF16;
+    case DType::BF16:
+      return ActFormat::BF16;
     case DType::Q8_0:
-    case DType::Q4_0: return ActFormat::Q8_0;
+    case DType::Q4_0:
+      return ActFormat::Q8_0;
     case DType::Q4_K:
-    case DType::Q6_K: return ActFormat::Q8_K;
-    default: return ActFormat::F32;
+    case DType::Q6_K:
+      return ActFormat::Q8_K;
+    default:
+      return ActFormat::F32;
   }
 }
 
@@ -136,12 +144,14 @@ void run_group(KernelPath path, const float* x, int64_t M, int64_t K, const Matm
   thread_local QuantizedRows xq;
   const bool quantized = is_block_dtype(dt0);
   if (quantized) quantize_rows(dt0, x, M, K, &xq, path);
-  const detail::QuantRowsView xqv{xq.qs.data(), xq.scale.data(), xq.sums.data(), K, xq.block, xq.sum_group};
+  const detail::QuantRowsView xqv{xq.qs.data(), xq.scale.data(), xq.sums.data(), K,
+                                  xq.block,     xq.sum_group};
 
   // bf16 weights: round the activations to bf16 once per call (see matmul.h).
   thread_local std::vector<uint16_t> xb;
   thread_local std::vector<float> xr;
-  const bool bf16_dot = format == ActFormat::BF16 && path == KernelPath::Avx512 && cpu_has_avx512_bf16();
+  const bool bf16_dot =
+      format == ActFormat::BF16 && path == KernelPath::Avx512 && cpu_has_avx512_bf16();
   const float* xin = x;
   if (format == ActFormat::BF16) {
     const size_t n = static_cast<size_t>(M * K);
@@ -192,8 +202,8 @@ void run_group(KernelPath path, const float* x, int64_t M, int64_t K, const Matm
     const int64_t granule = o.W->layout == MatrixLayout::kRowGroups16 || quantized ? 16 : 8;
     const int64_t nb = column_block(N, K, o.W->dtype, pool.size(), granule, M);
     const int64_t n_col_blocks = (N + nb - 1) / nb;
-    plans[n_plans++] = Plan{o.W, o.y, nb, n_col_blocks, n_tasks,
-                            quantized ? quant_kernel(path) : nullptr};
+    plans[n_plans++] =
+        Plan{o.W, o.y, nb, n_col_blocks, n_tasks, quantized ? quant_kernel(path) : nullptr};
     n_tasks += n_row_blocks * n_col_blocks;
   }
   const uint16_t* xbp = xb.data();
@@ -217,7 +227,9 @@ void run_group(KernelPath path, const float* x, int64_t M, int64_t K, const Matm
       return;
     }
     switch (path) {
-      case KernelPath::Scalar: matmul_range_scalar(xin, m0, m1, W, pl.y, n0, n1); break;
+      case KernelPath::Scalar:
+        matmul_range_scalar(xin, m0, m1, W, pl.y, n0, n1);
+        break;
       case KernelPath::Avx2:
         detail::matmul_range_avx2(W.dtype, xin, K, W.data, K, pl.y, N, m0, m1, n0, n1);
         break;
@@ -232,14 +244,16 @@ void run_group(KernelPath path, const float* x, int64_t M, int64_t K, const Matm
 
 void matmul_multi_with(KernelPath path, const float* x, int64_t M,
                        std::initializer_list<MatmulOut> outs, ThreadPool& pool) {
-  if (!cpu_supports(path)) fail("matmul: kernel path ", kernel_path_name(path), " is not supported by this CPU");
+  if (!cpu_supports(path))
+    fail("matmul: kernel path ", kernel_path_name(path), " is not supported by this CPU");
   if (outs.size() == 0) return;
   if (outs.size() > 8) fail("matmul_multi: at most 8 matrices per call (got ", outs.size(), ")");
   const Matrix& W0 = *outs.begin()->W;
   const int64_t K = W0.cols;
   for (const MatmulOut& o : outs) {
     const Matrix& W = *o.W;
-    if (M < 0 || W.rows < 0 || W.cols < 0) fail("matmul: negative shape M=", M, " W=[", W.rows, ", ", W.cols, "]");
+    if (M < 0 || W.rows < 0 || W.cols < 0)
+      fail("matmul: negative shape M=", M, " W=[", W.rows, ", ", W.cols, "]");
     if (W.cols != K)
       fail("matmul: matrices of one input must share K (got [", W.rows, ", ", W.cols, "] with [",
            W0.rows, ", ", K, "])");
@@ -274,7 +288,8 @@ void matmul(const float* x, int64_t M, const Matrix& W, float* y, ThreadPool& po
   matmul_with(active_kernel_path(), x, M, W, y, pool);
 }
 
-void matmul_multi(const float* x, int64_t M, std::initializer_list<MatmulOut> outs, ThreadPool& pool) {
+void matmul_multi(const float* x, int64_t M, std::initializer_list<MatmulOut> outs,
+                  ThreadPool& pool) {
   matmul_multi_with(active_kernel_path(), x, M, outs, pool);
 }
 
@@ -286,9 +301,12 @@ float dot_f32(KernelPath path, const float* a, const float* b, int64_t n) {
     detail::check_region(b, static_cast<size_t>(n) * sizeof(float));
   }
   switch (path) {
-    case KernelPath::Avx2: return detail::dot_f32_avx2(a, b, n);
-    case KernelPath::Avx512: return detail::dot_f32_avx512(a, b, n);
-    case KernelPath::Scalar: break;
+    case KernelPath::Avx2:
+      return detail::dot_f32_avx2(a, b, n);
+    case KernelPath::Avx512:
+      return detail::dot_f32_avx512(a, b, n);
+    case KernelPath::Scalar:
+      break;
   }
   return dot_scalar(a, b, n);
 }

@@ -40,7 +40,8 @@ struct MatmulOut {
   const Matrix* W;
   float* y;
 };
-void matmul_multi(const float* x, int64_t M, std::initializer_list<MatmulOut> outs, ThreadPool& pool);
+void matmul_multi(const float* x, int64_t M, std::initializer_list<MatmulOut> outs,
+                  ThreadPool& pool);
 void matmul_multi_with(KernelPath path, const float* x, int64_t M,
                        std::initializer_list<MatmulOut> outs, ThreadPool& pool);
 

@@ -34,8 +34,8 @@ inline __m256 load_w(const char* row, int64_t k) {
   if constexpr (DT == DType::F32) {
     return _mm256_loadu_ps(reinterpret_cast<const float*>(row) + k);
   } else {
-    return widen<DT>(
-        _mm_loadu_si128(reinterpret_cast<const __m128i*>(reinterpret_cast<const uint16_t*>(row) + k)));
+    return widen<DT>(_mm_loadu_si128(
+        reinterpret_cast<const __m128i*>(reinterpret_cast<const uint16_t*>(row) + k)));
   }
 }
 
@@ -68,7 +68,9 @@ inline float hsum(__m256 v) {
   return _mm_cvtss_f32(s1);
 }
 
-constexpr int dsize(DType dt) { return dt == DType::F32 ? 4 : 2; }
+constexpr int dsize(DType dt) {
+  return dt == DType::F32 ? 4 : 2;
+}
 
 // R rows of x (stride ldx) against C rows of w (stride K elements), full K.
 template <DType DT, int R, int C>
@@ -195,12 +197,19 @@ void range(const float* x, int64_t ldx, const void* w, int64_t K, float* y, int6
 }  // namespace
 
 void matmul_range_avx2(DType dt, const float* x, int64_t ldx, const void* w, int64_t K, float* y,
-                         int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+                       int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
   switch (dt) {
-    case DType::F32: range<DType::F32>(x, ldx, w, K, y, ldy, m0, m1, n0, n1); break;
-    case DType::F16: range<DType::F16>(x, ldx, w, K, y, ldy, m0, m1, n0, n1); break;
-    case DType::BF16: range<DType::BF16>(x, ldx, w, K, y, ldy, m0, m1, n0, n1); break;
-    default: break;  // block types take the quantized kernels (matmul.cpp dispatches them)
+    case DType::F32:
+      range<DType::F32>(x, ldx, w, K, y, ldy, m0, m1, n0, n1);
+      break;
+    case DType::F16:
+      range<DType::F16>(x, ldx, w, K, y, ldy, m0, m1, n0, n1);
+      break;
+    case DType::BF16:
+      range<DType::BF16>(x, ldx, w, K, y, ldy, m0, m1, n0, n1);
+      break;
+    default:
+      break;  // block types take the quantized kernels (matmul.cpp dispatches them)
   }
 }
 

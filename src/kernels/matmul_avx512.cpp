@@ -37,8 +37,8 @@ inline __m512 load_w(const char* row, int64_t k) {
   if constexpr (DT == DType::F32) {
     return _mm512_loadu_ps(reinterpret_cast<const float*>(row) + k);
   } else {
-    return widen<DT>(
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(reinterpret_cast<const uint16_t*>(row) + k)));
+    return widen<DT>(_mm256_loadu_si256(
+        reinterpret_cast<const __m256i*>(reinterpret_cast<const uint16_t*>(row) + k)));
   }
 }
 
@@ -51,7 +51,9 @@ inline __m512 load_w_masked(const char* row, int64_t k, __mmask16 mask) {
   }
 }
 
-constexpr int dsize(DType dt) { return dt == DType::F32 ? 4 : 2; }
+constexpr int dsize(DType dt) {
+  return dt == DType::F32 ? 4 : 2;
+}
 
 // R rows of x (stride ldx) against C rows of w (stride K elements), full K.
 template <DType DT, int R, int C>
@@ -124,10 +126,17 @@ void range(const float* x, int64_t ldx, const void* w, int64_t K, float* y, int6
   int64_t m = m0;
   for (; m + 4 <= m1; m += 4) row_group<DT, 4>(x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
   switch (m1 - m) {
-    case 3: row_group<DT, 3>(x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1); break;
-    case 2: row_group<DT, 2>(x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1); break;
-    case 1: row_group<DT, 1>(x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1); break;
-    default: break;
+    case 3:
+      row_group<DT, 3>(x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
+      break;
+    case 2:
+      row_group<DT, 2>(x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
+      break;
+    case 1:
+      row_group<DT, 1>(x + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
+      break;
+    default:
+      break;
   }
 }
 
@@ -198,29 +207,52 @@ void matmul_range_avx512_bf16dot(const uint16_t* xb, int64_t ldx, const void* w,
   const int64_t rows = m1 - m0;
   if (rows >= 5 && rows <= 8) {
     switch (rows) {
-      case 5: row_group_bf16dot<5>(xb + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1); break;
-      case 6: row_group_bf16dot<6>(xb + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1); break;
-      case 7: row_group_bf16dot<7>(xb + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1); break;
-      default: row_group_bf16dot<8>(xb + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1); break;
+      case 5:
+        row_group_bf16dot<5>(xb + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
+        break;
+      case 6:
+        row_group_bf16dot<6>(xb + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
+        break;
+      case 7:
+        row_group_bf16dot<7>(xb + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
+        break;
+      default:
+        row_group_bf16dot<8>(xb + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
+        break;
     }
     return;
   }
-  for (; m + 4 <= m1; m += 4) row_group_bf16dot<4>(xb + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
+  for (; m + 4 <= m1; m += 4)
+    row_group_bf16dot<4>(xb + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
   switch (m1 - m) {
-    case 3: row_group_bf16dot<3>(xb + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1); break;
-    case 2: row_group_bf16dot<2>(xb + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1); break;
-    case 1: row_group_bf16dot<1>(xb + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1); break;
-    default: break;
+    case 3:
+      row_group_bf16dot<3>(xb + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
+      break;
+    case 2:
+      row_group_bf16dot<2>(xb + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
+      break;
+    case 1:
+      row_group_bf16dot<1>(xb + m * ldx, ldx, wb, K, y + m * ldy, ldy, n0, n1);
+      break;
+    default:
+      break;
   }
 }
 
 void matmul_range_avx512(DType dt, const float* x, int64_t ldx, const void* w, int64_t K, float* y,
                          int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
   switch (dt) {
-    case DType::F32: range<DType::F32>(x, ldx, w, K, y, ldy, m0, m1, n0, n1); break;
-    case DType::F16: range<DType::F16>(x, ldx, w, K, y, ldy, m0, m1, n0, n1); break;
-    case DType::BF16: range<DType::BF16>(x, ldx, w, K, y, ldy, m0, m1, n0, n1); break;
-    default: break;  // block types take the quantized kernels (matmul.cpp dispatches them)
+    case DType::F32:
+      range<DType::F32>(x, ldx, w, K, y, ldy, m0, m1, n0, n1);
+      break;
+    case DType::F16:
+      range<DType::F16>(x, ldx, w, K, y, ldy, m0, m1, n0, n1);
+      break;
+    case DType::BF16:
+      range<DType::BF16>(x, ldx, w, K, y, ldy, m0, m1, n0, n1);
+      break;
+    default:
+      break;  // block types take the quantized kernels (matmul.cpp dispatches them)
   }
 }
 

@@ -3,10 +3,10 @@
 // the batch.
 #include "kernels/ops.h"
 
+#include <cmath>
+
 #include "kernels/attention_internal.h"
 #include "kernels/cpu.h"
-
-#include <cmath>
 
 namespace eagle2 {
 

@@ -10,12 +10,12 @@ namespace eagle2::detail {
 
 // One row block of quantized activations, as the kernels read them (see QuantizedRows).
 struct QuantRowsView {
-  const int8_t* qs;      // row m at qs + m * cols
-  const float* scale;    // row m at scale + m * (cols / block)
-  const int32_t* sums;   // sums of sum_group consecutive qs; row m at sums + m * (cols / sum_group)
+  const int8_t* qs;     // row m at qs + m * cols
+  const float* scale;   // row m at scale + m * (cols / block)
+  const int32_t* sums;  // sums of sum_group consecutive qs; row m at sums + m * (cols / sum_group)
   int64_t cols;
-  int64_t block;         // 32 (Q8_0 activations) or 256 (Q8_K)
-  int64_t sum_group;     // 32 (Q8_0) or 16 (Q8_K)
+  int64_t block;      // 32 (Q8_0 activations) or 256 (Q8_K)
+  int64_t sum_group;  // 32 (Q8_0) or 16 (Q8_K)
 };
 
 // One row of activations quantized as quantize_rows (quant_matmul.h) does, in AVX-512
@@ -27,8 +27,8 @@ void quantize_row_q8_k_avx512(const float* x, int64_t K, int8_t* q, float* scale
 // w + n * row_bytes), K = x.cols.
 void quant_matmul_range_scalar(DType dt, const QuantRowsView& x, const void* w, float* y,
                                int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
-void quant_matmul_range_avx2(DType dt, const QuantRowsView& x, const void* w, float* y,
-                             int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+void quant_matmul_range_avx2(DType dt, const QuantRowsView& x, const void* w, float* y, int64_t ldy,
+                             int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 // Requires AVX512-VNNI (cpu_has_avx512_vnni()); without it the AVX-512 path runs the AVX2 kernel,
 // which gives the same bits.
 void quant_matmul_range_avx512(DType dt, const QuantRowsView& x, const void* w, float* y,

@@ -37,21 +37,26 @@ struct Avx2K {
     const __m128i sm = q4k_scales_mins(b);
     // The eight scales as int16 in both 128-bit lanes, for the per-sub-block broadcasts below.
     const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm));
-    // Each min twice (both 16-sums of its sub-block), in the packed_sums order: mins are bytes 8-15.
-    const __m256i mn16 = _mm256_cvtepu8_epi16(
-        _mm_shuffle_epi8(sm, _mm_setr_epi8(8, 8, 9, 9, 12, 12, 13, 13, 10, 10, 11, 11, 14, 14, 15, 15)));
+    // Each min twice (both 16-sums of its sub-block), in the packed_sums order: mins are bytes
+    // 8-15.
+    const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_shuffle_epi8(
+        sm, _mm_setr_epi8(8, 8, 9, 9, 12, 12, 13, 13, 10, 10, 11, 11, 14, 14, 15, 15)));
     const __m256i m4 = _mm256_set1_epi8(0x0F);
     __m256i acc[R];
     for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_si256();
     for (int c = 0; c < 4; ++c) {
       const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * c));
-      const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+      const __m256i lo = _mm256_and_si256(q, m4),
+                    hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
       // int16 byte pair (2j, 2j + 1) is scale j.
-      const __m256i sl = _mm256_shuffle_epi8(sc, _mm256_set1_epi16(static_cast<int16_t>(0x0202 * (2 * c) + 0x0100)));
-      const __m256i sh = _mm256_shuffle_epi8(sc, _mm256_set1_epi16(static_cast<int16_t>(0x0202 * (2 * c + 1) + 0x0100)));
+      const __m256i sl = _mm256_shuffle_epi8(
+          sc, _mm256_set1_epi16(static_cast<int16_t>(0x0202 * (2 * c) + 0x0100)));
+      const __m256i sh = _mm256_shuffle_epi8(
+          sc, _mm256_set1_epi16(static_cast<int16_t>(0x0202 * (2 * c + 1) + 0x0100)));
       for (int r = 0; r < R; ++r) {
         const __m256i xl = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[r] + 64 * c));
-        const __m256i xh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[r] + 64 * c + 32));
+        const __m256i xh =
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[r] + 64 * c + 32));
         const __m256i pl = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, xl), sl);
         const __m256i ph = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, xh), sh);
         acc[r] = _mm256_add_epi32(acc[r], _mm256_add_epi32(pl, ph));
@@ -74,7 +79,8 @@ struct Avx2K {
     const __m128i sc8 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales));
     // -32 * scale per group in the packed_sums order (-32 * -128 = 4096 fits int16).
     const __m256i off16 = _mm256_mullo_epi16(
-        _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc8, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15))),
+        _mm256_cvtepi8_epi16(_mm_shuffle_epi8(
+            sc8, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15))),
         _mm256_set1_epi16(-32));
     const __m256i m4 = _mm256_set1_epi8(0x0F), m30 = _mm256_set1_epi8(0x30);
     __m256i acc[R];
@@ -84,22 +90,26 @@ struct Avx2K {
       const __m256i ql1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.ql + 64 * h + 32));
       const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qh + 32 * h));
       // The 16-bit shifts carry bits across bytes; the masks keep only each byte's own bits.
-      const __m256i q[4] = {
-          _mm256_or_si256(_mm256_and_si256(ql0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30)),
-          _mm256_or_si256(_mm256_and_si256(ql1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30)),
-          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4), _mm256_and_si256(qh, m30)),
-          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4),
-                          _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30))};
+      const __m256i q[4] = {_mm256_or_si256(_mm256_and_si256(ql0, m4),
+                                            _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30)),
+                            _mm256_or_si256(_mm256_and_si256(ql1, m4),
+                                            _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30)),
+                            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), m4),
+                                            _mm256_and_si256(qh, m30)),
+                            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), m4),
+                                            _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30))};
       for (int p = 0; p < 4; ++p) {
         const int part = 4 * h + p;  // elements 32 * part .., groups 2 * part and 2 * part + 1
         const __m256i scv = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc8, pair_index(2 * part)));
         for (int r = 0; r < R; ++r) {
-          const __m256i xv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[r] + 32 * part));
+          const __m256i xv =
+              _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xq[r] + 32 * part));
           acc[r] = _mm256_add_epi32(acc[r], _mm256_madd_epi16(_mm256_maddubs_epi16(q[p], xv), scv));
         }
       }
     }
-    for (int r = 0; r < R; ++r) s[r] = _mm256_add_epi32(acc[r], _mm256_madd_epi16(packed_sums(xs[r]), off16));
+    for (int r = 0; r < R; ++r)
+      s[r] = _mm256_add_epi32(acc[r], _mm256_madd_epi16(packed_sums(xs[r]), off16));
   }
 };
 

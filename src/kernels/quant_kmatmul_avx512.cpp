@@ -24,11 +24,15 @@ constexpr RunIndex make_runs(int run) {
 }
 constexpr RunIndex kRuns16 = make_runs(16), kRuns8 = make_runs(8);
 
-inline __m512i runs(const RunIndex& t, int k) { return _mm512_load_si512(t.lane[k]); }
+inline __m512i runs(const RunIndex& t, int k) {
+  return _mm512_load_si512(t.lane[k]);
+}
 
 // The sixteen per-16 activation sums as int16 in group order (|sum| <= 16 * 127: vpmovdw's
 // truncation is exact).
-inline __m256i sums16(const int32_t* s) { return _mm512_cvtepi32_epi16(_mm512_loadu_si512(s)); }
+inline __m256i sums16(const int32_t* s) {
+  return _mm512_cvtepi32_epi16(_mm512_loadu_si512(s));
+}
 
 inline __m256i fold(__m512i v) {
   return _mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1));
@@ -48,8 +52,8 @@ struct VnniK {
     const __m128i sm = q4k_scales_mins(b);
     const __m512i sc = _mm512_zextsi256_si512(_mm256_cvtepu8_epi16(sm));  // int16: 8 scales, 8 mins
     // Each min twice, against the two 16-sums of its sub-block (mins are bytes 8-15).
-    const __m256i mn16 = _mm256_cvtepu8_epi16(
-        _mm_shuffle_epi8(sm, _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15)));
+    const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_shuffle_epi8(
+        sm, _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15)));
     const __m512i m4 = _mm512_set1_epi8(0x0F);
     __m512i acc[R];
     for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_si512();
@@ -77,9 +81,11 @@ struct VnniK {
   template <int R>
   static void q6k(const BlockQ6_K& b, const int8_t* const xq[R], const int32_t* const xs[R],
                   __m256i s[R]) {
-    const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
+    const __m256i sc16 =
+        _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales)));
     const __m512i sc = _mm512_zextsi256_si512(sc16);
-    const __m256i off16 = _mm256_mullo_epi16(sc16, _mm256_set1_epi16(-32));  // -32 * -128 fits int16
+    const __m256i off16 =
+        _mm256_mullo_epi16(sc16, _mm256_set1_epi16(-32));  // -32 * -128 fits int16
     const __m512i m4 = _mm512_set1_epi8(0x0F), m30 = _mm512_set1_epi8(0x30);
     __m512i acc[R];
     for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_si512();
@@ -122,7 +128,8 @@ constexpr int64_t kKCols16MinRowsQ4K = 1, kKCols16MinRowsQ6K = 3;
 void quant_kmatmul_range_avx512(DType dt, const QuantRowsView& x, const void* w, float* y,
                                 int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
   const int64_t min_rows = dt == DType::Q4_K ? kKCols16MinRowsQ4K : kKCols16MinRowsQ6K;
-  const int64_t rest = m1 - m0 < min_rows ? n0 : quant_kcols16_range_avx512(dt, x, w, y, ldy, m0, m1, n0, n1);
+  const int64_t rest =
+      m1 - m0 < min_rows ? n0 : quant_kcols16_range_avx512(dt, x, w, y, ldy, m0, m1, n0, n1);
   krange_any<VnniK>(dt, x, w, y, ldy, m0, m1, rest, n1);
 }
 

@@ -14,8 +14,9 @@
 // acc[(i0 + j) % 8], i.e. the lower or upper four of the eight lanes as i0 % 8 is 0 or 4.
 //
 // A group of fewer than four superblocks is padded with zero sums, zero dw and zero dx (a masked
-// load: nothing read past the row, no 0 * inf): the padded terms are +0, and adding +0 leaves every accumulator as it
-// was, because an accumulator that starts at +0 can never become -0 under round-to-nearest.
+// load: nothing read past the row, no 0 * inf): the padded terms are +0, and adding +0 leaves every
+// accumulator as it was, because an accumulator that starts at +0 can never become -0 under
+// round-to-nearest.
 #pragma once
 
 #include <immintrin.h>
@@ -42,10 +43,12 @@ inline __m128i q4k_scales_mins(const BlockQ4_K& b) {
   const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.scales));
   const int8_t z = -1;  // pshufb: a negative index gives 0
   // Lanes: bytes 0-3, 8-11, 4-7, 8-11 (>> 4 below) for the low bits ...
-  const __m128i low = _mm_srlv_epi32(_mm_shuffle_epi8(v, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11)),
-                                     _mm_setr_epi32(0, 0, 0, 4));
+  const __m128i low = _mm_srlv_epi32(
+      _mm_shuffle_epi8(v, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11)),
+      _mm_setr_epi32(0, 0, 0, 4));
   // ... and bytes 0-3 / 4-7 under the lanes of scales / mins 4-7 for the top two bits (>> 6 << 4).
-  const __m128i top = _mm_shuffle_epi8(v, _mm_setr_epi8(z, z, z, z, 0, 1, 2, 3, z, z, z, z, 4, 5, 6, 7));
+  const __m128i top =
+      _mm_shuffle_epi8(v, _mm_setr_epi8(z, z, z, z, 0, 1, 2, 3, z, z, z, z, 4, 5, 6, 7));
   const __m128i low_mask = _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f);
   return _mm_or_si128(_mm_and_si128(low, low_mask),
                       _mm_and_si128(_mm_srli_epi32(top, 2), _mm_set1_epi8(0x30)));
@@ -135,7 +138,8 @@ inline void ktile(const QuantRowsView& x, int64_t m, const char* wrow, int64_t b
   for (int64_t i0 = 0; i0 < blocks; i0 += 8) {
     kgroup<Policy, DT, R>(x, m, wrow, i0, static_cast<int>(std::min<int64_t>(4, blocks - i0)), lo);
     if (i0 + 4 < blocks)
-      kgroup<Policy, DT, R>(x, m, wrow, i0 + 4, static_cast<int>(std::min<int64_t>(4, blocks - i0 - 4)), hi);
+      kgroup<Policy, DT, R>(x, m, wrow, i0 + 4,
+                            static_cast<int>(std::min<int64_t>(4, blocks - i0 - 4)), hi);
   }
   for (int r = 0; r < R; ++r) y[(m + r) * ldy] = pairwise8(lo[r], hi[r]);
 }
@@ -150,10 +154,17 @@ void krange(const QuantRowsView& x, const void* w, float* y, int64_t ldy, int64_
     int64_t m = m0;
     for (; m + 4 <= m1; m += 4) ktile<Policy, DT, 4>(x, m, wrow, blocks, y + n, ldy);
     switch (m1 - m) {
-      case 3: ktile<Policy, DT, 3>(x, m, wrow, blocks, y + n, ldy); break;
-      case 2: ktile<Policy, DT, 2>(x, m, wrow, blocks, y + n, ldy); break;
-      case 1: ktile<Policy, DT, 1>(x, m, wrow, blocks, y + n, ldy); break;
-      default: break;
+      case 3:
+        ktile<Policy, DT, 3>(x, m, wrow, blocks, y + n, ldy);
+        break;
+      case 2:
+        ktile<Policy, DT, 2>(x, m, wrow, blocks, y + n, ldy);
+        break;
+      case 1:
+        ktile<Policy, DT, 1>(x, m, wrow, blocks, y + n, ldy);
+        break;
+      default:
+        break;
     }
   }
 }
@@ -162,8 +173,10 @@ void krange(const QuantRowsView& x, const void* w, float* y, int64_t ldy, int64_
 template <class Policy>
 void krange_any(DType dt, const QuantRowsView& x, const void* w, float* y, int64_t ldy, int64_t m0,
                 int64_t m1, int64_t n0, int64_t n1) {
-  if (dt == DType::Q4_K) krange<Policy, DType::Q4_K>(x, w, y, ldy, m0, m1, n0, n1);
-  else krange<Policy, DType::Q6_K>(x, w, y, ldy, m0, m1, n0, n1);
+  if (dt == DType::Q4_K)
+    krange<Policy, DType::Q4_K>(x, w, y, ldy, m0, m1, n0, n1);
+  else
+    krange<Policy, DType::Q6_K>(x, w, y, ldy, m0, m1, n0, n1);
 }
 
 }  // namespace

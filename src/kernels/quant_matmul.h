@@ -32,11 +32,11 @@ namespace eagle2 {
 // Rows of activations quantized for one weight block type.
 struct QuantizedRows {
   int64_t rows = 0, cols = 0;
-  int64_t block = 32;  // elements per activation scale: 32 (Q8_0) or 256 (Q8_K)
-  std::vector<int8_t> qs;      // [rows, cols], each in -127..127
-  std::vector<float> scale;    // [rows, cols / block]: x ~ scale * q
-  std::vector<int32_t> sums;   // [rows, cols / block * 2 or / 32]: see sum_group
-  int64_t sum_group = 32;      // qs summed per entry of sums: 32 (Q8_0), 16 (Q8_K, ggml's bsums)
+  int64_t block = 32;         // elements per activation scale: 32 (Q8_0) or 256 (Q8_K)
+  std::vector<int8_t> qs;     // [rows, cols], each in -127..127
+  std::vector<float> scale;   // [rows, cols / block]: x ~ scale * q
+  std::vector<int32_t> sums;  // [rows, cols / block * 2 or / 32]: see sum_group
+  int64_t sum_group = 32;     // qs summed per entry of sums: 32 (Q8_0), 16 (Q8_K, ggml's bsums)
 };
 
 // Fills q for x[M, K] as `weights` needs it (K a whole number of that type's blocks):

@@ -27,24 +27,32 @@ struct Avx2Dot {
   template <DType DT>
   static __m256i dot(const Prepared& w, __m256i x) {
     const __m256i ones = _mm256_set1_epi16(1);
-    if constexpr (DT == DType::Q4_0) return _mm256_madd_epi16(_mm256_maddubs_epi16(w.a, x), ones);
-    else return _mm256_madd_epi16(_mm256_maddubs_epi16(w.a, _mm256_sign_epi8(x, w.b)), ones);
+    if constexpr (DT == DType::Q4_0)
+      return _mm256_madd_epi16(_mm256_maddubs_epi16(w.a, x), ones);
+    else
+      return _mm256_madd_epi16(_mm256_maddubs_epi16(w.a, _mm256_sign_epi8(x, w.b)), ones);
   }
   // dot() = exact + (1 << shift) * sum(x); -1: no offset.
   template <DType DT>
-  static constexpr int offset_shift() { return DT == DType::Q4_0 ? 3 : -1; }
+  static constexpr int offset_shift() {
+    return DT == DType::Q4_0 ? 3 : -1;
+  }
 };
 
 }  // namespace
 
-void quant_matmul_range_avx2(DType dt, const QuantRowsView& x, const void* w, float* y,
-                             int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+void quant_matmul_range_avx2(DType dt, const QuantRowsView& x, const void* w, float* y, int64_t ldy,
+                             int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
   switch (dt) {
-    case DType::Q8_0: return range32<Avx2Dot, DType::Q8_0>(x, w, y, ldy, m0, m1, n0, n1);
-    case DType::Q4_0: return range32<Avx2Dot, DType::Q4_0>(x, w, y, ldy, m0, m1, n0, n1);
+    case DType::Q8_0:
+      return range32<Avx2Dot, DType::Q8_0>(x, w, y, ldy, m0, m1, n0, n1);
+    case DType::Q4_0:
+      return range32<Avx2Dot, DType::Q4_0>(x, w, y, ldy, m0, m1, n0, n1);
     case DType::Q4_K:
-    case DType::Q6_K: return quant_kmatmul_range_avx2(dt, x, w, y, ldy, m0, m1, n0, n1);
-    default: return quant_matmul_range_scalar(dt, x, w, y, ldy, m0, m1, n0, n1);  // not a block type
+    case DType::Q6_K:
+      return quant_kmatmul_range_avx2(dt, x, w, y, ldy, m0, m1, n0, n1);
+    default:
+      return quant_matmul_range_scalar(dt, x, w, y, ldy, m0, m1, n0, n1);  // not a block type
   }
 }
 

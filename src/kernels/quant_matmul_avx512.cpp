@@ -30,7 +30,9 @@ struct VnniDot {
     return _mm256_dpbusd_epi32(_mm256_setzero_si256(), w.a, x);
   }
   template <DType DT>
-  static constexpr int offset_shift() { return DT == DType::Q4_0 ? 3 : 7; }
+  static constexpr int offset_shift() {
+    return DT == DType::Q4_0 ? 3 : 7;
+  }
 };
 
 // Below this many activation rows the per-row kernel is faster: transposing sixteen rows' blocks
@@ -55,8 +57,10 @@ void quant_matmul_range_avx512(DType dt, const QuantRowsView& x, const void* w, 
       return range32<VnniDot, DType::Q4_0>(x, w, y, ldy, m0, m1, rest, n1);
     }
     case DType::Q4_K:
-    case DType::Q6_K: return quant_kmatmul_range_avx512(dt, x, w, y, ldy, m0, m1, n0, n1);
-    default: return quant_matmul_range_scalar(dt, x, w, y, ldy, m0, m1, n0, n1);  // not a block type
+    case DType::Q6_K:
+      return quant_kmatmul_range_avx512(dt, x, w, y, ldy, m0, m1, n0, n1);
+    default:
+      return quant_matmul_range_scalar(dt, x, w, y, ldy, m0, m1, n0, n1);  // not a block type
   }
 }
 

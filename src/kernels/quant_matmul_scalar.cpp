@@ -65,19 +65,24 @@ int32_t block_sum(DType dt, const void* w, int64_t i, const int8_t* x, const int
       }
       return s;
     }
-    default: return 0;
+    default:
+      return 0;
   }
 }
 
 float weight_scale(DType dt, const void* w, int64_t i, float* dmin) {
   switch (dt) {
-    case DType::Q8_0: return f16_to_f32(static_cast<const BlockQ8_0*>(w)[i].d);
-    case DType::Q4_0: return f16_to_f32(static_cast<const BlockQ4_0*>(w)[i].d);
+    case DType::Q8_0:
+      return f16_to_f32(static_cast<const BlockQ8_0*>(w)[i].d);
+    case DType::Q4_0:
+      return f16_to_f32(static_cast<const BlockQ4_0*>(w)[i].d);
     case DType::Q4_K:
       *dmin = f16_to_f32(static_cast<const BlockQ4_K*>(w)[i].dmin);
       return f16_to_f32(static_cast<const BlockQ4_K*>(w)[i].d);
-    case DType::Q6_K: return f16_to_f32(static_cast<const BlockQ6_K*>(w)[i].d);
-    default: return 0.0f;
+    case DType::Q6_K:
+      return f16_to_f32(static_cast<const BlockQ6_K*>(w)[i].d);
+    default:
+      return 0.0f;
   }
 }
 
@@ -103,7 +108,8 @@ void quant_matmul_range_scalar(DType dt, const QuantRowsView& x, const void* w, 
         if (dt == DType::Q4_K) term = term - (dmin * xd[i]) * static_cast<float>(mins);
         acc[i % 8] += term;
       }
-      y[m * ldy + n] = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+      y[m * ldy + n] =
+          ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
     }
   }
 }

@@ -59,30 +59,38 @@ void quantize_row_q8_k(const float* x, int64_t K, int8_t* q, float* scale) {
 
 void quantize_rows(DType weights, const float* x, int64_t M, int64_t K, QuantizedRows* q,
                    KernelPath path) {
-  if (!is_block_dtype(weights)) fail("quantize_rows: ", dtype_name(weights), " is not a block type");
+  if (!is_block_dtype(weights))
+    fail("quantize_rows: ", dtype_name(weights), " is not a block type");
   const int64_t wblock = dtype_block_elements(weights);
-  if (K % wblock != 0) fail("quantize_rows: K=", K, " is not a whole number of ", dtype_name(weights), " blocks");
+  if (K % wblock != 0)
+    fail("quantize_rows: K=", K, " is not a whole number of ", dtype_name(weights), " blocks");
   const bool k_quant = weights == DType::Q4_K || weights == DType::Q6_K;
   q->rows = M;
   q->cols = K;
   q->block = k_quant ? 256 : 32;
   const size_t n = static_cast<size_t>(M * K);
   if (q->qs.size() < n) q->qs.resize(n);
-  if (q->scale.size() < n / static_cast<size_t>(q->block)) q->scale.resize(n / static_cast<size_t>(q->block));
+  if (q->scale.size() < n / static_cast<size_t>(q->block))
+    q->scale.resize(n / static_cast<size_t>(q->block));
   q->sum_group = k_quant ? 16 : 32;
   const int64_t groups = K / q->sum_group;
-  if (q->sums.size() < static_cast<size_t>(M * groups)) q->sums.resize(static_cast<size_t>(M * groups));
+  if (q->sums.size() < static_cast<size_t>(M * groups))
+    q->sums.resize(static_cast<size_t>(M * groups));
   for (int64_t m = 0; m < M; ++m) {
     int8_t* qs = q->qs.data() + m * K;
     float* sc = q->scale.data() + m * (K / q->block);
     if (path == KernelPath::Avx512) {
       int32_t* sums = q->sums.data() + m * groups;
-      if (k_quant) detail::quantize_row_q8_k_avx512(x + m * K, K, qs, sc, sums);
-      else detail::quantize_row_q8_0_avx512(x + m * K, K, qs, sc, sums);
+      if (k_quant)
+        detail::quantize_row_q8_k_avx512(x + m * K, K, qs, sc, sums);
+      else
+        detail::quantize_row_q8_0_avx512(x + m * K, K, qs, sc, sums);
       continue;
     }
-    if (k_quant) quantize_row_q8_k(x + m * K, K, qs, sc);
-    else quantize_row_q8_0(x + m * K, K, qs, sc);
+    if (k_quant)
+      quantize_row_q8_k(x + m * K, K, qs, sc);
+    else
+      quantize_row_q8_0(x + m * K, K, qs, sc);
     int32_t* sums = q->sums.data() + m * groups;
     for (int64_t g = 0; g < groups; ++g) {
       int32_t s = 0;

@@ -21,8 +21,12 @@
 namespace eagle2::detail {
 namespace {
 
-inline __m128i load128(const char* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
-inline __m256i load256(const char* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+inline __m128i load128(const char* p) {
+  return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+}
+inline __m256i load256(const char* p) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
 
 // Q8_0: w[t] (t = 0..7) = dword t of the block's codes for rows 0..15, sign bit flipped (w + 128,
 // unsigned for vpdpbusd). qs: row 0's codes; rb: bytes between rows.
@@ -32,7 +36,8 @@ inline void weights_q8_0(const char* qs, size_t rb, __m512i w[8]) {
   // and lanes 1/3 dword k + 4; the second group likewise for rows 8-15.
   __m512i a[8];
   for (int k = 0; k < 4; ++k) {
-    a[k] = _mm512_inserti64x4(_mm512_castsi256_si512(load256(qs + k * rb)), load256(qs + (k + 4) * rb), 1);
+    a[k] = _mm512_inserti64x4(_mm512_castsi256_si512(load256(qs + k * rb)),
+                              load256(qs + (k + 4) * rb), 1);
     a[k + 4] = _mm512_inserti64x4(_mm512_castsi256_si512(load256(qs + (k + 8) * rb)),
                                   load256(qs + (k + 12) * rb), 1);
   }
@@ -52,8 +57,10 @@ inline void weights_q4_0(const char* qs, size_t rb, __m512i w[8]) {
   // leave dword t of rows 0..15 in order in a[t].
   __m512i a[4];
   for (int k = 0; k < 4; ++k) {
-    const __m256i lo = _mm256_inserti128_si256(_mm256_castsi128_si256(load128(qs + k * rb)), load128(qs + (k + 4) * rb), 1);
-    const __m256i hi = _mm256_inserti128_si256(_mm256_castsi128_si256(load128(qs + (k + 8) * rb)), load128(qs + (k + 12) * rb), 1);
+    const __m256i lo = _mm256_inserti128_si256(_mm256_castsi128_si256(load128(qs + k * rb)),
+                                               load128(qs + (k + 4) * rb), 1);
+    const __m256i hi = _mm256_inserti128_si256(_mm256_castsi128_si256(load128(qs + (k + 8) * rb)),
+                                               load128(qs + (k + 12) * rb), 1);
     a[k] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
   }
   transpose4(a[0], a[1], a[2], a[3]);
@@ -74,23 +81,28 @@ struct RowLayoutSource {
   size_t rb;      // bytes per row
   __m512i row_offsets;
   RowLayoutSource(const char* w_, size_t rb_)
-      : w(w_), rb(rb_),
-        row_offsets(_mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                       _mm512_set1_epi32(static_cast<int>(rb_)))) {}
+      : w(w_),
+        rb(rb_),
+        row_offsets(_mm512_mullo_epi32(
+            _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+            _mm512_set1_epi32(static_cast<int>(rb_)))) {}
   void load(int64_t i, __m512* dw, __m512i wv[8]) const {
     const char* blk = w + static_cast<size_t>(i) * kBlock;
     // The sixteen f16 scales: the low half of a dword read at each block's start (its high half
     // is the block's first codes, so the read stays inside the block).
     const __m512i d32 = _mm512_i32gather_epi32(row_offsets, blk, 1);
     *dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(d32));
-    if constexpr (DT == DType::Q8_0) weights_q8_0(blk + 2, rb, wv);
-    else weights_q4_0(blk + 2, rb, wv);
+    if constexpr (DT == DType::Q8_0)
+      weights_q8_0(blk + 2, rb, wv);
+    else
+      weights_q4_0(blk + 2, rb, wv);
   }
 };
 
 template <DType DT>
 struct GroupedSource {
-  static constexpr size_t kGroupBlock = 16 * (DT == DType::Q8_0 ? sizeof(BlockQ8_0) : sizeof(BlockQ4_0));
+  static constexpr size_t kGroupBlock =
+      16 * (DT == DType::Q8_0 ? sizeof(BlockQ8_0) : sizeof(BlockQ4_0));
   const char* group;  // the group's first byte
   void load(int64_t i, __m512* dw, __m512i wv[8]) const {
     const char* gb = group + static_cast<size_t>(i) * kGroupBlock;
@@ -112,8 +124,10 @@ struct GroupedSource {
 
 // The fixed pairwise total of the eight accumulators (quant_matmul.h), stored.
 inline void store_total(const __m512* acc, float* y) {
-  _mm512_storeu_ps(y, _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])),
-                                    _mm512_add_ps(_mm512_add_ps(acc[4], acc[5]), _mm512_add_ps(acc[6], acc[7]))));
+  _mm512_storeu_ps(
+      y,
+      _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])),
+                    _mm512_add_ps(_mm512_add_ps(acc[4], acc[5]), _mm512_add_ps(acc[6], acc[7]))));
 }
 
 inline __m512i broadcast32(const int8_t* p) {
@@ -184,7 +198,8 @@ void tile16_one_row(const QuantRowsView& x, int64_t m, const Source& src, int64_
 // Sixteen weight rows (from `src`) x R activation rows m .. m + R - 1, R >= 2: unrolled, so that
 // the accumulators stay in registers (measured 12-15 % faster than the rolled form at M = 8, 16).
 template <DType DT, int R, class Source>
-void tile16(const QuantRowsView& x, int64_t m, const Source& src, int64_t blocks, float* y, int64_t ldy) {
+void tile16(const QuantRowsView& x, int64_t m, const Source& src, int64_t blocks, float* y,
+            int64_t ldy) {
   __m512 acc[R][8];
   for (int r = 0; r < R; ++r)
     for (int j = 0; j < 8; ++j) acc[r][j] = _mm512_setzero_ps();
@@ -209,14 +224,15 @@ void rows_of_group(const QuantRowsView& x, const Source& src, int64_t blocks, fl
 }
 
 template <DType DT>
-int64_t range16(const QuantRowsView& x, const void* w, float* y, int64_t ldy, int64_t m0, int64_t m1,
-                int64_t n0, int64_t n1) {
+int64_t range16(const QuantRowsView& x, const void* w, float* y, int64_t ldy, int64_t m0,
+                int64_t m1, int64_t n0, int64_t n1) {
   const int64_t blocks = x.cols / 32;
   const size_t rb = dtype_bytes(DT, x.cols);
   const char* wc = static_cast<const char*>(w);
   int64_t n = n0;
   for (; n + 16 <= n1; n += 16)
-    rows_of_group<DT>(x, RowLayoutSource<DT>(wc + static_cast<size_t>(n) * rb, rb), blocks, y + n, ldy, m0, m1);
+    rows_of_group<DT>(x, RowLayoutSource<DT>(wc + static_cast<size_t>(n) * rb, rb), blocks, y + n,
+                      ldy, m0, m1);
   return n;
 }
 
@@ -227,7 +243,8 @@ void grouped_range(const QuantRowsView& x, const void* w, float* y, int64_t ldy,
   const size_t rb = dtype_bytes(DT, x.cols);
   const char* wc = static_cast<const char*>(w);
   for (int64_t n = n0; n < n1; n += 16)
-    rows_of_group<DT>(x, GroupedSource<DT>{wc + static_cast<size_t>(n) * rb}, blocks, y + n, ldy, m0, m1);
+    rows_of_group<DT>(x, GroupedSource<DT>{wc + static_cast<size_t>(n) * rb}, blocks, y + n, ldy,
+                      m0, m1);
 }
 
 }  // namespace
@@ -237,16 +254,21 @@ int64_t quant_rows16_range_avx512(DType dt, const QuantRowsView& x, const void* 
   // Gather offsets are int32: rows longer than 128 MiB take the other kernel.
   if (dtype_bytes(dt, x.cols) * 15 > size_t{1} << 31) return n0;
   switch (dt) {
-    case DType::Q8_0: return range16<DType::Q8_0>(x, w, y, ldy, m0, m1, n0, n1);
-    case DType::Q4_0: return range16<DType::Q4_0>(x, w, y, ldy, m0, m1, n0, n1);
-    default: return n0;
+    case DType::Q8_0:
+      return range16<DType::Q8_0>(x, w, y, ldy, m0, m1, n0, n1);
+    case DType::Q4_0:
+      return range16<DType::Q4_0>(x, w, y, ldy, m0, m1, n0, n1);
+    default:
+      return n0;
   }
 }
 
 void quant_grouped16_range_avx512(DType dt, const QuantRowsView& x, const void* w, float* y,
                                   int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
-  if (dt == DType::Q8_0) grouped_range<DType::Q8_0>(x, w, y, ldy, m0, m1, n0, n1);
-  else grouped_range<DType::Q4_0>(x, w, y, ldy, m0, m1, n0, n1);
+  if (dt == DType::Q8_0)
+    grouped_range<DType::Q8_0>(x, w, y, ldy, m0, m1, n0, n1);
+  else
+    grouped_range<DType::Q4_0>(x, w, y, ldy, m0, m1, n0, n1);
 }
 
 }  // namespace eagle2::detail

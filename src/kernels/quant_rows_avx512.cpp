@@ -17,7 +17,8 @@ namespace eagle2::detail {
 namespace {
 
 inline __m512 abs_ps(__m512 v) {
-  return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(0x7fffffff)));
+  return _mm512_castsi512_ps(
+      _mm512_and_si512(_mm512_castps_si512(v), _mm512_set1_epi32(0x7fffffff)));
 }
 
 // Nearest-even int32 of v clamped to [-127, 127]; NaN -> 0.

@@ -25,9 +25,12 @@ namespace {
 
 // Eight vectors of eight int32 partial sums -> one vector of their eight totals (exact in int32).
 inline __m256i sum_each(const __m256i v[8]) {
-  const __m256i g0 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
-  const __m256i g1 = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
-  return _mm256_add_epi32(_mm256_permute2x128_si256(g0, g1, 0x20), _mm256_permute2x128_si256(g0, g1, 0x31));
+  const __m256i g0 =
+      _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
+  const __m256i g1 =
+      _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
+  return _mm256_add_epi32(_mm256_permute2x128_si256(g0, g1, 0x20),
+                          _mm256_permute2x128_si256(g0, g1, 0x31));
 }
 
 inline float pairwise(__m256 acc) {
@@ -74,7 +77,8 @@ inline void tile32(const QuantRowsView& x, int64_t m, const char* wrow, size_t r
   for (int64_t i0 = 0; i0 < blocks; i0 += 8) {
     const int nb = static_cast<int>(std::min<int64_t>(8, blocks - i0));
     __m256 dw[C];
-    for (int c = 0; c < C; ++c) dw[c] = scales8(reinterpret_cast<const Block*>(wrow + c * row_bytes), i0, nb);
+    for (int c = 0; c < C; ++c)
+      dw[c] = scales8(reinterpret_cast<const Block*>(wrow + c * row_bytes), i0, nb);
     __m256i half[R][C], quarter[R][C][2];
     for (int r = 0; r < R; ++r)
       for (int c = 0; c < C; ++c) half[r][c] = _mm256_setzero_si256();  // set at jp 0, read at jp 1
@@ -87,7 +91,8 @@ inline void tile32(const QuantRowsView& x, int64_t m, const char* wrow, size_t r
             for (int r = 0; r < R; ++r) v[h][r][c] = _mm256_setzero_si256();
             continue;
           }
-          const auto wp = Dot::template prep<DT>(reinterpret_cast<const Block*>(wrow + c * row_bytes) + i0 + j);
+          const auto wp =
+              Dot::template prep<DT>(reinterpret_cast<const Block*>(wrow + c * row_bytes) + i0 + j);
           for (int r = 0; r < R; ++r) {
             const __m256i xv = _mm256_loadu_si256(
                 reinterpret_cast<const __m256i*>(x.qs + (m + r) * K + (i0 + j) * 32));
@@ -98,8 +103,10 @@ inline void tile32(const QuantRowsView& x, int64_t m, const char* wrow, size_t r
       for (int r = 0; r < R; ++r)
         for (int c = 0; c < C; ++c) {
           const __m256i pair = _mm256_hadd_epi32(v[0][r][c], v[1][r][c]);
-          if (jp % 2 == 0) half[r][c] = pair;
-          else quarter[r][c][jp / 2] = _mm256_hadd_epi32(half[r][c], pair);
+          if (jp % 2 == 0)
+            half[r][c] = pair;
+          else
+            quarter[r][c][jp / 2] = _mm256_hadd_epi32(half[r][c], pair);
         }
     }
     for (int r = 0; r < R; ++r) {
@@ -141,9 +148,11 @@ inline void columns32(const QuantRowsView& x, int64_t m, const char* w, size_t r
   constexpr int C = R >= 4 ? 1 : 2;
   int64_t n = n0;
   for (; n + C <= n1; n += C)
-    tile32<Dot, DT, R, C>(x, m, w + static_cast<size_t>(n) * row_bytes, row_bytes, blocks, y + n, ldy);
+    tile32<Dot, DT, R, C>(x, m, w + static_cast<size_t>(n) * row_bytes, row_bytes, blocks, y + n,
+                          ldy);
   for (; n < n1; ++n)
-    tile32<Dot, DT, R, 1>(x, m, w + static_cast<size_t>(n) * row_bytes, row_bytes, blocks, y + n, ldy);
+    tile32<Dot, DT, R, 1>(x, m, w + static_cast<size_t>(n) * row_bytes, row_bytes, blocks, y + n,
+                          ldy);
 }
 
 template <class Dot, DType DT>
@@ -155,10 +164,17 @@ void range32(const QuantRowsView& x, const void* w, float* y, int64_t ldy, int64
   int64_t m = m0;
   for (; m + 4 <= m1; m += 4) columns32<Dot, DT, 4>(x, m, wc, row_bytes, blocks, y, ldy, n0, n1);
   switch (m1 - m) {
-    case 3: columns32<Dot, DT, 3>(x, m, wc, row_bytes, blocks, y, ldy, n0, n1); break;
-    case 2: columns32<Dot, DT, 2>(x, m, wc, row_bytes, blocks, y, ldy, n0, n1); break;
-    case 1: columns32<Dot, DT, 1>(x, m, wc, row_bytes, blocks, y, ldy, n0, n1); break;
-    default: break;
+    case 3:
+      columns32<Dot, DT, 3>(x, m, wc, row_bytes, blocks, y, ldy, n0, n1);
+      break;
+    case 2:
+      columns32<Dot, DT, 2>(x, m, wc, row_bytes, blocks, y, ldy, n0, n1);
+      break;
+    case 1:
+      columns32<Dot, DT, 1>(x, m, wc, row_bytes, blocks, y, ldy, n0, n1);
+      break;
+    default:
+      break;
   }
 }
 

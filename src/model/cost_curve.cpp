@@ -53,12 +53,12 @@ struct FilledSequences {
   std::vector<KvCache> caches;
   std::vector<KvCache*> ptrs;
 };
-FilledSequences fill_sequences(LlamaModel& model, int64_t count, int64_t capacity,
-                               int64_t context, uint64_t& state, ThreadPool& pool) {
+FilledSequences fill_sequences(LlamaModel& model, int64_t count, int64_t capacity, int64_t context,
+                               uint64_t& state, ThreadPool& pool) {
   FilledSequences f;
-  f.kv_pool = model.make_pool(count *
-                              KvPool::blocks_for_tokens(capacity, KvCache::kDefaultBlockSize) *
-                              KvCache::kDefaultBlockSize);
+  f.kv_pool =
+      model.make_pool(count * KvPool::blocks_for_tokens(capacity, KvCache::kDefaultBlockSize) *
+                      KvCache::kDefaultBlockSize);
   for (int64_t s = 0; s < count; ++s) {
     f.caches.push_back(model.make_cache(f.kv_pool, capacity));
     fill_context(model, f.caches.back(), random_ids(context, model.config().vocab_size, state),
@@ -79,8 +79,8 @@ std::vector<CostPoint> measure_sequence_cost(LlamaModel& model,
     fail("cost curve: sequence counts must be >= 1");
   const int64_t V = model.config().vocab_size;
   uint64_t state = 0x9e3779b97f4a7c15ull;
-  FilledSequences seqs = fill_sequences(model, b_max, options.context + 1, options.context,
-                                        state, pool);
+  FilledSequences seqs =
+      fill_sequences(model, b_max, options.context + 1, options.context, state, pool);
   const std::vector<KvCache*>& ptrs = seqs.ptrs;
   const std::vector<int32_t> next = random_ids(b_max, V, state);
   ForwardResult out;
@@ -89,8 +89,9 @@ std::vector<CostPoint> measure_sequence_cost(LlamaModel& model,
     Batch batch;
     std::vector<int32_t> rows;
     for (int64_t s = 0; s < B; ++s) {
-      batch.append(Batch::causal(std::span(next).subspan(s, 1), static_cast<int32_t>(options.context)),
-                   static_cast<int32_t>(s));
+      batch.append(
+          Batch::causal(std::span(next).subspan(s, 1), static_cast<int32_t>(options.context)),
+          static_cast<int32_t>(s));
       rows.push_back(static_cast<int32_t>(s));
     }
     const std::span<KvCache* const> used(ptrs.data(), static_cast<size_t>(B));
@@ -100,7 +101,8 @@ std::vector<CostPoint> measure_sequence_cost(LlamaModel& model,
     });
     curve.push_back({B, seconds, 0});
   }
-  const auto base = std::find_if(curve.begin(), curve.end(), [](const CostPoint& p) { return p.k == 1; });
+  const auto base =
+      std::find_if(curve.begin(), curve.end(), [](const CostPoint& p) { return p.k == 1; });
   const double t1 = base != curve.end() ? base->seconds : curve.front().seconds / curve.front().k;
   for (auto& p : curve) p.relative = p.seconds / t1;
   return curve;
@@ -118,8 +120,8 @@ std::map<int64_t, std::vector<CostPoint>> measure_batch_curves(
   const int64_t V = model.config().vocab_size;
   // Room for the largest tree on top of each context (a sequence alone gets all e_max extra rows).
   uint64_t state = 0x2545f4914f6cdd1dull;
-  FilledSequences seqs = fill_sequences(model, b_max, options.context + e_max + 1,
-                                        options.context, state, pool);
+  FilledSequences seqs =
+      fill_sequences(model, b_max, options.context + e_max + 1, options.context, state, pool);
   const std::vector<KvCache*>& ptrs = seqs.ptrs;
   const std::vector<int32_t> next = random_ids(b_max + e_max, V, state);
   ForwardResult out;
@@ -195,15 +197,15 @@ std::vector<CostPoint> measure_cost_curve(LlamaModel& model, const CostCurveOpti
     for (int r = 0; r < options.repetitions + 1; ++r) {
       const auto t0 = std::chrono::steady_clock::now();
       model.forward(batch, kv, rows, out, pool);
-      const double s =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       kv.drop_pending();
       if (r > 0) times.push_back(s);  // the first run warms caches and workspaces
     }
     std::sort(times.begin(), times.end());
     curve.push_back({k, times[(times.size() - 1) / 2], 0});  // the lower median
   }
-  const auto base = std::find_if(curve.begin(), curve.end(), [](const CostPoint& p) { return p.k == 1; });
+  const auto base =
+      std::find_if(curve.begin(), curve.end(), [](const CostPoint& p) { return p.k == 1; });
   const double t1 = base != curve.end() ? base->seconds : curve.front().seconds / curve.front().k;
   for (auto& p : curve) p.relative = p.seconds / t1;
   return curve;

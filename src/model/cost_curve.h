@@ -14,15 +14,15 @@ namespace eagle2 {
 
 struct CostPoint {
   int64_t k = 0;
-  double seconds = 0;  // median seconds of one forward of k tokens
-  double relative = 0; // seconds / seconds at k = 1
+  double seconds = 0;   // median seconds of one forward of k tokens
+  double relative = 0;  // seconds / seconds at k = 1
 };
 
 struct CostCurveOptions {
   std::vector<int64_t> ks = {1, 2, 4, 8, 16, 32, 64};
   int64_t context = 128;  // committed tokens the batches sit on
   int repetitions = 5;
-  bool tree = true;       // batches shaped as a tree (root + children) rather than a chain
+  bool tree = true;  // batches shaped as a tree (root + children) rather than a chain
 };
 
 // Measures the curve on random token ids. The cache must hold context + max(ks) tokens.

@@ -113,8 +113,10 @@ void DecoderStack::layer(const DecoderLayerWeights& L, int64_t l, const DecoderR
       for (int64_t j = 0; j < kvd; ++j) w.v[i * kvd + j] += L.v_bias[j];
     }
     if (L.q_norm) {
-      for (int64_t h = 0; h < H; ++h) rmsnorm(&w.q[i * qd + h * hd], L.q_norm, eps_, &w.q[i * qd + h * hd], hd);
-      for (int64_t h = 0; h < KV; ++h) rmsnorm(&w.k[i * kvd + h * hd], L.k_norm, eps_, &w.k[i * kvd + h * hd], hd);
+      for (int64_t h = 0; h < H; ++h)
+        rmsnorm(&w.q[i * qd + h * hd], L.q_norm, eps_, &w.q[i * qd + h * hd], hd);
+      for (int64_t h = 0; h < KV; ++h)
+        rmsnorm(&w.k[i * kvd + h * hd], L.k_norm, eps_, &w.k[i * kvd + h * hd], hd);
     }
     for (int64_t h = 0; h < H; ++h)
       rope_rotate_half(&w.q[i * qd + h * hd], &w.cos[i * half], &w.sin[i * half], hd);

@@ -1,8 +1,9 @@
 // The one LLaMA decoder layer, shared by the target model (llama_model.cpp) and the EAGLE head
-// (eagle_head.cpp): norm -> q/k/v (+ Qwen2 biases, Qwen3 per-head norms) -> RoPE -> KV write -> attention -> o_proj -> residual -> norm ->
-// gate/up -> SwiGLU -> down -> residual, over the rows of one forward. Having one copy keeps the
-// target and the head bit-compatible with each other and with the batch-invariance rules of the
-// kernels (every row is computed alone, in a fixed order, whatever else is in the batch).
+// (eagle_head.cpp): norm -> q/k/v (+ Qwen2 biases, Qwen3 per-head norms) -> RoPE -> KV write ->
+// attention -> o_proj -> residual -> norm -> gate/up -> SwiGLU -> down -> residual, over the rows
+// of one forward. Having one copy keeps the target and the head bit-compatible with each other and
+// with the batch-invariance rules of the kernels (every row is computed alone, in a fixed order,
+// whatever else is in the batch).
 #pragma once
 
 #include <cstdint>

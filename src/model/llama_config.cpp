@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
-#include <numbers>
 #include <nlohmann/json.hpp>
+#include <numbers>
 
 #include "core/error.h"
 #include "core/regular_file.h"
@@ -41,7 +41,8 @@ struct Reader {
   }
 
   int64_t integer_value(const json& v, const char* key) const {
-    if (!v.is_number_integer()) fail(where, ": \"", key, "\" must be an integer, got ", type_name(v));
+    if (!v.is_number_integer())
+      fail(where, ": \"", key, "\" must be an integer, got ", type_name(v));
     if (v.is_number_unsigned() &&
         v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
       fail(where, ": \"", key, "\" is too large");
@@ -78,10 +79,9 @@ struct Reader {
   }
 
   int32_t token_id(const json& v, const char* key) const {
-    const bool ok = v.is_number_integer() &&
-                    !(v.is_number_unsigned() && v.get<uint64_t>() > 0x7fffffffu) &&
-                    v.get<int64_t>() >= 0 &&
-                    v.get<int64_t>() <= std::numeric_limits<int32_t>::max();
+    const bool ok =
+        v.is_number_integer() && !(v.is_number_unsigned() && v.get<uint64_t>() > 0x7fffffffu) &&
+        v.get<int64_t>() >= 0 && v.get<int64_t>() <= std::numeric_limits<int32_t>::max();
     if (!ok) fail(where, ": \"", key, "\" must be a token id (an integer from 0 to 2147483647)");
     return static_cast<int32_t>(v.get<int64_t>());
   }
@@ -126,7 +126,8 @@ void parse_rope_scaling(const Reader& r, LlamaConfig& c) {
   // Newer Hugging Face configs say "rope_type", older ones "type"; both mean the same.
   auto t = rs->find("rope_type");
   if (t == rs->end() || t->is_null()) t = rs->find("type");
-  if (t == rs->end() || t->is_null()) fail(where, ": rope_scaling has no \"rope_type\" or \"type\"");
+  if (t == rs->end() || t->is_null())
+    fail(where, ": rope_scaling has no \"rope_type\" or \"type\"");
   if (!t->is_string()) fail(where, ": rope_scaling type must be a string");
   const std::string type = t->get<std::string>();
   const Reader sub{*rs, where};
@@ -201,7 +202,8 @@ LlamaConfig LlamaConfig::parse(const std::string& json_text, const std::string& 
       for (const auto& [name, type] : kArchitectures) known = known || c.architecture == name;
       if (!known) {
         fail(where, ": unsupported architecture '", c.architecture,
-             "' (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM)");
+             "' (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
+             "Qwen3ForCausalLM)");
       }
     } else if (const json* mt = r.find("model_type")) {
       const std::string t = mt->is_string() ? mt->get<std::string>() : std::string();
@@ -322,7 +324,7 @@ LlamaConfig LlamaConfig::load(const std::string& path) {
 std::string LlamaConfig::to_json() const {
   nlohmann::ordered_json j;
   j["architectures"] = {architecture};
-  j["model_type"] = architecture == "MistralForCausalLM"   ? "mistral"
+  j["model_type"] = architecture == "MistralForCausalLM" ? "mistral"
                     : architecture == "Qwen2ForCausalLM" ? "qwen2"
                     : architecture == "Qwen3ForCausalLM" ? "qwen3"
                                                          : "llama";
@@ -355,10 +357,14 @@ std::string LlamaConfig::to_json() const {
   j["attention_bias"] = attention_bias;
   j["tie_word_embeddings"] = tie_word_embeddings;
   j["bos_token_id"] = bos_token_id;
-  if (eos_token_ids.size() == 1) j["eos_token_id"] = eos_token_ids[0];
-  else j["eos_token_id"] = eos_token_ids;
-  if (sliding_window) j["sliding_window"] = *sliding_window;
-  else j["sliding_window"] = nullptr;
+  if (eos_token_ids.size() == 1)
+    j["eos_token_id"] = eos_token_ids[0];
+  else
+    j["eos_token_id"] = eos_token_ids;
+  if (sliding_window)
+    j["sliding_window"] = *sliding_window;
+  else
+    j["sliding_window"] = nullptr;
   return j.dump(2) + "\n";
 }
 
@@ -373,7 +379,8 @@ std::vector<float> LlamaConfig::rope_inv_freq() const {
     inv[static_cast<size_t>(i)] = 1.0f / powf(rope_theta, exponent);
   }
   if (!rope_freq_factors.empty()) {
-    for (size_t i = 0; i < inv.size() && i < rope_freq_factors.size(); ++i) inv[i] /= rope_freq_factors[i];
+    for (size_t i = 0; i < inv.size() && i < rope_freq_factors.size(); ++i)
+      inv[i] /= rope_freq_factors[i];
   }
   if (rope_scaling == RopeScaling::Linear) {
     for (float& f : inv) f /= rope_factor;

@@ -52,20 +52,20 @@ struct LlamaConfig {
   float rms_norm_eps = 1e-6f;
   float rope_theta = 10000.0f;
   RopeScaling rope_scaling = RopeScaling::None;
-  float rope_factor = 1.0f;                // linear and llama3
-  float rope_low_freq_factor = 1.0f;       // llama3
-  float rope_high_freq_factor = 4.0f;      // llama3
+  float rope_factor = 1.0f;                   // linear and llama3
+  float rope_low_freq_factor = 1.0f;          // llama3
+  float rope_high_freq_factor = 4.0f;         // llama3
   int64_t rope_original_max_position = 8192;  // llama3 "original_max_position_embeddings"
   // From a GGUF's rope_freqs.weight (llama.cpp's form of LLaMA-3.1 scaling): each inverse
   // frequency is divided by its factor. Empty: none (config.json's rope_scaling applies instead).
   std::vector<float> rope_freq_factors;
   bool tie_word_embeddings = false;
-  bool attention_bias = false;             // biases on q/k/v/o ("attention_bias"; refused if true)
-  bool qkv_bias = false;                   // Qwen2: biases on q, k and v (not o)
-  bool qk_norm = false;                    // Qwen3: RMSNorm of each q and k head before RoPE
+  bool attention_bias = false;  // biases on q/k/v/o ("attention_bias"; refused if true)
+  bool qkv_bias = false;        // Qwen2: biases on q, k and v (not o)
+  bool qk_norm = false;         // Qwen3: RMSNorm of each q and k head before RoPE
   int32_t bos_token_id = 1;
-  std::vector<int32_t> eos_token_ids;      // "eos_token_id": int or list
-  std::optional<int64_t> sliding_window;   // Mistral; null/absent = none
+  std::vector<int32_t> eos_token_ids;     // "eos_token_id": int or list
+  std::optional<int64_t> sliding_window;  // Mistral; null/absent = none
 
   // Parses config.json text; `where` names the file in error messages. Missing required fields,
   // wrong types, unsupported architectures or rope_scaling types, non-positive sizes, sizes or

@@ -1,10 +1,9 @@
 // LlamaConfig from a GGUF file's metadata: the <arch>.* keys (llama, qwen2, qwen3) become the
 // config.json they stand for, which parse() then checks exactly as it checks a Hugging Face
 // folder's; llama.cpp's rope_freqs tensor (LLaMA-3.1 scaling) becomes per-frequency divisors.
-#include <nlohmann/json.hpp>
-
 #include <cmath>
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "io/gguf.h"
@@ -17,10 +16,15 @@ LlamaConfig LlamaConfig::from_gguf(const GgufFile& g) {
   // files say "llama").
   const std::string arch(g.string("general.architecture"));
   std::string hf_arch;
-  if (arch == "llama") hf_arch = "LlamaForCausalLM";
-  else if (arch == "qwen2") hf_arch = "Qwen2ForCausalLM";
-  else if (arch == "qwen3") hf_arch = "Qwen3ForCausalLM";
-  else g.fail_at("general.architecture is \"" + arch + "\"; eagle2 runs llama, qwen2 and qwen3 GGUF files");
+  if (arch == "llama")
+    hf_arch = "LlamaForCausalLM";
+  else if (arch == "qwen2")
+    hf_arch = "Qwen2ForCausalLM";
+  else if (arch == "qwen3")
+    hf_arch = "Qwen3ForCausalLM";
+  else
+    g.fail_at("general.architecture is \"" + arch +
+              "\"; eagle2 runs llama, qwen2 and qwen3 GGUF files");
   const std::string p = arch + ".";
   auto key = [&](const char* k) { return p + k; };
   auto required = [&](const char* k) {
@@ -46,10 +50,13 @@ LlamaConfig LlamaConfig::from_gguf(const GgufFile& g) {
     const std::string t(g.string(key("rope.scaling.type")));
     if (t == "linear") {
       const GgufValue* factor = g.find(key("rope.scaling.factor"));
-      if (factor == nullptr) g.fail_at("rope scaling \"linear\" without " + key("rope.scaling.factor"));
-      j["rope_scaling"] = {{"rope_type", "linear"}, {"factor", factor->as_float(key("rope.scaling.factor"))}};
+      if (factor == nullptr)
+        g.fail_at("rope scaling \"linear\" without " + key("rope.scaling.factor"));
+      j["rope_scaling"] = {{"rope_type", "linear"},
+                           {"factor", factor->as_float(key("rope.scaling.factor"))}};
     } else if (t != "none") {
-      g.fail_at(key("rope.scaling.type") + " is \"" + t + "\"; eagle2 supports none and linear (and llama3's rope_freqs)");
+      g.fail_at(key("rope.scaling.type") + " is \"" + t +
+                "\"; eagle2 supports none and linear (and llama3's rope_freqs)");
     }
   }
   // The vocabulary: <arch>.vocab_size, else the tokenizer's token list, else the embedding's rows.
@@ -75,13 +82,15 @@ LlamaConfig LlamaConfig::from_gguf(const GgufFile& g) {
     if (rope_freqs->type != 0)  // ggml's F32
       g.fail_at("rope_freqs.weight is not F32");
     if (rope_freqs->dims.size() != 1 || rope_freqs->dims[0] != c.head_dim / 2)
-      g.fail_at("rope_freqs.weight has " + std::to_string(rope_freqs->dims.empty() ? 0 : rope_freqs->dims[0]) +
+      g.fail_at("rope_freqs.weight has " +
+                std::to_string(rope_freqs->dims.empty() ? 0 : rope_freqs->dims[0]) +
                 " factors, not head_dim / 2 = " + std::to_string(c.head_dim / 2));
     const unsigned char* data = g.tensor_data(*rope_freqs);
     c.rope_freq_factors.resize(static_cast<size_t>(c.head_dim / 2));
     std::memcpy(c.rope_freq_factors.data(), data, c.rope_freq_factors.size() * sizeof(float));
     for (float f : c.rope_freq_factors)
-      if (!(f > 0.0f) || !std::isfinite(f)) g.fail_at("rope_freqs.weight holds a factor that is not positive and finite");
+      if (!(f > 0.0f) || !std::isfinite(f))
+        g.fail_at("rope_freqs.weight holds a factor that is not positive and finite");
   }
   return c;
 }

@@ -9,10 +9,10 @@
 
 #include "core/error.h"
 #include "core/mapped_file.h"
-#include "kernels/cpu.h"
 #include "core/quant_blocks.h"
 #include "io/gguf.h"
 #include "io/gguf_weights.h"
+#include "kernels/cpu.h"
 #include "kernels/matmul.h"
 #include "kernels/ops.h"
 #include "model/checkpoint_checks.h"
@@ -126,7 +126,8 @@ void LlamaModel::group_quantized_rows(const GgufFile* gguf, bool qk_copied) {
   // Only where those kernels run, and only in memory the model owns: weights read into its own
   // pages (not a read-only mapping of the file) or the Q/K rows it already copied. A tied lm_head
   // is the embedding, whose rows embed() reads as the file has them: left alone.
-  if (gguf == nullptr || !(active_kernel_path() == KernelPath::Avx512 && cpu_has_avx512_vnni())) return;
+  if (gguf == nullptr || !(active_kernel_path() == KernelPath::Avx512 && cpu_has_avx512_vnni()))
+    return;
   const bool own_pages = gguf->residency() == Residency::kHugePageCopy;
   auto group = [&](Matrix& W, bool owned) {
     if (owned && can_group_rows16(W)) group_rows16(W, const_cast<void*>(W.data));
@@ -192,7 +193,8 @@ KvCache LlamaModel::make_cache(std::shared_ptr<KvPool> pool, int64_t capacity) c
 void LlamaModel::embed(int32_t token, float* out) const {
   const int64_t d = cfg_.hidden_size;
   // A quantized embedding is dequantized one row at a time: no f32 copy of the table is kept.
-  const char* row = static_cast<const char*>(embed_.data) + static_cast<size_t>(token) * dtype_bytes(embed_.dtype, d);
+  const char* row = static_cast<const char*>(embed_.data) +
+                    static_cast<size_t>(token) * dtype_bytes(embed_.dtype, d);
   convert_to_f32(embed_.dtype, row, out, static_cast<size_t>(d));
 }
 
@@ -203,8 +205,8 @@ void LlamaModel::forward(const Batch& batch, KvCache& kv, std::span<const int32_
 }
 
 void LlamaModel::forward(const Batch& batch, std::span<KvCache* const> caches,
-                         std::span<const int32_t> logit_rows, ForwardResult& out,
-                         ThreadPool& pool, const ForwardCapture& capture) {
+                         std::span<const int32_t> logit_rows, ForwardResult& out, ThreadPool& pool,
+                         const ForwardCapture& capture) {
   const LlamaConfig& c = cfg_;
   const int64_t T = batch.size();
   const int64_t d = c.hidden_size, V = c.vocab_size;
@@ -267,10 +269,13 @@ void LlamaModel::forward(const Batch& batch, std::span<KvCache* const> caches,
   }
   for (int64_t i = 0; i < T; ++i) embed(batch.tokens[i], &w.x[i * d]);
 
-  const DecoderRows rows{.n = T, .caches = caches,
+  const DecoderRows rows{.n = T,
+                         .caches = caches,
                          .sequence = batch.sequences.empty() ? nullptr : batch.sequences.data(),
-                         .positions = batch.positions.data(), .slots = w.slots.data(),
-                         .visible = w.visible.data(), .visible_begin = w.visible_begin.data()};
+                         .positions = batch.positions.data(),
+                         .slots = w.slots.data(),
+                         .visible = w.visible.data(),
+                         .visible_begin = w.visible_begin.data()};
   out.captured.resize(capture.rows.size() * capture.layers.size() * static_cast<size_t>(d));
   stack_->forward(layer_weights_, rows, w.x.data(), pool,
                   {.layers = capture.layers, .rows = capture.rows, .out = out.captured.data()});

@@ -56,7 +56,7 @@ class LlamaModel {
   const LlamaConfig& config() const { return cfg_; }
   const std::string& dir() const { return dir_; }
   int64_t parameter_count() const;
-  size_t weight_bytes() const;                  // bytes of the stored weights used
+  size_t weight_bytes() const;                     // bytes of the stored weights used
   std::vector<std::string> weight_dtypes() const;  // distinct dtypes, e.g. {"BF16", "F32"}
   const Matrix& lm_head() const { return lm_head_; }
   const TensorView& embedding() const { return embed_; }
@@ -124,7 +124,7 @@ class LlamaModel {
     std::vector<int32_t> visible;  // flattened visible slots per batch row
     std::vector<int32_t> rows;     // one row's visible rows (scratch)
     std::vector<int64_t> visible_begin;
-    std::vector<int64_t> count;    // rows per sequence
+    std::vector<int64_t> count;  // rows per sequence
   } ws_;
 };
 

@@ -39,21 +39,24 @@ void fill_normal(uint64_t key, size_t begin, size_t n, float mean, float stddev,
   };
   // Large tensors are split over plain threads (a one-off tool, so no persistent pool is needed);
   // the values cannot depend on the split because each is a function of its index.
-  const size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()),
-                                          n / (1u << 20) + 1);
+  const size_t threads =
+      std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), n / (1u << 20) + 1);
   if (threads <= 1) {
     range(0, n);
     return;
   }
   std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(range, n * t / threads, n * (t + 1) / threads);
+  for (size_t t = 1; t < threads; ++t)
+    pool.emplace_back(range, n * t / threads, n * (t + 1) / threads);
   range(0, n / threads);
   for (std::thread& th : pool) th.join();
 }
 
 // Norm weights scatter around 1 (so that the norms are not the identity; the final norm around
 // scales.final_norm), biases (Qwen2's q/k/v) around 0, as large as a few weights' sum.
-bool is_bias(const TensorSpec& t) { return t.name.ends_with(".bias"); }
+bool is_bias(const TensorSpec& t) {
+  return t.name.ends_with(".bias");
+}
 float norm_scale(const TensorSpec& t, const RandomScales& scales) {
   return t.name == "model.norm.weight" ? scales.final_norm : 1.0f;
 }
@@ -61,9 +64,7 @@ float tensor_mean(const TensorSpec& t, const RandomScales& scales) {
   return t.shape.size() == 1 && !is_bias(t) ? norm_scale(t, scales) : 0.0f;
 }
 float tensor_stddev(const TensorSpec& t, const RandomScales& scales) {
-  return is_bias(t)               ? 0.5f
-         : t.shape.size() == 1 ? 0.1f * norm_scale(t, scales)
-                                  : scales.init_std;
+  return is_bias(t) ? 0.5f : t.shape.size() == 1 ? 0.1f * norm_scale(t, scales) : scales.init_std;
 }
 
 }  // namespace
@@ -162,7 +163,8 @@ void write_random_model(const std::string& dir, const LlamaConfig& cfg, DType dt
                         [out](size_t i, float v) { out[i] = f32_to_bf16(v); });
             break;
           }
-          default: fail("make-random writes safetensors as F32, F16 or BF16, not ", dtype_name(dtype));
+          default:
+            fail("make-random writes safetensors as F32, F16 or BF16, not ", dtype_name(dtype));
         }
       },
       {{"format", "pt"}});

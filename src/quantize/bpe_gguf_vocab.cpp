@@ -42,8 +42,10 @@ std::string merge_text(const std::string& a, const std::string& b) {
   for (const std::string* part : {&a, &b}) {
     if (!out.empty()) out += ' ';
     for (char c : *part) {
-      if (c == ' ') out += "\xC4\xA0";
-      else out += c;
+      if (c == ' ')
+        out += "\xC4\xA0";
+      else
+        out += c;
     }
   }
   return out;
@@ -74,8 +76,8 @@ BpeGgufVocab bpe_gguf_vocab(const std::string& tokenizer_json, int64_t vocab_siz
   // Added tokens hold their ids over the model's vocabulary, as in Hugging Face's get_vocab().
   for (const AddedToken& a : s.added) {
     v.tokens[static_cast<size_t>(a.id)] = a.content;
-    v.types[static_cast<size_t>(a.id)] = a.special || looks_special(a.content) ? kControl
-                                                                               : kUserDefined;
+    v.types[static_cast<size_t>(a.id)] =
+        a.special || looks_special(a.content) ? kControl : kUserDefined;
   }
   for (int64_t id = 0; id < vocab_size; ++id)
     if (v.types[static_cast<size_t>(id)] == kUnused)
@@ -99,8 +101,9 @@ void add_bpe_vocab(GgufWriter& w, const BpeGgufVocab& v, const LlamaConfig& c) {
   const auto n = static_cast<int64_t>(v.tokens.size());
   auto id_key = [&](const char* key, int64_t id) { add_token_id_key(w, v.source, key, id, n); };
   id_key("tokenizer.ggml.bos_token_id", v.bos_id >= 0 ? v.bos_id : c.bos_token_id);
-  id_key("tokenizer.ggml.eos_token_id",
-         v.eos_id >= 0 ? v.eos_id : c.eos_token_ids.empty() ? -1 : c.eos_token_ids.front());
+  id_key("tokenizer.ggml.eos_token_id", v.eos_id >= 0             ? v.eos_id
+                                        : c.eos_token_ids.empty() ? -1
+                                                                  : c.eos_token_ids.front());
   id_key("tokenizer.ggml.unknown_token_id", v.unk_id);
   w.add_bool("tokenizer.ggml.add_bos_token", v.add_bos);
   if (!v.chat_template.empty()) w.add_string("tokenizer.chat_template", v.chat_template);

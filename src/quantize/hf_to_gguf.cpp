@@ -74,7 +74,8 @@ std::vector<HfTensor> llama_cpp_extra_tensors(const LlamaConfig& cfg) {
   std::vector<HfTensor> out;
   if (std::vector<float> factors = llama3_rope_freq_factors(cfg); !factors.empty()) {
     const auto n = static_cast<int64_t>(factors.size());
-    out.push_back({"rope_freqs", {n},
+    out.push_back({"rope_freqs",
+                   {n},
                    [factors](int64_t, int64_t, float* dst) {
                      std::copy(factors.begin(), factors.end(), dst);
                    },

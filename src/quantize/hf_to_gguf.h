@@ -31,9 +31,9 @@ struct HfTensor {
 // source dtype.
 DType gguf_storage_type(const std::vector<int64_t>& shape, DType type);
 
-// The tensors llama.cpp's converter adds of its own, first in its files: LLaMA-3.1's rope scaling as
-// rope_freqs.weight (quantize/llama_gguf_metadata.h: llama3_rope_freq_factors). Empty for a model
-// without llama3 rope scaling.
+// The tensors llama.cpp's converter adds of its own, first in its files: LLaMA-3.1's rope scaling
+// as rope_freqs.weight (quantize/llama_gguf_metadata.h: llama3_rope_freq_factors). Empty for a
+// model without llama3 rope scaling.
 std::vector<HfTensor> llama_cpp_extra_tensors(const LlamaConfig& cfg);
 
 struct HfTensorCounts {

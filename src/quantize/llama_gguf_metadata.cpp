@@ -38,7 +38,8 @@ uint32_t llama_file_type(DType t) {
 }
 
 std::string gguf_architecture(const LlamaConfig& c, const std::string& where) {
-  if (c.architecture == "LlamaForCausalLM" || c.architecture == "MistralForCausalLM") return "llama";
+  if (c.architecture == "LlamaForCausalLM" || c.architecture == "MistralForCausalLM")
+    return "llama";
   if (c.architecture == "Qwen2ForCausalLM") return "qwen2";
   if (c.architecture == "Qwen3ForCausalLM") return "qwen3";
   fail(where, ": ", c.architecture,

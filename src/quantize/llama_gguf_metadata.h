@@ -26,7 +26,9 @@ std::string gguf_architecture(const LlamaConfig& cfg, const std::string& where);
 
 // Whether llama.cpp's converter interleaves the rows of Q and K for this GGUF architecture: it
 // does for "llama" (adjacent-pair RoPE), not for qwen2/qwen3 (rotate-half RoPE, as Hugging Face).
-inline bool gguf_interleaves_qk(const std::string& arch) { return arch == "llama"; }
+inline bool gguf_interleaves_qk(const std::string& arch) {
+  return arch == "llama";
+}
 
 // general.* and <arch>.* keys of cfg, with general.file_type for `type`; linear rope scaling as
 // <arch>.rope.scaling.type/factor. What llama.cpp cannot say is refused, "<where>: ... ": a

@@ -89,8 +89,8 @@ QuantizeResult quantize_folder(const std::string& dir, const std::string& out, D
   tensors.insert(tensors.begin(), std::make_move_iterator(extra.begin()),
                  std::make_move_iterator(extra.end()));
   HfTensorCounts counts;
-  const GgufWriter::Fill fill = add_hf_tensors(w, std::move(tensors), cfg.head_dim,
-                                               gguf_interleaves_qk(arch), type, &counts);
+  const GgufWriter::Fill fill =
+      add_hf_tensors(w, std::move(tensors), cfg.head_dim, gguf_interleaves_qk(arch), type, &counts);
   w.write(out, fill);
   QuantizeResult r;
   r.tensors = counts.quantized + counts.f32;

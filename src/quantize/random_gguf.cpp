@@ -41,8 +41,8 @@ void write_random_gguf(const std::string& path, const LlamaConfig& config, DType
          }});
   }
   HfTensorCounts counts;
-  const GgufWriter::Fill fill = add_hf_tensors(w, std::move(tensors), cfg.head_dim,
-                                               gguf_interleaves_qk(arch), type, &counts);
+  const GgufWriter::Fill fill =
+      add_hf_tensors(w, std::move(tensors), cfg.head_dim, gguf_interleaves_qk(arch), type, &counts);
   w.write(path, fill);
 }
 

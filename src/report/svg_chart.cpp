@@ -15,10 +15,14 @@ constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", 
                                     "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
 constexpr size_t kPaletteSize = sizeof(kPalette) / sizeof(kPalette[0]);
 
-const char* color(size_t i) { return kPalette[i % kPaletteSize]; }
+const char* color(size_t i) {
+  return kPalette[i % kPaletteSize];
+}
 
 // Coordinates: one decimal is sub-pixel and keeps the files small.
-std::string px(double v) { return format_number(v, 1); }
+std::string px(double v) {
+  return format_number(v, 1);
+}
 
 int tick_decimals(const std::vector<double>& ticks) {
   if (ticks.size() < 2) return 0;
@@ -36,7 +40,8 @@ void open_svg(std::ostringstream& o, int width, int height, const std::string& t
     << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
   o << "<rect x=\"0\" y=\"0\" width=\"" << width << "\" height=\"" << height
     << "\" fill=\"white\"/>\n";
-  o << "<text x=\"" << px(width / 2.0) << "\" y=\"24\" text-anchor=\"middle\" font-size=\"16\" "
+  o << "<text x=\"" << px(width / 2.0)
+    << "\" y=\"24\" text-anchor=\"middle\" font-size=\"16\" "
        "font-weight=\"bold\">"
     << xml_escape(title) << "</text>\n";
 }
@@ -82,12 +87,23 @@ std::string xml_escape(const std::string& text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -161,8 +177,7 @@ std::string render_bar_chart(const BarChart& c) {
         << "\" height=\"" << px(bottom - top) << "\" fill=\"" << color(si) << "\"><title>"
         << xml_escape(c.categories[ci]);
       if (!c.series[si].name.empty()) o << ' ' << xml_escape(c.series[si].name);
-      o << ": "
-        << format_number(v, c.decimals) << "</title></rect>\n";
+      o << ": " << format_number(v, c.decimals) << "</title></rect>\n";
       const double ly = v >= 0 ? top - 4 : bottom + 12;
       o << "<text x=\"" << px(x + bar / 2) << "\" y=\"" << px(ly)
         << "\" text-anchor=\"middle\" font-size=\"10\">" << format_number(v, c.decimals)
@@ -245,8 +260,7 @@ std::string render_line_chart(const LineChart& c) {
       const double mx = xmap(x), my = ymap(y);
       const std::string tip = "<title>" + xml_escape(c.series[si].name) + " at " +
                               format_number(x, c.x_decimals >= 0 ? c.x_decimals : xdec) + ": " +
-                              format_number(y, c.decimals) +
-                              "</title>";
+                              format_number(y, c.decimals) + "</title>";
       switch (si % 3) {
         case 0:
           o << "<circle cx=\"" << px(mx) << "\" cy=\"" << px(my) << "\" r=\"4\" fill=\"" << col

@@ -80,7 +80,8 @@ int32_t argmax(const float* logits, int64_t n) {
 
 Distribution process_logits(const float* logits, int64_t n, const SamplingParams& params) {
   params.validate();
-  if (params.greedy()) fail("process_logits: temperature must be > 0 (greedy decoding uses argmax)");
+  if (params.greedy())
+    fail("process_logits: temperature must be > 0 (greedy decoding uses argmax)");
   check_logits(logits, n);
 
   const double inv_t = 1.0 / static_cast<double>(params.temperature);
@@ -141,7 +142,8 @@ int32_t sample_with(const Distribution& d, double u) {
   if (!(u >= 0.0 && u < 1.0)) fail("sample_with: the uniform number ", u, " is outside [0, 1)");
   double total = 0.0;
   for (double v : d.p) total += v;
-  if (!(total > 0.0) || !std::isfinite(total)) fail("sample: the distribution has no probability mass");
+  if (!(total > 0.0) || !std::isfinite(total))
+    fail("sample: the distribution has no probability mass");
   const double target = u * total;
   double cumulative = 0.0;
   int32_t last = -1;
@@ -156,7 +158,9 @@ int32_t sample_with(const Distribution& d, double u) {
   return last;
 }
 
-int32_t sample(const Distribution& d, Rng& rng) { return sample_with(d, rng.uniform()); }
+int32_t sample(const Distribution& d, Rng& rng) {
+  return sample_with(d, rng.uniform());
+}
 
 int32_t sample_token(const float* logits, int64_t n, const SamplingParams& params,
                      uint64_t position) {

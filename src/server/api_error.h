@@ -12,7 +12,9 @@ namespace eagle2::server {
 class ApiError : public std::runtime_error {
  public:
   ApiError(int status, const std::string& message, std::string param = {}, std::string code = {})
-      : std::runtime_error(message), status_(status), param_(std::move(param)),
+      : std::runtime_error(message),
+        status_(status),
+        param_(std::move(param)),
         code_(std::move(code)) {}
   int status() const { return status_; }
   const std::string& param() const { return param_; }  // the request field at fault, or ""

@@ -1,5 +1,7 @@
 #include "server/bench_serve.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -9,7 +11,6 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <thread>
-#include <unistd.h>
 
 #include "eagle2/cost.h"
 #include "eagle2/drafter.h"
@@ -39,7 +40,8 @@ struct Target {
   bool eagle2 = true;  // has /metrics in our names
 };
 
-std::string completion_body(const std::string& prompt, int64_t max_tokens, const std::string& spec) {
+std::string completion_body(const std::string& prompt, int64_t max_tokens,
+                            const std::string& spec) {
   // Streamed, so that each request's decoding time (after its first token) can be told from its
   // prompt processing: the figure to compare with decoding alone.
   Json j = {{"prompt", prompt},
@@ -62,7 +64,9 @@ Level run_level(const Target& t, int c, const BenchServeOptions& o,
                 std::map<size_t, std::string>& reference) {
   const int n_requests = std::max(8, c * o.requests_per_client);
   std::vector<std::pair<size_t, LoadResult>> results(static_cast<size_t>(n_requests));
-  auto metrics_now = [&] { return t.eagle2 ? http_get("127.0.0.1", t.port, "/metrics").second : ""; };
+  auto metrics_now = [&] {
+    return t.eagle2 ? http_get("127.0.0.1", t.port, "/metrics").second : "";
+  };
   const std::string before = metrics_now();
   const auto t0 = Clock::now();
   std::vector<std::thread> clients;
@@ -84,8 +88,8 @@ Level run_level(const Target& t, int c, const BenchServeOptions& o,
   double request_tps = 0;
   for (const auto& [p, r] : results) {
     if (r.status != 200 || !r.error.empty())
-      throw Error(t.system + ": a request failed (HTTP " + std::to_string(r.status) + "): " +
-                  r.error + r.body.substr(0, 300));
+      throw Error(t.system + ": a request failed (HTTP " + std::to_string(r.status) +
+                  "): " + r.error + r.body.substr(0, 300));
     auto [it, fresh] = reference.emplace(p, r.text);
     ++l.requests;
     if (!fresh && it->second != r.text) {
@@ -132,8 +136,9 @@ void solo_rates(const BenchServeOptions& o, const api::DrafterSpec& spec,
     const int64_t n = head->default_draft_vocab(o.server.head_dir, o.server.draft_vocab);
     if (n > 0) head->restrict_vocab(o.server.head_dir + "/draft_vocab.tsv", n);
   }
-  const int64_t ctx = o.server.ctx > 0 ? o.server.ctx
-                                       : std::min<int64_t>(2048, model.config().max_position_embeddings);
+  const int64_t ctx = o.server.ctx > 0
+                          ? o.server.ctx
+                          : std::min<int64_t>(2048, model.config().max_position_embeddings);
   const api::VerifyCost cost = api::VerifyCost::measure(model, ctx, threads);
   api::GenerateOptions g;
   g.max_new_tokens = o.max_tokens;
@@ -190,7 +195,8 @@ BenchServeResult run_bench_serve(const BenchServeOptions& o) {
   ServerOptions so = o.server;
   so.port = 0;
   so.host = "127.0.0.1";
-  so.parallel = std::max(so.parallel, *std::max_element(o.concurrency.begin(), o.concurrency.end()));
+  so.parallel =
+      std::max(so.parallel, *std::max_element(o.concurrency.begin(), o.concurrency.end()));
   so.max_queue = std::max(so.max_queue, so.parallel);
   Server server(so);
   std::thread serving([&] { server.run(); });
@@ -216,11 +222,10 @@ BenchServeResult run_bench_serve(const BenchServeOptions& o) {
     const std::string log = log_dir + "/llama-server.log";
     llama = std::make_unique<ChildProcess>(
         o.llama_server,
-        std::vector<std::string>{"-m", o.llama_model, "--host", "127.0.0.1", "--port",
-                                 std::to_string(port), "-np", std::to_string(so.parallel), "-c",
-                                 std::to_string(ctx * so.parallel), "-t",
-                                 std::to_string(so.threads > 0 ? so.threads : 2), "--no-webui",
-                                 "--metrics"},
+        std::vector<std::string>{
+            "-m", o.llama_model, "--host", "127.0.0.1", "--port", std::to_string(port), "-np",
+            std::to_string(so.parallel), "-c", std::to_string(ctx * so.parallel), "-t",
+            std::to_string(so.threads > 0 ? so.threads : 2), "--no-webui", "--metrics"},
         log);
     bool up = false;
     for (int i = 0; i < 600 && !up; ++i) {
@@ -234,8 +239,7 @@ BenchServeResult run_bench_serve(const BenchServeOptions& o) {
 
   // Warm-up (unmeasured): one pass at the smallest level each, which also fills the references.
   std::map<size_t, std::string> reference, llama_reference;
-  for (const Target& t : targets)
-    run_level(t, 1, o, t.eagle2 ? reference : llama_reference);
+  for (const Target& t : targets) run_level(t, 1, o, t.eagle2 ? reference : llama_reference);
   for (int rep = 0; rep < o.reps; ++rep) {
     for (int c : o.concurrency)
       for (const Target& t : targets) {
@@ -262,19 +266,22 @@ BenchServeResult run_bench_serve(const BenchServeOptions& o) {
   const std::string& plain = targets[0].system;
   const std::string& eagle = targets[1].system;
   std::string& md = result.table;
-  md += "| clients | system | aggregate tokens/s | per-request decode tokens/s | vs plain (aggregate) | "
-        "sequences/step | rows/step | tau |\n|---|---|---|---|---|---|---|---|\n";
+  md +=
+      "| clients | system | aggregate tokens/s | per-request decode tokens/s | vs plain "
+      "(aggregate) | "
+      "sequences/step | rows/step | tau |\n|---|---|---|---|---|---|---|---|\n";
   for (int c : o.concurrency)
     for (const std::string& system : result.systems) {
       const BenchServeCell& cell = result.cells[{system, c}];
       const BenchServeCell& base = result.cells[{plain, c}];
       const bool ours = system != "llama-server";
-      md += "| " + std::to_string(c) + " | " + system + " | " + range(cell.aggregate_tps, 0) +
-            " | " + range(cell.request_tps, 0) + " | " +
-            (system == plain ? "1" : range(ratios(cell.aggregate_tps, base.aggregate_tps), 2) + "x") +
-            " | " + (ours ? range(cell.sequences_per_step, 2) : "-") + " | " +
-            (ours ? range(cell.rows_per_step, 1) : "-") + " | " +
-            (ours ? range(cell.tau, 2) : "-") + " |\n";
+      md +=
+          "| " + std::to_string(c) + " | " + system + " | " + range(cell.aggregate_tps, 0) + " | " +
+          range(cell.request_tps, 0) + " | " +
+          (system == plain ? "1" : range(ratios(cell.aggregate_tps, base.aggregate_tps), 2) + "x") +
+          " | " + (ours ? range(cell.sequences_per_step, 2) : "-") + " | " +
+          (ours ? range(cell.rows_per_step, 1) : "-") + " | " + (ours ? range(cell.tau, 2) : "-") +
+          " |\n";
     }
   if (llama)
     md += "\nllama-server's greedy texts differed from its own first run for " +
@@ -285,12 +292,14 @@ BenchServeResult run_bench_serve(const BenchServeOptions& o) {
         " tokens/s, " + eagle + " " + range(result.solo_eagle_tps, 0) + " tokens/s, speedup " +
         range(ratios(result.solo_eagle_tps, result.solo_plain_tps), 2) + "x.\n";
   const int c1 = o.concurrency.front();
-  md += "Through the server at " + std::to_string(c1) + " client(s), per-request decoding: " +
-        "speedup " +
-        range(ratios(result.cells[{eagle, c1}].request_tps, result.cells[{plain, c1}].request_tps), 2) +
+  md += "Through the server at " + std::to_string(c1) +
+        " client(s), per-request decoding: " + "speedup " +
+        range(ratios(result.cells[{eagle, c1}].request_tps, result.cells[{plain, c1}].request_tps),
+              2) +
         "x. Aggregate tokens/s count every token over the wall time (prompt processing "
         "included); per-request decode tokens/s count the tokens after the first over the time "
-        "after it. Ranges over " + std::to_string(o.reps) + " repetitions.\n";
+        "after it. Ranges over " +
+        std::to_string(o.reps) + " repetitions.\n";
 
   if (!o.out_dir.empty()) {
     fs::create_directories(o.out_dir);

@@ -20,9 +20,9 @@ namespace eagle2::server {
 struct BenchServeOptions {
   ServerOptions server;  // the server to start (its parallel is raised to the largest concurrency)
   std::vector<int> concurrency = {1, 2, 4, 8, 16};
-  std::string eagle_spec;               // empty: the server's default spec
-  std::vector<std::string> prompts;     // prompt texts (completions)
-  int requests_per_client = 2;          // each client sends this many (at least 8 per level)
+  std::string eagle_spec;            // empty: the server's default spec
+  std::vector<std::string> prompts;  // prompt texts (completions)
+  int requests_per_client = 2;       // each client sends this many (at least 8 per level)
   int64_t max_tokens = 128;
   int reps = 3;
   std::string llama_server;  // path of llama-server for a reference row ("" = none)

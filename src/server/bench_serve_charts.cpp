@@ -37,8 +37,8 @@ LineChart chart_of(const BenchServeResult& r, const std::vector<int>& levels, co
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> bench_serve_charts(const BenchServeResult& r,
-                                                                    const std::vector<int>& levels) {
+std::vector<std::pair<std::string, std::string>> bench_serve_charts(
+    const BenchServeResult& r, const std::vector<int>& levels) {
   std::vector<std::pair<std::string, std::string>> out;
   out.emplace_back("aggregate_tps.svg",
                    render_line_chart(chart_of(r, levels, "Aggregate throughput", "tokens/s",
@@ -46,8 +46,8 @@ std::vector<std::pair<std::string, std::string>> bench_serve_charts(const BenchS
   out.emplace_back("request_tps.svg",
                    render_line_chart(chart_of(r, levels, "Per-request throughput", "tokens/s",
                                               &BenchServeCell::request_tps, false)));
-  LineChart rows = chart_of(r, levels, "Rows per engine step", "rows",
-                            &BenchServeCell::rows_per_step, true);
+  LineChart rows =
+      chart_of(r, levels, "Rows per engine step", "rows", &BenchServeCell::rows_per_step, true);
   rows.decimals = 1;
   out.emplace_back("rows_per_step.svg", render_line_chart(rows));
   out.emplace_back("sequences_per_step.svg",

@@ -34,12 +34,13 @@ ChildProcess::ChildProcess(const std::string& program, const std::vector<std::st
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
     pid_ = -1;
-    throw Error("cannot start " + program + " (output to " + log_path + "): " +
-                std::strerror(rc));
+    throw Error("cannot start " + program + " (output to " + log_path + "): " + std::strerror(rc));
   }
 }
 
-ChildProcess::~ChildProcess() { stop(); }
+ChildProcess::~ChildProcess() {
+  stop();
+}
 
 bool ChildProcess::running() {
   if (pid_ < 0) return false;

@@ -2,8 +2,9 @@
 // its output sent to a file, stopped with SIGTERM (then SIGKILL if it lingers). Never a shell.
 #pragma once
 
-#include <string>
 #include <sys/types.h>
+
+#include <string>
 #include <vector>
 
 namespace eagle2::server {

@@ -123,9 +123,10 @@ void handle_completion(ServerState& s, Endpoint endpoint, const std::string& bod
   }
   if (!stream) {
     if (s.stopping) throw ApiError(503, "the server is shutting down", "", "shutting_down");
-    throw ApiError(503, "the queue is full (" + std::to_string(s.options.max_queue) +
-                            " requests wait for " + std::to_string(s.options.parallel) +
-                            " slots): retry later",
+    throw ApiError(503,
+                   "the queue is full (" + std::to_string(s.options.max_queue) +
+                       " requests wait for " + std::to_string(s.options.parallel) +
+                       " slots): retry later",
                    "", "queue_full");
   }
   auto run = std::make_shared<CompletionRun>(stream, s.model.tokenizer(), prompt, request.stop);

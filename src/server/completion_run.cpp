@@ -4,10 +4,11 @@
 
 namespace eagle2::server {
 
-CompletionRun::CompletionRun(std::shared_ptr<RequestStream> stream,
-                             const api::Tokenizer& tokenizer, const std::vector<int32_t>& prompt,
-                             std::vector<std::string> stop)
-    : stream_(std::move(stream)), text_(tokenizer, prompt), stop_(std::move(stop)),
+CompletionRun::CompletionRun(std::shared_ptr<RequestStream> stream, const api::Tokenizer& tokenizer,
+                             const std::vector<int32_t>& prompt, std::vector<std::string> stop)
+    : stream_(std::move(stream)),
+      text_(tokenizer, prompt),
+      stop_(std::move(stop)),
       prompt_tokens_(static_cast<int64_t>(prompt.size())) {}
 
 void CompletionRun::finish(Delta& d, const std::string& reason) {

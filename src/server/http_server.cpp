@@ -281,9 +281,7 @@ struct Server::Impl {
     return true;
   }
 
-  void models(Response& res) {
-    send_json(res, 200, models_json(state.model.id(), state.created));
-  }
+  void models(Response& res) { send_json(res, 200, models_json(state.model.id(), state.created)); }
 
   void model(const std::string& id, Response& res) {
     if (id != state.model.id() && id != "default")
@@ -307,8 +305,7 @@ struct Server::Impl {
     });
     http.Get("/v1/models", v1([this](const Request&, Response& res) { models(res); }, false));
     http.Get(R"(/v1/models/(.+))",
-             v1([this](const Request& req, Response& res) { model(req.matches[1], res); },
-                false));
+             v1([this](const Request& req, Response& res) { model(req.matches[1], res); }, false));
     http.Post("/v1/completions", completion_route(Endpoint::Completions));
     http.Post("/v1/chat/completions", completion_route(Endpoint::Chat));
     // httplib reads the body of any other POST, PUT, PATCH, DELETE or PRI into memory before
@@ -395,7 +392,9 @@ Server::Server(const ServerOptions& options) {
 
 Server::~Server() = default;
 
-int Server::port() const { return impl_->port; }
+int Server::port() const {
+  return impl_->port;
+}
 
 std::string Server::summary() const {
   const ServerState& s = impl_->state;
@@ -403,11 +402,17 @@ std::string Server::summary() const {
          s.model.default_spec().label + ", parallel " + std::to_string(s.options.parallel);
 }
 
-std::string Server::default_spec() const { return impl_->state.model.default_spec().label; }
+std::string Server::default_spec() const {
+  return impl_->state.model.default_spec().label;
+}
 
-void Server::run() { impl_->run(); }
+void Server::run() {
+  impl_->run();
+}
 
-void Server::stop() { impl_->stop_pipe.notify(); }
+void Server::stop() {
+  impl_->stop_pipe.notify();
+}
 
 void Server::stop_on_signals() {
   if (!impl_->signals) impl_->signals = std::make_unique<SignalStop>(impl_->stop_pipe);

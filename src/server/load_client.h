@@ -21,20 +21,20 @@ struct LoadRequest {
 };
 
 struct LoadResult {
-  int status = 0;              // HTTP status; 0 when no response came (connection error)
-  bool hung_up = false;        // the client closed the connection on purpose
-  bool done_marker = false;    // streaming: "data: [DONE]" arrived
-  std::string text;            // choices[0].text, or the chat message / deltas concatenated
+  int status = 0;            // HTTP status; 0 when no response came (connection error)
+  bool hung_up = false;      // the client closed the connection on purpose
+  bool done_marker = false;  // streaming: "data: [DONE]" arrived
+  std::string text;          // choices[0].text, or the chat message / deltas concatenated
   std::string finish_reason;
-  std::string body;            // non-streaming: the whole body (errors too)
-  int64_t chunks = 0;          // streaming: data chunks before [DONE]
-  int64_t drafted_tokens = 0;  // streaming: x_eagle2.tokens entries marked drafted
-  int64_t streamed_tokens = 0; // streaming: x_eagle2.tokens entries
+  std::string body;             // non-streaming: the whole body (errors too)
+  int64_t chunks = 0;           // streaming: data chunks before [DONE]
+  int64_t drafted_tokens = 0;   // streaming: x_eagle2.tokens entries marked drafted
+  int64_t streamed_tokens = 0;  // streaming: x_eagle2.tokens entries
   int64_t prompt_tokens = -1, completion_tokens = -1, target_forwards = -1;
   double tau = -1;
-  double seconds = 0;              // request sent -> last byte
-  double first_token_seconds = -1; // streaming: request sent -> first chunk with text
-  std::string error;               // a transport or parse failure
+  double seconds = 0;               // request sent -> last byte
+  double first_token_seconds = -1;  // streaming: request sent -> first chunk with text
+  std::string error;                // a transport or parse failure
 };
 
 // One request to host:port. Never throws: failures are in `error`/`status`.

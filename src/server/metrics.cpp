@@ -25,10 +25,14 @@ std::string number(double v) {
 std::string label_value(const std::string& s) {
   std::string out;
   for (const char c : s) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -95,7 +99,8 @@ void Histogram::render(const std::string& name, std::string& out) const {
 // be 4096, but a step's budget keeps the whole forward far smaller); accepted lengths 0..12 cover
 // the deepest trees the spec grammar's defaults draft.
 Metrics::Metrics()
-    : batch_sequences_(powers_of_two(64)), batch_rows_(powers_of_two(1024)),
+    : batch_sequences_(powers_of_two(64)),
+      batch_rows_(powers_of_two(1024)),
       accepted_length_(zero_to(12)) {
   // The outcomes every server has, at 0 from the start: a rate over them needs no "absent" case.
   for (const char* s : {"ok", "cancelled", "error"}) requests_[s] = 0;
@@ -141,8 +146,8 @@ std::string Metrics::render() const {
          "Completion requests by how they ended: ok, cancelled, error, or the HTTP status of a "
          "refusal.");
   for (const auto& [status, n] : requests_)
-    out += "eagle2_requests_total{status=\"" + label_value(status) + "\"} " + std::to_string(n) +
-           "\n";
+    out +=
+        "eagle2_requests_total{status=\"" + label_value(status) + "\"} " + std::to_string(n) + "\n";
   header(out, "eagle2_tokens_generated_total", "counter", "Tokens generated for all requests.");
   sample(out, "eagle2_tokens_generated_total", static_cast<double>(tokens_));
   header(out, "eagle2_queue_depth", "gauge", "Requests waiting for a decoding slot.");

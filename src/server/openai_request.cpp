@@ -51,12 +51,12 @@ int64_t integer_in(const Json& v, const std::string& name, int64_t lo, int64_t h
   if (!v.is_number_integer())  // true for both signed and unsigned JSON integers
     bad(name, "must be an integer, got " + (v.is_number() ? v.dump() : type_name(v)));
   if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(hi))
-    bad(name, "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
-                  v.dump());
+    bad(name,
+        "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + v.dump());
   const int64_t x = v.get<int64_t>();
   if (x < lo || x > hi)
-    bad(name, "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " +
-                  v.dump());
+    bad(name,
+        "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + v.dump());
   return x;
 }
 
@@ -173,8 +173,8 @@ void read_messages(const Json& body, CompletionRequest& r) {
     if (content != msg.end() && content->is_array())
       *content = content_text(*content, where + ".content");
     else if (content != msg.end() && !content->is_string() && !content->is_null())
-      bad(where + ".content", "must be a string, an array of text parts or null, got " +
-                                  type_name(*content));
+      bad(where + ".content",
+          "must be a string, an array of text parts or null, got " + type_name(*content));
     messages.push_back(std::move(msg));
   }
   r.messages_json = messages.dump();
@@ -252,8 +252,9 @@ CompletionRequest parse_completion_request(const std::string& body_text, Endpoin
   if (const Json* m = field(body, "model")) {
     const std::string& model = string(*m, "model");
     if (model != model_id && model != "default")
-      throw ApiError(404, "the model '" + model + "' does not exist (this server has '" +
-                              model_id + "', also called 'default')",
+      throw ApiError(404,
+                     "the model '" + model + "' does not exist (this server has '" + model_id +
+                         "', also called 'default')",
                      "model", "model_not_found");
   }
 

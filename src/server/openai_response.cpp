@@ -9,7 +9,9 @@ namespace eagle2::server {
 
 namespace {
 
-bool is_chat(const ResponseHeader& h) { return h.endpoint == Endpoint::Chat; }
+bool is_chat(const ResponseHeader& h) {
+  return h.endpoint == Endpoint::Chat;
+}
 
 Json base(const ResponseHeader& h, const char* object) {
   Json j;
@@ -74,8 +76,8 @@ Json completion_json(const ResponseHeader& h, const std::string& text,
 }
 
 Json chunk_json(const ResponseHeader& h, const std::string& text,
-                const std::vector<TokenText>& tokens, bool first,
-                const std::string& finish_reason, bool usage_null) {
+                const std::vector<TokenText>& tokens, bool first, const std::string& finish_reason,
+                bool usage_null) {
   Json j = base(h, is_chat(h) ? "chat.completion.chunk" : "text_completion");
   Json choice;
   choice["index"] = 0;
@@ -108,7 +110,9 @@ std::string json_text(const Json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-std::string sse_event(const Json& data) { return "data: " + json_text(data) + "\n\n"; }
+std::string sse_event(const Json& data) {
+  return "data: " + json_text(data) + "\n\n";
+}
 
 Json error_json(int status, const std::string& message, const std::string& param,
                 const std::string& code) {

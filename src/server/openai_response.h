@@ -32,7 +32,7 @@ struct Usage {
 
 // What every object of one response shares.
 struct ResponseHeader {
-  std::string id;  // "cmpl-..." or "chatcmpl-..."
+  std::string id;       // "cmpl-..." or "chatcmpl-..."
   int64_t created = 0;  // Unix seconds
   std::string model;
   Endpoint endpoint = Endpoint::Completions;
@@ -49,8 +49,8 @@ Json completion_json(const ResponseHeader& h, const std::string& text,
 // delta carries the role. finish_reason: empty but on the last chunk (whose delta is empty).
 // usage_null: with stream_options.include_usage every chunk carries "usage": null, as OpenAI's.
 Json chunk_json(const ResponseHeader& h, const std::string& text,
-                const std::vector<TokenText>& tokens, bool first,
-                const std::string& finish_reason, bool usage_null);
+                const std::vector<TokenText>& tokens, bool first, const std::string& finish_reason,
+                bool usage_null);
 // stream_options.include_usage: the chunk after the last, with no choices and the usage.
 Json usage_chunk_json(const ResponseHeader& h, const Usage& usage);
 

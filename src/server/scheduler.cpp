@@ -78,22 +78,24 @@ Scheduler::Scheduler(api::Model& model, api::Head* head, api::Threads& threads,
   thread_ = std::thread([this] { loop(); });
 }
 
-Scheduler::~Scheduler() { shutdown(); }
+Scheduler::~Scheduler() {
+  shutdown();
+}
 
 std::shared_ptr<RequestStream> Scheduler::submit(GenerationRequest request) {
   // What can be known now is refused now (HTTP 400), not after a wait in the queue.
   if (request.prompt.empty()) throw eagle2::Error("the prompt is empty");
   if (static_cast<int64_t>(request.prompt.size()) >= options_.context)
     throw eagle2::Error("the prompt has " + std::to_string(request.prompt.size()) +
-                     " tokens but the context is " + std::to_string(options_.context) +
-                     ": shorten the prompt");
+                        " tokens but the context is " + std::to_string(options_.context) +
+                        ": shorten the prompt");
   request.options.sampling.validate();
   if (request.spec.needs_head() && request.spec.head.empty() && !head_)
     throw eagle2::Error("speculative \"" + request.spec.to_string() +
-                     "\" needs an EAGLE head and this server has none");
+                        "\" needs an EAGLE head and this server has none");
   if (request.spec.auto_budget && !cost_)
     throw eagle2::Error("speculative \"" + request.spec.to_string() +
-                     "\" needs the verify cost curve, which this server did not measure");
+                        "\" needs the verify cost curve, which this server did not measure");
   auto stream = std::make_shared<RequestStream>();
   {
     std::lock_guard lock(mutex_);

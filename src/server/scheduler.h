@@ -80,8 +80,8 @@ class RequestStream {
 };
 
 struct SchedulerOptions {
-  int parallel = 4;    // sequences decoding at once (slots)
-  int max_queue = 64;  // requests waiting for a slot; more are refused (HTTP 503)
+  int parallel = 4;        // sequences decoding at once (slots)
+  int max_queue = 64;      // requests waiting for a slot; more are refused (HTTP 503)
   int64_t context = 2048;  // each sequence's context (prompt included), as generate's --ctx
 };
 
@@ -91,8 +91,8 @@ class Scheduler {
   // "lookahead"); cost: needed by
   // dynamic:auto specs and by the batch-wide tree budget. All must outlive the scheduler. The KV
   // memory holds `parallel` full contexts, so an admitted request never waits for memory.
-  Scheduler(api::Model& model, api::Head* head, api::Threads& threads,
-            const api::VerifyCost* cost, SchedulerOptions options, Metrics& metrics);
+  Scheduler(api::Model& model, api::Head* head, api::Threads& threads, const api::VerifyCost* cost,
+            SchedulerOptions options, Metrics& metrics);
   ~Scheduler();  // shutdown()
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
@@ -130,7 +130,7 @@ class Scheduler {
   int64_t active_count_ = 0;
   bool stopping_ = false;
   std::chrono::steady_clock::time_point drain_deadline_;  // shutdown()'s, read once stopping_
-  std::vector<Active> active_;  // loop thread only
+  std::vector<Active> active_;                            // loop thread only
   std::thread thread_;
 };
 

@@ -61,7 +61,8 @@ ServedModel::ServedModel(const ServerOptions& o) : id_(folder_name(o.model_dir))
   const std::string spec = !o.spec.empty() ? o.spec : head_ ? kDefaultSpec : "plain";
   default_spec_ = api::parse_drafter_spec(spec);
   if (!default_spec_.head.empty())
-    fail("--spec ", spec, ": a head folder after '@' is for eagle2 bench --drafters; the server "
+    fail("--spec ", spec,
+         ": a head folder after '@' is for eagle2 bench --drafters; the server "
          "drafts with --draft HEAD_DIR");
   if (default_spec_.needs_head() && !head_)
     fail("--spec ", spec, " needs an EAGLE head: pass --draft HEAD_DIR");
@@ -151,15 +152,16 @@ GenerationRequest ServedModel::generation_request(const CompletionRequest& r,
   g.spec = r.speculative ? *r.speculative : default_spec_;
   if (g.spec.needs_head() && g.spec.head.empty() && !head_)
     throw ApiError(400,
-                   "speculative: '" + g.spec.label + "' needs an EAGLE head and this server has "
-                   "none (start it with --draft HEAD_DIR)",
+                   "speculative: '" + g.spec.label +
+                       "' needs an EAGLE head and this server has "
+                       "none (start it with --draft HEAD_DIR)",
                    "speculative", "invalid_value");
   g.options.sampling = r.sampling;
   // Without max_tokens a chat answer runs to an EOS or the end of the context (the engine stops
   // there), as OpenAI's chat endpoint does; a completion gets OpenAI's 16 tokens.
-  g.options.max_new_tokens =
-      r.max_tokens ? *r.max_tokens
-                   : r.endpoint == Endpoint::Chat ? ctx_ : kDefaultCompletionTokens;
+  g.options.max_new_tokens = r.max_tokens                   ? *r.max_tokens
+                             : r.endpoint == Endpoint::Chat ? ctx_
+                                                            : kDefaultCompletionTokens;
   g.options.stop_at_eos = true;
   return g;
 }

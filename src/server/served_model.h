@@ -29,7 +29,7 @@ class ServedModel {
   explicit ServedModel(const ServerOptions& options);
 
   const std::string& id() const { return id_; }  // the model folder's name: /v1/models' id
-  std::string head_name() const;                  // the head folder's name, or "none"
+  std::string head_name() const;                 // the head folder's name, or "none"
   const api::DrafterSpec& default_spec() const { return default_spec_; }
   int64_t context() const { return ctx_; }
   bool has_chat_template() const { return chat_.has_value(); }

@@ -19,7 +19,8 @@ namespace eagle2::server {
 
 struct ServerState {
   explicit ServerState(const ServerOptions& o)
-      : options(o), model(o),
+      : options(o),
+        model(o),
         scheduler(model.model(), model.head(), model.threads(), model.cost(),
                   SchedulerOptions{o.parallel, o.max_queue, model.context()}, metrics) {}
 

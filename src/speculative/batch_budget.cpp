@@ -23,14 +23,14 @@ double BatchCostModel::seconds(int64_t sequences, int64_t rows) const {
   if (hi == curves_.end()) return curves_.rbegin()->second.seconds(rows);
   if (hi->first == sequences || hi == curves_.begin()) return hi->second.seconds(rows);
   const auto lo = std::prev(hi);
-  const double t = static_cast<double>(sequences - lo->first) /
-                   static_cast<double>(hi->first - lo->first);
+  const double t =
+      static_cast<double>(sequences - lo->first) / static_cast<double>(hi->first - lo->first);
   return (1 - t) * lo->second.seconds(rows) + t * hi->second.seconds(rows);
 }
 
-BatchBudget choose_batch_budget(std::span<const SequenceCandidates> candidates,
-                                int64_t sequences, int64_t fixed_rows, double fixed_tokens,
-                                double draft_seconds, const BatchCostModel& cost) {
+BatchBudget choose_batch_budget(std::span<const SequenceCandidates> candidates, int64_t sequences,
+                                int64_t fixed_rows, double fixed_tokens, double draft_seconds,
+                                const BatchCostModel& cost) {
   BatchBudget out;
   out.total_tokens.resize(candidates.size());
   // The floors: each candidate sequence's root and forced nodes.

@@ -60,9 +60,9 @@ struct BatchBudget {
 //   (draft_seconds + cost.seconds(sequences, fixed_rows + floors + M))
 // with ties towards the smaller M. A sequence's kept candidates are a prefix of its own order, so
 // every kept set is a tree.
-BatchBudget choose_batch_budget(std::span<const SequenceCandidates> candidates,
-                                int64_t sequences, int64_t fixed_rows, double fixed_tokens,
-                                double draft_seconds, const BatchCostModel& cost);
+BatchBudget choose_batch_budget(std::span<const SequenceCandidates> candidates, int64_t sequences,
+                                int64_t fixed_rows, double fixed_tokens, double draft_seconds,
+                                const BatchCostModel& cost);
 
 class LlamaModel;
 class ThreadPool;

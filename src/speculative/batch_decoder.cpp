@@ -25,9 +25,9 @@ struct BatchDecoder::Sequence {
   std::vector<int32_t> tokens;
   std::vector<uint8_t> drafted;  // per token of `tokens`
   int32_t root = 0;
-  int64_t prefilled = 0;      // prompt tokens in the cache
-  std::vector<float> prompt_features;  // their features, for the drafter's begin()
-  std::vector<int32_t> feature_layers;  // the drafter's (empty: final-norm states)
+  int64_t prefilled = 0;                   // prompt tokens in the cache
+  std::vector<float> prompt_features;      // their features, for the drafter's begin()
+  std::vector<int32_t> feature_layers;     // the drafter's (empty: final-norm states)
   bool started = false, finished = false;  // started: decoding (the prompt is in)
   DraftTree tree;
   SteadyClock::time_point decode_start;
@@ -290,9 +290,9 @@ int64_t BatchDecoder::step() {
     for (const Drafter::Proposal& p : proposals)
       candidates.push_back({p.values_desc, p.min_tokens, p.max_tokens});
     const auto n_steps = static_cast<int64_t>(decoding.size() + prefilling.size());
-    budget = choose_batch_budget(
-        candidates, n_steps, fixed_rows,
-        static_cast<double>(decoding.size() - choosing.size()), step_draft_seconds, *batch_cost_);
+    budget = choose_batch_budget(candidates, n_steps, fixed_rows,
+                                 static_cast<double>(decoding.size() - choosing.size()),
+                                 step_draft_seconds, *batch_cost_);
     for (size_t j = 0; j < choosing.size(); ++j) {
       Sequence& s = *choosing[j];
       const auto td = SteadyClock::now();
@@ -335,7 +335,7 @@ int64_t BatchDecoder::step() {
     Sequence& s = *prefilling[j];
     first_row.push_back(batch.size());
     batch.append(Batch::causal(std::span(s.prompt).subspan(static_cast<size_t>(s.prefilled),
-                                                            static_cast<size_t>(chunk[j])),
+                                                           static_cast<size_t>(chunk[j])),
                                static_cast<int32_t>(s.prefilled)),
                  static_cast<int32_t>(caches.size()));
     const bool last = s.prefilled + chunk[j] == static_cast<int64_t>(s.prompt.size());
@@ -381,8 +381,8 @@ int64_t BatchDecoder::step() {
     // this step against the same step with the choosable sequences' roots alone.
     const auto n_seq = static_cast<int64_t>(caches.size());
     const double seconds = choosing_draft_seconds + batch_cost_->seconds(n_seq, batch.size());
-    const double plain_seconds =
-        batch_cost_->seconds(n_seq, batch.size() - (choosing_rows - static_cast<int64_t>(choosing.size())));
+    const double plain_seconds = batch_cost_->seconds(
+        n_seq, batch.size() - (choosing_rows - static_cast<int64_t>(choosing.size())));
     batch_pacing_.judge(static_cast<double>(choosing_committed), seconds,
                         static_cast<double>(choosing.size()), plain_seconds);
   }

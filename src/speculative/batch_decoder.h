@@ -93,7 +93,7 @@ class BatchDecoder {
   BatchPacing batch_pacing_;  // with batch_cost_: whether drafting pays for the batch
   std::vector<std::unique_ptr<Sequence>> sequences_;  // by id; null once removed
   StepReport last_step_;
-  std::vector<float> path_features_;  // scratch: the accepted path's features
+  std::vector<float> path_features_;    // scratch: the accepted path's features
   std::vector<int32_t> target_argmax_;  // scratch: the target's argmax per tree node
 };
 

@@ -66,11 +66,9 @@ void propose_in_lockstep(std::span<EagleDrafter* const> drafters,
     for (size_t j = 0; j < wanting.size(); ++j)
       wanting[j]->supply_logprobs(logp.data() + first_row[j] * V);
   }
-  const double share =
-      active.empty() ? 0 : seconds_since(t0) / static_cast<double>(active.size());
+  const double share = active.empty() ? 0 : seconds_since(t0) / static_cast<double>(active.size());
   proposals.resize(drafters.size());
-  for (size_t i = 0; i < drafters.size(); ++i)
-    proposals[i] = drafters[i]->lockstep_proposal(share);
+  for (size_t i = 0; i < drafters.size(); ++i) proposals[i] = drafters[i]->lockstep_proposal(share);
 }
 
 }  // namespace eagle2

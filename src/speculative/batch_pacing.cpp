@@ -16,8 +16,8 @@ void BatchPacing::judge(double tokens, double seconds, double plain_tokens, doub
   if (!(seconds > 0) || !(plain_seconds > 0) || !(plain_tokens > 0)) return;
   constexpr double kWeight = 0.25;
   const double advantage = (tokens / seconds) / (plain_tokens / plain_seconds);
-  advantage_ema_ = advantage_ema_ < 0 ? advantage
-                                      : (1 - kWeight) * advantage_ema_ + kWeight * advantage;
+  advantage_ema_ =
+      advantage_ema_ < 0 ? advantage : (1 - kWeight) * advantage_ema_ + kWeight * advantage;
   if (++judged_ < kJudgeAfter) return;
   if (advantage_ema_ < 1) {
     pause_left_ = pause_steps_;

@@ -56,7 +56,7 @@ class DraftPacing {
   void judge(int64_t tokens, int64_t tree_size, const VerifyCostModel& cost);
 
  private:
-  double draft_seconds_ema_ = -1;  // < 0: nothing measured yet
+  double draft_seconds_ema_ = -1;           // < 0: nothing measured yet
   double fast_rate_ = -1, slow_rate_ = -1;  // < 0: nothing judged since the last pause
   int judged_cycles_ = 0;
   int pause_cycles_ = kPauseCycles;

@@ -11,8 +11,8 @@
 #include "speculative/eagle_drafter.h"
 #include "speculative/lookahead_drafter.h"
 #include "speculative/lookup_drafter.h"
-#include "speculative/sps_drafter.h"
 #include "speculative/medusa_drafter.h"
+#include "speculative/sps_drafter.h"
 
 namespace eagle2 {
 
@@ -250,7 +250,8 @@ DrafterSpec parse_drafter_spec(const std::string& full_text) {
   if (at != std::string::npos) {
     d.head = full_text.substr(at + 1);
     if (!d.needs_head())
-      fail("drafter '", full_text, "': only chain, static and dynamic drafters take an EAGLE head "
+      fail("drafter '", full_text,
+           "': only chain, static and dynamic drafters take an EAGLE head "
            "(@HEAD_DIR)");
     if (d.head.empty()) fail("drafter '", full_text, "': the head folder after '@' is missing");
   }
@@ -287,7 +288,7 @@ std::string DrafterSpec::body_string() const {
            std::to_string(lookahead.ngram_size) + ":" + std::to_string(lookahead.verify_ngrams);
   if (kind == "medusa" || kind == "hydra")
     return kind + ":" + folder + ":" + std::to_string(heads_tokens);  // T always written, as sps
-  return kind;  // plain, none
+  return kind;                                                        // plain, none
 }
 
 bool DrafterSpec::operator==(const DrafterSpec& o) const {
@@ -304,13 +305,13 @@ std::unique_ptr<Drafter> make_drafter(const DrafterSpec& spec, EagleHead* head, 
                                       int64_t ctx, DraftPolicies& policies, float temperature) {
   if (spec.kind == "none") return std::make_unique<NoDrafter>();
   // D levels after the first = D + 1 draft tokens, as for a chain.
-  if (spec.kind == "lookup")
-    return std::make_unique<LookupDrafter>(3, 1, spec.lookup_depth + 1);
+  if (spec.kind == "lookup") return std::make_unique<LookupDrafter>(3, 1, spec.lookup_depth + 1);
   if (spec.kind == "lookahead") return std::make_unique<LookaheadDrafter>(spec.lookahead);
   if (spec.kind == "plain") return nullptr;
   if (spec.kind == "sps") return make_sps_drafter(spec, pool, ctx, policies.assets());
   if (spec.kind == "medusa" || spec.kind == "hydra")
-    return make_heads_drafter(spec.kind, spec.folder, spec.heads_tokens, spec.label, pool, policies);
+    return make_heads_drafter(spec.kind, spec.folder, spec.heads_tokens, spec.label, pool,
+                              policies);
   if (!spec.needs_head()) fail("unknown drafter '", spec.label, "'");
   if (!spec.head.empty()) head = own_head(spec, policies.assets()).get();
   if (!head) fail("drafter '", spec.label, "' needs an EAGLE head: pass --draft HEAD_DIR");

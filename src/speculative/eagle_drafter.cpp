@@ -14,8 +14,10 @@ void top_k_of(const float* logp, int64_t n, int k, int32_t* tokens, float* value
   // Callers read k entries, so k is never lowered silently: the constructor refuses a top-k wider
   // than the draft vocabulary, and this catches a vocabulary restricted after construction.
   if (k < 1 || k > n)
-    fail("draft head: asked for the top ", k, " of ", n, " draft tokens (--draft-top-k and tree "
-         "widths must be in [1, ", n, "], the draft vocabulary)");
+    fail("draft head: asked for the top ", k, " of ", n,
+         " draft tokens (--draft-top-k and tree "
+         "widths must be in [1, ",
+         n, "], the draft vocabulary)");
   int count = 0;
   for (int64_t v = 0; v < n; ++v) {
     const float x = logp[v];
@@ -68,7 +70,8 @@ EagleDrafter::EagleDrafter(EagleHead& head, ThreadPool& pool, EagleDrafterOption
   const int64_t V = head.draft_vocab_size();
   if (opt_.dynamic.top_k < 1 ||
       (opt_.shape == EagleDrafterOptions::Shape::Dynamic && opt_.dynamic.top_k > V))
-    fail("--draft-top-k must be in [1, ", V, "] (the draft vocabulary; got ", opt_.dynamic.top_k, ")");
+    fail("--draft-top-k must be in [1, ", V, "] (the draft vocabulary; got ", opt_.dynamic.top_k,
+         ")");
   if (opt_.shape == EagleDrafterOptions::Shape::Static) {
     int widest = 0;  // a static tree asks for the top (largest sibling rank + 1)
     for (const auto& path : opt_.choices)
@@ -97,8 +100,10 @@ std::string EagleDrafter::name() const {
       return std::string(v3 ? "eagle3-dynamic" : "eagle2-dynamic") +
              (opt_.dynamic.ranking == DynamicTreeParams::Ranking::OwnConfidence ? "-novalue" : "") +
              (opt_.dynamic.rerank ? "" : "-norerank");
-    case EagleDrafterOptions::Shape::Static: return v3 ? "eagle3-static" : "eagle-static";
-    case EagleDrafterOptions::Shape::Chain: return v3 ? "eagle3-chain" : "eagle-chain";
+    case EagleDrafterOptions::Shape::Static:
+      return v3 ? "eagle3-static" : "eagle-static";
+    case EagleDrafterOptions::Shape::Chain:
+      return v3 ? "eagle3-chain" : "eagle-chain";
   }
   return "eagle";
 }
@@ -114,9 +119,13 @@ void EagleDrafter::begin(std::span<const int32_t> context, const float* features
   prompt_catch_up_ = true;
 }
 
-void EagleDrafter::reset() { pacing_ = DraftPacing(); }
+void EagleDrafter::reset() {
+  pacing_ = DraftPacing();
+}
 
-double EagleDrafter::draft_seconds_estimate() const { return pacing_.draft_seconds(cost_); }
+double EagleDrafter::draft_seconds_estimate() const {
+  return pacing_.draft_seconds(cost_);
+}
 
 void EagleDrafter::catch_up() {
   const auto n = static_cast<int64_t>(pending_tokens_.size());
@@ -169,9 +178,9 @@ void EagleDrafter::start_dynamic_tree() {
     snapshot_ = policy_->calibration();
     snapshot_used_ = true;
   }
-  dynamic_builder_.start(root_, opt_.dynamic, max_tokens_,
-                         opt_.auto_budget ? DynamicTreeBuilder::Budget::Chosen
-                                          : DynamicTreeBuilder::Budget::Fixed);
+  dynamic_builder_.start(
+      root_, opt_.dynamic, max_tokens_,
+      opt_.auto_budget ? DynamicTreeBuilder::Budget::Chosen : DynamicTreeBuilder::Budget::Fixed);
 }
 
 // The proposal once the candidates are drafted: choosable when a dynamic tree waits for its
@@ -182,10 +191,10 @@ Drafter::Proposal EagleDrafter::drafted_proposal() {
       dynamic_builder_.next().kind == DraftStep::Kind::ChooseBudget) {
     choosing_ = true;
     const std::span<const float> values = dynamic_builder_.values_desc();
-    return Proposal{true, values,
-                    DraftPacing::min_tokens(values.size(), max_tokens_,
-                                            snapshot_used_ ? &snapshot_ : nullptr),
-                    max_tokens_, pacing_.draft_seconds(cost_)};
+    return Proposal{
+        true, values,
+        DraftPacing::min_tokens(values.size(), max_tokens_, snapshot_used_ ? &snapshot_ : nullptr),
+        max_tokens_, pacing_.draft_seconds(cost_)};
   }
   return Proposal{false, {}, 1, max_tokens_, pacing_.draft_seconds(cost_)};
 }
@@ -257,8 +266,9 @@ void EagleDrafter::complete(int64_t total_tokens, DraftTree& tree) {
   }
   if (opt_.shape == EagleDrafterOptions::Shape::Dynamic) {
     if (choosing_) {
-      const int64_t floor = DraftPacing::min_tokens(dynamic_builder_.values_desc().size(),
-                                                    max_tokens_, snapshot_used_ ? &snapshot_ : nullptr);
+      const int64_t floor =
+          DraftPacing::min_tokens(dynamic_builder_.values_desc().size(), max_tokens_,
+                                  snapshot_used_ ? &snapshot_ : nullptr);
       dynamic_builder_.choose_budget(std::clamp<int64_t>(total_tokens, floor, max_tokens_));
     }
     dynamic_builder_.finish(tree);
@@ -269,8 +279,7 @@ void EagleDrafter::complete(int64_t total_tokens, DraftTree& tree) {
   // the rerank; an auto budget's levels stop where they stop paying, which moves slowly), so one
   // per-cycle number is the right model. The first draft after begin() also fed the prompt and
   // would overstate it.
-  double s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - draft_start_).count();
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - draft_start_).count();
   if (lockstep_seconds_ >= 0) s = lockstep_seconds_;  // drafted with others: its share
   lockstep_seconds_ = -1;
   if (!prompt_catch_up_) pacing_.measured_draft(s);
@@ -365,8 +374,7 @@ void EagleDrafter::accept(const DraftTree& tree, std::span<const int32_t> path,
         outcomes_.push_back({tree.logps[i], tree.ranks[i], on_path[i] != 0});
     if (!outcomes_.empty()) policy_->record(outcomes_);  // one lock per cycle
   }
-  if (cost_ && !root_only_)
-    pacing_.judge(static_cast<int64_t>(path.size()), tree.size(), *cost_);
+  if (cost_ && !root_only_) pacing_.judge(static_cast<int64_t>(path.size()), tree.size(), *cost_);
   for (size_t j = 0; j < path.size(); ++j) {
     pending_features_.insert(pending_features_.end(), features + j * feat_w_,
                              features + (j + 1) * feat_w_);

@@ -17,10 +17,10 @@ namespace eagle2 {
 
 struct EagleDrafterOptions {
   enum class Shape { Dynamic, Static, Chain } shape = Shape::Dynamic;
-  DynamicTreeParams dynamic;   // Dynamic
-  TreeChoices choices;         // Static (default mc_sim_7b_63)
-  int chain_depth = 5;         // Chain: depth + 1 draft tokens
-  int64_t context = 2048;      // head KV capacity (the target's context)
+  DynamicTreeParams dynamic;  // Dynamic
+  TreeChoices choices;        // Static (default mc_sim_7b_63)
+  int chain_depth = 5;        // Chain: depth + 1 draft tokens
+  int64_t context = 2048;     // head KV capacity (the target's context)
   // Dynamic: each cycle's verify budget is chosen by choose_total_tokens from the policy's cost
   // model and this sequence's measured draft time (dynamic.total_tokens is then unused), and
   // drafting pauses while it does not pay (DraftPacing). Needs a policy with a cost model.
@@ -142,9 +142,9 @@ class EagleDrafter : public Drafter {
   // Pairs (feature, next token) not yet in the head's stable cache ([pairs, feat_w_]).
   std::vector<float> pending_features_;
   std::vector<int32_t> pending_tokens_;
-  std::vector<float> last_out_;         // head output at the last stable position
-  std::vector<float> fed_out_;          // head outputs of this cycle's fed nodes
-  std::vector<float> logp_;             // scratch [rows, V]
+  std::vector<float> last_out_;  // head output at the last stable position
+  std::vector<float> fed_out_;   // head outputs of this cycle's fed nodes
+  std::vector<float> logp_;      // scratch [rows, V]
   std::vector<float> scratch_out_;
   // The answer to the builder's current step: [rows, k] tokens, log-probs, confidences.
   std::vector<int32_t> top_tokens_;
@@ -154,7 +154,7 @@ class EagleDrafter : public Drafter {
   TreeChoices chain_;  // Chain: chain_choices(chain_depth)
   DraftPacing pacing_;
   std::vector<NodeOutcome> outcomes_;  // scratch for accept()
-  bool prompt_catch_up_ = false;   // the next draft() catches up on a whole prompt
+  bool prompt_catch_up_ = false;       // the next draft() catches up on a whole prompt
   // Between propose() and complete(): the cycle's start, its limit and calibration snapshot.
   std::chrono::steady_clock::time_point draft_start_;
   int64_t max_tokens_ = 1;

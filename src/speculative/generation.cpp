@@ -33,8 +33,7 @@ void prefill(LlamaModel& model, KvCache& kv, const std::vector<int32_t>& tokens,
   }
   for (int64_t begin = 0; begin < n; begin += chunk) {
     const int64_t len = std::min(chunk, n - begin);
-    Batch b = Batch::causal(std::span(tokens).subspan(begin, len),
-                            static_cast<int32_t>(kv.size()));
+    Batch b = Batch::causal(std::span(tokens).subspan(begin, len), static_cast<int32_t>(kv.size()));
     const bool last = begin + len == n;
     const int32_t last_row = static_cast<int32_t>(len - 1);
     const std::span<const int32_t> rows =

@@ -42,9 +42,8 @@ struct GenerationStats {
 // last row's logits, every row's final-norm hidden state and, when capture_layers is not empty,
 // every row's inputs of those layers (ForwardResult::captured [tokens, layers * hidden], see
 // ForwardCapture), all taken by the same forwards. Error if the context is too small.
-void prefill(LlamaModel& model, KvCache& kv, const std::vector<int32_t>& tokens,
-             int64_t chunk, ForwardResult& out, ThreadPool& pool,
-             std::span<const int32_t> capture_layers = {});
+void prefill(LlamaModel& model, KvCache& kv, const std::vector<int32_t>& tokens, int64_t chunk,
+             ForwardResult& out, ThreadPool& pool, std::span<const int32_t> capture_layers = {});
 
 // Called with each new token; return false to stop.
 using TokenCallback = std::function<bool(int32_t token)>;

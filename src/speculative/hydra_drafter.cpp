@@ -63,7 +63,8 @@ HydraDrafter::HydraDrafter(std::unique_ptr<HydraPredictor> predictor, ThreadPool
   if (top_k < 1 || top_k > vocab_)
     fail("hydra drafter: top-k must be in [1, ", vocab_, "] (got ", top_k, ")");
   params_.top_k = top_k;
-  params_.depth = predictor_->num_heads() - 1;  // level 1 is head 1's, each expansion the next head's
+  params_.depth =
+      predictor_->num_heads() - 1;  // level 1 is head 1's, each expansion the next head's
   params_.total_tokens = total_tokens;
 }
 

@@ -26,7 +26,8 @@ class HeadsPredictor : public MedusaPredictor {
   void predict(const float* feature, float* out, ThreadPool& pool) override {
     const int64_t d = heads_->hidden_size();
     states_.resize(all_.size() * static_cast<size_t>(d));
-    for (int k = 0; k < num_heads(); ++k) heads_->states(k, feature, 1, &states_[k * d], scratch_, pool);
+    for (int k = 0; k < num_heads(); ++k)
+      heads_->states(k, feature, 1, &states_[k * d], scratch_, pool);
     heads_->logprobs(all_, states_.data(), out, pool);
   }
 
@@ -77,8 +78,8 @@ void MedusaDrafter::draft(int64_t max_tokens, DraftTree& tree) {
   top_tokens_.resize(static_cast<size_t>(heads * k));
   top_logp_.resize(static_cast<size_t>(heads * k));
   for (int h = 0; h < heads; ++h)
-    top_k_of(&logp_[static_cast<size_t>(h * vocab_)], vocab_, k, &top_tokens_[static_cast<size_t>(h * k)],
-             &top_logp_[static_cast<size_t>(h * k)]);
+    top_k_of(&logp_[static_cast<size_t>(h * vocab_)], vocab_, k,
+             &top_tokens_[static_cast<size_t>(h * k)], &top_logp_[static_cast<size_t>(h * k)]);
   build_product_tree(root_, ProductLevels{heads, k, top_tokens_, top_logp_}, T, tree);
 }
 
@@ -95,7 +96,8 @@ std::unique_ptr<Drafter> make_heads_drafter(const std::string& kind, const std::
                                             ThreadPool& pool, DraftPolicies& policies) {
   LlamaModel* target = policies.assets().target();
   if (!target) fail("drafter '", label, "' needs the target model");
-  const MedusaHeads::Kind k = kind == "hydra" ? MedusaHeads::Kind::Hydra : MedusaHeads::Kind::Medusa;
+  const MedusaHeads::Kind k =
+      kind == "hydra" ? MedusaHeads::Kind::Hydra : MedusaHeads::Kind::Medusa;
   std::shared_ptr<MedusaHeads> heads = policies.assets().get<MedusaHeads>(kind, folder, [&] {
     std::unique_ptr<MedusaHeads> h = MedusaHeads::load(folder, *target, k);
     if (const auto type = EagleHead::weights_type_for(*target)) h->quantize_weights(*type);

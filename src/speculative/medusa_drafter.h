@@ -1,8 +1,8 @@
 // The Medusa drafter: once per cycle, every head reads the target's feature of the last accepted
 // token (the state whose lm_head gave the root) and predicts its own depth; the tree is the best
 // T - 1 nodes of the heads' top-k product (draft/product_tree.h). No draft model state is carried
-// across cycles: the feature is the target's, so a cycle costs K small head forwards and one lm_head
-// pass over K rows, whatever was accepted before.
+// across cycles: the feature is the target's, so a cycle costs K small head forwards and one
+// lm_head pass over K rows, whatever was accepted before.
 //
 // Drafts are deterministic given the context (top-k of the heads), so greedy and position-keyed
 // sampling verification are lossless; Medusa's "typical acceptance" (accept a drafted token when

@@ -21,7 +21,8 @@ double SpeculativeStats::tau() const {
 SpeculativeStats speculative_generate(LlamaModel& model, KvCache& kv, Drafter& drafter,
                                       const std::vector<int32_t>& prompt,
                                       const GenerationOptions& options, ThreadPool& pool,
-                                      const TokenCallback& on_token, const SpeculativeHooks& hooks) {
+                                      const TokenCallback& on_token,
+                                      const SpeculativeHooks& hooks) {
   options.sampling.validate();
   // The drafter is told only about `prompt` (begin()), so a target cache that already holds
   // context would put the head at other positions than the target: drafting would silently

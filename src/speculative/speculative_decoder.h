@@ -38,8 +38,9 @@ using SamplingVerifier = std::function<Verdict(const DraftTree&, const float* lo
                                                const SamplingParams&, uint64_t first_position)>;
 
 struct SpeculativeHooks {
-  TraceCallback trace;                // called after each cycle's verification
-  // Default eagle2::verify_sampling; verify_sampling_rejection fits too (tests plug in broken ones).
+  TraceCallback trace;  // called after each cycle's verification
+  // Default eagle2::verify_sampling; verify_sampling_rejection fits too (tests plug in broken
+  // ones).
   SamplingVerifier verify_sampling;
 };
 

@@ -34,8 +34,8 @@ SpsDrafter::SpsDrafter(std::shared_ptr<LlamaModel> draft, ThreadPool& pool,
   if (opt_.depth < 0 || opt_.top_k < 1)
     fail("sps drafter: depth ", opt_.depth, " and top-k ", opt_.top_k, " must be >= 0 and >= 1");
   if (opt_.top_k > model_->config().vocab_size)
-    fail("sps drafter: top-k ", opt_.top_k, " exceeds the vocabulary (", model_->config().vocab_size,
-         ")");
+    fail("sps drafter: top-k ", opt_.top_k, " exceeds the vocabulary (",
+         model_->config().vocab_size, ")");
 }
 
 double SpsDrafter::draft_uniform(uint64_t seed, uint64_t n) {
@@ -105,9 +105,9 @@ void SpsDrafter::draft_chain(int64_t n_draft, DraftTree& tree) {
     if (i + 1 == n_draft) break;  // the last token's own prediction is not needed
     // Run the drafted token into the cache at its final position; accept() keeps it if verified.
     const int32_t row = 0;
-    model_->forward(Batch::causal(std::span<const int32_t>(&x, 1),
-                                  static_cast<int32_t>(kv_.size())),
-                    kv_, std::span<const int32_t>(&row, 1), out_, pool_);
+    model_->forward(
+        Batch::causal(std::span<const int32_t>(&x, 1), static_cast<int32_t>(kv_.size())), kv_,
+        std::span<const int32_t>(&row, 1), out_, pool_);
     kv_.keep_all();
     ++chain_ran_;
   }

@@ -70,8 +70,8 @@ namespace {
 double best_rate(std::vector<float>& values, const VerifyCostModel& cost, double seconds,
                  int64_t max_tokens) {
   std::sort(values.begin(), values.end(), std::greater<float>());
-  const int64_t t_max = std::max<int64_t>(
-      1, std::min<int64_t>(max_tokens, static_cast<int64_t>(values.size()) + 1));
+  const int64_t t_max =
+      std::max<int64_t>(1, std::min<int64_t>(max_tokens, static_cast<int64_t>(values.size()) + 1));
   double expected = 1, best = expected / (seconds + cost.seconds(1));
   for (int64_t t = 2; t <= t_max; ++t) {
     expected += std::exp(static_cast<double>(values[static_cast<size_t>(t - 2)]));
@@ -83,8 +83,8 @@ double best_rate(std::vector<float>& values, const VerifyCostModel& cost, double
 }  // namespace
 
 bool deeper_level_may_pay(std::span<const float> values, std::span<const float> frontier,
-                          const VerifyCostModel& cost, double drafted_seconds,
-                          double level_seconds, int64_t max_tokens) {
+                          const VerifyCostModel& cost, double drafted_seconds, double level_seconds,
+                          int64_t max_tokens) {
   std::vector<float> now(values.begin(), values.end());
   std::vector<float> deeper = now;
   deeper.insert(deeper.end(), frontier.begin(), frontier.end());
@@ -133,7 +133,8 @@ std::shared_ptr<const VerifyCostModel> measure_verify_cost(LlamaModel& target, i
   // curve uneven (a 3-token forward can cost less than a 2-token one), then doubling to 64.
   for (int64_t k = 1; k <= 64 && opt.context + k <= ctx; k = k < 8 ? k + 1 : 2 * k)
     opt.ks.push_back(k);
-  if (opt.ks.empty()) fail("auto tree budget: a context of ", ctx, " is too small to time the target");
+  if (opt.ks.empty())
+    fail("auto tree budget: a context of ", ctx, " is too small to time the target");
   const std::vector<CostPoint> measured = measure_cost_curve(target, opt, pool);
   std::vector<std::pair<int64_t, double>> points;
   for (const CostPoint& p : measured) points.emplace_back(p.k, p.seconds);

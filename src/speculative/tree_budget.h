@@ -49,8 +49,8 @@ int64_t choose_total_tokens(std::span<const float> values_desc, const VerifyCost
 // True when the best tree with those nodes, paying the level, beats the best tree without them.
 // One level ahead only: the auto budget uses it to stop drafting levels it would not verify.
 bool deeper_level_may_pay(std::span<const float> values, std::span<const float> frontier,
-                          const VerifyCostModel& cost, double drafted_seconds,
-                          double level_seconds, int64_t max_tokens);
+                          const VerifyCostModel& cost, double drafted_seconds, double level_seconds,
+                          int64_t max_tokens);
 
 // How often a draft token was accepted, given that its parent was, by its rank among its siblings
 // (the draft's top choice, or not) and its draft probability, learned while decoding. EAGLE-2 ranks

@@ -103,8 +103,8 @@ Verdict verify_sampling_from_draft(const DraftTree& tree, const float* logits, i
   validate_draft_tree(tree, vocab, "verify: draft tree");
   const auto size = static_cast<size_t>(tree.size());
   if (tree.draft_q_vocab != vocab || tree.draft_q.size() != size * static_cast<size_t>(vocab))
-    fail("verify: a sampled draft needs its draft distribution at every node (", tree.draft_q.size(),
-         " probabilities for ", size, " nodes of vocabulary ", vocab, ")");
+    fail("verify: a sampled draft needs its draft distribution at every node (",
+         tree.draft_q.size(), " probabilities for ", size, " nodes of vocabulary ", vocab, ")");
   const auto children = children_of(tree);
   Verdict v;
   v.path.push_back(0);

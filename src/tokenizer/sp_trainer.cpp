@@ -52,7 +52,8 @@ void sample_lines(std::vector<std::string>& lines, int64_t keep, uint64_t seed) 
   for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
   SplitMix64 rng(seed);
   for (int64_t i = 0; i < keep; ++i) {
-    const size_t j = static_cast<size_t>(i) + rng.next_u64() % (idx.size() - static_cast<size_t>(i));
+    const size_t j =
+        static_cast<size_t>(i) + rng.next_u64() % (idx.size() - static_cast<size_t>(i));
     std::swap(idx[static_cast<size_t>(i)], idx[j]);
   }
   idx.resize(static_cast<size_t>(keep));
@@ -65,8 +66,8 @@ void sample_lines(std::vector<std::string>& lines, int64_t keep, uint64_t seed) 
 
 }  // namespace
 
-void train_sentencepiece(const std::vector<std::string>& input_paths, const std::string& output_path,
-                         const SpTrainOptions& o) {
+void train_sentencepiece(const std::vector<std::string>& input_paths,
+                         const std::string& output_path, const SpTrainOptions& o) {
   if (input_paths.empty()) fail("tokenizer training: no corpus files given");
   // 3 special pieces + 256 byte pieces exist before any character or merge.
   if (o.vocab_size < 260)
@@ -106,7 +107,8 @@ void train_sentencepiece(const std::vector<std::string>& input_paths, const std:
   sentencepiece::SetRandomGeneratorSeed(static_cast<unsigned int>(o.seed));
   LineIterator it(lines);
   std::string model;
-  const sentencepiece::util::Status st = sentencepiece::SentencePieceTrainer::Train(args, &it, &model);
+  const sentencepiece::util::Status st =
+      sentencepiece::SentencePieceTrainer::Train(args, &it, &model);
   if (!st.ok()) fail("tokenizer training failed: ", st.ToString());
   if (model.empty()) fail("tokenizer training produced an empty model");
 

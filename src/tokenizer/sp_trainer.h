@@ -27,7 +27,7 @@ struct SpTrainOptions {
 // inputs and options give the same file. Errors (unreadable input, no text, a vocabulary too small
 // for the byte pieces and characters, or too large for the corpus) are eagle2::Error naming the
 // cause.
-void train_sentencepiece(const std::vector<std::string>& input_paths, const std::string& output_path,
-                         const SpTrainOptions& options);
+void train_sentencepiece(const std::vector<std::string>& input_paths,
+                         const std::string& output_path, const SpTrainOptions& options);
 
 }  // namespace eagle2

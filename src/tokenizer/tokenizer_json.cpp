@@ -86,7 +86,8 @@ struct Fields {
     if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT32_MAX)) {
       fail(path, ": ", field, " = ", v.get<uint64_t>(), " is out of range");
     }
-    if (v.get<int64_t>() < INT32_MIN) fail(path, ": ", field, " = ", v.get<int64_t>(), " is out of range");
+    if (v.get<int64_t>() < INT32_MIN)
+      fail(path, ": ", field, " = ", v.get<int64_t>(), " is out of range");
     return v.get<int64_t>();
   }
 };

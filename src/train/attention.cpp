@@ -20,7 +20,9 @@ void check(const char* what, const AttentionShape& s) {
          " head_dim=", s.head_dim, " (H must be a multiple of KV)");
 }
 
-float attention_scale(int64_t head_dim) { return 1.0f / std::sqrt(static_cast<float>(head_dim)); }
+float attention_scale(int64_t head_dim) {
+  return 1.0f / std::sqrt(static_cast<float>(head_dim));
+}
 
 }  // namespace
 

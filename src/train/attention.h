@@ -23,10 +23,10 @@
 namespace eagle2::train {
 
 struct AttentionShape {
-  int64_t batch = 1;      // B sequences
-  int64_t seq_len = 0;    // T tokens each
-  int64_t n_heads = 0;    // H
-  int64_t n_kv_heads = 0; // KV, divides H
+  int64_t batch = 1;       // B sequences
+  int64_t seq_len = 0;     // T tokens each
+  int64_t n_heads = 0;     // H
+  int64_t n_kv_heads = 0;  // KV, divides H
   int64_t head_dim = 0;
 };
 
@@ -35,7 +35,8 @@ void attention_forward(float* out, float* probs, const float* q, const float* k,
 
 // dq, dk, dv += gradients (any may be null), from dout and the forward's q, k, v, probs.
 // With S = scale * q.k, P = softmax(S), O = P V per head and sequence:
-//   dV = P^T dO,  dP = dO V^T,  dS = P * (dP - rowsum(P * dP)),  dQ = scale dS K,  dK = scale dS^T Q.
+//   dV = P^T dO,  dP = dO V^T,  dS = P * (dP - rowsum(P * dP)),  dQ = scale dS K,  dK = scale dS^T
+//   Q.
 // A task owns one (sequence, kv head) and processes its query heads in order, so the gradients of
 // a shared kv head are summed in a fixed order whatever the thread count.
 void attention_backward(float* dq, float* dk, float* dv, const float* dout, const float* q,

@@ -14,8 +14,12 @@ namespace {
 
 constexpr const char* kFormat = "eagle2-train-checkpoint";
 
-std::string m_name(const std::string& p) { return "adamw.m." + p; }
-std::string v_name(const std::string& p) { return "adamw.v." + p; }
+std::string m_name(const std::string& p) {
+  return "adamw.m." + p;
+}
+std::string v_name(const std::string& p) {
+  return "adamw.v." + p;
+}
 
 const std::string& require(const std::map<std::string, std::string>& meta, const std::string& path,
                            const std::string& key) {
@@ -44,15 +48,18 @@ int64_t parse_i64(const std::string& s, const std::string& path, const std::stri
   return static_cast<int64_t>(v);
 }
 
-void copy_tensor(const SafetensorsFile& f, const std::string& name, const std::vector<int64_t>& shape,
-                 std::vector<float>& dst) {
+void copy_tensor(const SafetensorsFile& f, const std::string& name,
+                 const std::vector<int64_t>& shape, std::vector<float>& dst) {
   auto it = f.tensors().find(name);
   if (it == f.tensors().end()) fail(f.path(), ": tensor '", name, "' not found");
   const TensorView& t = it->second;
   if (t.shape != shape)
-    fail(f.path(), ": tensor '", name, "' has shape ", shape_string(t.shape), ", expected ", shape_string(shape));
-  if (t.dtype != DType::F32) fail(f.path(), ": tensor '", name, "' has dtype ", dtype_name(t.dtype), ", expected F32");
-  if (t.nbytes() != dst.size() * sizeof(float)) fail(f.path(), ": tensor '", name, "' has the wrong size");
+    fail(f.path(), ": tensor '", name, "' has shape ", shape_string(t.shape), ", expected ",
+         shape_string(shape));
+  if (t.dtype != DType::F32)
+    fail(f.path(), ": tensor '", name, "' has dtype ", dtype_name(t.dtype), ", expected F32");
+  if (t.nbytes() != dst.size() * sizeof(float))
+    fail(f.path(), ": tensor '", name, "' has the wrong size");
   if (!dst.empty()) std::memcpy(dst.data(), t.data, t.nbytes());
 }
 
@@ -99,7 +106,8 @@ TrainState load_checkpoint(const std::string& path, AdamW& opt) {
     for (const std::string& n : {p.name, m_name(p.name), v_name(p.name)}) expected.insert(n);
   }
   for (const auto& [name, t] : f.tensors())
-    if (!expected.count(name)) fail(path, ": unexpected tensor '", name, "' (not a parameter of this model)");
+    if (!expected.count(name))
+      fail(path, ": unexpected tensor '", name, "' (not a parameter of this model)");
   for (size_t i = 0; i < params.size(); ++i) {
     Parameter& p = *params[i];
     copy_tensor(f, p.name, p.shape, p.value);

@@ -18,8 +18,8 @@
 namespace eagle2::train {
 
 struct TrainState {
-  int64_t step = 0;        // optimizer steps done (the next step's 0-based index)
-  uint64_t rng_state = 0;  // TrainRng::state()
+  int64_t step = 0;                          // optimizer steps done (the next step's 0-based index)
+  uint64_t rng_state = 0;                    // TrainRng::state()
   std::map<std::string, std::string> extra;  // caller's own entries (data position, config, ...)
 };
 

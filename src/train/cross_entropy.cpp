@@ -12,7 +12,9 @@ namespace {
 
 constexpr int64_t kRows = 4;  // rows of a vocabulary-sized softmax per task
 
-bool counts(const uint8_t* mask, int64_t m) { return !mask || mask[m] != 0; }
+bool counts(const uint8_t* mask, int64_t m) {
+  return !mask || mask[m] != 0;
+}
 
 // Per-row losses computed in parallel, then summed in row order: the mean has one fixed
 // summation order whatever the thread count.
@@ -21,7 +23,8 @@ double mean_loss(const uint8_t* mask, int64_t M, ThreadPool& pool, const RowLoss
   std::vector<double> loss(static_cast<size_t>(M), 0.0);
   pool.parallel_for((M + kRows - 1) / kRows, [&](int64_t t) {
     const int64_t m1 = std::min(M, (t + 1) * kRows);
-    for (int64_t m = t * kRows; m < m1; ++m) loss[static_cast<size_t>(m)] = row_loss(m, counts(mask, m));
+    for (int64_t m = t * kRows; m < m1; ++m)
+      loss[static_cast<size_t>(m)] = row_loss(m, counts(mask, m));
   });
   const int64_t n = count_rows(mask, M);
   if (n == 0) return 0.0;
@@ -55,7 +58,8 @@ double cross_entropy_forward(float* probs, const float* logits, const int32_t* t
 }
 
 void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* targets,
-                            const uint8_t* mask, int64_t M, int64_t V, float dloss, ThreadPool& pool) {
+                            const uint8_t* mask, int64_t M, int64_t V, float dloss,
+                            ThreadPool& pool) {
   const int64_t n = count_rows(mask, M);
   if (n == 0) return;
   const float g = dloss / static_cast<float>(n);

@@ -22,7 +22,8 @@ double cross_entropy_forward(float* probs, const float* logits, const int32_t* t
 
 // dlogits[M, V] += dloss / count * (probs - onehot(target)) on counted rows.
 void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* targets,
-                            const uint8_t* mask, int64_t M, int64_t V, float dloss, ThreadPool& pool);
+                            const uint8_t* mask, int64_t M, int64_t V, float dloss,
+                            ThreadPool& pool);
 
 // probs[M, V] = softmax(student_logits) (may alias them); returns the mean over counted rows of
 // -sum_v teacher[m, v] * log softmax(student)[m, v]. teacher rows are probabilities (rows need not

@@ -16,9 +16,13 @@ namespace eagle2::train {
 
 namespace {
 
-void zeroed(std::vector<float>& buf, int64_t n) { buf.assign(static_cast<size_t>(n), 0.0f); }
+void zeroed(std::vector<float>& buf, int64_t n) {
+  buf.assign(static_cast<size_t>(n), 0.0f);
+}
 
-void sized(std::vector<float>& buf, int64_t n) { buf.resize(static_cast<size_t>(n)); }
+void sized(std::vector<float>& buf, int64_t n) {
+  buf.resize(static_cast<size_t>(n));
+}
 
 void fill_normal(Parameter& p, TrainRng& rng, float std) {
   for (float& x : p.value) x = std * normal_sample(rng);
@@ -33,8 +37,10 @@ void check_param(const Parameter* p, const char* what, std::vector<int64_t> shap
 
 void check_params(const DecoderBlockConfig& c, const DecoderBlockParams& p) {
   const int64_t C = c.hidden, I = c.intermediate;
-  if (c.input_norm) check_param(p.input_norm, "input_norm", {C});
-  else if (p.input_norm != nullptr) fail("decoder block: input_norm given but cfg.input_norm is false");
+  if (c.input_norm)
+    check_param(p.input_norm, "input_norm", {C});
+  else if (p.input_norm != nullptr)
+    fail("decoder block: input_norm given but cfg.input_norm is false");
   check_param(p.wq, "wq", {c.q_dim(), C});
   check_param(p.wk, "wk", {c.kv_dim(), C});
   check_param(p.wv, "wv", {c.kv_dim(), C});
@@ -92,8 +98,15 @@ DecoderBlockWeights::DecoderBlockWeights(const DecoderBlockConfig& c, const std:
 }
 
 DecoderBlockParams DecoderBlockWeights::params() {
-  return DecoderBlockParams{has_input_norm_ ? &input_norm : nullptr, &wq, &wk, &wv, &wo,
-                            &post_norm, &w_gate, &w_up, &w_down};
+  return DecoderBlockParams{has_input_norm_ ? &input_norm : nullptr,
+                            &wq,
+                            &wk,
+                            &wv,
+                            &wo,
+                            &post_norm,
+                            &w_gate,
+                            &w_up,
+                            &w_down};
 }
 
 void DecoderBlockWeights::collect(std::vector<Parameter*>& out) {
@@ -186,8 +199,8 @@ void decoder_block_backward(const DecoderBlockConfig& c, const DecoderBlockParam
                   p.w_down->matrix(), pool);
   zeroed(s.d_gate, M * I);
   zeroed(s.d_up, M * I);
-  swiglu_backward(s.d_gate.data(), s.d_up.data(), s.d_act.data(), a.gate.data(), a.up.data(),
-                  M * I, pool);
+  swiglu_backward(s.d_gate.data(), s.d_up.data(), s.d_act.data(), a.gate.data(), a.up.data(), M * I,
+                  pool);
   zeroed(s.d_h2, M * C);
   linear_backward(s.d_h2.data(), p.w_gate->grad.data(), nullptr, s.d_gate.data(), a.h2.data(), M,
                   p.w_gate->matrix(), pool);
@@ -198,8 +211,8 @@ void decoder_block_backward(const DecoderBlockConfig& c, const DecoderBlockParam
 
   // Attention branch; dx is now dL/d mid, which passes on to x_in through the residual.
   zeroed(s.d_attn, M * c.q_dim());
-  linear_backward(s.d_attn.data(), p.wo->grad.data(), nullptr, dx, a.attn.data(), M,
-                  p.wo->matrix(), pool);
+  linear_backward(s.d_attn.data(), p.wo->grad.data(), nullptr, dx, a.attn.data(), M, p.wo->matrix(),
+                  pool);
   zeroed(s.d_q, M * c.q_dim());
   zeroed(s.d_k, M * c.kv_dim());
   zeroed(s.d_v, M * c.kv_dim());
@@ -227,8 +240,7 @@ float normal_sample(TrainRng& rng) {
   // 1 - u lies in (0, 1], so the logarithm is finite.
   const double u1 = 1.0 - static_cast<double>(rng.uniform());
   const double u2 = static_cast<double>(rng.uniform());
-  return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) *
-                            std::cos(2.0 * std::numbers::pi * u2));
+  return static_cast<float>(std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2));
 }
 
 }  // namespace eagle2::train

@@ -67,10 +67,10 @@ struct DecoderBlockParams {
 };
 
 // Owned parameters named as in Hugging Face checkpoints under `prefix` (for example
-// "model.layers.3." or EAGLE's "layers.0."): input_layernorm.weight, self_attn.{q,k,v,o}_proj.weight,
-// post_attention_layernorm.weight, mlp.{gate,up,down}_proj.weight. Norm weights start at 1 and do
-// not decay; matrices start at zero until init(). Not movable once the optimizer holds pointers:
-// keep it in a unique_ptr or a container that never reallocates.
+// "model.layers.3." or EAGLE's "layers.0."): input_layernorm.weight,
+// self_attn.{q,k,v,o}_proj.weight, post_attention_layernorm.weight, mlp.{gate,up,down}_proj.weight.
+// Norm weights start at 1 and do not decay; matrices start at zero until init(). Not movable once
+// the optimizer holds pointers: keep it in a unique_ptr or a container that never reallocates.
 struct DecoderBlockWeights {
   Parameter input_norm, wq, wk, wv, wo, post_norm, w_gate, w_up, w_down;
 
@@ -93,19 +93,19 @@ struct DecoderBlockWeights {
 // M * (4C + 2*H*hd + 2*KV*hd + 3I) + B*H*T^2 floats, M = B*T).
 struct DecoderBlockActivations {
   int64_t batch = 0, seq_len = 0;
-  std::vector<float> x_in;        // [M, C] copy of the input (the attention residual, norm input)
-  std::vector<float> h;           // [M, C] input_norm(x_in) (empty without input norm)
-  std::vector<float> rstd_in;     // [M]
-  std::vector<float> cos, sin;    // [M, hd/2] RoPE tables of the rows' positions
-  std::vector<float> q;           // [M, H*hd] after RoPE
-  std::vector<float> k, v;        // [M, KV*hd] (k after RoPE)
-  std::vector<float> probs;       // [B, H, T, T]
-  std::vector<float> attn;        // [M, H*hd] attention output (input of wo)
-  std::vector<float> mid;         // [M, C] x_in + attn Wo^T
-  std::vector<float> h2;          // [M, C] post_norm(mid)
-  std::vector<float> rstd_post;   // [M]
-  std::vector<float> gate, up;    // [M, I]
-  std::vector<float> act;         // [M, I] silu(gate) * up (input of w_down)
+  std::vector<float> x_in;       // [M, C] copy of the input (the attention residual, norm input)
+  std::vector<float> h;          // [M, C] input_norm(x_in) (empty without input norm)
+  std::vector<float> rstd_in;    // [M]
+  std::vector<float> cos, sin;   // [M, hd/2] RoPE tables of the rows' positions
+  std::vector<float> q;          // [M, H*hd] after RoPE
+  std::vector<float> k, v;       // [M, KV*hd] (k after RoPE)
+  std::vector<float> probs;      // [B, H, T, T]
+  std::vector<float> attn;       // [M, H*hd] attention output (input of wo)
+  std::vector<float> mid;        // [M, C] x_in + attn Wo^T
+  std::vector<float> h2;         // [M, C] post_norm(mid)
+  std::vector<float> rstd_post;  // [M]
+  std::vector<float> gate, up;   // [M, I]
+  std::vector<float> act;        // [M, I] silu(gate) * up (input of w_down)
 
   // Sizes every buffer for B sequences of T tokens (no-op when already that size).
   void resize(const DecoderBlockConfig& cfg, int64_t B, int64_t T);
@@ -120,8 +120,8 @@ struct DecoderBlockScratch {
 // x_out[M, C] from x_in[M, C] (may alias x_out) at positions[M] (RoPE positions of each row;
 // attention is causal by row order within each sequence, whatever the positions). acts must be
 // resized for (B, T) first; M = B * T.
-void decoder_block_forward(const DecoderBlockConfig& cfg, const DecoderBlockParams& p,
-                           float* x_out, const float* x_in, const int32_t* positions,
+void decoder_block_forward(const DecoderBlockConfig& cfg, const DecoderBlockParams& p, float* x_out,
+                           const float* x_in, const int32_t* positions,
                            DecoderBlockActivations& acts, ThreadPool& pool);
 
 // In place: dx[M, C] holds dL/dx_out on entry and dL/dx_in on return (the residual paths pass it

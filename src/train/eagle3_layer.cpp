@@ -18,8 +18,12 @@ namespace eagle2::train {
 
 namespace {
 
-void sized(std::vector<float>& buf, int64_t n) { buf.resize(static_cast<size_t>(n)); }
-void zeroed(std::vector<float>& buf, int64_t n) { buf.assign(static_cast<size_t>(n), 0.0f); }
+void sized(std::vector<float>& buf, int64_t n) {
+  buf.resize(static_cast<size_t>(n));
+}
+void zeroed(std::vector<float>& buf, int64_t n) {
+  buf.assign(static_cast<size_t>(n), 0.0f);
+}
 
 void check_shape(const Parameter& p, std::vector<int64_t> shape) {
   if (p.shape != shape)
@@ -245,8 +249,8 @@ void eagle3_layer_backward(const Eagle3Config& c, Eagle3Weights& w, float* dh, f
                   w.w_down.matrix(), pool);
   zeroed(s.d_gate, N * I);
   zeroed(s.d_up, N * I);
-  swiglu_backward(s.d_gate.data(), s.d_up.data(), s.d_act.data(), a.gate.data(), a.up.data(),
-                  N * I, pool);
+  swiglu_backward(s.d_gate.data(), s.d_up.data(), s.d_act.data(), a.gate.data(), a.up.data(), N * I,
+                  pool);
   zeroed(s.d_h2, N * C);
   linear_backward(s.d_h2.data(), w.w_gate.grad.data(), nullptr, s.d_gate.data(), a.h2.data(), N,
                   w.w_gate.matrix(), pool);
@@ -299,8 +303,8 @@ void eagle3_layer_backward(const Eagle3Config& c, Eagle3Weights& w, float* dh, f
   zeroed(s.d_a, N * 2 * C);
   linear_backward(s.d_a.data(), w.wq.grad.data(), nullptr, s.d_q.data(), a.a.data(), N,
                   w.wq.matrix(), pool);
-  linear_backward(s.d_a.data(), w.wk.grad.data(), nullptr, d_k.data(), a.a.data(), N,
-                  w.wk.matrix(), pool);
+  linear_backward(s.d_a.data(), w.wk.grad.data(), nullptr, d_k.data(), a.a.data(), N, w.wk.matrix(),
+                  pool);
   linear_backward(s.d_a.data(), w.wv.grad.data(), nullptr, a.dv.data(), a.a.data(), N,
                   w.wv.matrix(), pool);
 

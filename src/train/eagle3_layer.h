@@ -53,16 +53,16 @@ struct Eagle3Config {
 // d2t / t2d and the embedding are not parameters. Norm weights start at 1 and do not decay.
 // Not movable (optimizers hold pointers): keep it in a unique_ptr or construct in place.
 struct Eagle3Weights {
-  Parameter fc;           // fc.weight [C, F]
-  Parameter input_norm;   // midlayer.input_layernorm.weight [C], on the token embedding
-  Parameter hidden_norm;  // midlayer.hidden_norm.weight [C], on the hidden stream x
-  Parameter wq, wk, wv;   // midlayer.self_attn.{q,k,v}_proj.weight [H*hd | KV*hd, 2C]
-  Parameter wo;           // midlayer.self_attn.o_proj.weight [C, H*hd]
-  Parameter post_norm;    // midlayer.post_attention_layernorm.weight [C]
-  Parameter w_gate, w_up; // midlayer.mlp.{gate,up}_proj.weight [I, C]
-  Parameter w_down;       // midlayer.mlp.down_proj.weight [C, I]
-  Parameter norm;         // norm.weight [C]
-  Parameter lm_head;      // lm_head.weight [Vd, C]
+  Parameter fc;            // fc.weight [C, F]
+  Parameter input_norm;    // midlayer.input_layernorm.weight [C], on the token embedding
+  Parameter hidden_norm;   // midlayer.hidden_norm.weight [C], on the hidden stream x
+  Parameter wq, wk, wv;    // midlayer.self_attn.{q,k,v}_proj.weight [H*hd | KV*hd, 2C]
+  Parameter wo;            // midlayer.self_attn.o_proj.weight [C, H*hd]
+  Parameter post_norm;     // midlayer.post_attention_layernorm.weight [C]
+  Parameter w_gate, w_up;  // midlayer.mlp.{gate,up}_proj.weight [I, C]
+  Parameter w_down;        // midlayer.mlp.down_proj.weight [C, I]
+  Parameter norm;          // norm.weight [C]
+  Parameter lm_head;       // lm_head.weight [Vd, C]
 
   explicit Eagle3Weights(const Eagle3Config& cfg);
   Eagle3Weights(const Eagle3Weights&) = delete;
@@ -82,21 +82,21 @@ struct Eagle3Weights {
 struct Eagle3StepActs {
   int64_t batch = 0, seq_len = 0, step = 0;  // B, T, s
   std::vector<int64_t> lengths;              // [B] rows of each window (ragged), or empty: T each
-  std::vector<float> x;                // [N, C] input hidden stream (the residual)
-  std::vector<float> e;                // [N, C] token embeddings
-  std::vector<float> a;                // [N, 2C] attention input [input_norm(e) | hidden_norm(x)]
-  std::vector<float> rstd_e, rstd_x;   // [N]
-  std::vector<float> cos, sin;         // [N, hd/2] RoPE tables of the rows' positions
-  std::vector<float> q;                // [N, H*hd] after RoPE
-  std::vector<float> k, v;             // [N, KV*hd] (k after RoPE)
-  std::vector<float> probs;            // [B, H, T, T + s] (ragged: train/ttt_attention.h)
-  std::vector<float> attn;             // [N, H*hd] attention output (input of wo)
-  std::vector<float> mid;              // [N, C] x + attn Wo^T
-  std::vector<float> h2, rstd_post;    // [N, C], [N] post_norm(mid)
-  std::vector<float> gate, up, act;    // [N, I]
-  std::vector<float> h;                // [N, C] the layer's output
-  std::vector<float> dk, dv;           // [N, KV*hd] dL/dk, dL/dv: zeroed by the forward, added
-                                       // to by the backward of this step and of later steps
+  std::vector<float> x;                      // [N, C] input hidden stream (the residual)
+  std::vector<float> e;                      // [N, C] token embeddings
+  std::vector<float> a;               // [N, 2C] attention input [input_norm(e) | hidden_norm(x)]
+  std::vector<float> rstd_e, rstd_x;  // [N]
+  std::vector<float> cos, sin;        // [N, hd/2] RoPE tables of the rows' positions
+  std::vector<float> q;               // [N, H*hd] after RoPE
+  std::vector<float> k, v;            // [N, KV*hd] (k after RoPE)
+  std::vector<float> probs;           // [B, H, T, T + s] (ragged: train/ttt_attention.h)
+  std::vector<float> attn;            // [N, H*hd] attention output (input of wo)
+  std::vector<float> mid;             // [N, C] x + attn Wo^T
+  std::vector<float> h2, rstd_post;   // [N, C], [N] post_norm(mid)
+  std::vector<float> gate, up, act;   // [N, I]
+  std::vector<float> h;               // [N, C] the layer's output
+  std::vector<float> dk, dv;          // [N, KV*hd] dL/dk, dL/dv: zeroed by the forward, added
+                                      // to by the backward of this step and of later steps
 
   // lengths: empty, or B entries in [0, T] (window b runs its first lengths[b] rows, packed).
   void resize(const Eagle3Config& cfg, int64_t B, int64_t T, int64_t s,

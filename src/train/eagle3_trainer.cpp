@@ -58,9 +58,9 @@ Eagle3StepStats to_stats(const Eagle3Loss& l) {
   s.loss = l.step_loss;
   s.state = l.state_loss;
   for (size_t i = 0; i < l.counted.size(); ++i)
-    s.top1.push_back(l.counted[i] > 0 ? static_cast<double>(l.correct[i]) /
-                                            static_cast<double>(l.counted[i])
-                                      : 0.0);
+    s.top1.push_back(l.counted[i] > 0
+                         ? static_cast<double>(l.correct[i]) / static_cast<double>(l.counted[i])
+                         : 0.0);
   return s;
 }
 
@@ -119,14 +119,14 @@ std::vector<int32_t> eagle3_default_layers(const LlamaModel& target) {
 std::vector<int32_t> eagle3_layers(const LlamaModel& target, const std::vector<int32_t>& chosen) {
   HeadConfig c;
   if (!chosen.empty()) c.aux_layer_ids = std::vector<int64_t>(chosen.begin(), chosen.end());
-  return eagle3_feature_layers(c, target.config().num_layers,
-                               chosen.empty() ? "train-head --arch eagle3 (the target)"
-                                              : "train-head --feature-layers");
+  return eagle3_feature_layers(
+      c, target.config().num_layers,
+      chosen.empty() ? "train-head --arch eagle3 (the target)" : "train-head --feature-layers");
 }
 
 Eagle3Window Eagle3Batch::window(float state_weight) const {
-  Eagle3Window w{batch,          seq_len,       steps,          features.data(),
-                 positions.data(), tokens.data(), teacher.data(), counted.data()};
+  Eagle3Window w{batch,         seq_len,        steps,         features.data(), positions.data(),
+                 tokens.data(), teacher.data(), counted.data()};
   if (state_weight > 0) {
     w.states = states.data();
     w.state_weight = state_weight;
@@ -137,12 +137,15 @@ Eagle3Window Eagle3Batch::window(float state_weight) const {
 
 Eagle3Trainer::Eagle3Trainer(const LlamaModel& target, std::vector<int32_t> draft_ids,
                              const Eagle3Init& init)
-    : target_(target), draft_ids_(std::move(draft_ids)), layers_(eagle3_layers(target, init.feature_layers)) {
+    : target_(target),
+      draft_ids_(std::move(draft_ids)),
+      layers_(eagle3_layers(target, init.feature_layers)) {
   const LlamaConfig& tc = target.config();
   if (tc.attention_bias) fail("train-head: heads with q/k/v biases are not supported");
   if (draft_ids_.empty()) fail("train-head --arch eagle3: empty draft vocabulary");
   for (size_t i = 0; i < draft_ids_.size(); ++i)
-    if (draft_ids_[i] < 0 || draft_ids_[i] >= tc.vocab_size || (i > 0 && draft_ids_[i] <= draft_ids_[i - 1]))
+    if (draft_ids_[i] < 0 || draft_ids_[i] >= tc.vocab_size ||
+        (i > 0 && draft_ids_[i] <= draft_ids_[i - 1]))
       fail("train-head --arch eagle3: draft ids must be ascending, distinct and in [0, ",
            tc.vocab_size, ")");
   cfg_.hidden = tc.hidden_size;
@@ -154,8 +157,8 @@ Eagle3Trainer::Eagle3Trainer(const LlamaModel& target, std::vector<int32_t> draf
   cfg_.draft_vocab = static_cast<int64_t>(draft_ids_.size());
   cfg_.rms_eps = tc.rms_norm_eps;
   cfg_.inv_freq = tc.rope_inv_freq();
-  feature_scale_ = init.feature_scale.empty() ? std::vector<float>(layers_.size(), 1.0f)
-                                             : init.feature_scale;
+  feature_scale_ =
+      init.feature_scale.empty() ? std::vector<float>(layers_.size(), 1.0f) : init.feature_scale;
   if (feature_scale_.size() != layers_.size())
     fail("train-head --arch eagle3: ", init.feature_scale.size(), " feature scales for ",
          layers_.size(), " feature layers");
@@ -179,9 +182,8 @@ Eagle3Trainer::Eagle3Trainer(const LlamaModel& target, std::vector<int32_t> draf
 void Eagle3Trainer::fill(Eagle3Batch& b, const std::vector<HeadSequence>& data,
                          const std::vector<std::pair<int32_t, int64_t>>& windows, int64_t T,
                          int64_t S, ThreadPool& pool) const {
-  const int64_t B = static_cast<int64_t>(windows.size()), F = cfg_.feature_width,
-                C = cfg_.hidden, Vd = cfg_.draft_vocab, V = target_.config().vocab_size,
-                span = T + S;
+  const int64_t B = static_cast<int64_t>(windows.size()), F = cfg_.feature_width, C = cfg_.hidden,
+                Vd = cfg_.draft_vocab, V = target_.config().vocab_size, span = T + S;
   if (T < 1 || S < 1)
     fail("eagle3 batch: ", T, " positions and ", S, " steps (need at least 1 each)");
   b.batch = B;
@@ -202,7 +204,8 @@ void Eagle3Trainer::fill(Eagle3Batch& b, const std::vector<HeadSequence>& data,
     const int64_t start = windows[static_cast<size_t>(w)].second, len = s.length();
     // Offsets past len - start - 1 lie past the sequence's end, so rows from there never count.
     b.lengths[static_cast<size_t>(w)] = std::clamp<int64_t>(len - start - 1, 1, T);
-    if (static_cast<int64_t>(s.aux.size()) != len * F || static_cast<int64_t>(s.features.size()) != len * C)
+    if (static_cast<int64_t>(s.aux.size()) != len * F ||
+        static_cast<int64_t>(s.features.size()) != len * C)
       fail("train-head --arch eagle3: a sequence lacks the target's features of layers ",
            layers_.size(), " x ", C, " (record the data with feature_layers)");
     for (int64_t t = 0; t < T; ++t) {
@@ -243,7 +246,8 @@ void Eagle3Trainer::fill(Eagle3Batch& b, const std::vector<HeadSequence>& data,
     float* p = &b.teacher[static_cast<size_t>(at[static_cast<size_t>(m)] * Vd)];
     int64_t best = 0;  // the restricted argmax (ties: the lower id)
     for (int64_t i = 1; i < Vd; ++i)
-      if (l[draft_ids_[static_cast<size_t>(i)]] > l[draft_ids_[static_cast<size_t>(best)]]) best = i;
+      if (l[draft_ids_[static_cast<size_t>(i)]] > l[draft_ids_[static_cast<size_t>(best)]])
+        best = i;
     const float mx = l[draft_ids_[static_cast<size_t>(best)]];
     if (one_hot) {
       p[best] = 1.0f;  // the rest of the row is already zero
@@ -261,7 +265,7 @@ void Eagle3Trainer::fill(Eagle3Batch& b, const std::vector<HeadSequence>& data,
 }
 
 Eagle3Loss Eagle3Trainer::step(const Eagle3Batch& batch, bool backward, ThreadPool& pool,
-                                float state_weight) {
+                               float state_weight) {
   if (state_weight > 0 && static_cast<int64_t>(batch.states.size()) !=
                               batch.batch * (batch.seq_len + batch.steps) * cfg_.hidden)
     fail("train-head --arch eagle3: the batch lacks the target's states for the state term");
@@ -272,7 +276,9 @@ Eagle3Loss Eagle3Trainer::step(const Eagle3Batch& batch, bool backward, ThreadPo
   return loss;
 }
 
-int64_t max_ttt_warmup(int64_t steps) { return steps - std::max<int64_t>(1, steps / 10); }
+int64_t max_ttt_warmup(int64_t steps) {
+  return steps - std::max<int64_t>(1, steps / 10);
+}
 
 int64_t ttt_unrolled_at(const Eagle3TrainOptions& o, int64_t step) {
   if (step >= max_ttt_warmup(o.steps)) return o.ttt_steps;
@@ -303,7 +309,8 @@ Eagle3TrainResult train_eagle3(Eagle3Trainer& head, const std::vector<HeadSequen
   TrainRng rng(o.seed);
   AdamW opt(AdamWConfig{0.9f, 0.95f, 1e-8f, o.weight_decay}, head.params());
   LrSchedule sched{o.lr, o.warmup, o.steps, LrDecay::Cosine, o.lr * o.min_lr_ratio};
-  const auto B = static_cast<size_t>(std::min<int64_t>(o.batch, static_cast<int64_t>(windows.size())));
+  const auto B =
+      static_cast<size_t>(std::min<int64_t>(o.batch, static_cast<int64_t>(windows.size())));
 
   Eagle3TrainResult result;
   Eagle3Batch batch;
@@ -356,7 +363,8 @@ Eagle3Agreement evaluate_eagle3(Eagle3Trainer& head, const std::vector<HeadSeque
         const auto n = static_cast<double>(l.counted[static_cast<size_t>(k)]);
         a.positions[static_cast<size_t>(k)] += l.counted[static_cast<size_t>(k)];
         a.stats.loss[static_cast<size_t>(k)] += l.step_loss[static_cast<size_t>(k)] * n;
-        a.stats.top1[static_cast<size_t>(k)] += static_cast<double>(l.correct[static_cast<size_t>(k)]);
+        a.stats.top1[static_cast<size_t>(k)] +=
+            static_cast<double>(l.correct[static_cast<size_t>(k)]);
       }
     }
   for (int64_t k = 0; k < steps; ++k) {
@@ -365,7 +373,8 @@ Eagle3Agreement evaluate_eagle3(Eagle3Trainer& head, const std::vector<HeadSeque
       a.stats.loss[static_cast<size_t>(k)] /= n;
       a.stats.top1[static_cast<size_t>(k)] /= n;
     }
-    a.stats.total += std::pow(kTttStepDecay, static_cast<double>(k)) * a.stats.loss[static_cast<size_t>(k)];
+    a.stats.total +=
+        std::pow(kTttStepDecay, static_cast<double>(k)) * a.stats.loss[static_cast<size_t>(k)];
   }
   return a;
 }

@@ -43,7 +43,7 @@ namespace eagle2::train {
 struct Eagle3DraftVocab {
   std::vector<int32_t> ids;  // ascending
   double coverage = 0;
-  int64_t distinct = 0;      // distinct ids that occurred
+  int64_t distinct = 0;  // distinct ids that occurred
 };
 Eagle3DraftVocab eagle3_draft_vocab(const std::vector<HeadSequence>& data, int64_t vocab_size,
                                     int64_t n);
@@ -84,12 +84,12 @@ std::vector<float> eagle3_feature_scale(const std::vector<HeadSequence>& data, i
 // Eagle3Window; layout there).
 struct Eagle3Batch {
   int64_t batch = 0, seq_len = 0, steps = 0;
-  std::vector<float> features;    // [B*T, F]
-  std::vector<int32_t> positions; // [B*T]
-  std::vector<int32_t> tokens;    // [B, T+S]
-  std::vector<float> teacher;     // [B, T+S, Vd]
-  std::vector<uint8_t> counted;   // [B, T+S]
-  std::vector<float> states;      // [B, T+S, C] the target's final-norm states (zero past the end)
+  std::vector<float> features;     // [B*T, F]
+  std::vector<int32_t> positions;  // [B*T]
+  std::vector<int32_t> tokens;     // [B, T+S]
+  std::vector<float> teacher;      // [B, T+S, Vd]
+  std::vector<uint8_t> counted;    // [B, T+S]
+  std::vector<float> states;       // [B, T+S, C] the target's final-norm states (zero past the end)
   // [B] rows of each window that can count: up to its sequence's second-to-last position (the
   // last has no next token), at most T. The loss runs only these (Eagle3Window::lengths), so a
   // window cut short by its sequence's end does not pay for its padding.
@@ -143,10 +143,10 @@ class Eagle3Trainer {
 };
 
 struct Eagle3StepStats {
-  double total = 0;          // sum_s 0.8^s (loss[s] + state_weight x the state term)
-  std::vector<double> loss;  // [S] soft-CE of step s
-  std::vector<double> top1;  // [S] counted rows whose draft argmax is the teacher's
-  std::vector<double> state; // [S] the state term's SmoothL1 before its weight (0 without it)
+  double total = 0;           // sum_s 0.8^s (loss[s] + state_weight x the state term)
+  std::vector<double> loss;   // [S] soft-CE of step s
+  std::vector<double> top1;   // [S] counted rows whose draft argmax is the teacher's
+  std::vector<double> state;  // [S] the state term's SmoothL1 before its weight (0 without it)
 };
 
 // The largest Eagle3TrainOptions::ttt_warmup for `steps` optimizer steps: the last 10 % (at
@@ -189,10 +189,9 @@ struct Eagle3TrainResult {
   int64_t positions = 0;
 };
 
-Eagle3TrainResult train_eagle3(Eagle3Trainer& head, const std::vector<HeadSequence>& data,
-                               const Eagle3TrainOptions& options, ThreadPool& pool,
-                               const std::function<void(const Eagle3TrainProgress&)>& progress =
-                                   nullptr);
+Eagle3TrainResult train_eagle3(
+    Eagle3Trainer& head, const std::vector<HeadSequence>& data, const Eagle3TrainOptions& options,
+    ThreadPool& pool, const std::function<void(const Eagle3TrainProgress&)>& progress = nullptr);
 
 // Held-out: every window of seq_len positions, unrolled `steps` steps; per step the counted rows
 // and their mean loss and top-1 agreement with the target's restricted argmax.

@@ -101,13 +101,15 @@ void run_layers(const Eagle3Config& c, const Eagle3Weights& w, const Matrix& emb
   }
 }
 
-float step_weight(int64_t s) { return static_cast<float>(std::pow(kTttStepDecay, s)); }
+float step_weight(int64_t s) {
+  return static_cast<float>(std::pow(kTttStepDecay, s));
+}
 
 }  // namespace
 
 Eagle3Loss eagle3_unrolled_forward(const Eagle3Config& c, const Eagle3Weights& w,
-                                   const Matrix& embed, const Eagle3Window& win,
-                                   Eagle3Unrolled& st, ThreadPool& pool) {
+                                   const Matrix& embed, const Eagle3Window& win, Eagle3Unrolled& st,
+                                   ThreadPool& pool) {
   check_window(c, win, embed, true);
   run_layers(c, w, embed, win, st, pool);
   const int64_t N = win.rows(), S = win.steps, V = c.draft_vocab, C = c.hidden;
@@ -138,16 +140,16 @@ Eagle3Loss eagle3_unrolled_forward(const Eagle3Config& c, const Eagle3Weights& w
                               st.outputs[s], &correct, pool);
     int64_t counted = 0;
     for (int64_t m = 0; m < N; ++m) counted += mask[m] != 0;
-    const double sl = with_states ? smooth_l1_forward(st.outputs[s].hn.data(),
-                                                      st.states.data() + s * N * C, mask, N, C,
-                                                      pool)
-                                  : 0.0;
+    const double sl = with_states
+                          ? smooth_l1_forward(st.outputs[s].hn.data(), st.states.data() + s * N * C,
+                                              mask, N, C, pool)
+                          : 0.0;
     loss.step_loss.push_back(l);
     loss.state_loss.push_back(sl);
     loss.counted.push_back(counted);
     loss.correct.push_back(correct);
-    loss.total += static_cast<double>(step_weight(s)) *
-                  (l + static_cast<double>(win.state_weight) * sl);
+    loss.total +=
+        static_cast<double>(step_weight(s)) * (l + static_cast<double>(win.state_weight) * sl);
   }
   return loss;
 }
@@ -173,8 +175,7 @@ void eagle3_unrolled_backward(const Eagle3Config& c, Eagle3Weights& w, const Eag
   for (int64_t s = S - 1; s >= 0; --s) {
     eagle3_output_backward(c, w, dh.data(), st.steps[s].h.data(), st.teacher.data() + s * N * V,
                            st.mask.data() + s * N, N, st.outputs[s], step_weight(s), pool,
-                           with_states ? st.states.data() + s * N * C : nullptr,
-                           win.state_weight);
+                           with_states ? st.states.data() + s * N * C : nullptr, win.state_weight);
     eagle3_layer_backward(c, w, dh.data(), nullptr,
                           std::span<Eagle3StepActs* const>(acts).first(static_cast<size_t>(s + 1)),
                           st.scratch, pool);

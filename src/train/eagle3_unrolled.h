@@ -48,18 +48,18 @@ inline constexpr double kTttStepDecay = 0.8;
 // still poison the weight gradients.
 struct Eagle3Window {
   int64_t batch = 0, seq_len = 0, steps = 0;  // B, T, S (each >= 1)
-  const float* features = nullptr;    // [B*T, F] captured target features at offsets 0..T-1
-  const int32_t* positions = nullptr; // [B*T] RoPE position of each row at step 0
-  const int32_t* tokens = nullptr;    // [B, T+S] target token ids at every offset
-  const float* teacher = nullptr;     // [B, T+S, Vd] teacher probabilities (offset 0 never read);
-                                      // may be null for eagle3_unrolled_hidden
-  const uint8_t* counted = nullptr;   // [B, T+S] 1 where the teacher at that offset counts
+  const float* features = nullptr;            // [B*T, F] captured target features at offsets 0..T-1
+  const int32_t* positions = nullptr;         // [B*T] RoPE position of each row at step 0
+  const int32_t* tokens = nullptr;            // [B, T+S] target token ids at every offset
+  const float* teacher = nullptr;    // [B, T+S, Vd] teacher probabilities (offset 0 never read);
+                                     // may be null for eagle3_unrolled_hidden
+  const uint8_t* counted = nullptr;  // [B, T+S] 1 where the teacher at that offset counts
   // Optional auxiliary term (not the reference's): EAGLE-1/2's feature regression. With
   // state_weight > 0 each step also adds state_weight * SmoothL1(rmsnorm(h_s) - state) over its
   // counted rows, where state [B, T+S, C] is the target's final-norm state at the teacher's
   // offset (the features whose lm_head row gives that teacher). It hands the head a dense target
   // for the same thing the soft CE teaches (what the target would output there).
-  const float* states = nullptr;      // [B, T+S, C]; read only when state_weight > 0
+  const float* states = nullptr;  // [B, T+S, C]; read only when state_weight > 0
   float state_weight = 0.0f;
   // Optional ragged run: window b runs only its first lengths[b] rows (1..T), which the steps
   // pack (row = lengths[0] + ... + lengths[b-1] + t; N = their sum). Allowed only where no offset
@@ -94,11 +94,11 @@ struct Eagle3Unrolled {
 };
 
 struct Eagle3Loss {
-  double total = 0;                      // sum_s kTttStepDecay^s * (step_loss[s] +
-                                         //   state_weight * state_loss[s])
-  std::vector<double> step_loss;         // [S] mean soft-CE over the counted rows of step s
-  std::vector<double> state_loss;        // [S] SmoothL1 of the state term (0 without it)
-  std::vector<int64_t> counted, correct; // [S] counted rows; of them, student argmax == teacher's
+  double total = 0;                       // sum_s kTttStepDecay^s * (step_loss[s] +
+                                          //   state_weight * state_loss[s])
+  std::vector<double> step_loss;          // [S] mean soft-CE over the counted rows of step s
+  std::vector<double> state_loss;         // [S] SmoothL1 of the state term (0 without it)
+  std::vector<int64_t> counted, correct;  // [S] counted rows; of them, student argmax == teacher's
 };
 
 // The forward and the loss; fills `state` for eagle3_unrolled_backward. embed is the target's

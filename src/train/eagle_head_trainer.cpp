@@ -44,8 +44,7 @@ int64_t HeadBatch::counted() const {
   return n;
 }
 
-void fill_batch_slot(HeadBatch& batch, int64_t b, const HeadSequence& s, int64_t start,
-                     int64_t d) {
+void fill_batch_slot(HeadBatch& batch, int64_t b, const HeadSequence& s, int64_t start, int64_t d) {
   const int64_t T = batch.seq_len, P = s.length() - 1;
   for (int64_t t = 0; t < T; ++t) {
     const int64_t row = b * T + t, j = start + t;
@@ -55,7 +54,8 @@ void fill_batch_slot(HeadBatch& batch, int64_t b, const HeadSequence& s, int64_t
       batch.tokens[row] = s.tokens[static_cast<size_t>(j + 1)];
       batch.positions[row] = static_cast<int32_t>(j);
       batch.mask[row] = 1;
-      std::memcpy(f, &s.features[static_cast<size_t>(j * d)], static_cast<size_t>(d) * sizeof(float));
+      std::memcpy(f, &s.features[static_cast<size_t>(j * d)],
+                  static_cast<size_t>(d) * sizeof(float));
       std::memcpy(g, &s.features[static_cast<size_t>((j + 1) * d)],
                   static_cast<size_t>(d) * sizeof(float));
     } else {
@@ -137,10 +137,11 @@ HeadLoss EagleHeadTrainer::step(const HeadBatch& batch, const float* features_in
   }
   const uint8_t* mask = batch.mask.data();
   loss.smooth_l1 = smooth_l1_forward(pred_.data(), batch.targets.data(), mask, M, d, pool);
-  if (backward) smooth_l1_backward(dpred, pred_.data(), batch.targets.data(), mask, M, d, 1.0f, pool);
-  loss.soft_ce = lm_head_soft_cross_entropy(pred_.data(), batch.targets.data(), mask, M,
-                                            target_.lm_head(), &lm_head_t_.m, dpred, nullptr,
-                                            ce_weight, pool);
+  if (backward)
+    smooth_l1_backward(dpred, pred_.data(), batch.targets.data(), mask, M, d, 1.0f, pool);
+  loss.soft_ce =
+      lm_head_soft_cross_entropy(pred_.data(), batch.targets.data(), mask, M, target_.lm_head(),
+                                 &lm_head_t_.m, dpred, nullptr, ce_weight, pool);
   loss.total = loss.smooth_l1 + ce_weight * loss.soft_ce;
   if (!backward) return loss;
 
@@ -206,7 +207,8 @@ HeadTrainResult train_head(EagleHeadTrainer& head, const std::vector<HeadSequenc
   AdamW opt(AdamWConfig{0.9f, 0.95f, 1e-8f, o.weight_decay}, head.params());
   LrSchedule sched{o.lr, o.warmup, o.steps, LrDecay::Cosine, o.lr * o.min_lr_ratio};
 
-  const auto B = static_cast<size_t>(std::min<int64_t>(o.batch, static_cast<int64_t>(windows.size())));
+  const auto B =
+      static_cast<size_t>(std::min<int64_t>(o.batch, static_cast<int64_t>(windows.size())));
   HeadBatch batch;
   batch.batch = static_cast<int64_t>(B);
   batch.seq_len = T;
@@ -289,8 +291,7 @@ HeadAgreement evaluate_agreement(EagleHeadTrainer& head, const std::vector<HeadS
         // Rank of the target's token among the draft's logits, ties going to the lower id as in
         // the drafter's top-k.
         int64_t rank = 0;
-        for (int64_t v = 0; v < V; ++v)
-          rank += dl[v] > dl[want] || (dl[v] == dl[want] && v < want);
+        for (int64_t v = 0; v < V; ++v) rank += dl[v] > dl[want] || (dl[v] == dl[want] && v < want);
         hit1 += rank < 1;
         hit5 += rank < 5;
         hit10 += rank < 10;
@@ -313,7 +314,8 @@ HeadAgreement evaluate_agreement(EagleHeadTrainer& head, const std::vector<HeadS
 int64_t tau_context(const LlamaModel& target, const std::vector<std::vector<int32_t>>& prompts,
                     int64_t max_new_tokens) {
   int64_t longest = 0;
-  for (const auto& p : prompts) longest = std::max<int64_t>(longest, static_cast<int64_t>(p.size()));
+  for (const auto& p : prompts)
+    longest = std::max<int64_t>(longest, static_cast<int64_t>(p.size()));
   return std::min<int64_t>(target.config().max_position_embeddings, longest + max_new_tokens + 64);
 }
 

@@ -34,12 +34,12 @@ namespace eagle2::train {
 
 // One training batch: rows are head positions, b-major (row = b * T + t).
 struct HeadBatch {
-  int64_t batch = 0, seq_len = 0;   // B, T
-  std::vector<int32_t> tokens;      // [B*T]   x_{j+1}
-  std::vector<int32_t> positions;   // [B*T]   j
-  std::vector<float> features;      // [B*T, d] f_j (noise added by the trainer, not here)
-  std::vector<float> targets;       // [B*T, d] f_{j+1}
-  std::vector<uint8_t> mask;        // [B*T]   1 = a real position
+  int64_t batch = 0, seq_len = 0;  // B, T
+  std::vector<int32_t> tokens;     // [B*T]   x_{j+1}
+  std::vector<int32_t> positions;  // [B*T]   j
+  std::vector<float> features;     // [B*T, d] f_j (noise added by the trainer, not here)
+  std::vector<float> targets;      // [B*T, d] f_{j+1}
+  std::vector<uint8_t> mask;       // [B*T]   1 = a real position
 
   int64_t rows() const { return batch * seq_len; }
   int64_t counted() const;
@@ -108,22 +108,22 @@ class EagleHeadTrainer {
 
 struct HeadTrainOptions {
   int64_t steps = 400;
-  int64_t batch = 8;        // windows per step
-  int64_t seq_len = 256;    // head positions per window
+  int64_t batch = 8;      // windows per step
+  int64_t seq_len = 256;  // head positions per window
   double lr = 2e-2;
   int64_t warmup = 20;
-  double min_lr_ratio = 0.1;  // cosine decay to lr * this at the last step
-  float noise = 0.1f;         // input features + U(-noise, noise) ... times feature_rms (below)
+  double min_lr_ratio = 0.1;    // cosine decay to lr * this at the last step
+  float noise = 0.1f;           // input features + U(-noise, noise) ... times feature_rms (below)
   bool noise_relative = false;  // scale noise by the data's feature RMS
   float weight_decay = 0.0f;
-  double clip_norm = 0.5;     // global gradient norm clip (0 = off)
+  double clip_norm = 0.5;  // global gradient norm clip (0 = off)
   float ce_weight = 0.1f;
   uint64_t seed = 1;
 };
 
 struct HeadTrainProgress {
   int64_t step = 0, steps = 0;
-  HeadLoss loss;      // this step's
+  HeadLoss loss;  // this step's
   double lr = 0;
   double grad_norm = 0;
   int64_t positions = 0;  // counted positions so far

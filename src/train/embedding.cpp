@@ -10,7 +10,8 @@ namespace {
 
 void check_ids(const char* what, const int32_t* ids, int64_t M, int64_t V) {
   for (int64_t m = 0; m < M; ++m)
-    if (ids[m] < 0 || ids[m] >= V) fail(what, ": token id ", ids[m], " at row ", m, " is outside [0, ", V, ")");
+    if (ids[m] < 0 || ids[m] >= V)
+      fail(what, ": token id ", ids[m], " at row ", m, " is outside [0, ", V, ")");
 }
 
 }  // namespace
@@ -27,8 +28,8 @@ void embedding_forward(float* out, const int32_t* ids, int64_t M, const Matrix& 
   });
 }
 
-void embedding_backward(float* dtable, const float* dout, const int32_t* ids, int64_t M,
-                        int64_t V, int64_t C, ThreadPool& pool) {
+void embedding_backward(float* dtable, const float* dout, const int32_t* ids, int64_t M, int64_t V,
+                        int64_t C, ThreadPool& pool) {
   check_ids("embedding_backward", ids, M, V);
   constexpr int64_t kCols = 256;
   pool.parallel_for((C + kCols - 1) / kCols, [&](int64_t t) {

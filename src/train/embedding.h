@@ -15,7 +15,7 @@ void embedding_forward(float* out, const int32_t* ids, int64_t M, const Matrix& 
 
 // dtable[V, C] += dout[m, :] at row ids[m], for m in order. (A repeated id sums its rows in m
 // order, whatever the thread count: tasks split the C columns, not the rows.)
-void embedding_backward(float* dtable, const float* dout, const int32_t* ids, int64_t M,
-                        int64_t V, int64_t C, ThreadPool& pool);
+void embedding_backward(float* dtable, const float* dout, const int32_t* ids, int64_t M, int64_t V,
+                        int64_t C, ThreadPool& pool);
 
 }  // namespace eagle2::train

@@ -17,8 +17,8 @@ int64_t resolve_cap(const LlamaModel& target, int64_t max_tokens) {
 
 }  // namespace
 
-HeadSequence record_features(LlamaModel& target, std::span<const int32_t> tokens,
-                             ThreadPool& pool, std::span<const int32_t> feature_layers) {
+HeadSequence record_features(LlamaModel& target, std::span<const int32_t> tokens, ThreadPool& pool,
+                             std::span<const int32_t> feature_layers) {
   const auto n = static_cast<int64_t>(tokens.size());
   if (n < 2) fail("head data: a sequence needs at least 2 tokens (got ", n, ")");
   KvCache kv = target.make_cache(n);
@@ -52,8 +52,8 @@ std::vector<HeadSequence> self_distill(LlamaModel& target,
     for (int c = 0; c < per_prompt; ++c) {
       const bool greedy = options.greedy && c == 0;
       GenerationOptions g;
-      g.max_new_tokens = std::min<int64_t>(options.max_new_tokens,
-                                           cap - static_cast<int64_t>(prompt.size()));
+      g.max_new_tokens =
+          std::min<int64_t>(options.max_new_tokens, cap - static_cast<int64_t>(prompt.size()));
       g.sampling.temperature = greedy ? 0.0f : 1.0f;
       g.sampling.seed = options.seed + 1000 * static_cast<uint64_t>(p) + static_cast<uint64_t>(c);
       std::vector<int32_t> seq = prompt;
@@ -111,8 +111,8 @@ void split_by_source(std::vector<HeadSequence> all, int64_t eval_sources,
   std::set<int64_t> seen;
   for (const HeadSequence& s : all)
     if (seen.insert(s.source).second) order.push_back(s.source);
-  const auto n_eval = static_cast<size_t>(std::clamp<int64_t>(
-      eval_sources, 0, static_cast<int64_t>(order.size())));
+  const auto n_eval =
+      static_cast<size_t>(std::clamp<int64_t>(eval_sources, 0, static_cast<int64_t>(order.size())));
   const std::set<int64_t> held(order.end() - static_cast<std::ptrdiff_t>(n_eval), order.end());
   train.clear();
   eval.clear();

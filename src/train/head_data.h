@@ -27,7 +27,7 @@ struct HeadSequence {
   // [T, k * d] when k feature layers were asked for (ForwardCapture: each position's inputs of
   // those decoder layers, concatenated in the order asked); empty otherwise.
   std::vector<float> aux;
-  int64_t source = 0;           // the prompt / document it came from (held-out splits go by source)
+  int64_t source = 0;  // the prompt / document it came from (held-out splits go by source)
 
   int64_t length() const { return static_cast<int64_t>(tokens.size()); }
 };
@@ -35,15 +35,15 @@ struct HeadSequence {
 // Runs the target over `tokens` from an empty cache and records every position's feature (and
 // its inputs of `feature_layers` as aux, when given). Error for fewer than 2 tokens, more than
 // the model's context, or a layer the target does not have.
-HeadSequence record_features(LlamaModel& target, std::span<const int32_t> tokens,
-                             ThreadPool& pool, std::span<const int32_t> feature_layers = {});
+HeadSequence record_features(LlamaModel& target, std::span<const int32_t> tokens, ThreadPool& pool,
+                             std::span<const int32_t> feature_layers = {});
 
 struct SelfDistillOptions {
   int64_t max_new_tokens = 160;
-  bool greedy = true;          // one greedy continuation per prompt
-  int sampled_per_prompt = 1;  // plus this many at temperature 1
-  uint64_t seed = 1;           // sampled continuation s of prompt p uses seed + 1000 p + s
-  int64_t max_tokens = 0;      // cap on prompt + continuation (0 = the target's context)
+  bool greedy = true;                   // one greedy continuation per prompt
+  int sampled_per_prompt = 1;           // plus this many at temperature 1
+  uint64_t seed = 1;                    // sampled continuation s of prompt p uses seed + 1000 p + s
+  int64_t max_tokens = 0;               // cap on prompt + continuation (0 = the target's context)
   std::vector<int32_t> feature_layers;  // recorded as HeadSequence::aux when not empty
 };
 

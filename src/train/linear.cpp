@@ -59,7 +59,8 @@ void add_into(float* dst, const float* src, int64_t n, ThreadPool& pool) {
 
 }  // namespace
 
-void transpose(const void* src, int64_t R, int64_t C, size_t elem_size, void* dst, ThreadPool& pool) {
+void transpose(const void* src, int64_t R, int64_t C, size_t elem_size, void* dst,
+               ThreadPool& pool) {
   if (R < 0 || C < 0) fail("transpose: negative shape [", R, ", ", C, "]");
   if (elem_size == 4) {
     transpose_typed(static_cast<const uint32_t*>(src), R, C, static_cast<uint32_t*>(dst), pool);
@@ -143,8 +144,8 @@ void linear_backward_bias(float* dbias, const float* dout, int64_t M, int64_t N,
   });
 }
 
-void linear_backward(float* dinp, float* dweight, float* dbias, const float* dout,
-                     const float* inp, int64_t M, const Matrix& W, ThreadPool& pool) {
+void linear_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                     int64_t M, const Matrix& W, ThreadPool& pool) {
   check_shape(W, "linear_backward");
   if (dbias) linear_backward_bias(dbias, dout, M, W.rows, pool);
   if (dweight) linear_backward_weight(dweight, dout, inp, M, W.rows, W.cols, pool);

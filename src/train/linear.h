@@ -25,7 +25,8 @@
 namespace eagle2::train {
 
 // dst[C, R] = src[R, C]^T for elements of elem_size bytes (2 or 4).
-void transpose(const void* src, int64_t R, int64_t C, size_t elem_size, void* dst, ThreadPool& pool);
+void transpose(const void* src, int64_t R, int64_t C, size_t elem_size, void* dst,
+               ThreadPool& pool);
 
 // An owned transposed copy of a weight matrix, in the weight's own dtype: for a frozen weight
 // (lm_head, the target's embedding) it is made once and reused by many backward calls.
@@ -52,7 +53,7 @@ void linear_backward_bias(float* dbias, const float* dout, int64_t M, int64_t N,
 
 // All of the above for y = inp W^T + b. Any of dinp, dweight, dbias may be null. W^T is built in
 // scratch when dinp is wanted.
-void linear_backward(float* dinp, float* dweight, float* dbias, const float* dout,
-                     const float* inp, int64_t M, const Matrix& W, ThreadPool& pool);
+void linear_backward(float* dinp, float* dweight, float* dbias, const float* dout, const float* inp,
+                     int64_t M, const Matrix& W, ThreadPool& pool);
 
 }  // namespace eagle2::train

@@ -8,8 +8,8 @@
 #include "io/safetensors.h"
 #include "model/checkpoint_checks.h"
 #include "train/embedding.h"
-#include "train/lm_head_loss.h"
 #include "train/linear.h"
+#include "train/lm_head_loss.h"
 #include "train/rmsnorm.h"
 
 namespace eagle2::train {
@@ -17,7 +17,9 @@ namespace eagle2::train {
 namespace {
 
 // Round-trips through the parser so that the same checks apply as to a loaded config.json.
-LlamaConfig validated(const LlamaConfig& cfg) { return LlamaConfig::parse(cfg.to_json(), "model config"); }
+LlamaConfig validated(const LlamaConfig& cfg) {
+  return LlamaConfig::parse(cfg.to_json(), "model config");
+}
 
 }  // namespace
 
@@ -25,8 +27,7 @@ LlamaTrainModel::LlamaTrainModel(const LlamaConfig& cfg)
     : cfg_(validated(cfg)),
       embed_("model.embed_tokens.weight", {cfg_.vocab_size, cfg_.hidden_size}),
       final_norm_("model.norm.weight", {cfg_.hidden_size}, false) {
-  if (cfg_.sliding_window)
-    fail("model config: training with a sliding window is not supported");
+  if (cfg_.sliding_window) fail("model config: training with a sliding window is not supported");
   if (cfg_.qkv_bias || cfg_.qk_norm || !cfg_.rope_freq_factors.empty())
     fail("model config: train-lm trains LLaMA models, not ", cfg_.architecture);
   block_cfg_ = DecoderBlockConfig::from(cfg_, /*input_norm=*/true);

@@ -62,9 +62,9 @@ class LlamaTrainModel {
 
   LlamaConfig cfg_;
   DecoderBlockConfig block_cfg_;
-  Parameter embed_;     // [V, C]
+  Parameter embed_;  // [V, C]
   std::vector<std::unique_ptr<DecoderBlockWeights>> layers_;
-  Parameter final_norm_;  // [C]
+  Parameter final_norm_;                // [C]
   std::unique_ptr<Parameter> lm_head_;  // [V, C]; null when tied
   std::vector<Parameter*> params_;
 

@@ -27,8 +27,9 @@ void LlamaTrainSettings::validate() const {
     fail("train settings: batch (", batch, "), seq_len (", seq_len, ") and steps (", steps,
          ") must be positive");
   if (!(lr > 0) || min_lr < 0 || warmup < 0 || weight_decay < 0 || clip < 0 || !(init_std > 0))
-    fail("train settings: lr must be positive; min_lr, warmup, weight_decay, clip non-negative; "
-         "init_std positive");
+    fail(
+        "train settings: lr must be positive; min_lr, warmup, weight_decay, clip non-negative; "
+        "init_std positive");
   if (!(beta1 >= 0 && beta1 < 1 && beta2 >= 0 && beta2 < 1))
     fail("train settings: betas must lie in [0, 1)");
   if (eval_batches < 0) fail("train settings: eval_batches must be non-negative");
@@ -78,9 +79,9 @@ StepStats LlamaTrainer::step(ThreadPool& pool) {
   zero_grads(model_->params());
   StepStats st;
   st.loss = model_->forward_backward(inputs_.data(), targets_.data(), B, T, true, pool);
-  st.grad_norm = s_.clip > 0 ? clip_grad_norm(model_->params(), s_.clip, pool)
-                             : clip_grad_norm(model_->params(),
-                                              std::numeric_limits<double>::infinity(), pool);
+  st.grad_norm =
+      s_.clip > 0 ? clip_grad_norm(model_->params(), s_.clip, pool)
+                  : clip_grad_norm(model_->params(), std::numeric_limits<double>::infinity(), pool);
   st.lr = schedule_.at(step_);
   opt_->step(static_cast<float>(st.lr), pool);
   ++step_;
@@ -117,11 +118,10 @@ double LlamaTrainer::held_out_loss(ThreadPool& pool) {
 std::string LlamaTrainer::fingerprint() const {
   std::ostringstream f;
   f.precision(17);
-  f << "batch=" << s_.batch << " seq_len=" << s_.seq_len << " steps=" << s_.steps
-    << " lr=" << s_.lr << " warmup=" << s_.warmup << " min_lr=" << s_.min_lr
-    << " weight_decay=" << s_.weight_decay << " beta1=" << s_.beta1 << " beta2=" << s_.beta2
-    << " clip=" << s_.clip << " seed=" << s_.seed << " data=" << train_.size() << ":"
-    << fnv1a(train_);
+  f << "batch=" << s_.batch << " seq_len=" << s_.seq_len << " steps=" << s_.steps << " lr=" << s_.lr
+    << " warmup=" << s_.warmup << " min_lr=" << s_.min_lr << " weight_decay=" << s_.weight_decay
+    << " beta1=" << s_.beta1 << " beta2=" << s_.beta2 << " clip=" << s_.clip << " seed=" << s_.seed
+    << " data=" << train_.size() << ":" << fnv1a(train_);
   return f.str();
 }
 

@@ -18,18 +18,18 @@
 namespace eagle2::train {
 
 struct LlamaTrainSettings {
-  int64_t batch = 8;       // B sequences per step
-  int64_t seq_len = 128;   // T tokens each (<= max_position_embeddings)
-  int64_t steps = 1000;    // optimizer steps in the whole run
-  double lr = 1e-3;        // peak learning rate
-  int64_t warmup = 100;    // linear warmup steps
-  double min_lr = 1e-4;    // reached by the cosine at the last step
+  int64_t batch = 8;          // B sequences per step
+  int64_t seq_len = 128;      // T tokens each (<= max_position_embeddings)
+  int64_t steps = 1000;       // optimizer steps in the whole run
+  double lr = 1e-3;           // peak learning rate
+  int64_t warmup = 100;       // linear warmup steps
+  double min_lr = 1e-4;       // reached by the cosine at the last step
   float weight_decay = 0.1f;  // on matrices and the embedding, not on norm weights
   float beta1 = 0.9f;
   float beta2 = 0.95f;
-  float clip = 1.0f;       // global gradient-norm clip; 0 = none
+  float clip = 1.0f;  // global gradient-norm clip; 0 = none
   float init_std = 0.02f;
-  uint64_t seed = 0;       // weights and window sampling
+  uint64_t seed = 0;         // weights and window sampling
   int64_t eval_batches = 4;  // held-out loss over this many batches of fixed windows
 
   void validate() const;  // Error on non-positive sizes or negative rates

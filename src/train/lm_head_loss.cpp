@@ -74,21 +74,22 @@ double fused(const char* what, const float* x, const uint8_t* mask, int64_t M, c
 
 }  // namespace
 
-double lm_head_cross_entropy(const float* x, const int32_t* targets, const uint8_t* mask,
-                             int64_t M, const Matrix& W, const Matrix* WT, float* dx, float* dW,
-                             float dloss, ThreadPool& pool, int64_t chunk_rows) {
+double lm_head_cross_entropy(const float* x, const int32_t* targets, const uint8_t* mask, int64_t M,
+                             const Matrix& W, const Matrix* WT, float* dx, float* dW, float dloss,
+                             ThreadPool& pool, int64_t chunk_rows) {
   const int64_t V = W.rows;
   for (int64_t m = 0; m < M; ++m)
     if ((!mask || mask[m]) && (targets[m] < 0 || targets[m] >= V))
       fail("lm_head_cross_entropy: target ", targets[m], " at row ", m, " is outside [0, ", V, ")");
-  return fused("lm_head_cross_entropy", x, mask, M, W, WT, dx, dW, dloss, pool, chunk_rows,
-               [](const int64_t*, int64_t) {},
-               [&](int64_t m, int64_t, float* lg, bool backward) {
-                 const float target_logit = lg[targets[m]];
-                 const double lse = softmax_inplace(lg, V);
-                 if (backward) lg[targets[m]] -= 1.0f;
-                 return lse - static_cast<double>(target_logit);
-               });
+  return fused(
+      "lm_head_cross_entropy", x, mask, M, W, WT, dx, dW, dloss, pool, chunk_rows,
+      [](const int64_t*, int64_t) {},
+      [&](int64_t m, int64_t, float* lg, bool backward) {
+        const float target_logit = lg[targets[m]];
+        const double lse = softmax_inplace(lg, V);
+        if (backward) lg[targets[m]] -= 1.0f;
+        return lse - static_cast<double>(target_logit);
+      });
 }
 
 double lm_head_soft_cross_entropy(const float* x, const float* teacher_x, const uint8_t* mask,

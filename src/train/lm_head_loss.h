@@ -19,9 +19,9 @@
 namespace eagle2::train {
 
 // Cross-entropy of softmax(x W^T) against integer targets [M].
-double lm_head_cross_entropy(const float* x, const int32_t* targets, const uint8_t* mask,
-                             int64_t M, const Matrix& W, const Matrix* WT, float* dx, float* dW,
-                             float dloss, ThreadPool& pool, int64_t chunk_rows = 64);
+double lm_head_cross_entropy(const float* x, const int32_t* targets, const uint8_t* mask, int64_t M,
+                             const Matrix& W, const Matrix* WT, float* dx, float* dW, float dloss,
+                             ThreadPool& pool, int64_t chunk_rows = 64);
 
 // Soft cross-entropy of softmax(x W^T) (student) against softmax(teacher_x W^T) (teacher, no
 // gradient): EAGLE's classification loss with teacher_x the target's true features.

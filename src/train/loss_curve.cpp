@@ -2,8 +2,8 @@
 
 #include <cmath>
 #include <optional>
-#include <vector>
 #include <sstream>
+#include <vector>
 
 #include "core/error.h"
 #include "core/parse_number.h"
@@ -39,8 +39,10 @@ std::vector<TrainLogRow> parse_train_log(const std::string& tsv, const std::stri
     for (std::string cell; std::getline(cells, cell, '\t');) f.push_back(cell);
     if (!line.empty() && line.back() == '\t') f.emplace_back();  // an empty held_out_loss
     if (f.size() < 4 || f.size() > 5)
-      fail(where, ":", line_no, ": expected 5 tab-separated columns (step, tokens, loss, lr, "
-           "held_out_loss), got ", f.size());
+      fail(where, ":", line_no,
+           ": expected 5 tab-separated columns (step, tokens, loss, lr, "
+           "held_out_loss), got ",
+           f.size());
     TrainLogRow r;
     r.step = field<int64_t>(f[0], 0, where, line_no);
     r.tokens = field<int64_t>(f[1], 1, where, line_no);

@@ -52,16 +52,20 @@ void fill_medusa_rows(MedusaBatch& b, int64_t row, const HeadSequence& s, int64_
   for (int64_t i = 0; i < n; ++i) {
     const int64_t r = row + i, t = start + i;
     float* f = &b.features[static_cast<size_t>(r * d)];
-    if (t < L) std::memcpy(f, &s.features[static_cast<size_t>(t * d)], dz);
-    else std::fill(f, f + d, 0.0f);
+    if (t < L)
+      std::memcpy(f, &s.features[static_cast<size_t>(t * d)], dz);
+    else
+      std::fill(f, f + d, 0.0f);
     for (int64_t k = 0; k < H; ++k) {
       const int64_t at = t + k + 1;  // head k (0-based) predicts x_{at + 1}, read from f_at
       const bool real = at < L;
       b.tokens[static_cast<size_t>(r * H + k)] = s.tokens[static_cast<size_t>(real ? at : 0)];
       b.masks[static_cast<size_t>(k * M + r)] = real ? 1 : 0;
       float* g = &b.teachers[static_cast<size_t>((k * M + r) * d)];
-      if (real) std::memcpy(g, &s.features[static_cast<size_t>(at * d)], dz);
-      else std::fill(g, g + d, 0.0f);
+      if (real)
+        std::memcpy(g, &s.features[static_cast<size_t>(at * d)], dz);
+      else
+        std::fill(g, g + d, 0.0f);
     }
   }
 }
@@ -110,7 +114,8 @@ MedusaLoss MedusaTrainer::step(const MedusaBatch& batch, bool backward, ThreadPo
     acts[0].resize(static_cast<size_t>(M * K));
     for (int64_t m = 0; m < M; ++m) {
       float* row = &acts[0][static_cast<size_t>(m * K)];
-      std::memcpy(row, &batch.features[static_cast<size_t>(m * d)], static_cast<size_t>(d) * sizeof(float));
+      std::memcpy(row, &batch.features[static_cast<size_t>(m * d)],
+                  static_cast<size_t>(d) * sizeof(float));
       if (init_.hydra)
         std::memcpy(row + d, &emb_[static_cast<size_t>(m * H * d)],
                     static_cast<size_t>(K - d) * sizeof(float));
@@ -249,7 +254,8 @@ MedusaAgreement evaluate_medusa_agreement(MedusaTrainer& heads,
           const auto want = static_cast<int64_t>(std::max_element(tl, tl + V) - tl);
           // The target's token's rank among the head's logits, ties to the lower id (top_k_of).
           int64_t rank = 0;
-          for (int64_t v = 0; v < V; ++v) rank += dl[v] > dl[want] || (dl[v] == dl[want] && v < want);
+          for (int64_t v = 0; v < V; ++v)
+            rank += dl[v] > dl[want] || (dl[v] == dl[want] && v < want);
           hit1[kk] += rank < 1;
           hit5[kk] += rank < 5;
           ++a.positions[kk];

@@ -110,9 +110,9 @@ struct MedusaTrainResult {
 // AdamW (0.9, 0.95) with options.weight_decay, clipping at options.clip_norm, warmup then cosine
 // decay to lr * min_lr_ratio, options.batch windows of options.seq_len positions per step
 // (shuffled epochs), as train_head; noise and ce_weight do not apply.
-MedusaTrainResult train_medusa(MedusaTrainer& heads, const std::vector<HeadSequence>& data,
-                               const HeadTrainOptions& options, ThreadPool& pool,
-                               const std::function<void(const MedusaTrainProgress&)>& progress = nullptr);
+MedusaTrainResult train_medusa(
+    MedusaTrainer& heads, const std::vector<HeadSequence>& data, const HeadTrainOptions& options,
+    ThreadPool& pool, const std::function<void(const MedusaTrainProgress&)>& progress = nullptr);
 
 // Per head: how often the target's greedy token at the head's position, argmax lm_head(f_{t+k}),
 // is the head's top-1 / among its top-5 (true features), over the positions where it exists.

@@ -15,9 +15,8 @@ constexpr int64_t kChunk = 1 << 14;
 
 template <class Fn>
 void for_chunks(int64_t n, ThreadPool& pool, const Fn& fn) {
-  pool.parallel_for((n + kChunk - 1) / kChunk, [&](int64_t t) {
-    fn(t * kChunk, std::min(n, (t + 1) * kChunk));
-  });
+  pool.parallel_for((n + kChunk - 1) / kChunk,
+                    [&](int64_t t) { fn(t * kChunk, std::min(n, (t + 1) * kChunk)); });
 }
 
 }  // namespace
@@ -42,7 +41,8 @@ void AdamW::step(float lr, ThreadPool& pool) {
   const float bc2_sqrt = static_cast<float>(std::sqrt(1.0 - std::pow(static_cast<double>(b2), t)));
   for (size_t i = 0; i < params_.size(); ++i) {
     Parameter& p = *params_[i];
-    if (p.grad.size() != p.value.size()) fail("AdamW: parameter '", p.name, "' has a gradient of the wrong size");
+    if (p.grad.size() != p.value.size())
+      fail("AdamW: parameter '", p.name, "' has a gradient of the wrong size");
     const float decay = p.decay ? 1.0f - lr * cfg_.weight_decay : 1.0f;
     float* w = p.value.data();
     const float* g = p.grad.data();
@@ -99,13 +99,16 @@ double clip_grad_norm(ParamList params, double max_norm, ThreadPool& pool) {
 
 double LrSchedule::at(int64_t step) const {
   if (step < 0) fail("LrSchedule: negative step ", step);
-  if (step < warmup_steps) return peak_lr * static_cast<double>(step + 1) / static_cast<double>(warmup_steps);
+  if (step < warmup_steps)
+    return peak_lr * static_cast<double>(step + 1) / static_cast<double>(warmup_steps);
   if (decay == LrDecay::Constant) return peak_lr;
   if (step >= total_steps) return min_lr;
   const int64_t span = total_steps - warmup_steps;
-  const double progress = span > 0 ? static_cast<double>(step - warmup_steps) / static_cast<double>(span) : 1.0;
-  const double shape = decay == LrDecay::Linear ? 1.0 - progress
-                                                : 0.5 * (1.0 + std::cos(std::numbers::pi * progress));
+  const double progress =
+      span > 0 ? static_cast<double>(step - warmup_steps) / static_cast<double>(span) : 1.0;
+  const double shape = decay == LrDecay::Linear
+                           ? 1.0 - progress
+                           : 0.5 * (1.0 + std::cos(std::numbers::pi * progress));
   return min_lr + (peak_lr - min_lr) * shape;
 }
 

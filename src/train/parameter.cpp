@@ -19,7 +19,8 @@ Parameter::Parameter(std::string n, std::vector<int64_t> s, bool d)
 }
 
 Matrix Parameter::matrix() const {
-  if (shape.size() != 2) fail("parameter '", name, "' has shape ", shape_string(shape), ", expected 2-D");
+  if (shape.size() != 2)
+    fail("parameter '", name, "' has shape ", shape_string(shape), ", expected 2-D");
   return Matrix{DType::F32, shape[0], shape[1], value.data()};
 }
 

@@ -2,8 +2,8 @@
 //   z = inp W^T + b                 inp [M, K], W [d, K], b [d], z [M, d] (saved for the backward)
 //   out = inp[:, :d] + SiLU(z)      out [M, d]
 // Medusa's block has K = d (the residual is the whole input); Hydra's first block reads
-// [f_t, E(x_{t+1}), ..] (K = (k + 1) d) and keeps f_t, the input's first d columns, as its residual.
-// The forward's SiLU and residual add are the inference heads' own (res_block_output).
+// [f_t, E(x_{t+1}), ..] (K = (k + 1) d) and keeps f_t, the input's first d columns, as its
+// residual. The forward's SiLU and residual add are the inference heads' own (res_block_output).
 #pragma once
 
 #include <cstdint>

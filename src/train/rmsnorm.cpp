@@ -33,7 +33,8 @@ void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* wei
 }
 
 void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp,
-                      const float* weight, const float* rstd, int64_t M, int64_t C, ThreadPool& pool) {
+                      const float* weight, const float* rstd, int64_t M, int64_t C,
+                      ThreadPool& pool) {
   if (dinp) {
     pool.parallel_for((M + kRows - 1) / kRows, [&](int64_t t) {
       const int64_t m1 = std::min(M, (t + 1) * kRows);

@@ -17,6 +17,7 @@ void rmsnorm_forward(float* out, float* rstd, const float* inp, const float* wei
 // the forward's inp, weight and rstd:
 //   dinp = r * (w*dy) - x * r^3 / C * sum_c(w*dy*x),   dweight = sum_m dy * x * r.
 void rmsnorm_backward(float* dinp, float* dweight, const float* dout, const float* inp,
-                      const float* weight, const float* rstd, int64_t M, int64_t C, ThreadPool& pool);
+                      const float* weight, const float* rstd, int64_t M, int64_t C,
+                      ThreadPool& pool);
 
 }  // namespace eagle2::train

@@ -13,7 +13,8 @@ namespace {
 constexpr int64_t kRows = 16;
 
 void check_head_dim(const char* what, int64_t head_dim) {
-  if (head_dim <= 0 || head_dim % 2 != 0) fail(what, ": head_dim ", head_dim, " must be even and positive");
+  if (head_dim <= 0 || head_dim % 2 != 0)
+    fail(what, ": head_dim ", head_dim, " must be even and positive");
 }
 
 }  // namespace

@@ -12,7 +12,9 @@ namespace {
 
 constexpr int64_t kRows = 16;
 
-bool counts(const uint8_t* mask, int64_t m) { return !mask || mask[m] != 0; }
+bool counts(const uint8_t* mask, int64_t m) {
+  return !mask || mask[m] != 0;
+}
 
 }  // namespace
 

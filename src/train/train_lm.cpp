@@ -14,8 +14,8 @@
 #include "core/error.h"
 #include "core/regular_file.h"
 #include "io/atomic_file.h"
-#include "train/loss_curve.h"
 #include "tokenizer/tokenizer.h"
+#include "train/loss_curve.h"
 
 namespace eagle2::train {
 
@@ -97,8 +97,8 @@ std::vector<std::string> expand_text_paths(const std::vector<std::string>& paths
     // Byte order of the full paths: the same tree gives the same order on every machine, so the
     // tokenizer and the token stream are reproducible.
     std::vector<std::string> files;
-    for (auto it = fs::recursive_directory_iterator(p, ec); !ec && it != fs::recursive_directory_iterator();
-         it.increment(ec))
+    for (auto it = fs::recursive_directory_iterator(p, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
       if (it->is_regular_file()) files.push_back(it->path().string());
     if (ec) fail(p, ": cannot list the folder: ", ec.message());
     if (files.empty()) fail(p, ": the folder has no files");
@@ -142,8 +142,8 @@ TrainLmConfig TrainLmConfig::parse(const std::string& text, const std::string& w
   lc.bos_token_id = 1;
   lc.eos_token_ids = {2};
   if (lc.num_heads <= 0 || lc.hidden_size % lc.num_heads != 0)
-    fail(where, ": model.hidden (", lc.hidden_size, ") must be a positive multiple of model.heads (",
-         lc.num_heads, ")");
+    fail(where, ": model.hidden (", lc.hidden_size,
+         ") must be a positive multiple of model.heads (", lc.num_heads, ")");
   lc.head_dim = lc.hidden_size / lc.num_heads;
   lc = LlamaConfig::parse(lc.to_json(), where);  // every check a loaded config.json gets
 
@@ -182,9 +182,12 @@ TrainLmConfig TrainLmConfig::parse(const std::string& text, const std::string& w
   if (!(c.held_out_fraction >= 0 && c.held_out_fraction < 1))
     fail(where, ": \"train.held_out_fraction\" must lie in [0, 1)");
   const std::string dtype = t.string("dtype", "f32");
-  if (dtype == "f32") c.export_dtype = DType::F32;
-  else if (dtype == "bf16") c.export_dtype = DType::BF16;
-  else fail(where, ": \"train.dtype\" must be \"f32\" or \"bf16\", got \"", dtype, "\"");
+  if (dtype == "f32")
+    c.export_dtype = DType::F32;
+  else if (dtype == "bf16")
+    c.export_dtype = DType::BF16;
+  else
+    fail(where, ": \"train.dtype\" must be \"f32\" or \"bf16\", got \"", dtype, "\"");
   if (s.seq_len > lc.max_position_embeddings)
     fail(where, ": train.seq_len ", s.seq_len, " exceeds model.ctx ", lc.max_position_embeddings);
   try {
@@ -195,7 +198,9 @@ TrainLmConfig TrainLmConfig::parse(const std::string& text, const std::string& w
   return c;
 }
 
-TrainLmConfig TrainLmConfig::load(const std::string& path) { return parse(read_text(path), path); }
+TrainLmConfig TrainLmConfig::load(const std::string& path) {
+  return parse(read_text(path), path);
+}
 
 std::vector<int32_t> tokenize_files(const std::string& tokenizer_path,
                                     const std::vector<std::string>& paths) {
@@ -248,7 +253,8 @@ TrainLmResult run_train_lm(const TrainLmConfig& cfg, const TrainLmOptions& opt,
       fail(opt.tokenizer, ": ", vocab, " tokens, but the config's model has a vocabulary of ",
            cfg.tokenizer.vocab_size);
     say(ev, "tokenizer: reusing " + opt.tokenizer);
-    const std::string bytes = read_regular_file(opt.tokenizer, read_limit::kTokenizerModel, "tokenizer");
+    const std::string bytes =
+        read_regular_file(opt.tokenizer, read_limit::kTokenizerModel, "tokenizer");
     AtomicFile out(tok_path);
     out.write(bytes.data(), bytes.size());
     out.commit();
@@ -264,8 +270,8 @@ TrainLmResult run_train_lm(const TrainLmConfig& cfg, const TrainLmOptions& opt,
   if (!held_out_files.empty()) {
     held_out = tokenize_files(tok_path, held_out_files);
   } else if (cfg.held_out_fraction > 0) {
-    const auto n_held = static_cast<size_t>(static_cast<double>(train_tokens.size()) *
-                                            cfg.held_out_fraction);
+    const auto n_held =
+        static_cast<size_t>(static_cast<double>(train_tokens.size()) * cfg.held_out_fraction);
     // Only split when both parts stay usable; a tiny corpus trains on everything.
     if (n_held >= 2 && train_tokens.size() - n_held > static_cast<size_t>(cfg.train.seq_len)) {
       held_out.assign(train_tokens.end() - static_cast<std::ptrdiff_t>(n_held), train_tokens.end());
@@ -285,9 +291,8 @@ TrainLmResult run_train_lm(const TrainLmConfig& cfg, const TrainLmOptions& opt,
     say(ev, "resumed at step " + std::to_string(trainer.steps_done()));
   }
   const int64_t n_params = total_numel(trainer.model().params());
-  say(ev, "model: " + std::to_string(n_params) + " parameters, " +
-              std::to_string(cfg.train.steps) + " steps of " +
-              std::to_string(trainer.tokens_per_step()) + " tokens");
+  say(ev, "model: " + std::to_string(n_params) + " parameters, " + std::to_string(cfg.train.steps) +
+              " steps of " + std::to_string(trainer.tokens_per_step()) + " tokens");
 
   // The loss curve, one row per step: rewritten on a fresh run; on a resume, rows past the
   // checkpoint (steps run after it by a run that then died) are dropped, so the file always
@@ -317,7 +322,6 @@ TrainLmResult run_train_lm(const TrainLmConfig& cfg, const TrainLmOptions& opt,
     if (ev.held_out && trainer.has_held_out()) ev.held_out(trainer.steps_done(), res.held_out_loss);
   };
 
-
   // 4. The loop.
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
@@ -334,7 +338,8 @@ TrainLmResult run_train_lm(const TrainLmConfig& cfg, const TrainLmOptions& opt,
     p.step = trainer.steps_done();
     p.steps = cfg.train.steps;
     const double secs = std::chrono::duration<double>(clock::now() - t0).count();
-    p.tokens_per_s = secs > 0 ? static_cast<double>(run_steps * trainer.tokens_per_step()) / secs : 0;
+    p.tokens_per_s =
+        secs > 0 ? static_cast<double>(run_steps * trainer.tokens_per_step()) / secs : 0;
     p.eta_s = secs / static_cast<double>(run_steps) * static_cast<double>(p.steps - p.step);
     res.last_loss = p.stats.loss;
     res.tokens_per_s = p.tokens_per_s;
@@ -352,7 +357,8 @@ TrainLmResult run_train_lm(const TrainLmConfig& cfg, const TrainLmOptions& opt,
       log << row;
     }
     log << '\n' << std::flush;
-    if (cfg.checkpoint_every > 0 && p.step % cfg.checkpoint_every == 0 && !trainer.finished()) save();
+    if (cfg.checkpoint_every > 0 && p.step % cfg.checkpoint_every == 0 && !trainer.finished())
+      save();
   }
   if (trainer.finished() && run_steps == 0) evaluate();
   save();

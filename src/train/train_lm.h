@@ -68,18 +68,18 @@ struct TrainLmProgress {
 };
 
 struct TrainLmEvents {
-  std::function<void(const std::string&)> message;        // phase lines ("tokenizer: ...")
-  std::function<void(const TrainLmProgress&)> step;       // after every step
+  std::function<void(const std::string&)> message;          // phase lines ("tokenizer: ...")
+  std::function<void(const TrainLmProgress&)> step;         // after every step
   std::function<void(int64_t step, double loss)> held_out;  // after every evaluation
 };
 
 struct TrainLmResult {
-  int64_t steps_done = 0;       // of the whole run (resumed ones included)
-  int64_t steps_run = 0;        // by this call
-  int64_t train_tokens = 0;     // size of the tokenized training stream
+  int64_t steps_done = 0;    // of the whole run (resumed ones included)
+  int64_t steps_run = 0;     // by this call
+  int64_t train_tokens = 0;  // size of the tokenized training stream
   int64_t held_out_tokens = 0;
-  double last_loss = 0;         // training loss of the last step run (NaN if none ran)
-  double held_out_loss = 0;     // latest evaluation (NaN without held-out data)
+  double last_loss = 0;      // training loss of the last step run (NaN if none ran)
+  double held_out_loss = 0;  // latest evaluation (NaN without held-out data)
   double tokens_per_s = 0;
 };
 

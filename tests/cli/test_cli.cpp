@@ -1,13 +1,12 @@
 // The eagle2 command line, run as a user would: exit codes, one-line errors, streamed text.
 #include <gtest/gtest.h>
-
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
-#include <sys/wait.h>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "support/cli.h"
 #include "support/shared_data.h"
@@ -17,8 +16,6 @@ namespace {
 
 using test::CliRun;
 using test::run_cli;
-
-
 
 std::string stories_dir() {
   return test::shared_dir() + "/data/models/stories260K-hf";
@@ -100,14 +97,15 @@ TEST(Cli, CostCurveWithSequencesPrintsTheMultiSequenceTable) {
   ASSERT_EQ(r.code, 0) << r.out;
   r = run_cli("cost-curve -m " + dir + "/m --ks 1,2 --context 8 --reps 1 --sequences 1,3,16 -t 1");
   ASSERT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("sequences   ms/forward   cost/B=1   tokens/s (B)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("sequences   ms/forward   cost/B=1   tokens/s (B)"), std::string::npos)
+      << r.out;
   for (const char* row : {"\n        1 ", "\n        3 ", "\n       16 "})
     EXPECT_NE(r.out.find(row), std::string::npos) << row << "\n" << r.out;
   EXPECT_NE(r.out.find("1.00"), std::string::npos) << r.out;
 }
 
-// cost-curve --csv writes the k table for scripts: a header, one row per asked-for k in order, k = 1
-// costing exactly 1 of itself and tokens/s = k / seconds; the printed table stays as it was. An
+// cost-curve --csv writes the k table for scripts: a header, one row per asked-for k in order, k =
+// 1 costing exactly 1 of itself and tokens/s = k / seconds; the printed table stays as it was. An
 // unwritable path is one clear error before any timing.
 TEST(Cli, CostCurveCsvWritesTheKTable) {
   const std::string dir = test::temp_dir("cli-cost-csv");
@@ -160,9 +158,12 @@ TEST(Cli, DraftVocabThenGenerateWithAReducedDraftVocabulary) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("wrote " + head_dir + "/draft_vocab.tsv"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("most frequent cover"), std::string::npos) << r.out;
-  r = run_cli("draft-vocab -m " + stories_dir() + " --corpus " + shared + "corpora/tinystories_valid_head.txt");
+  r = run_cli("draft-vocab -m " + stories_dir() + " --corpus " + shared +
+              "corpora/tinystories_valid_head.txt");
   EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(r.out, "error: draft-vocab: pass --draft HEAD_DIR (writes HEAD_DIR/draft_vocab.tsv) or -o FILE\n");
+  EXPECT_EQ(
+      r.out,
+      "error: draft-vocab: pass --draft HEAD_DIR (writes HEAD_DIR/draft_vocab.tsv) or -o FILE\n");
 
   const std::string gen = "generate -m " + stories_dir() + " -p 'Once upon a time' -n 20 -t 2";
   const CliRun plain = run_cli(gen);

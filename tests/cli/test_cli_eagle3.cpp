@@ -37,13 +37,13 @@ const std::string kVocabError =
 
 TEST(CliEagle3, DraftVocabIsOneClearError) {
   const std::string head = random_head();
-  const std::string gen = "generate -m " + test::kBundledModel + " --draft " + head +
-                          " -p 'def f():' -n 4 -t 1 ";
+  const std::string gen =
+      "generate -m " + test::kBundledModel + " --draft " + head + " -p 'def f():' -n 4 -t 1 ";
   expect_one_error(gen + "--draft-vocab 512", kVocabError + "256 tokens");
   expect_one_error(gen + "--spec dynamic:16:3:4 --draft-vocab 8", kVocabError + "256 tokens");
-  expect_one_error("serve --port 0 -t 1 -m " + test::kBundledModel + " --draft " + head +
-                       " --draft-vocab 512",
-                   kVocabError + "256 tokens");
+  expect_one_error(
+      "serve --port 0 -t 1 -m " + test::kBundledModel + " --draft " + head + " --draft-vocab 512",
+      kVocabError + "256 tokens");
 }
 
 // 0 means the full vocabulary: nothing to refuse, and the head drafts (the default spec).
@@ -61,8 +61,8 @@ TEST(CliEagle3, DraftVocabZeroDrafts) {
 TEST(CliEagle3, ReferenceHead) {
   EAGLE2_SHARED_FILE(cfg, "data/models/code-lm-eagle3-ref/config.json");
   const std::string head = cfg.substr(0, cfg.rfind('/'));
-  const std::string gen = "generate -m " + test::kBundledModel + " --draft " + head +
-                          " -p 'def f():' -n 4 -t 1 ";
+  const std::string gen =
+      "generate -m " + test::kBundledModel + " --draft " + head + " -p 'def f():' -n 4 -t 1 ";
   expect_one_error(gen + "--draft-vocab 512", kVocabError + "1024 tokens");
 }
 

@@ -47,16 +47,17 @@ TEST(CliMakeRandomArch, WritesGgufFilesThatRunWithPeakedLogits) {
   EAGLE2_SHARED_FILE(llama3, "data/tokenizers/llama3/tokenizer.json");
   EAGLE2_SHARED_FILE(qwen3, "data/tokenizers/qwen3/tokenizer.json");
   const std::string dir = test::temp_dir("cli-arch");
-  for (const auto& [arch, tokenizer, vocab] :
-       {std::tuple{"llama3", llama3, "128256"}, {"qwen2", qwen3, "151936"},
-        {"qwen3", qwen3, "151936"}}) {
+  for (const auto& [arch, tokenizer, vocab] : {std::tuple{"llama3", llama3, "128256"},
+                                               {"qwen2", qwen3, "151936"},
+                                               {"qwen3", qwen3, "151936"}}) {
     const std::string path = dir + "/" + arch + ".gguf";
     const CliRun made = run_cli_split(std::string("make-random --arch ") + arch + " --tokenizer " +
                                       tokenizer + " -o " + path + " --dtype q8_0 --seed 2");
     ASSERT_EQ(made.code, 0) << made.err;
-    EXPECT_EQ(made.out, "wrote " + path + ": " + arch + ", 2 layers, hidden 64, vocab " + vocab +
-                            ", Q8_0\n");
-    const CliRun g = run_cli_split("generate -m " + path + " -p 'Hello, world' -n 6 -t 1 --ignore-eos");
+    EXPECT_EQ(made.out,
+              "wrote " + path + ": " + arch + ", 2 layers, hidden 64, vocab " + vocab + ", Q8_0\n");
+    const CliRun g =
+        run_cli_split("generate -m " + path + " -p 'Hello, world' -n 6 -t 1 --ignore-eos");
     ASSERT_EQ(g.code, 0) << g.err;
     EXPECT_TRUE(g.out.starts_with("Hello, world")) << g.out;
 
@@ -131,8 +132,7 @@ TEST(CliLogprobs, BadInputIsOneErrorLine) {
            {"logprobs" + m + " --tokens 1,x", 1, "--tokens: 'x' is not a token id"},
            {"logprobs" + m + " --tokens 1,512", 1,
             "logprobs: token 512 at position 1 is not in the vocabulary [0, 512)"},
-           {"logprobs" + m + " --tokens 1 --top 0", 2,
-            "--top: '0' is out of range [1, 1000]"},
+           {"logprobs" + m + " --tokens 1 --top 0", 2, "--top: '0' is out of range [1, 1000]"},
            {"logprobs" + m + " --tokens 1 --greedy 5000", 1,
             "--greedy: the path would have 5001 tokens but the model's context is 4096"},
        }) {

@@ -29,8 +29,7 @@ std::string stats_drafter(const std::string& err) {
 // The bundled heads (skipped when a checkout lacks them): greedy and sampled output equal plain
 // decoding's, and the [stats] line names the drafter.
 void expect_plain_text(const std::string& kind, const std::string& dir) {
-  const std::string gen =
-      "generate -m " + test::kBundledModel + " -p 'def add(a, b):' -n 32 -t 1 ";
+  const std::string gen = "generate -m " + test::kBundledModel + " -p 'def add(a, b):' -n 32 -t 1 ";
   const CliRun plain = run_cli_split(gen + "--spec plain");
   ASSERT_EQ(plain.code, 0) << plain.err;
   const CliRun heads = run_cli_split(gen + "--spec " + kind + ":" + dir);
@@ -54,23 +53,26 @@ TEST(CliMedusa, BundledHeadsGenerateWhatPlainDecodingGenerates) {
 }
 
 TEST(CliMedusa, BundledHydraHeadsGenerateWhatPlainDecodingGenerates) {
-  if (!std::filesystem::exists(kHydra + "/model.safetensors")) GTEST_SKIP() << kHydra << " is absent";
+  if (!std::filesystem::exists(kHydra + "/model.safetensors"))
+    GTEST_SKIP() << kHydra << " is absent";
   expect_plain_text("hydra", kHydra);
 }
 
 TEST(CliMedusa, Errors) {
   std::string why;
-  const CliRun missing =
-      run_cli_split("generate -m " + test::kBundledModel + " -p hi -n 2 --spec medusa:/nonexistent");
+  const CliRun missing = run_cli_split("generate -m " + test::kBundledModel +
+                                       " -p hi -n 2 --spec medusa:/nonexistent");
   EXPECT_TRUE(test::is_one_clean_error(missing, &why)) << why;
   EXPECT_EQ(missing.err, "error: /nonexistent: Medusa head directory not found\n");
-  const CliRun bad_t = run_cli_split("generate -m " + test::kBundledModel +
-                                     " -p hi -n 2 --spec medusa:/x:0");
+  const CliRun bad_t =
+      run_cli_split("generate -m " + test::kBundledModel + " -p hi -n 2 --spec medusa:/x:0");
   EXPECT_EQ(bad_t.code, 2);
   EXPECT_NE(bad_t.err.find("expected medusa:HEADS_DIR[:T] with T in [1, 1024]"), std::string::npos)
       << bad_t.err;
-  const CliRun noise = run_cli_split("train-head -m /x --prompts p --arch medusa --noise 0.2 -o /tmp/y");
-  EXPECT_EQ(noise.err, "error: --noise, --noise-relative and --fc-identity apply to --arch eagle only\n");
+  const CliRun noise =
+      run_cli_split("train-head -m /x --prompts p --arch medusa --noise 0.2 -o /tmp/y");
+  EXPECT_EQ(noise.err,
+            "error: --noise, --noise-relative and --fc-identity apply to --arch eagle only\n");
   const CliRun heads = run_cli_split("train-head -m /x --prompts p --heads 3 -o /tmp/y");
   EXPECT_EQ(heads.err, "error: --heads and --head-layers apply to --arch medusa and hydra only\n");
 }
@@ -89,9 +91,11 @@ TEST(CliMedusa, TrainHeadArchMedusaAndHydraWriteHeadsTheSpecDraftsWith) {
   for (const std::string arch : {"medusa", "hydra"}) {
     SCOPED_TRACE(arch);
     const std::string dir = test::temp_dir("cli-" + arch + "-train") + "/heads";
-    const CliRun run = run_cli("train-head -m " + model_dir + " --text " + corpus + " --arch " +
-                               arch + " --heads 3 --limit 24 --eval-count 4 --steps 20 --batch 4 "
-                               "--seq-len 64 --tau-tokens 16 --seed 2 -t 2 -o " + dir);
+    const CliRun run =
+        run_cli("train-head -m " + model_dir + " --text " + corpus + " --arch " + arch +
+                " --heads 3 --limit 24 --eval-count 4 --steps 20 --batch 4 "
+                "--seq-len 64 --tau-tokens 16 --seed 2 -t 2 -o " +
+                dir);
     ASSERT_EQ(run.code, 0) << run.out;
     EXPECT_NE(run.out.find("trained 3 " + arch + " heads"), std::string::npos) << run.out;
     EXPECT_GE(number_after(run.out, "held-out head 3 (predicts x_{t+4}) over "), 1) << run.out;

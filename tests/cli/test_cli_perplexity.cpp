@@ -56,9 +56,8 @@ TEST(CliPerplexity, FigureIsLlamaPerplexitysMethod) {
   api::Threads threads(2);
   std::vector<double> nlls;
   std::string want = file + ": " + std::to_string(tokens.size()) +
-                     " tokens (BOS first, and first in every chunk); " +
-                     std::to_string(chunks) + " chunks of 64, each scored on its last 31 " +
-                     "predictions\n";
+                     " tokens (BOS first, and first in every chunk); " + std::to_string(chunks) +
+                     " chunks of 64, each scored on its last 31 " + "predictions\n";
   for (int64_t i = 0; i < chunks; ++i) {
     std::vector<int32_t> chunk(tokens.begin() + i * 64, tokens.begin() + (i + 1) * 64);
     chunk[0] = tok.bos_id();
@@ -95,7 +94,8 @@ TEST(CliPerplexity, BadInputIsOneCleanError) {
   const std::string m = "perplexity -m " + test::kBundledModel;
   for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
            {m + " -f " + dir + "/short.py -c 64", "needs at least 128 (two chunks)"},
-           {m + " -f " + file + " -c 2048", "-c 2048 exceeds the model's context of 1024 positions"},
+           {m + " -f " + file + " -c 2048",
+            "-c 2048 exceeds the model's context of 1024 positions"},
            {m + " -f " + dir + "/nothing.txt", ""},
            {m + " -f " + dir + "/latin1.txt -c 64", ""},
        }) {
@@ -107,7 +107,7 @@ TEST(CliPerplexity, BadInputIsOneCleanError) {
   }
   // Flag syntax: exit 2.
   for (const std::string& args : {m + " -f " + file + " -c 4", m + " -f " + file + " -b 0",
-                                 m + " -f " + file + " --chunks 0", m + " -c 64"}) {
+                                  m + " -f " + file + " --chunks 0", m + " -c 64"}) {
     const test::CliRun run = test::run_cli_split(args);
     EXPECT_EQ(run.code, 2) << args << ": " << run.err;
   }

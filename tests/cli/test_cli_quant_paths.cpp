@@ -23,8 +23,10 @@ class KernelOverride {
     if (const char* v = std::getenv("EAGLE2_KERNEL")) saved_ = v;
   }
   ~KernelOverride() {
-    if (saved_) ::setenv("EAGLE2_KERNEL", saved_->c_str(), 1);
-    else ::unsetenv("EAGLE2_KERNEL");
+    if (saved_)
+      ::setenv("EAGLE2_KERNEL", saved_->c_str(), 1);
+    else
+      ::unsetenv("EAGLE2_KERNEL");
   }
   void set(KernelPath p) { ::setenv("EAGLE2_KERNEL", kernel_path_name(p), 1); }
 
@@ -40,13 +42,17 @@ TEST(CliQuantPaths, GenerateWritesTheSameTextOnEveryKernelPath) {
     for (KernelPath p : {KernelPath::Scalar, KernelPath::Avx2, KernelPath::Avx512}) {
       if (!cpu_supports(p)) continue;
       kernel.set(p);
-      const test::CliRun r = test::run_cli_split("generate -m " + path + " -p 'def fib(n):' -n 40 -t 2");
+      const test::CliRun r =
+          test::run_cli_split("generate -m " + path + " -p 'def fib(n):' -n 40 -t 2");
       ASSERT_EQ(r.code, 0) << q << " " << kernel_path_name(p) << ": " << r.err;
-      EXPECT_NE(r.err.find(std::string("kernels ") + kernel_path_name(p)), std::string::npos) << r.err;
+      EXPECT_NE(r.err.find(std::string("kernels ") + kernel_path_name(p)), std::string::npos)
+          << r.err;
       ASSERT_EQ(r.out.rfind("def fib(n):", 0), 0u) << r.out;
       EXPECT_NE(r.err.find("decode 40 tokens"), std::string::npos) << r.err;
-      if (p == KernelPath::Scalar) reference = r.out;
-      else EXPECT_EQ(r.out, reference) << q << ": " << kernel_path_name(p) << " differs from scalar";
+      if (p == KernelPath::Scalar)
+        reference = r.out;
+      else
+        EXPECT_EQ(r.out, reference) << q << ": " << kernel_path_name(p) << " differs from scalar";
     }
   }
 }
@@ -60,13 +66,15 @@ TEST(CliQuantPaths, DraftWeightsNeverChangeTheText) {
     const test::CliRun plain = test::run_cli_split(common);
     ASSERT_EQ(plain.code, 0) << plain.err;
     for (const char* w : {"auto", "as-is", "q8_0", "q4_0"}) {
-      const test::CliRun r = test::run_cli_split(common + " --draft " + std::string(EAGLE2_SOURCE_DIR) +
-                                                 "/models/code-lm-eagle --spec chain:6 --draft-weights " + w);
+      const test::CliRun r =
+          test::run_cli_split(common + " --draft " + std::string(EAGLE2_SOURCE_DIR) +
+                              "/models/code-lm-eagle --spec chain:6 --draft-weights " + w);
       ASSERT_EQ(r.code, 0) << w << ": " << r.err;
       EXPECT_EQ(r.out, plain.out) << model << " --draft-weights " << w;
     }
   }
-  const test::CliRun bad = test::run_cli_split("generate -m " + test::kBundledModel + " -p x --draft-weights q5_0");
+  const test::CliRun bad =
+      test::run_cli_split("generate -m " + test::kBundledModel + " -p x --draft-weights q5_0");
   EXPECT_EQ(bad.code, 2);
   EXPECT_EQ(bad.err, "error: --draft-weights: 'q5_0' is not one of auto, as-is, q8_0, q4_0\n");
 }

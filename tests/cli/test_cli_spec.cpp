@@ -72,8 +72,8 @@ TEST(CliSpec, SampledOutputIsTheSameForEverySpec) {
 // The EAGLE-2 paper's ablation through --spec: other trees from the same head, the same greedy
 // text as plain decoding, and the variant named on the stats line.
 TEST(CliSpec, AblationSpecsPrintThePlainText) {
-  const std::string gen = "generate -m " + kModel + " --draft " + kHead +
-                          " -p 'def add(a, b):' -n 24 -t 1 --spec ";
+  const std::string gen =
+      "generate -m " + kModel + " --draft " + kHead + " -p 'def add(a, b):' -n 24 -t 1 --spec ";
   const CliRun plain = run_cli_split(gen + "plain");
   ASSERT_EQ(plain.code, 0) << plain.err;
   for (const auto& [spec, name] : std::vector<std::pair<std::string, std::string>>{
@@ -129,8 +129,9 @@ TEST(CliSpec, EagleSpecsNeedAHead) {
   // "@HEAD_DIR" is bench's (two heads in one run); generate and serve name theirs with --draft.
   const CliRun at = run_cli_split("generate -m " + kModel + " -p hi -n 2 --spec dynamic@h");
   EXPECT_EQ(at.code, 1);
-  EXPECT_EQ(at.err, "error: --spec dynamic@h: a head folder after '@' is for eagle2 bench "
-                    "--drafters (two heads side by side); here pass --draft HEAD_DIR\n");
+  EXPECT_EQ(at.err,
+            "error: --spec dynamic@h: a head folder after '@' is for eagle2 bench "
+            "--drafters (two heads side by side); here pass --draft HEAD_DIR\n");
 }
 
 // sps:DIR, the bundled draft model: greedy text equals plain decoding's with the drafter named on

@@ -25,13 +25,15 @@ TEST(CliTrainEagle3, FlagErrors) {
   const CliRun few =
       run_cli_split("train-head -m /x --prompts p --arch eagle3 --ttt-steps 2 -o /tmp/y");
   EXPECT_TRUE(test::is_one_clean_error(few, &why)) << why;
-  EXPECT_EQ(few.err, "error: --ttt-steps 2 is too few for --arch eagle3 (at least 3; the "
-                     "reference unrolls 7)\n");
+  EXPECT_EQ(few.err,
+            "error: --ttt-steps 2 is too few for --arch eagle3 (at least 3; the "
+            "reference unrolls 7)\n");
   const CliRun warm = run_cli_split(
       "train-head -m /x --prompts p --arch eagle3 --steps 100 --ttt-warmup 91 -o /tmp/y");
   EXPECT_TRUE(test::is_one_clean_error(warm, &why)) << why;
-  EXPECT_EQ(warm.err, "error: --ttt-warmup 91 leaves too few of the 100 --steps unrolled (at most "
-                      "90: the last 10 % train every unrolled step)\n");
+  EXPECT_EQ(warm.err,
+            "error: --ttt-warmup 91 leaves too few of the 100 --steps unrolled (at most "
+            "90: the last 10 % train every unrolled step)\n");
   const CliRun deep = run_cli_split(
       "train-head -m /x --prompts p --arch eagle3 --ttt-steps 4 --ttt-short-steps 5 -o /tmp/y");
   EXPECT_TRUE(test::is_one_clean_error(deep, &why)) << why;
@@ -42,9 +44,12 @@ TEST(CliTrainEagle3, FlagErrors) {
         run_cli_split("train-head -m /x --prompts p --arch eagle3 " + bad + " -o /tmp/y");
     EXPECT_EQ(r.code, 2) << bad << ": " << r.err;
   }
-  const CliRun noise = run_cli_split("train-head -m /x --prompts p --arch eagle3 --noise 0.2 -o /tmp/y");
-  EXPECT_EQ(noise.err, "error: --noise, --noise-relative and --fc-identity apply to --arch eagle only\n");
-  const CliRun heads = run_cli_split("train-head -m /x --prompts p --arch eagle3 --heads 3 -o /tmp/y");
+  const CliRun noise =
+      run_cli_split("train-head -m /x --prompts p --arch eagle3 --noise 0.2 -o /tmp/y");
+  EXPECT_EQ(noise.err,
+            "error: --noise, --noise-relative and --fc-identity apply to --arch eagle only\n");
+  const CliRun heads =
+      run_cli_split("train-head -m /x --prompts p --arch eagle3 --heads 3 -o /tmp/y");
   EXPECT_EQ(heads.err, "error: --heads and --head-layers apply to --arch medusa and hydra only\n");
   for (const std::string flag :
        {"--ttt-steps 4", "--draft-vocab-size 8", "--intermediate 8", "--feature-layers 1,2,3",
@@ -58,10 +63,11 @@ TEST(CliTrainEagle3, FlagErrors) {
               "--arch eagle3 only\n")
         << flag;
   }
-  const CliRun two = run_cli_split("train-head -m /x --prompts p --arch eagle3 --feature-layers 1,2 -o /tmp/y");
+  const CliRun two =
+      run_cli_split("train-head -m /x --prompts p --arch eagle3 --feature-layers 1,2 -o /tmp/y");
   EXPECT_EQ(two.code, 2) << two.err;
-  const CliRun cold =
-      run_cli_split("train-head -m /x --prompts p --arch eagle3 --teacher-temperature -1 -o /tmp/y");
+  const CliRun cold = run_cli_split(
+      "train-head -m /x --prompts p --arch eagle3 --teacher-temperature -1 -o /tmp/y");
   EXPECT_EQ(cold.code, 2) << cold.err;
   EXPECT_NE(cold.err.find("--teacher-temperature"), std::string::npos) << cold.err;
 }

@@ -1,7 +1,5 @@
 // generate's drafter flags: the shorthands (--tree, --total-tokens, --depth, --draft-top-k,
 // --choices, --calibrate) build the same DrafterSpec as --spec, and the two cannot be mixed.
-#include "drafter_flags.h"
-
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -9,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "drafter_flags.h"
 #include "support/errors.h"
 #include "support/shared_data.h"
 
@@ -33,7 +32,9 @@ cli::DrafterFlags parse(const std::string& args) {
   return flags;
 }
 
-DrafterSpec spec_of(const std::string& args) { return cli::drafter_spec_from_flags(parse(args)); }
+DrafterSpec spec_of(const std::string& args) {
+  return cli::drafter_spec_from_flags(parse(args));
+}
 
 TEST(DrafterFlags, ShorthandsBuildTheSameSpecAsSpec) {
   for (const auto& [shorthand, spec] : std::vector<std::pair<std::string, std::string>>{
@@ -65,7 +66,8 @@ TEST(DrafterFlags, ShorthandsBuildTheSameSpecAsSpec) {
 TEST(DrafterFlags, ChoicesFromAFile) {
   const std::string path = test::temp_dir("drafter_flags") + "/tree.json";
   std::ofstream(path) << "[[0], [1], [0, 0]]\n";
-  EXPECT_EQ(spec_of("--tree static --choices " + path), parse_drafter_spec("static:[[0],[1],[0,0]]"));
+  EXPECT_EQ(spec_of("--tree static --choices " + path),
+            parse_drafter_spec("static:[[0],[1],[0,0]]"));
 }
 
 TEST(DrafterFlags, SpecWithAShorthandIsAFlagError) {

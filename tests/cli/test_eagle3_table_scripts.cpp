@@ -20,7 +20,9 @@ namespace {
 
 const std::string kScripts = std::string(EAGLE2_SOURCE_DIR) + "/scripts/";
 
-bool have_python() { return test::run_shell("python3 -c pass >/dev/null 2>&1").code == 0; }
+bool have_python() {
+  return test::run_shell("python3 -c pass >/dev/null 2>&1").code == 0;
+}
 
 Summary row(const std::string& drafter, float temp, double rate, double speedup, double tau,
             double draft_share) {
@@ -118,7 +120,8 @@ TEST(Eagle3TableScript, ShellScriptParsesAndRefusesBadCounts) {
   EXPECT_EQ(test::run_shell("bash -n " + kScripts + "eagle3_table.sh").code, 0);
   const auto bad = test::run_shell("env RUNS=x bash " + kScripts + "eagle3_table.sh /tmp/x 2>&1");
   EXPECT_NE(bad.code, 0);
-  EXPECT_NE(bad.out.find("error: 'x' is not a positive whole number"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("error: 'x' is not a positive whole number"), std::string::npos)
+      << bad.out;
 }
 
 }  // namespace

@@ -30,9 +30,12 @@ constexpr int kTimeoutSeconds = 60;
 
 // The values every integer field is set to, one field at a time: zero, negative, just past int32,
 // past uint32, and values whose products wrap around int64.
-const std::vector<int64_t> kHostileValues = {
-    0, -1, int64_t{1} << 31, (int64_t{1} << 32) + 1, (int64_t{1} << 62) + 8,
-    std::numeric_limits<int64_t>::max()};
+const std::vector<int64_t> kHostileValues = {0,
+                                             -1,
+                                             int64_t{1} << 31,
+                                             (int64_t{1} << 32) + 1,
+                                             (int64_t{1} << 62) + 8,
+                                             std::numeric_limits<int64_t>::max()};
 
 // The tiny test model with every optional integer field present, so that each can be mutated:
 // llama3 rope scaling (original_max_position_embeddings) and a sliding window.
@@ -48,7 +51,8 @@ LlamaConfig base_config() {
 }
 
 // JSON pointers of every integer in `j`, nested objects and lists included.
-void integer_fields(const json& j, const json::json_pointer& at, std::vector<json::json_pointer>& out) {
+void integer_fields(const json& j, const json::json_pointer& at,
+                    std::vector<json::json_pointer>& out) {
   if (j.is_number_integer()) {
     out.push_back(at);
   } else if (j.is_object()) {
@@ -102,7 +106,8 @@ class HostileConfigs : public ::testing::Test {
   static bool expect_contract(const test::CliRun& run, const std::string& what) {
     EXPECT_FALSE(run.timed_out) << what << ": hang";
     for (const char* report : {"runtime error", "AddressSanitizer", "LeakSanitizer"})
-      EXPECT_EQ(run.err.find(report), std::string::npos) << what << ": sanitizer report\n" << run.err;
+      EXPECT_EQ(run.err.find(report), std::string::npos) << what << ": sanitizer report\n"
+                                                         << run.err;
     if (run.code == 0) return false;
     std::string why;
     EXPECT_TRUE(test::is_one_clean_error(run, &why)) << what << ": " << why;
@@ -129,18 +134,21 @@ TEST_F(HostileConfigs, EveryIntegerFieldAtEveryHostileValue) {
     integer_fields(folder->config, json::json_pointer(), fields);
     // Every size, position and token-id field the config writer emits, nested ones included.
     EXPECT_EQ(fields.size(), 12u) << folder->config.dump();
-    EXPECT_TRUE(folder->config.contains(json::json_pointer("/rope_scaling/original_max_position_embeddings")));
+    EXPECT_TRUE(folder->config.contains(
+        json::json_pointer("/rope_scaling/original_max_position_embeddings")));
     for (const json::json_pointer& field : fields) {
       for (const int64_t value : kHostileValues) {
         json j = folder->config;
         j[field] = value;
         folder->write_scratch_config(j);
-        const test::CliRun run = is_head ? generate(model_->dir, head_->scratch)
-                                         : generate(model_->scratch);
-        const std::string what =
-            std::string(is_head ? "head" : "model") + " " + field.to_string() + " = " + std::to_string(value);
-        if (expect_contract(run, what)) ++errors;
-        else ++completions;
+        const test::CliRun run =
+            is_head ? generate(model_->dir, head_->scratch) : generate(model_->scratch);
+        const std::string what = std::string(is_head ? "head" : "model") + " " + field.to_string() +
+                                 " = " + std::to_string(value);
+        if (expect_contract(run, what))
+          ++errors;
+        else
+          ++completions;
       }
     }
   }
@@ -210,7 +218,8 @@ TEST_F(HostileConfigs, ByteMutationsLoadOrFailCleanly) {
     // The header: the 8-byte length and the JSON after it (mutating tensor data only changes
     // values, which the non-finite checks cover separately).
     uint64_t header_len = 0;
-    for (int i = 7; i >= 0; --i) header_len = (header_len << 8) | static_cast<unsigned char>(weights[i]);
+    for (int i = 7; i >= 0; --i)
+      header_len = (header_len << 8) | static_cast<unsigned char>(weights[i]);
     const size_t header_end = std::min<size_t>(weights.size(), 8 + header_len);
     for (int m = 0; m < mutants; ++m) {
       std::string c = config, w = weights;
@@ -218,7 +227,8 @@ TEST_F(HostileConfigs, ByteMutationsLoadOrFailCleanly) {
       const size_t span = m % 2 == 0 ? c.size() : header_end;
       const int edits = 1 + static_cast<int>(rng() % 4);
       for (int e = 0; e < edits; ++e)
-        target[rng() % span] = static_cast<char>(rng() % 2 ? rng() % 256 : "0123456789-.e[]{}\",:"[rng() % 19]);
+        target[rng() % span] =
+            static_cast<char>(rng() % 2 ? rng() % 256 : "0123456789-.e[]{}\",:"[rng() % 19]);
       test::write_file(folder->scratch + "/config.json", c);
       test::write_file(folder->scratch + "/model.safetensors", w);
       try {

@@ -15,20 +15,22 @@ namespace eagle2 {
 namespace {
 
 TEST(LlamaLogprobParity, ThreeArchitecturesAgreeWithLlamaServer) {
-  if (test::shared_dir().empty()) GTEST_SKIP() << "../shared is absent: no llama.cpp to compare with";
+  if (test::shared_dir().empty())
+    GTEST_SKIP() << "../shared is absent: no llama.cpp to compare with";
   const std::string bin = test::shared_dir() + "/tools/llama.cpp/bin";
   if (!test::file_exists(bin + "/llama-server"))
     GTEST_SKIP() << bin << "/llama-server is absent: skipping the llama.cpp comparison";
   if (std::system("python3 -c pass > /dev/null 2>&1") != 0) GTEST_SKIP() << "python3 is missing";
   // The sanitizer pass (EAGLE2_TEST_SCALE < 1) completes fewer prompts and tokenizes fewer texts.
-  const std::string prompts = std::to_string(test::scaled(4)), texts = std::to_string(test::scaled(6));
+  const std::string prompts = std::to_string(test::scaled(4)),
+                    texts = std::to_string(test::scaled(6));
   const std::string log = test::temp_dir("llama-parity") + "/out.txt";
-  const int status = std::system(
-      ("timeout 600 python3 " + std::string(EAGLE2_SOURCE_DIR) + "/scripts/llama-logprob-parity.py" +
-       " --eagle2 " + EAGLE2_CLI_PATH + " --llama-bin " + bin + " --tokenizers " +
-       test::shared_dir() + "/data/tokenizers --prompts " + prompts + " --texts " + texts + " > " +
-       log + " 2>&1")
-          .c_str());
+  const int status = std::system(("timeout 600 python3 " + std::string(EAGLE2_SOURCE_DIR) +
+                                  "/scripts/llama-logprob-parity.py" + " --eagle2 " +
+                                  EAGLE2_CLI_PATH + " --llama-bin " + bin + " --tokenizers " +
+                                  test::shared_dir() + "/data/tokenizers --prompts " + prompts +
+                                  " --texts " + texts + " > " + log + " 2>&1")
+                                     .c_str());
   ASSERT_TRUE(WIFEXITED(status));
   const std::string out = test::read_file(log);
   if (WEXITSTATUS(status) == 77) GTEST_SKIP() << out;

@@ -33,9 +33,9 @@ std::string parity_command(std::string* why) {
          shared + " --eagle2 " + EAGLE2_CLI_PATH + " -t 1";
 }
 
-#define PARITY_COMMAND(var)                                                     \
-  std::string var##_why;                                                        \
-  const std::string var = parity_command(&var##_why);                           \
+#define PARITY_COMMAND(var)                           \
+  std::string var##_why;                              \
+  const std::string var = parity_command(&var##_why); \
   if (var.empty()) GTEST_SKIP() << var##_why << ": skipping the comparison with llama.cpp"
 
 TEST(LlamaParity, GreedyTextAndPerplexityMatchLlamaCpp) {
@@ -44,10 +44,10 @@ TEST(LlamaParity, GreedyTextAndPerplexityMatchLlamaCpp) {
   EAGLE2_SHARED_FILE(q4, "data/gguf/code-lm-q4_0.gguf");
   // 16 prompts x 32 tokens per file (4 under the sanitizers' EAGLE2_TEST_SCALE), and the
   // perplexity of the first 4 chunks of 512 tokens.
-  const test::CliRun run = test::run_shell(
-      cmd + " --gguf " + q8 + " " + q4 + " --limit " + std::to_string(test::scaled(16)) +
-          " -n 32 --ppl-chunks 4 2>&1",
-      900);
+  const test::CliRun run =
+      test::run_shell(cmd + " --gguf " + q8 + " " + q4 + " --limit " +
+                          std::to_string(test::scaled(16)) + " -n 32 --ppl-chunks 4 2>&1",
+                      900);
   EXPECT_EQ(run.code, 0) << run.out;
   EXPECT_NE(run.out.find("\nparity: OK\n"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("code-lm-q4_0.gguf"), std::string::npos) << run.out;

@@ -38,8 +38,8 @@ bool have_python() {
 }
 
 Summary row(const std::string& set, const std::string& drafter, float temp, int prompts,
-            double rate, double speedup, double tau, double tree_tokens = 0,
-            double draft_share = 0, double verify_share = 0) {
+            double rate, double speedup, double tau, double tree_tokens = 0, double draft_share = 0,
+            double verify_share = 0) {
   Summary s;
   s.prompt_set = set;
   s.drafter = drafter;

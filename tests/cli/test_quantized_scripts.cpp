@@ -40,7 +40,8 @@ void write_runs(const std::string& out) {
     const double a_cost = r == 1 ? 1.5 : 1.6;
     write(out + "/a/cost" + run,
           "k,ms_per_forward,cost_relative,tokens_per_second\n1,1.000000,1.000000,1000.000\n"
-          "8," + std::to_string(a_cost) + "," + std::to_string(a_cost) + ",5000.000\n");
+          "8," +
+              std::to_string(a_cost) + "," + std::to_string(a_cost) + ",5000.000\n");
     write(out + "/b/cost" + run,
           "k,ms_per_forward,cost_relative,tokens_per_second\n1,0.500000,1.000000,2000.000\n"
           "8,4.000000,8.000000,2000.000\n");
@@ -48,10 +49,9 @@ void write_runs(const std::string& out) {
           summaries_to_csv({row("plain", r == 1 ? 500 : 600, 1, 1, 1),
                             row("dynamic:auto:8:1:cal", 900, r == 1 ? 1.8 : 1.5, 4, r == 1 ? 6 : 7),
                             row("chain:2", 800, 1.6, 3, 4)}));
-    write(out + "/b/bench" + run,
-          summaries_to_csv({row("plain", 1000, 1, 1, 1),
-                            row("dynamic:auto:8:1:cal", 990, 0.99, 1.05, 1),
-                            row("chain:2", 1100, 1.1, 3, 4)}));
+    write(out + "/b/bench" + run, summaries_to_csv({row("plain", 1000, 1, 1, 1),
+                                                    row("dynamic:auto:8:1:cal", 990, 0.99, 1.05, 1),
+                                                    row("chain:2", 1100, 1.1, 3, 4)}));
   }
 }
 
@@ -61,17 +61,13 @@ TEST(QuantizedScripts, RangesAndChartsFromTheRunFiles) {
   const std::string out = test::temp_dir("quantized-scripts");
   write_runs(out);
   const std::string scripts = std::string(EAGLE2_SOURCE_DIR) + "/scripts/";
-  const test::CliRun ranges = test::run_shell("python3 " + scripts + "quantized_ranges.py " + out +
-                                              " a b 2>&1");
+  const test::CliRun ranges =
+      test::run_shell("python3 " + scripts + "quantized_ranges.py " + out + " a b 2>&1");
   ASSERT_EQ(ranges.code, 0) << ranges.out;
   for (const std::string& line : std::vector<std::string>{
-           "Ranges over 2 runs",
-           "| k | a | b |",
-           "| 1 (ms) | 1.000 | 0.500 |",
-           "| 8 | 1.50-1.60 | 8.00 |",
-           "| plain tokens/s | 500-600 | 1000 |",
-           "| `dynamic:auto:8:1:cal` | 1.50-1.80x | 0.99x |",
-           "| `chain:2` | 1.60x | 1.10x |",
+           "Ranges over 2 runs", "| k | a | b |", "| 1 (ms) | 1.000 | 0.500 |",
+           "| 8 | 1.50-1.60 | 8.00 |", "| plain tokens/s | 500-600 | 1000 |",
+           "| `dynamic:auto:8:1:cal` | 1.50-1.80x | 0.99x |", "| `chain:2` | 1.60x | 1.10x |",
            "The auto budget `dynamic:auto:8:1:cal` verified on average a 6.0-7.0, b 1.0 tokens "
            "per cycle (root included).",
            "**a**: plain decoding 500-600 tokens/s",
@@ -79,8 +75,8 @@ TEST(QuantizedScripts, RangesAndChartsFromTheRunFiles) {
            "| `chain:2` | 1.10x | 3.00 | 1100 | 4.0 | 2 |"})
     EXPECT_NE(ranges.out.find(line), std::string::npos) << line << "\n" << ranges.out;
 
-  const test::CliRun charts = test::run_shell("python3 " + scripts + "quantized_charts.py " + out +
-                                              " a b 2>&1");
+  const test::CliRun charts =
+      test::run_shell("python3 " + scripts + "quantized_charts.py " + out + " a b 2>&1");
   ASSERT_EQ(charts.code, 0) << charts.out;
   EXPECT_EQ(charts.out, "wrote " + out + "/cost_curve.svg\nwrote " + out + "/speedup.svg\n");
   // Well-formed XML, and the figures in the tooltips.

@@ -33,8 +33,10 @@ using test::ServeProcess;
 
 // A long plain-decoding request (about a second of work on the bundled model, more under ASan).
 json long_request() {
-  return {{"prompt", "def binary_search(items, target):\n"}, {"max_tokens", 200},
-          {"speculative", "plain"}, {"stream", true}};
+  return {{"prompt", "def binary_search(items, target):\n"},
+          {"max_tokens", 200},
+          {"speculative", "plain"},
+          {"stream", true}};
 }
 
 TEST(Serve, FlagErrorsAreOneLine) {
@@ -167,8 +169,8 @@ TEST(Serve, ListensOnThePortItPrintsAndRefusesATakenOne) {
   EXPECT_NE(taken.err.find("cannot listen"), std::string::npos) << taken.err;
   // The port is checked before anything is loaded or measured (which takes minutes on a slow
   // machine): with a folder that holds no model, the error is still the port's.
-  const test::CliRun before_load = test::run_cli_split(
-      "serve -t 1 -m " + testing::TempDir() + " --port " + std::to_string(srv.port()));
+  const test::CliRun before_load = test::run_cli_split("serve -t 1 -m " + testing::TempDir() +
+                                                       " --port " + std::to_string(srv.port()));
   EXPECT_TRUE(test::is_one_clean_error(before_load, &why)) << why;
   EXPECT_NE(before_load.err.find("cannot listen"), std::string::npos) << before_load.err;
   srv.signal(SIGINT);
@@ -195,8 +197,10 @@ TEST(Serve, AnEagle3HeadServesARequest) {
   ServeProcess srv("--draft " + cfg.substr(0, cfg.rfind('/')));
   httplib::Client c = srv.client();
   auto complete = [&](const std::string& spec) {
-    const json body = {{"prompt", "def fibonacci(n):\n"}, {"max_tokens", 24},
-                       {"temperature", 0}, {"speculative", spec}};
+    const json body = {{"prompt", "def fibonacci(n):\n"},
+                       {"max_tokens", 24},
+                       {"temperature", 0},
+                       {"speculative", spec}};
     const httplib::Result r = c.Post("/v1/completions", body.dump(), "application/json");
     EXPECT_TRUE(r);
     if (!r) return json();
@@ -238,10 +242,8 @@ TEST(Serve, QueueFullGets503AndAHungUpClientIsCancelled) {
     clients.emplace_back([&srv, &results, i] {
       httplib::Client c = srv.client();
       // Hang up at the first chunk: the request's tokens are not wanted any more.
-      results[static_cast<size_t>(i)] =
-          test::post_sse(c, "/v1/completions", long_request(), {}, [](const json&) {
-            return false;
-          });
+      results[static_cast<size_t>(i)] = test::post_sse(c, "/v1/completions", long_request(), {},
+                                                       [](const json&) { return false; });
     });
   }
   for (std::thread& t : clients) t.join();

@@ -8,9 +8,9 @@
 
 #include "core/error.h"
 #include "draft/eagle_head.h"
+#include "model/random_model.h"
 #include "speculative/eagle_drafter.h"
 #include "speculative/speculative_decoder.h"
-#include "model/random_model.h"
 #include "support/shared_data.h"
 
 namespace eagle2 {
@@ -18,7 +18,9 @@ namespace {
 
 using nlohmann::json;
 
-std::vector<int32_t> ids(const json& j) { return j.get<std::vector<int32_t>>(); }
+std::vector<int32_t> ids(const json& j) {
+  return j.get<std::vector<int32_t>>();
+}
 
 // The root-to-node token paths of a tree (order-free description of its shape).
 std::set<std::vector<int32_t>> token_paths(const std::vector<int32_t>& tokens,
@@ -26,7 +28,8 @@ std::set<std::vector<int32_t>> token_paths(const std::vector<int32_t>& tokens,
   std::set<std::vector<int32_t>> out;
   for (size_t i = 0; i < tokens.size(); ++i) {
     std::vector<int32_t> p;
-    for (int32_t n = static_cast<int32_t>(i); n >= 0; n = parents[n]) p.insert(p.begin(), tokens[n]);
+    for (int32_t n = static_cast<int32_t>(i); n >= 0; n = parents[n])
+      p.insert(p.begin(), tokens[n]);
     out.insert(p);
   }
   return out;
@@ -106,12 +109,13 @@ void compare_run(const json& run, const json& setting, LlamaModel& target, Eagle
     EXPECT_EQ(accepted, ids(g["accepted_tokens"]));
     EXPECT_EQ(c.verdict.bonus, g["bonus_token"].get<int32_t>());
   };
-  const SpeculativeStats st = speculative_generate(target, kv, drafter, ids(run["input_ids"]), gen,
-                                                   pool, [&](int32_t t) {
-                                                     got.push_back(t);
-                                                     return true;
-                                                   },
-                                                   SpeculativeHooks{trace, nullptr});
+  const SpeculativeStats st = speculative_generate(
+      target, kv, drafter, ids(run["input_ids"]), gen, pool,
+      [&](int32_t t) {
+        got.push_back(t);
+        return true;
+      },
+      SpeculativeHooks{trace, nullptr});
   EXPECT_EQ(got, ids(run["new_tokens_64"]));
   EXPECT_GT(exact_cycles, 0);
   // The reference runs one more cycle when it overshoots 64; we stop as soon as 64 are emitted.
@@ -122,7 +126,8 @@ void compare_run(const json& run, const json& setting, LlamaModel& target, Eagle
 TEST_F(Eagle2Golden, TreesAcceptanceAndTokensMatchTheReference) {
   for (const std::string weights : {"model.safetensors", "pytorch_model.bin"}) {
     SCOPED_TRACE(weights);
-    auto head = EagleHead::load_files(head_dir_ + "/config.json", head_dir_ + "/" + weights, *target_);
+    auto head =
+        EagleHead::load_files(head_dir_ + "/config.json", head_dir_ + "/" + weights, *target_);
     for (const json& run : golden_["runs"]) {
       SCOPED_TRACE(run["setting"].get<std::string>() + "/" + run["prompt_name"].get<std::string>());
       json setting;
@@ -197,8 +202,9 @@ TEST_F(Eagle2Golden, HeadTargetMismatchIsAClearError) {
       FAIL() << "no error";
     } catch (const Error& e) {
       EXPECT_EQ(std::string(e.what()),
-                head_dir_ + "/config.json: draft head has 8 attention heads / 4 key/value heads, the "
-                            "target 4 / 2 (an EAGLE head is made for one target)");
+                head_dir_ +
+                    "/config.json: draft head has 8 attention heads / 4 key/value heads, the "
+                    "target 4 / 2 (an EAGLE head is made for one target)");
     }
   }
   auto big_vocab = make("vocab-target", 64, 1000);

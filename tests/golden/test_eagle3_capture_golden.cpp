@@ -28,8 +28,8 @@ constexpr double kFeatureRtol = 1e-4, kFeatureAtol = 1e-3, kLogprobTol = 1e-4;
 TEST(Eagle3CaptureGolden, FeaturesNextTokenAndTop5MatchTheReference) {
   EAGLE2_SHARED_FILE(golden_path, "golden/eagle3_code_lm.json");
   const json golden = json::parse(test::read_file(golden_path));
-  auto model = LlamaModel::load(std::string(EAGLE2_SOURCE_DIR) + "/models/code-lm",
-                                {.upcast_f32 = true});
+  auto model =
+      LlamaModel::load(std::string(EAGLE2_SOURCE_DIR) + "/models/code-lm", {.upcast_f32 = true});
   const LlamaConfig& c = model->config();
   ASSERT_EQ(c.num_layers, 12);
   const int64_t d = c.hidden_size, V = c.vocab_size;

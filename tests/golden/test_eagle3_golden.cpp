@@ -67,8 +67,8 @@ class Eagle3Reference : public ::testing::Test {
     EAGLE2_SHARED_FILE(head_cfg, "data/models/code-lm-eagle3-ref/config.json");
     golden_ = json::parse(test::read_file(golden_path));
     ASSERT_EQ(golden_["prompts"].size(), 3u);
-    target_ = LlamaModel::load(std::string(EAGLE2_SOURCE_DIR) + "/models/code-lm",
-                               {.upcast_f32 = true});
+    target_ =
+        LlamaModel::load(std::string(EAGLE2_SOURCE_DIR) + "/models/code-lm", {.upcast_f32 = true});
     head_ = EagleHead::load(head_cfg.substr(0, head_cfg.rfind('/')), *target_);
     head_->upcast_weights();
   }
@@ -178,13 +178,13 @@ void expect_trace(LlamaModel& target, EagleHead& head, ThreadPool& pool, const j
     EXPECT_EQ(tokens, want["tokens"].get<std::vector<int32_t>>());
     EXPECT_EQ(c.verdict.bonus, want["bonus_token"].get<int32_t>());
   };
-  const SpeculativeStats st =
-      speculative_generate(target, kv, drafter, p["input_ids"].get<std::vector<int32_t>>(), gen,
-                           pool, [&](int32_t t) {
-                             got.push_back(t);
-                             return true;
-                           },
-                           SpeculativeHooks{trace, nullptr});
+  const SpeculativeStats st = speculative_generate(
+      target, kv, drafter, p["input_ids"].get<std::vector<int32_t>>(), gen, pool,
+      [&](int32_t t) {
+        got.push_back(t);
+        return true;
+      },
+      SpeculativeHooks{trace, nullptr});
   const auto want = g["new_tokens"].get<std::vector<int32_t>>();
   EXPECT_EQ(got, want);
   EXPECT_EQ(got, p["greedy_target"].get<std::vector<int32_t>>());

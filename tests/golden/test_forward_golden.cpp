@@ -24,13 +24,13 @@ void expect_close(const float* got, const json& want, const std::string& what) {
   EXPECT_LT(worst, kTol) << what << ": max abs difference " << worst;
 }
 
-std::vector<int32_t> ids_of(const json& j) { return j.get<std::vector<int32_t>>(); }
+std::vector<int32_t> ids_of(const json& j) {
+  return j.get<std::vector<int32_t>>();
+}
 
 class StoriesGolden : public ::testing::Test {
  protected:
-  void load(const std::string& model_dir) {
-    model_ = LlamaModel::load(model_dir);
-  }
+  void load(const std::string& model_dir) { model_ = LlamaModel::load(model_dir); }
   std::unique_ptr<LlamaModel> model_;
   ThreadPool pool_{2};
 };
@@ -57,7 +57,8 @@ TEST_F(StoriesGolden, LogitsHiddenAndGreedyTokensMatch) {
     EXPECT_EQ(argmax(&out.logits[last * V], V), c["last_argmax"].get<int32_t>());
     if (c.contains("all_positions_logits")) {
       for (size_t p = 0; p < ids.size(); ++p) {
-        expect_close(&out.logits[p * V], c["all_positions_logits"][p], "logits at " + std::to_string(p));
+        expect_close(&out.logits[p * V], c["all_positions_logits"][p],
+                     "logits at " + std::to_string(p));
         expect_close(&out.hidden[p * d], c["all_positions_hidden_final_norm"][p],
                      "hidden at " + std::to_string(p));
       }
@@ -108,7 +109,7 @@ TEST_F(StoriesGolden, MatchesLlama2cReferenceGreedy) {
         }
       }
       int32_t next = pos + 1 < static_cast<int>(prompt.size()) ? prompt[pos + 1]
-                                                                : argmax(out.logits.data(), V);
+                                                               : argmax(out.logits.data(), V);
       if (next == 1) break;
       seq.push_back(next);
     }

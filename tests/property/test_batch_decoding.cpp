@@ -46,7 +46,8 @@ TEST(BatchDecoding, BatchWideTreeBudgetsKeepEverySequenceExact) {
   // the union, and each drafter gets its own layers (drafted in lockstep per head, catch-up rows
   // of features, later rows of head outputs).
   auto head3 = test::load_random_eagle3_head("batch-dec", *target);
-  auto head3b = test::load_random_eagle3_head("batch-dec-b", *target, {.aux_layers = {1}, .seed = 8});
+  auto head3b =
+      test::load_random_eagle3_head("batch-dec-b", *target, {.aux_layers = {1}, .seed = 8});
   ThreadPool pool(2);
   const VerifyCostModel curve({{1, 1e-3}, {12, 1.1e-3}, {64, 6e-3}});
   auto cost = std::make_shared<const VerifyCostModel>(curve);
@@ -60,11 +61,12 @@ TEST(BatchDecoding, BatchWideTreeBudgetsKeepEverySequenceExact) {
       o.dynamic.top_k = 4;
       o.dynamic.depth = 3;
       o.context = 256;
-      cases.push_back({std::string(calibrate ? "auto-cal-" : "auto-") + std::to_string(cases.size()),
-                       [h, &pool, o, policy](const std::vector<int32_t>&) -> std::unique_ptr<Drafter> {
-                         return std::make_unique<EagleDrafter>(*h, pool, o, policy);
-                       },
-                       4});
+      cases.push_back(
+          {std::string(calibrate ? "auto-cal-" : "auto-") + std::to_string(cases.size()),
+           [h, &pool, o, policy](const std::vector<int32_t>&) -> std::unique_ptr<Drafter> {
+             return std::make_unique<EagleDrafter>(*h, pool, o, policy);
+           },
+           4});
     }
   }
   const auto fixed = test::drafter_cases(*head, pool, target->config().vocab_size, 256);

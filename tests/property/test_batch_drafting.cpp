@@ -25,9 +25,8 @@ void expect_lockstep_trees_equal_own(LlamaModel* target, EagleHead* head) {
   // Verify costs in seconds, so that the measured draft times (milliseconds, more under the
   // sanitizers) weigh nothing in the pacing's judgement: a drafter pausing because its own draft
   // took longer than its twin's would make the two proposals differ by timing alone.
-  auto policy = std::make_shared<DraftPolicy>(
-      std::make_shared<const VerifyCostModel>(std::vector<std::pair<int64_t, double>>{
-          {1, 1.0}, {8, 1.1}, {64, 4.0}}));
+  auto policy = std::make_shared<DraftPolicy>(std::make_shared<const VerifyCostModel>(
+      std::vector<std::pair<int64_t, double>>{{1, 1.0}, {8, 1.1}, {64, 4.0}}));
   // Per sequence: its options (different shapes of dynamic trees).
   std::vector<EagleDrafterOptions> options(prompts.size());
   for (size_t i = 0; i < options.size(); ++i) {
@@ -73,9 +72,9 @@ void expect_lockstep_trees_equal_own(LlamaModel* target, EagleHead* head) {
     for (size_t i = 0; i < prompts.size(); ++i) {
       const Drafter::Proposal& own = owns[i];
       ASSERT_EQ(own.choosable, proposals[i].choosable);
-      ASSERT_EQ(std::vector<float>(own.values_desc.begin(), own.values_desc.end()),
-                std::vector<float>(proposals[i].values_desc.begin(),
-                                   proposals[i].values_desc.end()))
+      ASSERT_EQ(
+          std::vector<float>(own.values_desc.begin(), own.values_desc.end()),
+          std::vector<float>(proposals[i].values_desc.begin(), proposals[i].values_desc.end()))
           << "sequence " << i << ", cycle " << cycle;
       // Both complete at one size (a budget the batch might choose).
       const int64_t t = 1 + (cycle + static_cast<int64_t>(i)) % 7;

@@ -20,7 +20,8 @@ void check_invariance(LlamaModel& m, uint32_t seed, int n_sizes) {
   const int32_t token = static_cast<int32_t>(rng() % V);
   const int32_t position = static_cast<int32_t>(context.size());
 
-  auto run = [&](int batch_size, int threads, std::vector<float>& logits, std::vector<float>& hidden) {
+  auto run = [&](int batch_size, int threads, std::vector<float>& logits,
+                 std::vector<float>& hidden) {
     ThreadPool pool(threads);
     KvCache kv = m.make_cache(128);
     ForwardResult out;

@@ -35,11 +35,11 @@ TEST(GreedyEquality, StoriesModelEveryDrafterEveryBudget) {
   test::Coverage cov;
   check_greedy_equality(target, head, prompts, 48, 512, cov);
   // The runs must have covered total rejection, partial and full acceptance.
-  for (const auto& [name, full] : std::vector<std::pair<std::string, size_t>>{
-           {"dynamic-60-5-10", 6},
-           {"scripted", 5},
-           {"dynamic-16-3-4-novalue", 4},
-           {"dynamic-16-3-4-norerank", 4}}) {
+  for (const auto& [name, full] :
+       std::vector<std::pair<std::string, size_t>>{{"dynamic-60-5-10", 6},
+                                                   {"scripted", 5},
+                                                   {"dynamic-16-3-4-novalue", 4},
+                                                   {"dynamic-16-3-4-norerank", 4}}) {
     SCOPED_TRACE(name);
     EXPECT_GT(cov.at(name, 0), 0) << "no cycle rejected everything";
     int64_t between = 0;

@@ -21,8 +21,8 @@ class MedusaEquality : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     // A hot random model (init_std 0.3): its samples wander far from its argmax.
-    target_ = test::load_random_model("medusa-eq", test::tiny_config(), DType::BF16, 21, 0.3f)
-                  .release();
+    target_ =
+        test::load_random_model("medusa-eq", test::tiny_config(), DType::BF16, 21, 0.3f).release();
     medusa_dir_ = new std::string(test::write_random_heads("eq", *target_, {}));
     test::RandomHeadsOptions hydra;
     hydra.hydra = true;
@@ -42,7 +42,9 @@ class MedusaEquality : public ::testing::Test {
     return all;
   }
   // The oracle saw only features of the true path.
-  void TearDown() override { EXPECT_EQ(log_->misses, 0) << "the drafter read a feature off the path"; }
+  void TearDown() override {
+    EXPECT_EQ(log_->misses, 0) << "the drafter read a feature off the path";
+  }
 
   static LlamaModel* target_;
   static std::string* medusa_dir_;
@@ -78,7 +80,8 @@ TEST_F(MedusaEquality, SampledEqualsPlainSamplingWithTheSeed) {
   GenerationOptions opt;
   opt.max_new_tokens = 24;
   test::Coverage cov;
-  for (const SamplingParams& sp : {SamplingParams{1.0f, 0, 1.0f, 3}, SamplingParams{0.7f, 20, 0.9f, 99}}) {
+  for (const SamplingParams& sp :
+       {SamplingParams{1.0f, 0, 1.0f, 3}, SamplingParams{0.7f, 20, 0.9f, 99}}) {
     opt.sampling = sp;
     test::check_equality(*target_, cases(), prompts, opt, 512, pool_, cov);
   }
@@ -88,8 +91,8 @@ TEST_F(MedusaEquality, SampledEqualsPlainSamplingWithTheSeed) {
 
 // Each cycle the heads read the feature of the root's parent: the last accepted token of the
 // previous cycle (or the prompt's last token), whatever was accepted.
-void expect_heads_read_the_roots_parent(LlamaModel& target, Drafter& drafter, const test::OracleLog& log,
-                                        ThreadPool& pool) {
+void expect_heads_read_the_roots_parent(LlamaModel& target, Drafter& drafter,
+                                        const test::OracleLog& log, ThreadPool& pool) {
   const std::vector<int32_t> prompt = {1, 17, 4, 60, 8};
   GenerationOptions opt;
   opt.max_new_tokens = 60;
@@ -103,11 +106,13 @@ void expect_heads_read_the_roots_parent(LlamaModel& target, Drafter& drafter, co
   };
   EXPECT_EQ(test::speculative_tokens(target, drafter, prompt, opt, 512, pool, hooks), plain);
   ASSERT_EQ(log.positions.size(), roots.size());
-  for (size_t i = 0; i < roots.size(); ++i) EXPECT_EQ(log.positions[i], roots[i] - 1) << "cycle " << i;
+  for (size_t i = 0; i < roots.size(); ++i)
+    EXPECT_EQ(log.positions[i], roots[i] - 1) << "cycle " << i;
   EXPECT_GT(accepted, 20) << "the oracle's drafts were hardly accepted";
 }
 
-std::vector<int32_t> truth_of(LlamaModel& target, const std::vector<int32_t>& prompt, ThreadPool& pool) {
+std::vector<int32_t> truth_of(LlamaModel& target, const std::vector<int32_t>& prompt,
+                              ThreadPool& pool) {
   GenerationOptions opt;
   opt.max_new_tokens = 60;
   std::vector<int32_t> truth = prompt;
@@ -118,12 +123,12 @@ std::vector<int32_t> truth_of(LlamaModel& target, const std::vector<int32_t>& pr
 
 TEST_F(MedusaEquality, HeadsReadTheFeatureOfTheRootsParent) {
   const auto truth = truth_of(*target_, {1, 17, 4, 60, 8}, pool_);
-  MedusaDrafter medusa(std::make_unique<test::OracleMedusaPredictor>(*target_, truth, 3, 1, pool_, log_),
-                       pool_, 8);
+  MedusaDrafter medusa(
+      std::make_unique<test::OracleMedusaPredictor>(*target_, truth, 3, 1, pool_, log_), pool_, 8);
   expect_heads_read_the_roots_parent(*target_, medusa, *log_, pool_);
   log_->positions.clear();
-  HydraDrafter hydra(std::make_unique<test::OracleHydraPredictor>(*target_, truth, 3, 1, pool_, log_),
-                     pool_, 8);
+  HydraDrafter hydra(
+      std::make_unique<test::OracleHydraPredictor>(*target_, truth, 3, 1, pool_, log_), pool_, 8);
   expect_heads_read_the_roots_parent(*target_, hydra, *log_, pool_);
 }
 

@@ -24,8 +24,9 @@ void check_file(const std::string& name) {
   head->quantize_weights(*head_type);
   auto tok = load_tokenizer(gguf);
   std::vector<std::vector<int32_t>> prompts;
-  for (const char* code : {"def fibonacci(n):\n", "import os\n\nclass Config:\n    def __init__(self",
-                           "for i in range(10):\n    print(", "    return sorted(items, key=lambda"})
+  for (const char* code :
+       {"def fibonacci(n):\n", "import os\n\nclass Config:\n    def __init__(self",
+        "for i in range(10):\n    print(", "    return sorted(items, key=lambda"})
     prompts.push_back(tok->encode(code, true));
   for (auto& p : test::random_prompts(7, 1, target->config().vocab_size)) prompts.push_back(p);
   ThreadPool pool(2);
@@ -44,15 +45,22 @@ void check_file(const std::string& name) {
   test::BatchRunOptions batch;
   batch.sequence_counts = {3, 8};
   batch.ctx = 512;
-  EXPECT_EQ(test::check_batch_equality(*target, test::drafter_cases(*head, pool, target->config().vocab_size, 512),
-                                       prompts, batch, pool),
+  EXPECT_EQ(test::check_batch_equality(
+                *target, test::drafter_cases(*head, pool, target->config().vocab_size, 512),
+                prompts, batch, pool),
             3 + 8)
       << name;
 }
 
-TEST(QuantizedEquality, Q8_0EveryDrafter) { check_file("code-lm-q8_0.gguf"); }
-TEST(QuantizedEquality, Q4_0EveryDrafter) { check_file("code-lm-q4_0.gguf"); }
-TEST(QuantizedEquality, Q4_K_MEveryDrafter) { check_file("code-lm-q4_k_m.gguf"); }
+TEST(QuantizedEquality, Q8_0EveryDrafter) {
+  check_file("code-lm-q8_0.gguf");
+}
+TEST(QuantizedEquality, Q4_0EveryDrafter) {
+  check_file("code-lm-q4_0.gguf");
+}
+TEST(QuantizedEquality, Q4_K_MEveryDrafter) {
+  check_file("code-lm-q4_k_m.gguf");
+}
 
 }  // namespace
 }  // namespace eagle2

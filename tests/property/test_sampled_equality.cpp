@@ -31,8 +31,8 @@ class SampledEquality : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     // A hot random model (init_std 0.3) so that sampled tokens are far from its argmax.
-    target_ = test::load_random_model("sampled-eq", test::tiny_config(), DType::BF16, 21, 0.3f)
-                  .release();
+    target_ =
+        test::load_random_model("sampled-eq", test::tiny_config(), DType::BF16, 21, 0.3f).release();
     head_ = EagleHead::load(test::write_random_head("sampled-eq", *target_), *target_).release();
     head3_ = test::load_random_eagle3_head("sampled-eq", *target_).release();
   }
@@ -48,10 +48,12 @@ class SampledEquality : public ::testing::Test {
   std::vector<test::DrafterCase> cases(int64_t ctx) {
     const int64_t V = target_->config().vocab_size;
     auto all = test::drafter_cases(*head_, pool_, V, ctx, head3_);
-    all.push_back({"random-trees", [V](const std::vector<int32_t>& truth) -> std::unique_ptr<Drafter> {
+    all.push_back({"random-trees",
+                   [V](const std::vector<int32_t>& truth) -> std::unique_ptr<Drafter> {
                      return std::make_unique<test::ScriptedDrafter>(
                          test::random_tree_script(V, static_cast<uint32_t>(truth.size())));
-                   }, 3});
+                   },
+                   3});
     return all;
   }
   static LlamaModel* target_;
@@ -65,8 +67,9 @@ EagleHead* SampledEquality::head3_ = nullptr;
 
 TEST_F(SampledEquality, EveryDrafterSeveralSeedsAndProcessors) {
   const auto prompts = test::random_prompts(7, 2, target_->config().vocab_size);
-  const std::vector<SamplingParams> settings = {
-      sampled(1.0f, 0, 1.0f, 0), sampled(0.7f, 20, 0.9f, 12345), sampled(1.3f, 8, 0.8f, ~uint64_t{0})};
+  const std::vector<SamplingParams> settings = {sampled(1.0f, 0, 1.0f, 0),
+                                                sampled(0.7f, 20, 0.9f, 12345),
+                                                sampled(1.3f, 8, 0.8f, ~uint64_t{0})};
   test::Coverage cov;
   GenerationOptions opt;
   opt.max_new_tokens = 20;

@@ -23,10 +23,12 @@ TEST(SampledEquality, StoriesModelEveryDrafter) {
   ThreadPool pool(2);
   const int64_t V = s.target->config().vocab_size;
   auto cases = test::drafter_cases(*s.head, pool, V, 512);
-  cases.push_back({"random-trees", [V](const std::vector<int32_t>& truth) -> std::unique_ptr<Drafter> {
+  cases.push_back({"random-trees",
+                   [V](const std::vector<int32_t>& truth) -> std::unique_ptr<Drafter> {
                      return std::make_unique<test::ScriptedDrafter>(
                          test::random_tree_script(V, static_cast<uint32_t>(truth.size())));
-                   }, 3});
+                   },
+                   3});
   GenerationOptions opt;
   opt.max_new_tokens = 40;
   test::Coverage cov;

@@ -75,7 +75,7 @@ void run_load(const std::string& model_dir, const std::string& head_dir,
   api::Model model = api::Model::load(model_dir);
   const api::Tokenizer tok = api::Tokenizer::open(model_dir);
   api::Threads threads(1);
-  const char* specs[] = {"plain", "none", "lookup", "chain:4", "dynamic:auto:6:4:cal",
+  const char* specs[] = {"plain",          "none",  "lookup", "chain:4", "dynamic:auto:6:4:cal",
                          "dynamic:16:3:4", "static"};
   std::vector<Case> cases(static_cast<size_t>(n_requests));
   std::map<std::tuple<size_t, int64_t, float, uint64_t>, std::string> solo;
@@ -104,9 +104,9 @@ void run_load(const std::string& model_dir, const std::string& head_dir,
       clients.emplace_back([&] {
         for (size_t i; (i = next++) < end;) {
           const Case& c = cases[i];
-          Json body = {{"prompt", c.prompt},       {"max_tokens", c.max_tokens},
+          Json body = {{"prompt", c.prompt},           {"max_tokens", c.max_tokens},
                        {"temperature", c.temperature}, {"seed", c.seed},
-                       {"stream", c.stream},       {"speculative", c.spec}};
+                       {"stream", c.stream},           {"speculative", c.spec}};
           server::LoadRequest req;
           req.body = body.dump();
           req.stream = c.stream;
@@ -153,8 +153,8 @@ void run_load(const std::string& model_dir, const std::string& head_dir,
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_EQ(server::metric_value(metrics, "eagle2_requests_total{status=\"ok\"}") +
-                std::max(0.0, server::metric_value(
-                                  metrics, "eagle2_requests_total{status=\"cancelled\"}")),
+                std::max(0.0, server::metric_value(metrics,
+                                                   "eagle2_requests_total{status=\"cancelled\"}")),
             n_requests)
       << metrics;
   EXPECT_GE(server::metric_value(metrics, "eagle2_requests_total{status=\"ok\"}"), completed);
@@ -181,15 +181,16 @@ TEST(ServerLoad, StoriesModelSixteenClients) {
   EAGLE2_SHARED_FILE(head_cfg, "data/models/stories260K-eagle-head/config.json");
   EAGLE2_SHARED_FILE(corpus, "data/corpora/tinystories_valid_head.txt");
   const auto dir = [](const std::string& f) { return f.substr(0, f.rfind('/')); };
-  run_load(dir(model_cfg), dir(head_cfg), story_prompts(corpus, 12), std::max(32, test::scaled(300)),
-           256);
+  run_load(dir(model_cfg), dir(head_cfg), story_prompts(corpus, 12),
+           std::max(32, test::scaled(300)), 256);
 }
 
 TEST(ServerLoad, BundledModelSixteenClients) {
   const std::string root = EAGLE2_SOURCE_DIR;
   const std::vector<std::string> prompts = {
-      "def fibonacci(n):\n", "import os\n\ndef list_files(path):\n", "class Stack:\n",
-      "def quicksort(arr):\n", "def is_prime(n):\n", "import json\n\ndef load(path):\n"};
+      "def fibonacci(n):\n", "import os\n\ndef list_files(path):\n",
+      "class Stack:\n",      "def quicksort(arr):\n",
+      "def is_prime(n):\n",  "import json\n\ndef load(path):\n"};
   run_load(root + "/models/code-lm", root + "/models/code-lm-eagle", prompts,
            std::max(32, test::scaled(300)), 512);
 }

@@ -134,8 +134,9 @@ TEST(SpsDrafter, SampledChainIsReproducibleAloneAndInABatch) {
   std::vector<int64_t> ids;
   for (size_t p = 0; p < prompts.size(); ++p) {
     opt.sampling = {0.9f, 0, 1.0f, 100 + p};
-    ids.push_back(decoder.add(prompts[p], opt,
-                              std::make_unique<SpsDrafter>(m.close, two, SpsDrafterOptions{3, 1, kCtx})));
+    ids.push_back(
+        decoder.add(prompts[p], opt,
+                    std::make_unique<SpsDrafter>(m.close, two, SpsDrafterOptions{3, 1, kCtx})));
   }
   while (decoder.live() > 0) decoder.step();
   for (size_t p = 0; p < prompts.size(); ++p) EXPECT_EQ(decoder.tokens(ids[p]), expected[p]);
@@ -148,9 +149,11 @@ TEST(SpsDrafter, InCompanyEqualsPlainAlone) {
   std::vector<test::DrafterCase> cases = {sps_case("close-chain", m.close, pool, 3, 1),
                                           sps_case("close-tree", m.close, pool, 2, 3),
                                           sps_case("same-chain", m.same, pool, 4, 1)};
-  cases.push_back({"none", [](const std::vector<int32_t>&) -> std::unique_ptr<Drafter> {
+  cases.push_back({"none",
+                   [](const std::vector<int32_t>&) -> std::unique_ptr<Drafter> {
                      return std::make_unique<NoDrafter>();
-                   }, 0});
+                   },
+                   0});
   const auto prompts = test::random_prompts(14, 4, m.target->config().vocab_size);
   test::BatchRunOptions opt;
   opt.sequence_counts = {1, 3, 8};
@@ -187,7 +190,7 @@ TEST(SpsDrafter, DraftDistributionRuleRefusesMalformedTrees) {
   chain.add(2, 0, -1.0f);
   chain.add(3, 1, -2.0f);
   expect_error([&] { verify_sampling_from_draft(chain, logits.data(), V, sp, 1); },
-                     "draft distribution at every node");
+               "draft distribution at every node");
   chain.draft_q_vocab = V;
   chain.draft_q.assign(3 * V, 0.25);
   // q equal to p (uniform logits): every drafted token is accepted.
@@ -198,7 +201,7 @@ TEST(SpsDrafter, DraftDistributionRuleRefusesMalformedTrees) {
   fork.draft_q.assign(4 * V, 0.25);
   std::vector<float> logits4(4 * V, 0.0f);
   expect_error([&] { verify_sampling_from_draft(fork, logits4.data(), V, sp, 1); },
-                     "must be a chain");
+               "must be a chain");
   // verify_sampled_tree picks the rule from the tree.
   EXPECT_EQ(verify_sampled_tree(chain, logits.data(), V, sp, 1).path, v.path);
 }
@@ -207,11 +210,14 @@ TEST(SpsDrafter, DraftDistributionRuleRefusesMalformedTrees) {
 TEST(SpsDrafter, SpecLoadsTheDraftOnceAndChecksTheVocabulary) {
   const LlamaConfig cfg = test::tiny_config();
   auto target = test::load_random_model("sps-target", cfg, DType::F32, 41, 0.3f);
-  auto draft = test::load_random_model("sps-unrelated", [&] {
-    LlamaConfig small = cfg;
-    small.num_layers = 1;
-    return small;
-  }(), DType::F32, 42, 0.3f);
+  auto draft = test::load_random_model(
+      "sps-unrelated",
+      [&] {
+        LlamaConfig small = cfg;
+        small.num_layers = 1;
+        return small;
+      }(),
+      DType::F32, 42, 0.3f);
   LlamaConfig other_vocab = cfg;
   other_vocab.vocab_size = cfg.vocab_size + 1;
   auto wrong = test::load_random_model("sps-other-vocab", other_vocab, DType::F32, 43, 0.3f);
@@ -223,13 +229,19 @@ TEST(SpsDrafter, SpecLoadsTheDraftOnceAndChecksTheVocabulary) {
   EXPECT_EQ(a->name(), "sps");
   EXPECT_EQ(policies.assets().size(), 1u);
   expect_error(
-      [&] { make_drafter(parse_drafter_spec("sps:" + wrong->dir()), nullptr, pool, kCtx, policies, 0.0f); },
+      [&] {
+        make_drafter(parse_drafter_spec("sps:" + wrong->dir()), nullptr, pool, kCtx, policies,
+                     0.0f);
+      },
       "must share the target's tokenizer");
   DraftPolicies no_target;
   expect_error([&] { make_drafter(spec, nullptr, pool, kCtx, no_target, 0.0f); },
-                     "needs the target model");
+               "needs the target model");
   expect_error(
-      [&] { make_drafter(parse_drafter_spec("sps:/nonexistent/draft"), nullptr, pool, kCtx, policies, 0.0f); },
+      [&] {
+        make_drafter(parse_drafter_spec("sps:/nonexistent/draft"), nullptr, pool, kCtx, policies,
+                     0.0f);
+      },
       "/nonexistent/draft");
 }
 

@@ -52,7 +52,8 @@ void check_trees(LlamaModel& m, int n_trees, uint32_t seed) {
   ThreadPool pool(2);
   const int64_t V = m.config().vocab_size;
   for (int t = 0; t < n_trees; ++t) {
-    const int n_context = 1 + static_cast<int>(rng() % 40), n_nodes = 1 + static_cast<int>(rng() % 30);
+    const int n_context = 1 + static_cast<int>(rng() % 40),
+              n_nodes = 1 + static_cast<int>(rng() % 30);
     TreeCase c = random_tree(rng, V, n_context, n_nodes);
     KvCache kv = m.make_cache(256);
     ForwardResult ctx_out, out;
@@ -62,9 +63,11 @@ void check_trees(LlamaModel& m, int n_trees, uint32_t seed) {
     for (size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<int32_t>(i);
     m.forward(Batch::tree(c.tokens, c.parents, n_context), kv, rows, out, pool);
     for (int node = 0; node < n_nodes; ++node) {
-      const std::vector<float> want = path_logits(m, c, node, pool, 1 + static_cast<int>(rng() % 7));
+      const std::vector<float> want =
+          path_logits(m, c, node, pool, 1 + static_cast<int>(rng() % 7));
       ASSERT_EQ(0, std::memcmp(&out.logits[node * V], want.data(), V * sizeof(float)))
-          << "tree " << t << " node " << node << ": tree logits differ from the path's plain forward";
+          << "tree " << t << " node " << node
+          << ": tree logits differ from the path's plain forward";
     }
   }
 }

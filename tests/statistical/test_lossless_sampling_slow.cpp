@@ -13,15 +13,15 @@
 #include <random>
 
 #include "draft/eagle_head.h"
+#include "sampling/position_random.h"
+#include "sampling/rng.h"
 #include "speculative/batch_decoder.h"
 #include "speculative/eagle_drafter.h"
-#include "speculative/lookahead_drafter.h"
 #include "speculative/hydra_drafter.h"
+#include "speculative/lookahead_drafter.h"
 #include "speculative/lookup_drafter.h"
 #include "speculative/medusa_drafter.h"
 #include "speculative/speculative_decoder.h"
-#include "sampling/position_random.h"
-#include "sampling/rng.h"
 #include "speculative/sps_drafter.h"
 #include "speculative/verify.h"
 #include "support/broken_verifiers.h"
@@ -50,7 +50,8 @@ std::map<std::vector<int32_t>, double> exact_distribution(LlamaModel& m, const S
   const int64_t V = m.config().vocab_size;
   std::function<void(std::vector<int32_t>, double)> rec = [&](std::vector<int32_t> seq, double pr) {
     if (static_cast<int>(seq.size() - kPrompt.size()) == kTokens) {
-      dist[std::vector<int32_t>(seq.begin() + static_cast<std::ptrdiff_t>(kPrompt.size()), seq.end())] = pr;
+      dist[std::vector<int32_t>(seq.begin() + static_cast<std::ptrdiff_t>(kPrompt.size()),
+                                seq.end())] = pr;
       return;
     }
     KvCache kv = m.make_cache(32);
@@ -94,8 +95,8 @@ ChiSquare chi_square(const std::map<std::vector<int32_t>, double>& exact,
     ++cells;
   }
   if (merged_expected > 0) {
-    c.stat += (merged_observed - merged_expected) * (merged_observed - merged_expected) /
-              merged_expected;
+    c.stat +=
+        (merged_observed - merged_expected) * (merged_observed - merged_expected) / merged_expected;
     ++cells;
   }
   for (const auto& [seq, o] : observed)
@@ -133,7 +134,8 @@ test::ScriptedDrafter::Script ranked_tree_script(LlamaModel& m, const SamplingPa
         const std::vector<double>& p = probs(ctx);
         std::vector<int32_t> order(V);
         std::iota(order.begin(), order.end(), 0);
-        std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return p[a] > p[b]; });
+        std::stable_sort(order.begin(), order.end(),
+                         [&](int32_t a, int32_t b) { return p[a] > p[b]; });
         for (int c = 0; c < 3 && tree.size() < max_tokens; ++c) {
           tree.add(order[c], node, tree.values[node] + std::log(0.3f));
           std::vector<int32_t> child_ctx = ctx;
@@ -150,8 +152,8 @@ test::ScriptedDrafter::Script ranked_tree_script(LlamaModel& m, const SamplingPa
 
 struct Outcome {
   std::map<std::vector<int32_t>, int64_t> counts;
-  int64_t all_rejected = 0;     // cycles whose root had children and none was accepted
-  int64_t some_accepted = 0;    // cycles that accepted at least one drafted token
+  int64_t all_rejected = 0;   // cycles whose root had children and none was accepted
+  int64_t some_accepted = 0;  // cycles that accepted at least one drafted token
   int64_t first_child_accepted = 0;
   double first_child_expected = 0, first_child_variance = 0;
 };
@@ -185,16 +187,21 @@ Outcome run_speculative(LlamaModel& m, const SamplingParams& base, int64_t n_sam
         ctx.push_back(c.tree.tokens[0]);
         const int32_t last = static_cast<int32_t>(ctx.size() - 1);
         m.forward(Batch::causal(ctx, 0), kv2, std::span(&last, 1), f, pool);
-        const double px = process_logits(f.logits.data(), V, opt.sampling).p[c.tree.tokens[children[0][0]]];
+        const double px =
+            process_logits(f.logits.data(), V, opt.sampling).p[c.tree.tokens[children[0][0]]];
         out.first_child_expected += px;
         out.first_child_variance += px * (1 - px);
-        if (c.verdict.path.size() > 1 && c.verdict.path[1] == children[0][0]) ++out.first_child_accepted;
+        if (c.verdict.path.size() > 1 && c.verdict.path[1] == children[0][0])
+          ++out.first_child_accepted;
       }
     };
-    speculative_generate(m, kv, *drafter, kPrompt, opt, pool, [&](int32_t t) {
-      seq.push_back(t);
-      return true;
-    }, hooks);
+    speculative_generate(
+        m, kv, *drafter, kPrompt, opt, pool,
+        [&](int32_t t) {
+          seq.push_back(t);
+          return true;
+        },
+        hooks);
     ++out.counts[seq];
   }
   return out;
@@ -207,7 +214,8 @@ class LosslessSampling : public ::testing::Test {
   ThreadPool pool_{1};
   int64_t n_ = test::scaled(12000);
 
-  ChiSquare check(const SamplingParams& sp, const std::function<std::unique_ptr<Drafter>(uint32_t)>& make,
+  ChiSquare check(const SamplingParams& sp,
+                  const std::function<std::unique_ptr<Drafter>(uint32_t)>& make,
                   const SamplingVerifier& verifier, Outcome* outcome = nullptr) {
     const auto exact = exact_distribution(*model_, sp, pool_);
     Outcome o = run_speculative(*model_, sp, n_, make, verifier, pool_);
@@ -265,23 +273,23 @@ TEST_F(LosslessSampling, RandomEagleHeadDynamicTree) {
   opt.context = 32;
   EagleHead* h = head.get();
   const SamplingParams sp{1.0f, 0, 1.0f, 0};
-  const ChiSquare c = check(sp, [&](uint32_t) { return std::make_unique<EagleDrafter>(*h, pool_, opt); },
-                            nullptr);
+  const ChiSquare c = check(
+      sp, [&](uint32_t) { return std::make_unique<EagleDrafter>(*h, pool_, opt); }, nullptr);
   EXPECT_LT(c.stat, c.threshold) << "df " << c.df;
 }
 
 // The same with an EAGLE-3 head: its drafts come from captured layer inputs (the last layer's and
 // the embedding's on this 2-layer model) and its own 4-token draft vocabulary.
 TEST_F(LosslessSampling, RandomEagle3HeadDynamicTree) {
-  auto head = test::load_random_eagle3_head(
-      "lossless", *model_, {.draft_vocab = 4, .init_std = 0.5f, .seed = 9});
+  auto head = test::load_random_eagle3_head("lossless", *model_,
+                                            {.draft_vocab = 4, .init_std = 0.5f, .seed = 9});
   EagleDrafterOptions opt;
   opt.dynamic = {2, 2, 6};
   opt.context = 32;
   EagleHead* h = head.get();
   const SamplingParams sp{1.0f, 0, 1.0f, 0};
-  const ChiSquare c = check(sp, [&](uint32_t) { return std::make_unique<EagleDrafter>(*h, pool_, opt); },
-                            nullptr);
+  const ChiSquare c = check(
+      sp, [&](uint32_t) { return std::make_unique<EagleDrafter>(*h, pool_, opt); }, nullptr);
   EXPECT_LT(c.stat, c.threshold) << "df " << c.df;
 }
 
@@ -304,8 +312,8 @@ TEST_F(LosslessSampling, BrokenVerifiersAreCaught) {
   auto mixed = [this, sp, noisy = scripted(), good = ranked(sp)](uint32_t seed) {
     return seed % 2 ? noisy(seed) : good(seed);
   };
-  const std::vector<test::NamedVerifier> correct = {
-      {"position-keyed rule", nullptr}, {"rejection rule", verify_sampling_rejection}};
+  const std::vector<test::NamedVerifier> correct = {{"position-keyed rule", nullptr},
+                                                    {"rejection rule", verify_sampling_rejection}};
   for (const auto& [name, verifier] : correct) {
     SCOPED_TRACE(name);
     Outcome o;
@@ -313,8 +321,8 @@ TEST_F(LosslessSampling, BrokenVerifiersAreCaught) {
     EXPECT_LT(good.stat, good.threshold) << "df " << good.df;
     EXPECT_GT(o.all_rejected, n_ / 20) << "the all-siblings-rejected case was not exercised";
     expect_first_child_acceptance(o);
-    std::printf("%s: chi2 %.1f (threshold %.1f, df %d)\n", name.c_str(), good.stat,
-                good.threshold, good.df);
+    std::printf("%s: chi2 %.1f (threshold %.1f, df %d)\n", name.c_str(), good.stat, good.threshold,
+                good.df);
   }
   for (const auto& [name, verifier] : test::broken_rejection_verifiers()) {
     const ChiSquare c = check(sp, mixed, verifier);
@@ -326,9 +334,9 @@ TEST_F(LosslessSampling, BrokenVerifiersAreCaught) {
 }
 
 // Medusa heads: trees of the heads' top-k products, deterministic given the context, so the
-// position-keyed rule keeps them lossless. Medusa's typical acceptance (accept a drafted token whose
-// target probability clears an entropy-dependent threshold) is lossy, and the same test with the
-// same samples must reject it: why it stays out of the engine.
+// position-keyed rule keeps them lossless. Medusa's typical acceptance (accept a drafted token
+// whose target probability clears an entropy-dependent threshold) is lossy, and the same test with
+// the same samples must reject it: why it stays out of the engine.
 TEST_F(LosslessSampling, MedusaHeadsAndTypicalAcceptance) {
   test::RandomHeadsOptions ro;
   ro.heads = 3;
@@ -347,7 +355,8 @@ TEST_F(LosslessSampling, MedusaHeadsAndTypicalAcceptance) {
   expect_first_child_acceptance(o);
   const ChiSquare typical = check(sp, make, test::typical_acceptance_verifier());
   if (test::test_scale() >= 1.0) {
-    EXPECT_GT(typical.stat, typical.threshold) << "typical acceptance passed (df " << typical.df << ")";
+    EXPECT_GT(typical.stat, typical.threshold)
+        << "typical acceptance passed (df " << typical.df << ")";
   }
   std::printf("medusa: chi2 %.1f (threshold %.1f, df %d); typical acceptance: chi2 %.1f\n",
               good.stat, good.threshold, good.df, typical.stat);
@@ -374,7 +383,8 @@ TEST_F(LosslessSampling, HydraHeadsAndTypicalAcceptance) {
   expect_first_child_acceptance(o);
   const ChiSquare typical = check(sp, make, test::typical_acceptance_verifier());
   if (test::test_scale() >= 1.0) {
-    EXPECT_GT(typical.stat, typical.threshold) << "typical acceptance passed (df " << typical.df << ")";
+    EXPECT_GT(typical.stat, typical.threshold)
+        << "typical acceptance passed (df " << typical.df << ")";
   }
   std::printf("hydra: chi2 %.1f (threshold %.1f, df %d); typical acceptance: chi2 %.1f\n",
               good.stat, good.threshold, good.df, typical.stat);
@@ -398,11 +408,15 @@ TEST_F(LosslessSampling, ManySequencesPerStep) {
   const int64_t V = model_->config().vocab_size;
   auto make = [&](int64_t i) -> std::unique_ptr<Drafter> {
     switch (i % 4) {
-      case 0: return std::make_unique<test::ScriptedDrafter>(
-                  test::random_tree_script(V, static_cast<uint32_t>(i)));
-      case 1: return std::make_unique<EagleDrafter>(*head, pool_, eagle, policy);
-      case 2: return std::make_unique<LookupDrafter>(3, 1, 3);
-      default: return nullptr;  // plain decoding in the same steps
+      case 0:
+        return std::make_unique<test::ScriptedDrafter>(
+            test::random_tree_script(V, static_cast<uint32_t>(i)));
+      case 1:
+        return std::make_unique<EagleDrafter>(*head, pool_, eagle, policy);
+      case 2:
+        return std::make_unique<LookupDrafter>(3, 1, 3);
+      default:
+        return nullptr;  // plain decoding in the same steps
     }
   };
   Outcome o;
@@ -433,8 +447,10 @@ TEST_F(LosslessSampling, ManySequencesPerStep) {
   if (test::test_scale() >= 1.0) {
     EXPECT_GT(wrong.stat, wrong.threshold) << "the test cannot tell temperature 0.8 from 1.1";
   }
-  std::printf("many sequences per step: chi2 %.1f (threshold %.1f, df %d); against T = 1.1: "
-              "%.1f\n", c.stat, c.threshold, c.df, wrong.stat);
+  std::printf(
+      "many sequences per step: chi2 %.1f (threshold %.1f, df %d); against T = 1.1: "
+      "%.1f\n",
+      c.stat, c.threshold, c.df, wrong.stat);
 }
 
 // Speculative sampling with a draft model: the chain's tokens are SAMPLED from the draft's q (a
@@ -474,7 +490,8 @@ Verdict draft_rule_variant(const DraftTree& tree, const float* logits, int64_t V
     Distribution r;
     double mass = 0;
     for (int64_t t = 0; t < V; ++t) mass += std::max(0.0, p.p[t] - q[t]);
-    for (int64_t t = 0; t < V; ++t) r.p.push_back(mass > 0 ? std::max(0.0, p.p[t] - q[t]) / mass : p.p[t]);
+    for (int64_t t = 0; t < V; ++t)
+      r.p.push_back(mass > 0 ? std::max(0.0, p.p[t] - q[t]) / mass : p.p[t]);
     v.bonus = sample(r, rng);
     return v;
   }
@@ -484,19 +501,24 @@ TEST_F(LosslessSampling, DraftModelChainsSampledFromQ) {
   LlamaConfig cfg = test::tiny_config();
   cfg.vocab_size = 5;
   cfg.num_layers = 1;
-  std::shared_ptr<LlamaModel> draft = test::load_random_model("lossless-draft", cfg, DType::F32, 57, 0.5f);
+  std::shared_ptr<LlamaModel> draft =
+      test::load_random_model("lossless-draft", cfg, DType::F32, 57, 0.5f);
   const bool full_size = test::test_scale() >= 1.0;
-  for (const SamplingParams& sp : {SamplingParams{0.8f, 0, 1.0f, 0}, SamplingParams{1.3f, 4, 0.9f, 0}}) {
-    auto make = [&](uint32_t) { return std::make_unique<SpsDrafter>(draft, pool_, SpsDrafterOptions{2, 1, 32}); };
+  for (const SamplingParams& sp :
+       {SamplingParams{0.8f, 0, 1.0f, 0}, SamplingParams{1.3f, 4, 0.9f, 0}}) {
+    auto make = [&](uint32_t) {
+      return std::make_unique<SpsDrafter>(draft, pool_, SpsDrafterOptions{2, 1, 32});
+    };
     for (const auto& [name, how] : {std::pair{"min(1, p/q) rule", DraftRuleBreak::None},
                                     std::pair{"resample from p", DraftRuleBreak::ResampleFromP},
                                     std::pair{"q ignored", DraftRuleBreak::IgnoreQ}}) {
       SCOPED_TRACE(name);
       Outcome o;
-      const ChiSquare c = check(sp, make, [how](const DraftTree& t, const float* l, int64_t V,
-                                                const SamplingParams& p, uint64_t f) {
-        return draft_rule_variant(t, l, V, p, f, how);
-      }, &o);
+      const ChiSquare c = check(
+          sp, make,
+          [how](const DraftTree& t, const float* l, int64_t V, const SamplingParams& p,
+                uint64_t f) { return draft_rule_variant(t, l, V, p, f, how); },
+          &o);
       std::printf("T %.1f, %s: chi2 %.1f (threshold %.1f, df %d)\n", sp.temperature, name, c.stat,
                   c.threshold, c.df);
       if (how == DraftRuleBreak::None) {
@@ -532,14 +554,15 @@ TEST_F(LosslessSampling, LookaheadNgramsAndAnArgmaxAcceptingVerifier) {
       run_speculative(*model_, sp, n, lookahead, test::argmax_accepting_verifier().verify, pool_);
   const ChiSquare b = chi_square(exact, bad.counts, n);
   if (test::test_scale() >= 1.0) {
-    EXPECT_GT(b.stat, b.threshold) << test::argmax_accepting_verifier().name << " passed (df "
-                                   << b.df << ")";
+    EXPECT_GT(b.stat, b.threshold)
+        << test::argmax_accepting_verifier().name << " passed (df " << b.df << ")";
   }
-  std::printf("lookahead: chi2 %.1f (threshold %.1f, df %d), cycles with n-grams all rejected "
-              "%lld, with a token accepted %lld (of %lld samples); argmax-accepting verifier: "
-              "chi2 %.1f\n",
-              c.stat, c.threshold, c.df, static_cast<long long>(good.all_rejected),
-              static_cast<long long>(good.some_accepted), static_cast<long long>(n), b.stat);
+  std::printf(
+      "lookahead: chi2 %.1f (threshold %.1f, df %d), cycles with n-grams all rejected "
+      "%lld, with a token accepted %lld (of %lld samples); argmax-accepting verifier: "
+      "chi2 %.1f\n",
+      c.stat, c.threshold, c.df, static_cast<long long>(good.all_rejected),
+      static_cast<long long>(good.some_accepted), static_cast<long long>(n), b.stat);
 }
 
 }  // namespace

@@ -48,8 +48,8 @@ Verdict bonus_untempered(const DraftTree& tree, const float* logits, int64_t V,
   }
 }
 
-Verdict uses_draft_q(const DraftTree& tree, const float* logits, int64_t V, const SamplingParams& sp,
-                     uint64_t first_position) {
+Verdict uses_draft_q(const DraftTree& tree, const float* logits, int64_t V,
+                     const SamplingParams& sp, uint64_t first_position) {
   const auto children = children_of(tree);
   Verdict v;
   int32_t node = 0;
@@ -148,9 +148,9 @@ Verdict one_uniform_per_cycle(const DraftTree& tree, const float* logits, int64_
 
 Verdict node_index_as_depth(const DraftTree& tree, const float* logits, int64_t V,
                             const SamplingParams& sp, uint64_t first_position) {
-  return keyed_walk(tree, logits, V, sp, first_position, [](uint64_t first, uint64_t, int32_t node) {
-    return first + static_cast<uint64_t>(node);
-  });
+  return keyed_walk(
+      tree, logits, V, sp, first_position,
+      [](uint64_t first, uint64_t, int32_t node) { return first + static_cast<uint64_t>(node); });
 }
 
 // The position-keyed walk, except that a child holding the target's argmax is entered outright,

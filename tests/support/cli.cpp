@@ -53,10 +53,14 @@ CliRun run_cli_split(const std::string& args, int timeout_seconds) {
 
 bool is_one_clean_error(const CliRun& run, std::string* why) {
   std::string reason;
-  if (run.timed_out) reason = "timed out (a hang)";
-  else if (run.code != 1) reason = "exit code " + std::to_string(run.code) + ", expected 1";
-  else if (run.err.rfind("error: ", 0) != 0) reason = "stderr does not start with 'error: '";
-  else if (run.err.find('\n') + 1 != run.err.size()) reason = "stderr is not exactly one line";
+  if (run.timed_out)
+    reason = "timed out (a hang)";
+  else if (run.code != 1)
+    reason = "exit code " + std::to_string(run.code) + ", expected 1";
+  else if (run.err.rfind("error: ", 0) != 0)
+    reason = "stderr does not start with 'error: '";
+  else if (run.err.find('\n') + 1 != run.err.size())
+    reason = "stderr is not exactly one line";
   if (why) *why = reason + "\nstderr: " + run.err;
   return reason.empty();
 }

@@ -15,9 +15,8 @@ std::vector<int32_t> plain_tokens(LlamaModel& model, const std::vector<int32_t>&
 
 std::vector<int32_t> speculative_tokens(LlamaModel& model, Drafter& drafter,
                                         const std::vector<int32_t>& prompt,
-                                        const GenerationOptions& opt, int64_t ctx,
-                                        ThreadPool& pool, const SpeculativeHooks& hooks,
-                                        SpeculativeStats* stats) {
+                                        const GenerationOptions& opt, int64_t ctx, ThreadPool& pool,
+                                        const SpeculativeHooks& hooks, SpeculativeStats* stats) {
   KvCache kv = model.make_cache(ctx);
   std::vector<int32_t> out;
   const SpeculativeStats st = speculative_generate(

@@ -19,8 +19,8 @@ std::vector<int32_t> plain_tokens(LlamaModel& model, const std::vector<int32_t>&
 // stats, when given, receives the run's statistics.
 std::vector<int32_t> speculative_tokens(LlamaModel& model, Drafter& drafter,
                                         const std::vector<int32_t>& prompt,
-                                        const GenerationOptions& opt, int64_t ctx,
-                                        ThreadPool& pool, const SpeculativeHooks& hooks = {},
+                                        const GenerationOptions& opt, int64_t ctx, ThreadPool& pool,
+                                        const SpeculativeHooks& hooks = {},
                                         SpeculativeStats* stats = nullptr);
 
 }  // namespace eagle2::test

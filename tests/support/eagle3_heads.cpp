@@ -109,11 +109,10 @@ std::string write_head_folder(const std::string& name, const HeadFiles& files) {
 }
 
 std::unique_ptr<EagleHead> load_random_eagle3_head(const std::string& name,
-                                                   const LlamaModel& target,
-                                                   Eagle3HeadOptions o) {
+                                                   const LlamaModel& target, Eagle3HeadOptions o) {
   const auto L = static_cast<int32_t>(target.config().num_layers);
-  if (o.aux_layers.empty() && L < 7) o.aux_layers = L > 1 ? std::vector<int32_t>{L - 1, 0}
-                                                          : std::vector<int32_t>{0};
+  if (o.aux_layers.empty() && L < 7)
+    o.aux_layers = L > 1 ? std::vector<int32_t>{L - 1, 0} : std::vector<int32_t>{0};
   return EagleHead::load(write_head_folder(name, random_eagle3_head(target, o)), target);
 }
 

@@ -33,9 +33,9 @@ struct HeadFiles {
 };
 
 struct Eagle3HeadOptions {
-  int64_t draft_vocab = 0;          // 0: half the target's vocabulary
+  int64_t draft_vocab = 0;               // 0: half the target's vocabulary
   std::vector<int32_t> aux_layers = {};  // empty: none in config.json (the default {2, L/2, L-3})
-  int64_t intermediate = 0;         // 0: the target's
+  int64_t intermediate = 0;              // 0: the target's
   int64_t num_heads = 0, num_kv_heads = 0;  // 0: the target's
   float init_std = 0.15f;
   uint64_t seed = 5;

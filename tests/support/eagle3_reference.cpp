@@ -16,7 +16,9 @@ using train::Eagle3Config;
 
 namespace {
 
-DVec doubles(const std::vector<float>& v) { return DVec(v.begin(), v.end()); }
+DVec doubles(const std::vector<float>& v) {
+  return DVec(v.begin(), v.end());
+}
 
 }  // namespace
 
@@ -51,19 +53,34 @@ DVec ttt_attention_ref(const DVec& q, const std::vector<DVec>& k, const std::vec
 }
 
 Eagle3RefParams::Eagle3RefParams(const train::Eagle3Weights& w)
-    : fc(doubles(w.fc.value)), input_norm(doubles(w.input_norm.value)),
-      hidden_norm(doubles(w.hidden_norm.value)), wq(doubles(w.wq.value)), wk(doubles(w.wk.value)),
-      wv(doubles(w.wv.value)), wo(doubles(w.wo.value)), post_norm(doubles(w.post_norm.value)),
-      w_gate(doubles(w.w_gate.value)), w_up(doubles(w.w_up.value)),
-      w_down(doubles(w.w_down.value)), norm(doubles(w.norm.value)),
+    : fc(doubles(w.fc.value)),
+      input_norm(doubles(w.input_norm.value)),
+      hidden_norm(doubles(w.hidden_norm.value)),
+      wq(doubles(w.wq.value)),
+      wk(doubles(w.wk.value)),
+      wv(doubles(w.wv.value)),
+      wo(doubles(w.wo.value)),
+      post_norm(doubles(w.post_norm.value)),
+      w_gate(doubles(w.w_gate.value)),
+      w_up(doubles(w.w_up.value)),
+      w_down(doubles(w.w_down.value)),
+      norm(doubles(w.norm.value)),
       lm_head(doubles(w.lm_head.value)) {}
 
 std::vector<std::pair<std::string, DVec Eagle3RefParams::*>> eagle3_ref_members() {
   using P = Eagle3RefParams;
-  return {{"fc", &P::fc},         {"input_norm", &P::input_norm}, {"hidden_norm", &P::hidden_norm},
-          {"wq", &P::wq},         {"wk", &P::wk},                 {"wv", &P::wv},
-          {"wo", &P::wo},         {"post_norm", &P::post_norm},   {"w_gate", &P::w_gate},
-          {"w_up", &P::w_up},     {"w_down", &P::w_down},         {"norm", &P::norm},
+  return {{"fc", &P::fc},
+          {"input_norm", &P::input_norm},
+          {"hidden_norm", &P::hidden_norm},
+          {"wq", &P::wq},
+          {"wk", &P::wk},
+          {"wv", &P::wv},
+          {"wo", &P::wo},
+          {"post_norm", &P::post_norm},
+          {"w_gate", &P::w_gate},
+          {"w_up", &P::w_up},
+          {"w_down", &P::w_down},
+          {"norm", &P::norm},
           {"lm_head", &P::lm_head}};
 }
 
@@ -215,8 +232,8 @@ Eagle3Case::Eagle3Case(int64_t steps, uint32_t seed) : S(steps) {
 }
 
 train::Eagle3Window Eagle3Case::window(float state_weight) {
-  train::Eagle3Window w{B,          T,         S,           features.data(), positions.data(),
-                        tokens.data(), teacher.data(), counted.data()};
+  train::Eagle3Window w{
+      B, T, S, features.data(), positions.data(), tokens.data(), teacher.data(), counted.data()};
   if (state_weight > 0) {
     w.states = states.data();
     w.state_weight = state_weight;
@@ -224,6 +241,8 @@ train::Eagle3Window Eagle3Case::window(float state_weight) {
   return w;
 }
 
-Matrix Eagle3Case::embed_matrix() const { return Matrix{DType::F32, V, cfg.hidden, embed.data()}; }
+Matrix Eagle3Case::embed_matrix() const {
+  return Matrix{DType::F32, V, cfg.hidden, embed.data()};
+}
 
 }  // namespace eagle2::test::grad_check

@@ -65,8 +65,8 @@ struct Eagle3Case {
   int64_t B = 2, T = 5, S = 3, V = 24;
   train::Eagle3Config cfg;
   std::unique_ptr<train::Eagle3Weights> w;
-  std::vector<float> embed;      // [V, C]
-  std::vector<float> features;   // [B*T, F]
+  std::vector<float> embed;     // [V, C]
+  std::vector<float> features;  // [B*T, F]
   std::vector<int32_t> positions, tokens;
   std::vector<float> teacher;    // [B, T+S, Vd]
   std::vector<uint8_t> counted;  // [B, T+S]

@@ -38,18 +38,25 @@ std::vector<DrafterCase> drafter_cases(EagleHead& head, ThreadPool& pool, int64_
   cases.push_back({"dynamic-60-5-10", eagle(options(Shape::Dynamic, 10, 5, 60, {}, 5)), 6});
   cases.push_back({"dynamic-16-3-4", eagle(options(Shape::Dynamic, 4, 3, 16, {}, 5)), 4});
   cases.push_back({"dynamic-6-2-2", eagle(options(Shape::Dynamic, 2, 2, 6, {}, 5)), 3});
-  cases.push_back({"static-mc-sim", eagle(options(Shape::Static, 10, 5, 60, mc_sim_7b_63(), 5)), 5});
+  cases.push_back(
+      {"static-mc-sim", eagle(options(Shape::Static, 10, 5, 60, mc_sim_7b_63(), 5)), 5});
   cases.push_back({"chain-3", eagle(options(Shape::Chain, 10, 5, 60, {}, 3)), 4});
-  cases.push_back({"lookup", [](const std::vector<int32_t>&) -> std::unique_ptr<Drafter> {
+  cases.push_back({"lookup",
+                   [](const std::vector<int32_t>&) -> std::unique_ptr<Drafter> {
                      return std::make_unique<LookupDrafter>(3, 1, 5);
-                   }, 5});
-  cases.push_back({"none", [](const std::vector<int32_t>&) -> std::unique_ptr<Drafter> {
+                   },
+                   5});
+  cases.push_back({"none",
+                   [](const std::vector<int32_t>&) -> std::unique_ptr<Drafter> {
                      return std::make_unique<NoDrafter>();
-                   }, 0});
-  cases.push_back({"scripted", [vocab](const std::vector<int32_t>& truth) -> std::unique_ptr<Drafter> {
+                   },
+                   0});
+  cases.push_back({"scripted",
+                   [vocab](const std::vector<int32_t>& truth) -> std::unique_ptr<Drafter> {
                      return std::make_unique<ScriptedDrafter>(
                          oracle_script(truth, 5, vocab, static_cast<uint32_t>(truth.size())));
-                   }, 5});
+                   },
+                   5});
   // The EAGLE-2 paper's ablation: other trees from the same head, the same output. Last, so that
   // the indices above stay as tests pick them.
   auto ablation = options(Shape::Dynamic, 4, 3, 16, {}, 5);
@@ -59,9 +66,11 @@ std::vector<DrafterCase> drafter_cases(EagleHead& head, ThreadPool& pool, int64_
   ablation.dynamic.rerank = false;
   cases.push_back({"dynamic-16-3-4-norerank", eagle(ablation), 4});
   // Lookahead decoding (no head): also after the indices tests pick.
-  cases.push_back({"lookahead-4-3-3", [](const std::vector<int32_t>&) -> std::unique_ptr<Drafter> {
+  cases.push_back({"lookahead-4-3-3",
+                   [](const std::vector<int32_t>&) -> std::unique_ptr<Drafter> {
                      return std::make_unique<LookaheadDrafter>(LookaheadParams{4, 3, 3});
-                   }, 2});
+                   },
+                   2});
   if (head3) {
     // EAGLE-3: the decoding loops capture the head's layers in the prefill and verify forwards.
     auto eagle3 = [head3, &pool, ctx](EagleDrafterOptions o) {
@@ -71,7 +80,8 @@ std::vector<DrafterCase> drafter_cases(EagleHead& head, ThreadPool& pool, int64_
       };
     };
     cases.push_back({"eagle3-dynamic-16-3-4", eagle3(options(Shape::Dynamic, 4, 3, 16, {}, 5)), 4});
-    cases.push_back({"eagle3-dynamic-60-5-10", eagle3(options(Shape::Dynamic, 10, 5, 60, {}, 5)), 6});
+    cases.push_back(
+        {"eagle3-dynamic-60-5-10", eagle3(options(Shape::Dynamic, 10, 5, 60, {}, 5)), 6});
     cases.push_back({"eagle3-chain-3", eagle3(options(Shape::Chain, 10, 5, 60, {}, 3)), 4});
   }
   return cases;

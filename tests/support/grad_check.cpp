@@ -16,7 +16,9 @@ Vec rnd(size_t n, std::mt19937& g, float lo, float hi) {
   return v;
 }
 
-DVec to_d(const Vec& v) { return DVec(v.begin(), v.end()); }
+DVec to_d(const Vec& v) {
+  return DVec(v.begin(), v.end());
+}
 
 double dot(const DVec& a, const Vec& r) {
   double s = 0;

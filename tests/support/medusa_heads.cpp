@@ -73,7 +73,8 @@ OracleMedusaPredictor::OracleMedusaPredictor(LlamaModel& target, const std::vect
   const auto bytes = static_cast<size_t>(d_) * sizeof(float);
   for (int64_t t = 0; t < s.length(); ++t)
     position_of_.emplace(
-        std::string(reinterpret_cast<const char*>(&s.features[static_cast<size_t>(t * d_)]), bytes), t);
+        std::string(reinterpret_cast<const char*>(&s.features[static_cast<size_t>(t * d_)]), bytes),
+        t);
 }
 
 int64_t OracleMedusaPredictor::locate(const float* feature) {
@@ -143,14 +144,15 @@ std::vector<DrafterCase> hydra_cases(LlamaModel& target, const std::string& head
                      std::min(T - 1, heads->num_heads())});
   }
   const int depth = heads->num_heads();
-  cases.push_back({"hydra-oracle",
-                   [&target, &pool, depth, log](const std::vector<int32_t>& truth) -> std::unique_ptr<Drafter> {
-                     return std::make_unique<HydraDrafter>(
-                         std::make_unique<OracleHydraPredictor>(
-                             target, truth, depth, static_cast<uint32_t>(truth.size()), pool, log),
-                         pool, 8);
-                   },
-                   depth});
+  cases.push_back(
+      {"hydra-oracle",
+       [&target, &pool, depth, log](const std::vector<int32_t>& truth) -> std::unique_ptr<Drafter> {
+         return std::make_unique<HydraDrafter>(
+             std::make_unique<OracleHydraPredictor>(target, truth, depth,
+                                                    static_cast<uint32_t>(truth.size()), pool, log),
+             pool, 8);
+       },
+       depth});
   return cases;
 }
 
@@ -167,14 +169,15 @@ std::vector<DrafterCase> medusa_cases(LlamaModel& target, const std::string& hea
                      std::min(T - 1, heads->num_heads())});
   }
   const int depth = heads->num_heads();
-  cases.push_back({"medusa-oracle",
-                   [&target, &pool, depth, log](const std::vector<int32_t>& truth) -> std::unique_ptr<Drafter> {
-                     return std::make_unique<MedusaDrafter>(
-                         std::make_unique<OracleMedusaPredictor>(
-                             target, truth, depth, static_cast<uint32_t>(truth.size()), pool, log),
-                         pool, 8);
-                   },
-                   depth});
+  cases.push_back(
+      {"medusa-oracle",
+       [&target, &pool, depth, log](const std::vector<int32_t>& truth) -> std::unique_ptr<Drafter> {
+         return std::make_unique<MedusaDrafter>(
+             std::make_unique<OracleMedusaPredictor>(
+                 target, truth, depth, static_cast<uint32_t>(truth.size()), pool, log),
+             pool, 8);
+       },
+       depth});
   return cases;
 }
 

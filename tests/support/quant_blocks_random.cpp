@@ -17,13 +17,18 @@ std::vector<unsigned char> random_blocks(DType dt, int64_t rows, int64_t cols, s
     };
     switch (dt) {
       case DType::Q8_0:
-      case DType::Q4_0: put(0, scale(rng)); break;
+      case DType::Q4_0:
+        put(0, scale(rng));
+        break;
       case DType::Q4_K:
         put(0, positive(rng));
         put(2, positive(rng));
         break;
-      case DType::Q6_K: put(208, positive(rng)); break;
-      default: break;
+      case DType::Q6_K:
+        put(208, positive(rng));
+        break;
+      default:
+        break;
     }
   }
   return data;

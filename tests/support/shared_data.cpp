@@ -1,12 +1,12 @@
 #include "support/shared_data.h"
 
+#include <gtest/gtest.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 #include <sstream>
-#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -20,7 +20,9 @@ std::string shared_dir() {
   return fs::is_directory(p) ? p.string() : std::string();
 }
 
-bool file_exists(const std::string& path) { return fs::exists(path); }
+bool file_exists(const std::string& path) {
+  return fs::exists(path);
+}
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -38,7 +40,8 @@ void write_file(const std::string& path, const std::string& bytes) {
 
 int count_of(const std::string& text, const std::string& needle) {
   int n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + needle.size()))
+  for (size_t at = text.find(needle); at != std::string::npos;
+       at = text.find(needle, at + needle.size()))
     ++n;
   return n;
 }
@@ -58,8 +61,8 @@ int scaled(int n) {
 
 std::string temp_dir(const std::string& name) {
   const char* base = std::getenv("TMPDIR");
-  fs::path root = fs::path(base && *base ? base : "/tmp") /
-                  ("eagle2-test-" + std::to_string(::getpid()));
+  fs::path root =
+      fs::path(base && *base ? base : "/tmp") / ("eagle2-test-" + std::to_string(::getpid()));
   fs::path dir = root / name;
   fs::remove_all(dir);
   fs::create_directories(dir);

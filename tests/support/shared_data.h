@@ -12,14 +12,14 @@ std::string shared_dir();
 
 // Path of a file under ../shared. When ../shared is absent the calling test is skipped with a
 // message; when it is present but the file is missing, the test fails (the data is broken).
-#define EAGLE2_SHARED_FILE(var, relpath)                                                   \
-  std::string var;                                                                         \
-  do {                                                                                     \
-    if (::eagle2::test::shared_dir().empty())                                              \
-      GTEST_SKIP() << "../shared is absent: skipping (needs " << (relpath) << ")";         \
-    var = ::eagle2::test::shared_dir() + "/" + (relpath);                                  \
-    ASSERT_TRUE(::eagle2::test::file_exists(var)) << "../shared is present but " << var    \
-                                                  << " is missing";                        \
+#define EAGLE2_SHARED_FILE(var, relpath)                                           \
+  std::string var;                                                                 \
+  do {                                                                             \
+    if (::eagle2::test::shared_dir().empty())                                      \
+      GTEST_SKIP() << "../shared is absent: skipping (needs " << (relpath) << ")"; \
+    var = ::eagle2::test::shared_dir() + "/" + (relpath);                          \
+    ASSERT_TRUE(::eagle2::test::file_exists(var))                                  \
+        << "../shared is present but " << var << " is missing";                    \
   } while (0)
 
 bool file_exists(const std::string& path);

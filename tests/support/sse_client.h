@@ -12,12 +12,12 @@
 namespace eagle2::test {
 
 struct SseResult {
-  int status = 0;           // the HTTP status; 0 when the connection failed or was abandoned
+  int status = 0;  // the HTTP status; 0 when the connection failed or was abandoned
   std::string content_type;
-  std::string retry_after;  // the Retry-After header (503)
-  std::string raw;          // the body as received
+  std::string retry_after;             // the Retry-After header (503)
+  std::string raw;                     // the body as received
   std::vector<nlohmann::json> events;  // each "data: {...}" event, parsed
-  bool done = false;        // "data: [DONE]" arrived, as the last event
+  bool done = false;                   // "data: [DONE]" arrived, as the last event
 };
 
 // POSTs `body` to `path` and reads the response as it streams. on_event sees each parsed event

@@ -17,8 +17,8 @@ namespace eagle2::test {
 using ChildTable = std::map<std::vector<int32_t>, std::vector<std::pair<int32_t, float>>>;
 
 struct TableDraft {
-  using Children = std::function<std::vector<std::pair<int32_t, float>>(
-      const std::vector<int32_t>& path)>;
+  using Children =
+      std::function<std::vector<std::pair<int32_t, float>>(const std::vector<int32_t>& path)>;
   explicit TableDraft(ChildTable table);
   explicit TableDraft(Children children) : children(std::move(children)) {}
 

@@ -49,7 +49,8 @@ DVec rope_ref(const DVec& x, const Vec& cos, const Vec& sin, int64_t T, int64_t 
     for (int64_t h = 0; h < H; ++h)
       for (int64_t i = 0; i < half; ++i) {
         const int64_t o = t * H * hd + h * hd;
-        const double a = x[o + i], b = x[o + i + half], c = cos[t * half + i], s = sin[t * half + i];
+        const double a = x[o + i], b = x[o + i + half], c = cos[t * half + i],
+                     s = sin[t * half + i];
         y[o + i] = a * c - b * s;
         y[o + i + half] = b * c + a * s;
       }
@@ -69,7 +70,8 @@ DVec attention_ref(const DVec& q, const DVec& k, const DVec& v, const AttentionS
         double mx = -1e300, sum = 0;
         for (int64_t j = 0; j <= t; ++j) {
           double d = 0;
-          for (int64_t i = 0; i < hd; ++i) d += q[(b * T + t) * qw + h * hd + i] * k[(b * T + j) * kw + kvh * hd + i];
+          for (int64_t i = 0; i < hd; ++i)
+            d += q[(b * T + t) * qw + h * hd + i] * k[(b * T + j) * kw + kvh * hd + i];
           sc[j] = d * scale;
           mx = std::max(mx, sc[j]);
         }

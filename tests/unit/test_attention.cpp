@@ -1,11 +1,6 @@
 // Attention of one head: against a double-precision reference on every path, SIMD paths against
 // the scalar one, and the split invariance that batch invariance rests on: the same sequence of
 // visible slots gives the same bits wherever the context/extra boundary falls.
-#include "kernels/attention.h"
-#include "kernels/attention_internal.h"
-#include "kernels/matmul.h"
-#include "core/thread_pool.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +8,11 @@
 #include <cstring>
 #include <random>
 #include <vector>
+
+#include "core/thread_pool.h"
+#include "kernels/attention.h"
+#include "kernels/attention_internal.h"
+#include "kernels/matmul.h"
 
 namespace eagle2 {
 namespace {
@@ -41,7 +41,8 @@ std::vector<double> reference(const float* q, const Cache& c, const std::vector<
   double mx = -INFINITY;
   for (size_t j = 0; j < slots.size(); ++j) {
     double d = 0;
-    for (int64_t i = 0; i < c.head_dim; ++i) d += static_cast<double>(q[i]) * c.k[slots[j] * c.stride + i];
+    for (int64_t i = 0; i < c.head_dim; ++i)
+      d += static_cast<double>(q[i]) * c.k[slots[j] * c.stride + i];
     s[j] = d * scale;
     mx = std::max(mx, s[j]);
   }
@@ -54,10 +55,11 @@ std::vector<double> reference(const float* q, const Cache& c, const std::vector<
 
 // Runs attention over `slots` presented as a context prefix of length `n_ctx` (must be slots
 // 0..n_ctx-1) followed by the rest as extras.
-std::vector<float> run(KernelPath path, const float* q, const Cache& c, const std::vector<int64_t>& slots,
-                       int64_t n_ctx, float scale) {
+std::vector<float> run(KernelPath path, const float* q, const Cache& c,
+                       const std::vector<int64_t>& slots, int64_t n_ctx, float scale) {
   std::vector<int32_t> extra;
-  for (size_t j = static_cast<size_t>(n_ctx); j < slots.size(); ++j) extra.push_back(static_cast<int32_t>(slots[j]));
+  for (size_t j = static_cast<size_t>(n_ctx); j < slots.size(); ++j)
+    extra.push_back(static_cast<int32_t>(slots[j]));
   AttentionKeys keys;
   keys.k = c.k.data();
   keys.v = c.v.data();
@@ -83,7 +85,8 @@ TEST(Attention, MatchesDoubleReference) {
       std::vector<int64_t> slots;
       const int64_t n_ctx = n / 2;
       for (int64_t j = 0; j < n_ctx; ++j) slots.push_back(j);
-      for (int64_t j = n_ctx; static_cast<int64_t>(slots.size()) < n; ++j) slots.push_back(j + (j % 2));
+      for (int64_t j = n_ctx; static_cast<int64_t>(slots.size()) < n; ++j)
+        slots.push_back(j + (j % 2));
       const auto want = reference(q.data(), c, slots, scale);
       std::vector<float> scalar;
       for (KernelPath p : kAllPaths) {
@@ -93,7 +96,8 @@ TEST(Attention, MatchesDoubleReference) {
           ASSERT_NEAR(out[i], want[i], 1e-5 * (1 + std::fabs(want[i])))
               << kernel_path_name(p) << " hd=" << hd << " n=" << n << " i=" << i;
         if (p == KernelPath::Scalar) scalar = out;
-        for (int64_t i = 0; i < hd; ++i) ASSERT_NEAR(out[i], scalar[i], 1e-5 * (1 + std::fabs(scalar[i])));
+        for (int64_t i = 0; i < hd; ++i)
+          ASSERT_NEAR(out[i], scalar[i], 1e-5 * (1 + std::fabs(scalar[i])));
       }
     }
   }
@@ -170,7 +174,8 @@ TEST(Attention, BatchEqualsOneHeadAtATimeBitForBit) {
             std::vector<int64_t> begin(1, 0);
             for (int64_t i = 0; i < T; ++i) {
               for (int64_t r = 0; r < i; r += 2) visible.push_back(static_cast<int32_t>(n_ctx + r));
-              if (!(n_ctx == 0 && T == 3 && i == 0)) visible.push_back(static_cast<int32_t>(n_ctx + i));
+              if (!(n_ctx == 0 && T == 3 && i == 0))
+                visible.push_back(static_cast<int32_t>(n_ctx + i));
               begin.push_back(static_cast<int64_t>(visible.size()));
             }
             AttentionBatch b;
@@ -190,7 +195,8 @@ TEST(Attention, BatchEqualsOneHeadAtATimeBitForBit) {
             std::vector<float> out(static_cast<size_t>(T * qd), NAN);
             b.out = out.data();
             attention_batch(p, b, pool);
-            std::vector<float> scratch(static_cast<size_t>(n_slots + 1)), want(static_cast<size_t>(hd));
+            std::vector<float> scratch(static_cast<size_t>(n_slots + 1)),
+                want(static_cast<size_t>(hd));
             for (int64_t i = 0; i < T; ++i)
               for (int64_t h = 0; h < H; ++h) {
                 AttentionKeys keys;
@@ -228,12 +234,14 @@ TEST(Attention, Avx512ScoresEqualOneKeyDots) {
         extra.push_back(static_cast<int32_t>(j));
       std::vector<float> s(static_cast<size_t>(n) + 1, -1.0f);
       const float scale = 0.37f;
-      detail::attention_scores_avx512(q.data(), c.k.data(), c.stride, nullptr, 0, n_ctx, extra.data(),
-                                      static_cast<int64_t>(extra.size()), hd, scale, s.data());
+      detail::attention_scores_avx512(q.data(), c.k.data(), c.stride, nullptr, 0, n_ctx,
+                                      extra.data(), static_cast<int64_t>(extra.size()), hd, scale,
+                                      s.data());
       for (int64_t j = 0; j < n; ++j) {
         const int64_t slot = j < n_ctx ? j : extra[static_cast<size_t>(j - n_ctx)];
         const float want = dot_f32(KernelPath::Avx512, q.data(), &c.k[slot * c.stride], hd) * scale;
-        ASSERT_EQ(0, std::memcmp(&want, &s[static_cast<size_t>(j)], 4)) << "hd=" << hd << " n=" << n << " j=" << j;
+        ASSERT_EQ(0, std::memcmp(&want, &s[static_cast<size_t>(j)], 4))
+            << "hd=" << hd << " n=" << n << " j=" << j;
       }
       EXPECT_EQ(s[static_cast<size_t>(n)], -1.0f) << "wrote past the last score";
     }
@@ -252,11 +260,13 @@ TEST(Attention, Avx512SoftmaxMatchesExpAndSum) {
     std::vector<double> want(s.size());
     double sum = 0;
     // The argument is the float difference, as in every path; the exp itself is what is checked.
-    for (size_t j = 0; j < s.size(); ++j) sum += (want[j] = std::exp(static_cast<double>(s[j] - mx)));
+    for (size_t j = 0; j < s.size(); ++j)
+      sum += (want[j] = std::exp(static_cast<double>(s[j] - mx)));
     std::vector<float> p = s;
     const float inv_sum = detail::softmax_avx512(p.data(), n);
     EXPECT_NEAR(inv_sum, 1.0 / sum, 1e-6 / sum) << "n=" << n;
-    for (size_t j = 0; j < s.size(); ++j) ASSERT_NEAR(p[j], want[j], 2e-7 * want[j] + 1e-38) << "n=" << n << " j=" << j;
+    for (size_t j = 0; j < s.size(); ++j)
+      ASSERT_NEAR(p[j], want[j], 2e-7 * want[j] + 1e-38) << "n=" << n << " j=" << j;
   }
 }
 
@@ -291,12 +301,14 @@ TEST(Attention, BlockTablesReadTheSameBitsAsContiguousSlots) {
       std::vector<std::vector<int32_t>> table(2);
       size_t next = 0;
       for (int s = 0; s < 2; ++s)
-        for (int64_t b = 0; b < (ctx[s] + rows[s] + B - 1) / B; ++b) table[s].push_back(order[next++]);
+        for (int64_t b = 0; b < (ctx[s] + rows[s] + B - 1) / B; ++b)
+          table[s].push_back(order[next++]);
       // The same slots copied out in logical order, per sequence.
       std::vector<std::vector<float>> k_flat(2), v_flat(2);
       for (int s = 0; s < 2; ++s)
         for (int64_t slot = 0; slot < ctx[s] + rows[s]; ++slot) {
-          const int64_t row = (int64_t{table[s][static_cast<size_t>(slot >> shift)]} << shift) | (slot & (B - 1));
+          const int64_t row =
+              (int64_t{table[s][static_cast<size_t>(slot >> shift)]} << shift) | (slot & (B - 1));
           k_flat[s].insert(k_flat[s].end(), &k[row * kvd], &k[(row + 1) * kvd]);
           v_flat[s].insert(v_flat[s].end(), &v[row * kvd], &v[(row + 1) * kvd]);
         }

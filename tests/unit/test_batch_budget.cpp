@@ -31,7 +31,8 @@ double rate_of(const std::vector<std::vector<float>>& values, const std::vector<
   for (size_t j = 0; j < values.size(); ++j) {
     tokens += 1;
     rows += totals[j];
-    for (int64_t i = 0; i + 1 < totals[j]; ++i) tokens += std::exp(values[j][static_cast<size_t>(i)]);
+    for (int64_t i = 0; i + 1 < totals[j]; ++i)
+      tokens += std::exp(values[j][static_cast<size_t>(i)]);
   }
   return tokens / (draft + cost.seconds(sequences, rows));
 }
@@ -45,8 +46,8 @@ std::vector<SequenceCandidates> candidates_of(const std::vector<std::vector<floa
 
 TEST(BatchBudget, KeepsTheGlobalTopMSoConfidentSequencesGetMore) {
   // A confident sequence and a weak one: the kept set is the best M values of both together.
-  const std::vector<std::vector<float>> values = {
-      {-0.05f, -0.1f, -0.2f, -0.3f, -0.5f, -0.7f}, {-1.0f, -2.0f, -3.0f, -4.0f}};
+  const std::vector<std::vector<float>> values = {{-0.05f, -0.1f, -0.2f, -0.3f, -0.5f, -0.7f},
+                                                  {-1.0f, -2.0f, -3.0f, -4.0f}};
   const BatchCostModel cost = plateau_cost(6, 1e-3, 2e-4);
   const BatchBudget b = choose_batch_budget(candidates_of(values), 2, 0, 0, 0, cost);
   ASSERT_EQ(b.total_tokens.size(), 2u);
@@ -82,10 +83,10 @@ TEST(BatchBudget, ChoiceIsTheBestOfEveryCombinationOfTreeSizes) {
     const int64_t fixed_rows = rng() % 4;
     const double fixed_tokens = static_cast<double>(fixed_rows), draft = 1e-4 * (rng() % 5);
     const int64_t sequences = n + fixed_rows;
-    const BatchBudget b =
-        choose_batch_budget(candidates_of(values), sequences, fixed_rows, fixed_tokens, draft, cost);
-    const double chosen = rate_of(values, b.total_tokens, sequences, fixed_rows, fixed_tokens,
-                                  draft, cost);
+    const BatchBudget b = choose_batch_budget(candidates_of(values), sequences, fixed_rows,
+                                              fixed_tokens, draft, cost);
+    const double chosen =
+        rate_of(values, b.total_tokens, sequences, fixed_rows, fixed_tokens, draft, cost);
     EXPECT_NEAR(chosen, b.expected_tokens / b.seconds, 1e-7 * chosen);  // summation order
     std::vector<int64_t> totals(static_cast<size_t>(n), 1);
     std::function<void(size_t)> each = [&](size_t j) {
@@ -183,7 +184,7 @@ TEST(BatchBudget, CostModelInterpolatesBetweenMeasuredSequenceCounts) {
   EXPECT_DOUBLE_EQ(cost.seconds(1, 5), 1.5);
   EXPECT_DOUBLE_EQ(cost.seconds(5, 9), 4.0);
   EXPECT_DOUBLE_EQ(cost.seconds(3, 9), 0.5 * 2.0 + 0.5 * 4.0);  // halfway between the counts
-  EXPECT_DOUBLE_EQ(cost.seconds(8, 13), 5.0);  // past the last count: its curve
+  EXPECT_DOUBLE_EQ(cost.seconds(8, 13), 5.0);                   // past the last count: its curve
   EXPECT_EQ(test::error_of([] { BatchCostModel({}); }), "batch cost model: no curves");
 }
 

@@ -14,10 +14,10 @@
 #include "model/llama_model.h"
 #include "speculative/eagle_drafter.h"
 #include "speculative/speculative_decoder.h"
-#include "tokenizer/tokenizer.h"
-#include "support/errors.h"
 #include "support/cli.h"
+#include "support/errors.h"
 #include "support/shared_data.h"
+#include "tokenizer/tokenizer.h"
 
 namespace eagle2 {
 namespace {
@@ -236,10 +236,11 @@ TEST(Bench, RunBenchOnStoriesRecordsCalibration) {
   opt.temperatures = {0.0f, 1.0f};
   opt.ctx = 256;
   ThreadPool pool(2);
-  const auto records = run_bench(*model, head.get(), *tok, {set},
-                                 {parse_drafter_spec("plain"), parse_drafter_spec("dynamic"),
-                                  parse_drafter_spec("chain:3"), parse_drafter_spec("dynamic:auto")},
-                                 opt, pool);
+  const auto records =
+      run_bench(*model, head.get(), *tok, {set},
+                {parse_drafter_spec("plain"), parse_drafter_spec("dynamic"),
+                 parse_drafter_spec("chain:3"), parse_drafter_spec("dynamic:auto")},
+                opt, pool);
   ASSERT_EQ(records.size(), 16u);
   EXPECT_TRUE(greedy_mismatches(records).empty());
   for (const RunRecord& r : records) {
@@ -290,8 +291,9 @@ TEST(Bench, PassesDoNotInheritDrafterState) {
   auto& model = stories.model;
   auto& head = stories.head;
   auto& tok = stories.tok;
-  PromptSet set{"s", {{"s:0", "Once upon a time"}, {"s:1", "The little dog"},
-                      {"s:2", "Tom and his mom went"}}};
+  PromptSet set{
+      "s",
+      {{"s:0", "Once upon a time"}, {"s:1", "The little dog"}, {"s:2", "Tom and his mom went"}}};
   BenchOptions opt;
   opt.max_new_tokens = 48;
   opt.ctx = 256;
@@ -334,8 +336,8 @@ TEST(Bench, AColumnMayDraftWithItsOwnHead) {
                               {parse_drafter_spec("plain"), parse_drafter_spec("dynamic:16:3:4"),
                                parse_drafter_spec("dynamic:16:3:4@" + dir3)},
                               opt, pool);
-  const auto alone =
-      run_bench(*model, head3.get(), *tok, {set}, {parse_drafter_spec("dynamic:16:3:4")}, opt, pool);
+  const auto alone = run_bench(*model, head3.get(), *tok, {set},
+                               {parse_drafter_spec("dynamic:16:3:4")}, opt, pool);
   ASSERT_EQ(both.size(), 6u);
   ASSERT_EQ(alone.size(), 2u);
   EXPECT_TRUE(greedy_mismatches(both).empty());

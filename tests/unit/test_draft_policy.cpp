@@ -86,7 +86,8 @@ TEST_F(DraftPolicyTest, AnAutoBudgetNeedsAPolicyWithACostModel) {
   EagleDrafter priced(*head_, pool_, o, std::make_shared<DraftPolicy>(steep_cost()));
   DraftPolicies unpriced;
   EXPECT_EQ(test::error_of([&] {
-              make_drafter(parse_drafter_spec("dynamic:auto"), head_.get(), pool_, 256, unpriced, 0);
+              make_drafter(parse_drafter_spec("dynamic:auto"), head_.get(), pool_, 256, unpriced,
+                           0);
             }),
             "drafter 'dynamic:auto': an auto budget needs the verify cost curve");
 }

@@ -1,8 +1,6 @@
 // Reduced draft vocabularies: the draft_vocab.tsv format and its errors, the head's compact
 // lm_head (log-probs renormalized over the kept tokens, ids mapped back), and losslessness: a
 // drafter that can only propose some tokens still reproduces plain greedy decoding exactly.
-#include "draft/draft_vocab.h"
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,6 +8,7 @@
 #include <fstream>
 #include <numeric>
 
+#include "draft/draft_vocab.h"
 #include "draft/eagle_head.h"
 #include "speculative/eagle_drafter.h"
 #include "speculative/generation.h"
@@ -51,9 +50,12 @@ TEST(DraftVocab, ErrorsNameTheFileAndLine) {
   EXPECT_EQ(error_of([&] { read_draft_vocab(dir + "/none.tsv", 10); }),
             dir + "/none.tsv: cannot open (write it with: eagle2 draft-vocab)");
   EXPECT_EQ(with("id count\n1\t2\n"), p + ":1: expected the header 'token_id<TAB>count'");
-  EXPECT_EQ(with("token_id\tcount\n1\tx\n"), p + ":2: expected 'token_id<TAB>count' with a positive count");
-  EXPECT_EQ(with("token_id\tcount\n1\t3\t4\n"), p + ":2: expected 'token_id<TAB>count' with a positive count");
-  EXPECT_EQ(with("token_id\tcount\n1\t0\n"), p + ":2: expected 'token_id<TAB>count' with a positive count");
+  EXPECT_EQ(with("token_id\tcount\n1\tx\n"),
+            p + ":2: expected 'token_id<TAB>count' with a positive count");
+  EXPECT_EQ(with("token_id\tcount\n1\t3\t4\n"),
+            p + ":2: expected 'token_id<TAB>count' with a positive count");
+  EXPECT_EQ(with("token_id\tcount\n1\t0\n"),
+            p + ":2: expected 'token_id<TAB>count' with a positive count");
   EXPECT_EQ(with("token_id\tcount\n10\t3\n"), p + ":2: token id 10 outside the vocabulary of 10");
   EXPECT_EQ(with("token_id\tcount\n1\t3\n1\t2\n"), p + ":3: token id 1 is listed twice");
   EXPECT_EQ(with("token_id\tcount\n1\t3\n2\t5\n"), p + ":3: counts must not increase (5 after 3)");
@@ -91,10 +93,13 @@ TEST_F(DraftVocabHead, LogProbsAreRenormalizedOverTheKeptTokens) {
     for (int32_t id : ids) z += std::exp(static_cast<double>(full[r * V + id]));
     for (size_t j = 0; j < ids.size(); ++j) {
       EXPECT_EQ(head_->draft_token(static_cast<int64_t>(j)), ids[j]);
-      EXPECT_NEAR(part[r * 5 + j], full[r * V + ids[j]] - std::log(z), 1e-4) << "row " << r << " j " << j;
+      EXPECT_NEAR(part[r * 5 + j], full[r * V + ids[j]] - std::log(z), 1e-4)
+          << "row " << r << " j " << j;
     }
   }
-  EXPECT_EQ(error_of([&] { head_->restrict_vocab({3, 3}); }),
+  EXPECT_EQ(error_of([&] {
+              head_->restrict_vocab({3, 3});
+            }),
             "draft vocabulary: ids must be strictly increasing");
   EXPECT_EQ(error_of([&] { head_->restrict_vocab({96}); }),
             "draft vocabulary: token id 96 outside [0, 96)");
@@ -113,7 +118,8 @@ TEST_F(DraftVocabHead, GreedyOutputStaysExactAndDraftsStayInside) {
   opt.max_new_tokens = 40;
   const std::vector<int32_t> prompt = {3, 14, 15, 92, 65};
   const std::vector<int32_t> plain = test::plain_tokens(*target_, prompt, opt, 256, pool_);
-  for (const auto shape : {EagleDrafterOptions::Shape::Dynamic, EagleDrafterOptions::Shape::Chain}) {
+  for (const auto shape :
+       {EagleDrafterOptions::Shape::Dynamic, EagleDrafterOptions::Shape::Chain}) {
     EagleDrafterOptions o;
     o.shape = shape;
     o.dynamic = {4, 3, 16};

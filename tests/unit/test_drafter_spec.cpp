@@ -1,7 +1,5 @@
 // The drafter spec grammar (speculative/drafter_spec.h): parsing, the canonical string, and the
 // one make_drafter that bench, demo and generate share.
-#include "speculative/drafter_spec.h"
-
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -9,6 +7,7 @@
 #include "core/error.h"
 #include "core/thread_pool.h"
 #include "draft/draft_tree.h"
+#include "speculative/drafter_spec.h"
 #include "support/eagle3_heads.h"
 #include "support/errors.h"
 #include "support/random_models.h"
@@ -112,7 +111,6 @@ TEST(DrafterSpec, ParsesTheAblation) {
             "drafter 'chain:novalue': 'novalue' is not a non-negative integer");
 }
 
-
 // medusa:HEADS_DIR[:T] and hydra:HEADS_DIR[:T]: the folder, then T (tokens per tree, root
 // included) from the right; T defaults to 8 and is written out.
 TEST(DrafterSpec, MedusaAndHydraHeads) {
@@ -134,8 +132,10 @@ TEST(DrafterSpec, MedusaAndHydraHeads) {
   EXPECT_FALSE(parse_drafter_spec("medusa:d") == parse_drafter_spec("hydra:d"));
   EXPECT_FALSE(parse_drafter_spec("medusa:d:8") == parse_drafter_spec("medusa:d:9"));
   EXPECT_EQ(parse_drafter_spec("medusa:d"), parse_drafter_spec("medusa:d:8"));
-  EXPECT_EQ(error_of([] { parse_drafter_spec("medusa"); }), "drafter 'medusa': the folder is missing");
-  EXPECT_EQ(error_of([] { parse_drafter_spec("hydra:"); }), "drafter 'hydra:': the folder is missing");
+  EXPECT_EQ(error_of([] { parse_drafter_spec("medusa"); }),
+            "drafter 'medusa': the folder is missing");
+  EXPECT_EQ(error_of([] { parse_drafter_spec("hydra:"); }),
+            "drafter 'hydra:': the folder is missing");
   EXPECT_EQ(error_of([] { parse_drafter_spec("medusa:d:0"); }),
             "drafter 'medusa:d:0': expected medusa:HEADS_DIR[:T] with T in [1, 1024]");
   EXPECT_EQ(error_of([] { parse_drafter_spec("hydra:d:1025"); }),
@@ -144,15 +144,43 @@ TEST(DrafterSpec, MedusaAndHydraHeads) {
 
 // Every form survives parse -> to_string -> parse, and to_string is a fixed point.
 TEST(DrafterSpec, RoundTripsThroughItsCanonicalString) {
-  for (const char* text :
-       {"plain", "none", "lookup", "lookup:0", "lookup:3", "chain", "chain:0", "chain:7", "static",
-        "static:2", "static:8", "static:26", "static:[[0],[0,0]]", "static:[[1],[1,0],[1,0,2]]",
-        "dynamic", "dynamic:16:3:4", "dynamic:8:6:2:cal", "dynamic:cal", "dynamic:auto",
-        "dynamic:auto:4:8", "dynamic:auto:cal", "dynamic:auto:6:2:cal", "dynamic:16:3:4:novalue",
-        "dynamic:16:3:4:norerank", "dynamic:60:5:10:novalue:cal", "dynamic:8:6:2:norerank:cal",
-        "dynamic:novalue", "dynamic:auto:norerank", "dynamic:auto:4:8:novalue:cal", "lookahead",
-        "lookahead:15:5:15", "lookahead:1:2:0", "lookahead:200:3:56", "medusa:m", "medusa:m:3",
-        "hydra:h:16", "hydra:a:1:2"}) {
+  for (const char* text : {"plain",
+                           "none",
+                           "lookup",
+                           "lookup:0",
+                           "lookup:3",
+                           "chain",
+                           "chain:0",
+                           "chain:7",
+                           "static",
+                           "static:2",
+                           "static:8",
+                           "static:26",
+                           "static:[[0],[0,0]]",
+                           "static:[[1],[1,0],[1,0,2]]",
+                           "dynamic",
+                           "dynamic:16:3:4",
+                           "dynamic:8:6:2:cal",
+                           "dynamic:cal",
+                           "dynamic:auto",
+                           "dynamic:auto:4:8",
+                           "dynamic:auto:cal",
+                           "dynamic:auto:6:2:cal",
+                           "dynamic:16:3:4:novalue",
+                           "dynamic:16:3:4:norerank",
+                           "dynamic:60:5:10:novalue:cal",
+                           "dynamic:8:6:2:norerank:cal",
+                           "dynamic:novalue",
+                           "dynamic:auto:norerank",
+                           "dynamic:auto:4:8:novalue:cal",
+                           "lookahead",
+                           "lookahead:15:5:15",
+                           "lookahead:1:2:0",
+                           "lookahead:200:3:56",
+                           "medusa:m",
+                           "medusa:m:3",
+                           "hydra:h:16",
+                           "hydra:a:1:2"}) {
     const DrafterSpec spec = parse_drafter_spec(text);
     const std::string canonical = spec.to_string();
     EXPECT_EQ(parse_drafter_spec(canonical), spec) << text << " -> " << canonical;
@@ -212,8 +240,7 @@ TEST(DrafterSpec, LookaheadFormsAndHostileOnes) {
   EXPECT_EQ(p.lookahead.ngram_size, 5);
   EXPECT_EQ(p.lookahead.verify_ngrams, 15);
   EXPECT_FALSE(p.needs_head());
-  const std::string form =
-      "': expected lookahead[:W:N:G] (window, n-gram size, n-grams verified)";
+  const std::string form = "': expected lookahead[:W:N:G] (window, n-gram size, n-grams verified)";
   for (const char* text : {"lookahead:4", "lookahead:4:4", "lookahead:4:4:", "lookahead:4:4:2:1",
                            "lookahead:", "lookahead::::"})
     EXPECT_EQ(error_of([&] { parse_drafter_spec(text); }), std::string("drafter '") + text + form);

@@ -1,14 +1,14 @@
 // f16/bf16 conversions: exhaustive round trips, rounding to nearest even, subnormals, inf/NaN,
 // checked against independent references (the compiler's _Float16 and a double-precision
 // nearest-value search for bf16).
-#include "core/dtype.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
+
+#include "core/dtype.h"
 
 namespace eagle2 {
 namespace {
@@ -39,7 +39,8 @@ uint16_t ref_bf16(float f) {
   if ((b & 0xffffu) == 0) return lo;
   const uint16_t hi = static_cast<uint16_t>(lo + 1);  // next magnitude up (same sign)
   const double dlo = std::fabs(static_cast<double>(f) - bf16_to_f32(lo));
-  const double fhi = (hi & 0x7fffu) == 0x7f80u ? std::ldexp(1.0, 128) * (f < 0 ? -1 : 1) : bf16_to_f32(hi);
+  const double fhi =
+      (hi & 0x7fffu) == 0x7f80u ? std::ldexp(1.0, 128) * (f < 0 ? -1 : 1) : bf16_to_f32(hi);
   const double dhi = std::fabs(fhi - static_cast<double>(f));
   if (dlo < dhi) return lo;
   if (dhi < dlo) return hi;
@@ -101,11 +102,11 @@ TEST(DType, F16SpecialCases) {
   EXPECT_EQ(f32_to_f16(65520.0f), 0x7c00);  // the tie rounds to even = overflow
   EXPECT_EQ(f32_to_f16(1e30f), 0x7c00);
   EXPECT_EQ(f32_to_f16(-std::numeric_limits<float>::infinity()), 0xfc00);
-  EXPECT_EQ(f32_to_f16(std::ldexp(1.0f, -24)), 0x0001);    // smallest subnormal
-  EXPECT_EQ(f32_to_f16(std::ldexp(1.0f, -25)), 0x0000);    // half of it: tie to even (0)
+  EXPECT_EQ(f32_to_f16(std::ldexp(1.0f, -24)), 0x0001);  // smallest subnormal
+  EXPECT_EQ(f32_to_f16(std::ldexp(1.0f, -25)), 0x0000);  // half of it: tie to even (0)
   EXPECT_EQ(f32_to_f16(std::ldexp(1.5f, -25)), 0x0001);
-  EXPECT_EQ(f32_to_f16(std::ldexp(3.0f, -25)), 0x0002);    // 1.5 ulp: tie to even (2)
-  EXPECT_EQ(f32_to_f16(1.0f + std::ldexp(1.0f, -11)), 0x3c00);  // tie, even stays
+  EXPECT_EQ(f32_to_f16(std::ldexp(3.0f, -25)), 0x0002);             // 1.5 ulp: tie to even (2)
+  EXPECT_EQ(f32_to_f16(1.0f + std::ldexp(1.0f, -11)), 0x3c00);      // tie, even stays
   EXPECT_EQ(f32_to_f16(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02);  // tie, odd rounds up
   const uint16_t nan = f32_to_f16(std::numeric_limits<float>::quiet_NaN());
   EXPECT_EQ(nan & 0x7c00, 0x7c00);

@@ -104,7 +104,8 @@ struct RefHead {
     Vec h1(x);  // the residual is x, not its norm
     for (int64_t i = 0; i < d; ++i) h1[i] += o[i];
     const Vec m = rms(h1, "midlayer.post_attention_layernorm.weight");
-    const Vec gate = mv("midlayer.mlp.gate_proj.weight", m), up = mv("midlayer.mlp.up_proj.weight", m);
+    const Vec gate = mv("midlayer.mlp.gate_proj.weight", m),
+              up = mv("midlayer.mlp.up_proj.weight", m);
     Vec act(gate.size());
     for (size_t i = 0; i < gate.size(); ++i) act[i] = gate[i] / (1 + std::exp(-gate[i])) * up[i];
     const Vec down = mv("midlayer.mlp.down_proj.weight", act);
@@ -162,8 +163,8 @@ TEST(Eagle3Forward, MatchesTheScalarReference) {
   for (int64_t i = 0; i < n0; ++i) {
     std::vector<int64_t> sees;
     for (int64_t j = 0; j <= i; ++j) sees.push_back(j);
-    ref_out.push_back(ref.row(Vec(&features[i * F], &features[(i + 1) * F]), true, tokens[i], i, i,
-                              sees));
+    ref_out.push_back(
+        ref.row(Vec(&features[i * F], &features[(i + 1) * F]), true, tokens[i], i, i, sees));
     expect_close(&out[i * d], ref_out.back(), 1e-4, "catch-up row " + std::to_string(i));
   }
 
@@ -222,7 +223,8 @@ TEST(Eagle3Forward, CatchUpIsBatchInvariant) {
   tc.num_layers = 8;
   const auto target = test::load_random_model("e3-forward-inv", tc);
   const auto head = EagleHead::load(
-      test::write_head_folder("invariant", test::random_eagle3_head(*target, {.seed = 9})), *target);
+      test::write_head_folder("invariant", test::random_eagle3_head(*target, {.seed = 9})),
+      *target);
   ThreadPool pool(2);
   const int64_t d = 64, F = head->feature_width(), n = 5;
   std::vector<float> features(static_cast<size_t>(n * F));

@@ -69,15 +69,18 @@ TEST_F(Eagle3Hostile, UntouchedHeadLoads) {
 TEST_F(Eagle3Hostile, DraftToTargetMap) {
   std::string dir;
   std::string e = error_after([](HeadFiles& f) { f.find("d2t")->i64()[3] = 96; }, &dir);
-  EXPECT_EQ(e, dir + "/model.safetensors: tensor 'd2t' maps draft id 3 (offset 96) to a token "
-                     "outside the target's vocabulary [0, 96)");
+  EXPECT_EQ(e, dir +
+                   "/model.safetensors: tensor 'd2t' maps draft id 3 (offset 96) to a token "
+                   "outside the target's vocabulary [0, 96)");
   e = error_after([](HeadFiles& f) { f.find("d2t")->i64()[0] = -1; }, &dir);
-  EXPECT_EQ(e, dir + "/model.safetensors: tensor 'd2t' maps draft id 0 (offset -1) to a token "
-                     "outside the target's vocabulary [0, 96)");
+  EXPECT_EQ(e, dir +
+                   "/model.safetensors: tensor 'd2t' maps draft id 0 (offset -1) to a token "
+                   "outside the target's vocabulary [0, 96)");
   // An offset that would overflow int64 when added is still "outside", not wrapped.
   e = error_after([](HeadFiles& f) { f.find("d2t")->i64()[5] = INT64_MAX; }, &dir);
   EXPECT_EQ(e, dir + "/model.safetensors: tensor 'd2t' maps draft id 5 (offset " +
-                   std::to_string(INT64_MAX) + ") to a token outside the target's vocabulary [0, 96)");
+                   std::to_string(INT64_MAX) +
+                   ") to a token outside the target's vocabulary [0, 96)");
   int64_t token = 0;
   e = error_after(
       [&](HeadFiles& f) {
@@ -105,8 +108,9 @@ TEST_F(Eagle3Hostile, DraftToTargetMap) {
       &dir);
   EXPECT_EQ(e, dir + "/model.safetensors: tensor 'd2t' has dtype F32, expected I64");
   e = error_after([](HeadFiles& f) { f.remove("d2t"); }, &dir);
-  EXPECT_EQ(e, dir + "/model.safetensors: tensor 'd2t' not found (draft_vocab_size 48 < "
-                     "vocab_size 96 needs the draft -> target map)");
+  EXPECT_EQ(e, dir +
+                   "/model.safetensors: tensor 'd2t' not found (draft_vocab_size 48 < "
+                   "vocab_size 96 needs the draft -> target map)");
 }
 
 TEST_F(Eagle3Hostile, TargetToDraftFlags) {
@@ -140,8 +144,9 @@ TEST_F(Eagle3Hostile, TargetToDraftFlags) {
         f.find("t2d")->bytes.resize(48);
       },
       &dir);
-  EXPECT_EQ(e, dir + "/model.safetensors: tensor 't2d' has shape [48], expected [96] (the target's "
-                     "vocabulary)");
+  EXPECT_EQ(e, dir +
+                   "/model.safetensors: tensor 't2d' has shape [48], expected [96] (the target's "
+                   "vocabulary)");
   // t2d is optional: the map is d2t's.
   HeadFiles f = test::random_eagle3_head(*target_, {.draft_vocab = 48});
   f.remove("t2d");
@@ -157,11 +162,13 @@ TEST_F(Eagle3Hostile, WidthsAndDraftVocabulary) {
         fc.bytes.resize(64 * 128 * 4);
       },
       &dir);
-  EXPECT_EQ(e, dir + "/model.safetensors: tensor 'fc.weight' has shape [64, 128], expected [64, "
-                     "192] (3 target layers' features of the target's hidden size 64)");
+  EXPECT_EQ(e, dir +
+                   "/model.safetensors: tensor 'fc.weight' has shape [64, 128], expected [64, "
+                   "192] (3 target layers' features of the target's hidden size 64)");
   e = error_after([](HeadFiles& f) { f.config["target_hidden_size"] = 32; }, &dir);
-  EXPECT_EQ(e, dir + "/config.json: draft head \"target_hidden_size\" 32 does not match the "
-                     "target's hidden_size 64");
+  EXPECT_EQ(e, dir +
+                   "/config.json: draft head \"target_hidden_size\" 32 does not match the "
+                   "target's hidden_size 64");
   e = error_after(
       [](HeadFiles& f) {
         test::HeadTensor& lm = *f.find("lm_head.weight");
@@ -169,8 +176,9 @@ TEST_F(Eagle3Hostile, WidthsAndDraftVocabulary) {
         lm.bytes.resize(47 * 64 * 4);
       },
       &dir);
-  EXPECT_EQ(e, dir + "/model.safetensors: tensor 'lm_head.weight' has 47 rows, but "
-                     "draft_vocab_size is 48");
+  EXPECT_EQ(e, dir +
+                   "/model.safetensors: tensor 'lm_head.weight' has 47 rows, but "
+                   "draft_vocab_size is 48");
   e = error_after([](HeadFiles& f) { f.config["draft_vocab_size"] = 97; }, &dir);
   EXPECT_EQ(e, dir + "/config.json: \"draft_vocab_size\" (97) must be in [1, vocab_size 96]");
   e = error_after(
@@ -180,8 +188,9 @@ TEST_F(Eagle3Hostile, WidthsAndDraftVocabulary) {
         q.bytes.resize(64 * 64 * 4);
       },
       &dir);
-  EXPECT_EQ(e, dir + "/model.safetensors: tensor 'midlayer.self_attn.q_proj.weight' has shape "
-                     "[64, 64], expected [64, 128]");
+  EXPECT_EQ(e, dir +
+                   "/model.safetensors: tensor 'midlayer.self_attn.q_proj.weight' has shape "
+                   "[64, 64], expected [64, 128]");
   e = error_after([](HeadFiles& f) { f.config["hidden_size"] = 128; }, &dir);
   EXPECT_EQ(e, dir + "/config.json: draft head hidden_size 128 does not match the target's 64");
 }
@@ -189,26 +198,39 @@ TEST_F(Eagle3Hostile, WidthsAndDraftVocabulary) {
 TEST_F(Eagle3Hostile, FeatureLayers) {
   std::string dir;
   std::string e = error_after(
-      [](HeadFiles& f) { f.config["eagle_aux_hidden_state_layer_ids"] = {2, 4, 8}; }, &dir);
-  EXPECT_EQ(e, dir + "/config.json: \"eagle_aux_hidden_state_layer_ids\" names layer 8, but the "
-                     "target has 8 layers (0 to 7)");
+      [](HeadFiles& f) {
+        f.config["eagle_aux_hidden_state_layer_ids"] = {2, 4, 8};
+      },
+      &dir);
+  EXPECT_EQ(e, dir +
+                   "/config.json: \"eagle_aux_hidden_state_layer_ids\" names layer 8, but the "
+                   "target has 8 layers (0 to 7)");
   e = error_after(
-      [](HeadFiles& f) { f.config["eagle_aux_hidden_state_layer_ids"] = {-1, 4, 6}; }, &dir);
-  EXPECT_EQ(e, dir + "/config.json: \"eagle_aux_hidden_state_layer_ids\" names layer -1, but the "
-                     "target has 8 layers (0 to 7)");
+      [](HeadFiles& f) {
+        f.config["eagle_aux_hidden_state_layer_ids"] = {-1, 4, 6};
+      },
+      &dir);
+  EXPECT_EQ(e, dir +
+                   "/config.json: \"eagle_aux_hidden_state_layer_ids\" names layer -1, but the "
+                   "target has 8 layers (0 to 7)");
   e = error_after(
-      [](HeadFiles& f) { f.config["eagle_aux_hidden_state_layer_ids"] = {2, 4, 4}; }, &dir);
+      [](HeadFiles& f) {
+        f.config["eagle_aux_hidden_state_layer_ids"] = {2, 4, 4};
+      },
+      &dir);
   EXPECT_EQ(e, dir + "/config.json: \"eagle_aux_hidden_state_layer_ids\" names layer 4 twice");
   e = error_after([](HeadFiles& f) { f.config["eagle_aux_hidden_state_layer_ids"] = "2,4,6"; },
                   &dir);
-  EXPECT_EQ(e, dir + "/config.json: \"eagle_aux_hidden_state_layer_ids\" must be a non-empty list "
-                     "of layer indices");
+  EXPECT_EQ(e, dir +
+                   "/config.json: \"eagle_aux_hidden_state_layer_ids\" must be a non-empty list "
+                   "of layer indices");
   // The default {2, L/2, L-3} on a 2-layer target: not three layers it has.
   HeadFiles f = test::random_eagle3_head(*shallow_, {.draft_vocab = 48});
   e = load_error(f, *shallow_, &dir);
-  EXPECT_EQ(e, dir + "/config.json: no \"eagle_aux_hidden_state_layer_ids\": the default layers "
-                     "{2, L/2, L-3} need a target of at least 7 layers to be distinct (the target "
-                     "has 2)");
+  EXPECT_EQ(e, dir +
+                   "/config.json: no \"eagle_aux_hidden_state_layer_ids\": the default layers "
+                   "{2, L/2, L-3} need a target of at least 7 layers to be distinct (the target "
+                   "has 2)");
   // Explicit layers fit it, in the order given (the concatenation order).
   f = test::random_eagle3_head(*shallow_, {.draft_vocab = 48, .aux_layers = {1, 0}});
   const auto head = EagleHead::load(test::write_head_folder("shallow", f), *shallow_);
@@ -219,9 +241,9 @@ TEST_F(Eagle3Hostile, FeatureLayers) {
 
 TEST_F(Eagle3Hostile, MissingAndLeftoverTensors) {
   std::string dir;
-  for (const char* name : {"midlayer.hidden_norm.weight", "midlayer.input_layernorm.weight",
-                           "norm.weight", "lm_head.weight", "fc.weight",
-                           "midlayer.mlp.down_proj.weight"}) {
+  for (const char* name :
+       {"midlayer.hidden_norm.weight", "midlayer.input_layernorm.weight", "norm.weight",
+        "lm_head.weight", "fc.weight", "midlayer.mlp.down_proj.weight"}) {
     const std::string e = error_after([&](HeadFiles& f) { f.remove(name); }, &dir);
     EXPECT_EQ(e, dir + "/model.safetensors: tensor '" + std::string(name) + "' not found");
   }
@@ -241,16 +263,18 @@ TEST_F(Eagle3Hostile, MissingAndLeftoverTensors) {
             {"embed_tokens.weight", DType::F32, {95, 64}, std::vector<unsigned char>(95 * 64 * 4)});
       },
       &dir);
-  EXPECT_EQ(e, dir + "/model.safetensors: tensor 'embed_tokens.weight' has shape [95, 64], but "
-                     "the target's embedding is [96, 64]");
+  EXPECT_EQ(e, dir +
+                   "/model.safetensors: tensor 'embed_tokens.weight' has shape [95, 64], but "
+                   "the target's embedding is [96, 64]");
 }
 
 TEST_F(Eagle3Hostile, ConfigVariantsThatChangeTheMath) {
   std::string dir;
-  const std::string e = error_after([](HeadFiles& f) { f.config["norm_before_residual"] = true; },
-                                    &dir);
-  EXPECT_EQ(e, dir + "/config.json: \"norm_before_residual\": true (an EAGLE-3 variant whose "
-                     "residual is the normed hidden state) is not supported");
+  const std::string e =
+      error_after([](HeadFiles& f) { f.config["norm_before_residual"] = true; }, &dir);
+  EXPECT_EQ(e, dir +
+                   "/config.json: \"norm_before_residual\": true (an EAGLE-3 variant whose "
+                   "residual is the normed hidden state) is not supported");
   HeadFiles f = test::random_eagle3_head(*target_, {.draft_vocab = 48});
   f.config["norm_before_residual"] = false;
   EXPECT_NO_THROW(EagleHead::load(test::write_head_folder("nbr-false", f), *target_));

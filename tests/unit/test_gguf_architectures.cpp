@@ -33,12 +33,13 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-const std::string kSpmTokenizer = std::string(EAGLE2_SOURCE_DIR) + "/models/code-lm/tokenizer.model";
+const std::string kSpmTokenizer =
+    std::string(EAGLE2_SOURCE_DIR) + "/models/code-lm/tokenizer.model";
 const RandomScales kScales{0.1f, 8.0f};
 
 LlamaConfig arch_config(const std::string& arch, int64_t vocab) {
   LlamaConfig c;
-  c.architecture = arch == "llama3" ? "LlamaForCausalLM"
+  c.architecture = arch == "llama3"  ? "LlamaForCausalLM"
                    : arch == "qwen2" ? "Qwen2ForCausalLM"
                                      : "Qwen3ForCausalLM";
   c.hidden_size = 64;
@@ -111,7 +112,8 @@ TEST(GgufArchitectures, RandomGgufIsTheRandomFolder) {
     // Q rows as stored: interleaved for llama.cpp's llama, as Hugging Face has them otherwise.
     const std::vector<float> q = gguf_floats(g, "blk.0.attn_q.weight");
     std::vector<float> hf(q.size());
-    const TensorSpec spec{"model.layers.0.self_attn.q_proj.weight", DType::F32,
+    const TensorSpec spec{"model.layers.0.self_attn.q_proj.weight",
+                          DType::F32,
                           {cfg.num_heads * cfg.head_dim, cfg.hidden_size}};
     random_tensor_values(3, spec, kScales, 0, hf.size(), hf.data());
     const size_t d = static_cast<size_t>(cfg.hidden_size);
@@ -177,10 +179,9 @@ std::string synthetic_tokenizer(const std::string& name, const json& pre) {
   const json j = {
       {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", {"a b", "b c", "ab c"}}}},
       {"pre_tokenizer", pre},
-      {"added_tokens",
-       json::array({{{"id", 259}, {"content", "<|end|>"}, {"special", true}},
-                    {{"id", 260}, {"content", "<|look|>"}, {"special", false}},
-                    {{"id", 261}, {"content", "<tag>"}, {"special", false}}})}};
+      {"added_tokens", json::array({{{"id", 259}, {"content", "<|end|>"}, {"special", true}},
+                                    {{"id", 260}, {"content", "<|look|>"}, {"special", false}},
+                                    {{"id", 261}, {"content", "<tag>"}, {"special", false}}})}};
   const std::string dir = test::temp_dir("gguf-arch-tok-" + name);
   test::write_file(dir + "/tokenizer.json", j.dump());
   test::write_file(dir + "/tokenizer_config.json",
@@ -228,23 +229,26 @@ TEST(GgufArchitectures, BpeVocabularyAsTheConverterWritesIt) {
 TEST(GgufArchitectures, UnwritableBpeVocabulariesAreOneError) {
   const std::string path = synthetic_tokenizer("gpt2-small", kGpt2Pre);
   EXPECT_EQ(test::error_of([&] { bpe_gguf_vocab(path, 200); }),
-            path + ": the tokenizer has ids up to 261 but vocab_size is 200 (a byte-level BPE "
-                   "vocabulary cannot be cut)");
+            path +
+                ": the tokenizer has ids up to 261 but vocab_size is 200 (a byte-level BPE "
+                "vocabulary cannot be cut)");
   const std::string split = synthetic_tokenizer(
-      "split", {{"type", "Sequence"},
-                {"pretokenizers",
-                 json::array({{{"type", "Split"},
-                               {"pattern", {{"Regex", "\\s+"}}},
-                               {"behavior", "Isolated"}},
-                              {{"type", "ByteLevel"}, {"use_regex", false}}})}});
+      "split",
+      {{"type", "Sequence"},
+       {"pretokenizers",
+        json::array(
+            {{{"type", "Split"}, {"pattern", {{"Regex", "\\s+"}}}, {"behavior", "Isolated"}},
+             {{"type", "ByteLevel"}, {"use_regex", false}}})}});
   EXPECT_EQ(test::error_of([&] { bpe_gguf_vocab(split, 300); }),
-            split + ": its pre-tokenizer is not one llama.cpp names (LLaMA-3's, Qwen2's and "
-                    "GPT-2's are written to GGUF)");
+            split +
+                ": its pre-tokenizer is not one llama.cpp names (LLaMA-3's, Qwen2's and "
+                "GPT-2's are written to GGUF)");
   const std::string prefix = synthetic_tokenizer(
       "prefix", {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"use_regex", true}});
   EXPECT_EQ(test::error_of([&] { bpe_gguf_vocab(prefix, 300); }),
-            prefix + ": ByteLevel adds a prefix space, which llama.cpp's \"gpt-2\" tokenizer does "
-                     "not");
+            prefix +
+                ": ByteLevel adds a prefix space, which llama.cpp's \"gpt-2\" tokenizer does "
+                "not");
 }
 
 // The real tokenizers: LLaMA-3's and Qwen3's vocabularies, as the converter types them, encode
@@ -274,8 +278,9 @@ TEST(GgufArchitectures, RealTokenizersReadBackFromGguf) {
   EXPECT_EQ(q.eos_id, 151645);  // <|im_end|>
   EXPECT_EQ(q.bos_id, -1);
   EXPECT_EQ(test::error_of([&] { bpe_gguf_vocab(qwen3, 128256); }),
-            qwen3 + ": the tokenizer has ids up to 151668 but vocab_size is 128256 (a byte-level "
-                    "BPE vocabulary cannot be cut)");
+            qwen3 +
+                ": the tokenizer has ids up to 151668 but vocab_size is 128256 (a byte-level "
+                "BPE vocabulary cannot be cut)");
 
   const std::vector<std::string> texts = {
       "Hello, world! It's 2024-05-01: 1234567 items cost $3.14.",
@@ -324,10 +329,10 @@ TEST(GgufArchitectures, FolderWithTokenizerJsonQuantizesToTheRandomGguf) {
       EXPECT_EQ(std::memcmp(a.tensor_data(ta), b.tensor_data(tb), static_cast<size_t>(ta.bytes)), 0)
           << arch << " " << ta.name;
     }
-    EXPECT_EQ(a.tensors()[0].name, arch == std::string("llama3") ? "rope_freqs.weight"
-                                                                 : "token_embd.weight");
-    for (const char* key : {"tokenizer.ggml.tokens", "tokenizer.ggml.token_type",
-                            "tokenizer.ggml.merges"})
+    EXPECT_EQ(a.tensors()[0].name,
+              arch == std::string("llama3") ? "rope_freqs.weight" : "token_embd.weight");
+    for (const char* key :
+         {"tokenizer.ggml.tokens", "tokenizer.ggml.token_type", "tokenizer.ggml.merges"})
       EXPECT_EQ(a.find(key)->count, b.find(key)->count) << arch << " " << key;
     EXPECT_EQ(a.string("tokenizer.ggml.pre"), b.string("tokenizer.ggml.pre"));
   }

@@ -4,9 +4,8 @@
 // order), the CLI runs them, and files it cannot run are one error naming the tensor and type.
 #include <gtest/gtest.h>
 
-#include <tuple>
-
 #include <cstring>
+#include <tuple>
 
 #include "io/gguf.h"
 #include "model/llama_model.h"
@@ -99,7 +98,8 @@ TEST(GgufWeights, CraftedFilesAreOneClearError) {
   gpt2.kv_string("general.architecture", "gpt2");
   const std::string p1 = write("gpt2", gpt2);
   EXPECT_EQ(test::error_of([&] { LlamaModel::load(p1); }),
-            p1 + ": GGUF: general.architecture is \"gpt2\"; eagle2 runs llama, qwen2 and qwen3 GGUF files");
+            p1 + ": GGUF: general.architecture is \"gpt2\"; eagle2 runs llama, qwen2 and qwen3 "
+                 "GGUF files");
   test::GgufWriter no_layers;
   no_layers.kv_string("general.architecture", "llama");
   no_layers.kv_u32("llama.embedding_length", 8);
@@ -120,8 +120,9 @@ TEST(GgufWeights, CraftedFilesAreOneClearError) {
     llama(other, 2);
     other.tensor("blk.0.ffn_down.weight", {32, 2}, type, 2 * bytes);
     const std::string p = write("type-" + name, other);
-    EXPECT_EQ(test::error_of([&] { LlamaModel::load(p); }),
-              p + ": tensor blk.0.ffn_down.weight has type " + name + ", which eagle2 does not support");
+    EXPECT_EQ(
+        test::error_of([&] { LlamaModel::load(p); }),
+        p + ": tensor blk.0.ffn_down.weight has type " + name + ", which eagle2 does not support");
   }
   // Alignment 1 and a 2-byte F16 tensor before an F32 one: the F32 data (if not the F16's already)
   // would be read through a misaligned pointer.
@@ -134,7 +135,8 @@ TEST(GgufWeights, CraftedFilesAreOneClearError) {
   test::write_file(p5, misaligned.bytes(1));
   const std::string e5 = test::error_of([&] { LlamaModel::load(p5); });
   EXPECT_TRUE(e5.starts_with(p5 + ": tensor blk.0.")) << e5;
-  EXPECT_NE(e5.find("data is not aligned to 2 bytes as its F16 data needs"), std::string::npos) << e5;
+  EXPECT_NE(e5.find("data is not aligned to 2 bytes as its F16 data needs"), std::string::npos)
+      << e5;
   // A complete header but no tensors: the loader names the first one it misses.
   test::GgufWriter empty;
   llama(empty, 2);

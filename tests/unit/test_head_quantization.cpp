@@ -19,7 +19,8 @@ namespace {
 std::vector<float> outputs(EagleHead& head, ThreadPool& pool) {
   const int64_t d = head.config().hidden_size, n = 6;
   std::vector<float> features(static_cast<size_t>(n * d));
-  for (size_t i = 0; i < features.size(); ++i) features[i] = std::sin(0.37f * static_cast<float>(i));
+  for (size_t i = 0; i < features.size(); ++i)
+    features[i] = std::sin(0.37f * static_cast<float>(i));
   const std::vector<int32_t> tokens = {5, 17, 3, 60, 9, 44};
   KvCache kv = head.make_cache(32);
   std::vector<float> out(static_cast<size_t>(n * d));
@@ -78,8 +79,9 @@ TEST(HeadQuantization, QuantizingAgainChangesNothing) {
 TEST(HeadQuantization, DefaultFollowsTheTarget) {
   auto f32 = test::load_random_model("head-quant", test::tiny_config());
   EXPECT_FALSE(EagleHead::weights_type_for(*f32).has_value());
-  for (const auto& [file, want] : {std::pair{"code-lm-bf16.gguf", "none"}, std::pair{"code-lm-q8_0.gguf", "Q8_0"},
-                                   std::pair{"code-lm-q4_0.gguf", "Q4_0"}, std::pair{"code-lm-q4_k_m.gguf", "Q4_0"}}) {
+  for (const auto& [file, want] :
+       {std::pair{"code-lm-bf16.gguf", "none"}, std::pair{"code-lm-q8_0.gguf", "Q8_0"},
+        std::pair{"code-lm-q4_0.gguf", "Q4_0"}, std::pair{"code-lm-q4_k_m.gguf", "Q4_0"}}) {
     EAGLE2_SHARED_FILE(path, std::string("data/gguf/") + file);
     auto target = LlamaModel::load(path);
     const std::optional<DType> t = EagleHead::weights_type_for(*target);

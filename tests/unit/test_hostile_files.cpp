@@ -2,7 +2,8 @@
 // in the engine must refuse them with one line and never block or read without end.
 //
 // A reader that regressed would hang on a FIFO, so each load runs in a forked child with a generous
-// timeout (a hang detector, not a speed claim): a hang fails the test instead of stalling the suite.
+// timeout (a hang detector, not a speed claim): a hang fails the test instead of stalling the
+// suite.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -100,7 +101,9 @@ std::string bounded_error(const std::function<void()>& load) {
   return o.error;
 }
 
-void make_fifo(const std::string& path) { ASSERT_EQ(::mkfifo(path.c_str(), 0644), 0) << path; }
+void make_fifo(const std::string& path) {
+  ASSERT_EQ(::mkfifo(path.c_str(), 0644), 0) << path;
+}
 
 // A sparse file of `size` bytes: as large as a limit needs, without writing it.
 void make_sparse(const std::string& path, uint64_t size) {
@@ -108,7 +111,9 @@ void make_sparse(const std::string& path, uint64_t size) {
   ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(size)), 0) << path;
 }
 
-std::string tiny_config_json() { return test::tiny_config().to_json(); }
+std::string tiny_config_json() {
+  return test::tiny_config().to_json();
+}
 
 TEST(HostileFiles, FifoModelFilesAreRefusedWithoutBlocking) {
   const std::string dir = test::temp_dir("hostile_fifo_model");
@@ -190,8 +195,9 @@ TEST(HostileFiles, MedusaHeadFifosAreRefused) {
 TEST(HostileFiles, CorpusAndTrainingFifosAreRefused) {
   const std::string dir = test::temp_dir("hostile_corpus");
   make_fifo(dir + "/corpus.txt");
-  EXPECT_EQ(bounded_error([&] { train_sentencepiece({dir + "/corpus.txt"}, dir + "/t.model", {}); }),
-            dir + "/corpus.txt: not a regular file");
+  EXPECT_EQ(
+      bounded_error([&] { train_sentencepiece({dir + "/corpus.txt"}, dir + "/t.model", {}); }),
+      dir + "/corpus.txt: not a regular file");
   EXPECT_EQ(bounded_error([&] { train::TrainLmConfig::load(dir + "/corpus.txt"); }),
             dir + "/corpus.txt: not a regular file");
   EAGLE2_SHARED_FILE(tokenizer, "data/models/stories260K-hf/tokenizer.model");
@@ -200,7 +206,8 @@ TEST(HostileFiles, CorpusAndTrainingFifosAreRefused) {
   // The draft-vocab command reads its corpus in the CLI itself.
   const std::string model = fs::path(tokenizer).parent_path().string();
   const test::CliRun run = test::run_cli_split(
-      "draft-vocab -m " + model + " --corpus " + dir + "/corpus.txt -o " + dir + "/v.tsv", kHangSeconds);
+      "draft-vocab -m " + model + " --corpus " + dir + "/corpus.txt -o " + dir + "/v.tsv",
+      kHangSeconds);
   ASSERT_FALSE(run.timed_out);
   EXPECT_EQ(run.err, "error: " + dir + "/corpus.txt: not a regular file\n");
 }
@@ -232,19 +239,23 @@ TEST(HostileFiles, OversizedFilesAreRefusedByTheirLimit) {
             dir + "/config.json: 67108865 bytes, more than the 64 MiB allowed for a JSON config");
   make_sparse(dir + "/model.safetensors.index.json", over);
   EXPECT_EQ(bounded_error([&] { TensorStore::open_dir(dir); }),
-            dir + "/model.safetensors.index.json: 67108865 bytes, more than the 64 MiB allowed "
-                  "for a JSON index");
+            dir +
+                "/model.safetensors.index.json: 67108865 bytes, more than the 64 MiB allowed "
+                "for a JSON index");
   make_sparse(dir + "/tokenizer.model", read_limit::kTokenizerModel + 1);
   EXPECT_EQ(bounded_error([&] { Tokenizer::load(dir + "/tokenizer.model"); }),
-            dir + "/tokenizer.model: 67108865 bytes, more than the 64 MiB allowed for a "
-                  "tokenizer.model");
+            dir +
+                "/tokenizer.model: 67108865 bytes, more than the 64 MiB allowed for a "
+                "tokenizer.model");
   make_sparse(dir + "/draft_vocab.tsv", read_limit::kDraftVocab + 1);
   EXPECT_EQ(bounded_error([&] { read_draft_vocab(dir + "/draft_vocab.tsv", 96); }),
-            dir + "/draft_vocab.tsv: 67108865 bytes, more than the 64 MiB allowed for a "
-                  "draft_vocab.tsv");
+            dir +
+                "/draft_vocab.tsv: 67108865 bytes, more than the 64 MiB allowed for a "
+                "draft_vocab.tsv");
   make_sparse(dir + "/prompts.txt", read_limit::kPromptSet + 1);
-  EXPECT_EQ(bounded_error([&] { load_prompt_set(dir + "/prompts.txt", PromptSetOptions{}); }),
-            dir + "/prompts.txt: 1073741825 bytes, more than the 1024 MiB allowed for a prompt file");
+  EXPECT_EQ(
+      bounded_error([&] { load_prompt_set(dir + "/prompts.txt", PromptSetOptions{}); }),
+      dir + "/prompts.txt: 1073741825 bytes, more than the 1024 MiB allowed for a prompt file");
 }
 
 TEST(HostileFiles, ReadRegularFileReadsExactlyTheFile) {
@@ -324,14 +335,17 @@ TEST(HostileSafetensors, UnpaddedHeaderLoadsTheSameValuesAligned) {
   const auto& at = aligned.tensors();
   const auto& ut = unpadded.tensors();
   // In place: the two F32 tensors lie 24 bytes apart in the file, and so in memory.
-  EXPECT_EQ(static_cast<const char*>(at.at("c").data) - static_cast<const char*>(at.at("a").data), 24);
+  EXPECT_EQ(static_cast<const char*>(at.at("c").data) - static_cast<const char*>(at.at("a").data),
+            24);
   for (const char* name : {"a", "c", "h"}) {
     const TensorView& v = ut.at(name);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(v.data) % dtype_size(v.dtype), 0u) << name;
   }
   // Typed reads: each would be a misaligned load without the copy.
-  for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(static_cast<const float*>(ut.at("a").data)[i], a[i]);
-  for (size_t i = 0; i < c.size(); ++i) EXPECT_EQ(static_cast<const float*>(ut.at("c").data)[i], c[i]);
+  for (size_t i = 0; i < a.size(); ++i)
+    EXPECT_EQ(static_cast<const float*>(ut.at("a").data)[i], a[i]);
+  for (size_t i = 0; i < c.size(); ++i)
+    EXPECT_EQ(static_cast<const float*>(ut.at("c").data)[i], c[i]);
   for (size_t i = 0; i < h.size(); ++i)
     EXPECT_EQ(static_cast<const uint16_t*>(ut.at("h").data)[i], h[i]);
 }
@@ -368,8 +382,8 @@ TEST(HostileFiles, CliRefusesAFifoHeadConfig) {
   const std::string head = test::temp_dir("hostile_cli_head");
   test::write_file(head + "/model.safetensors", "");
   make_fifo(head + "/config.json");
-  const test::CliRun run =
-      test::run_cli_split("generate -m " + model + " --draft " + head + " --ids 1,2 -n 2", kHangSeconds);
+  const test::CliRun run = test::run_cli_split(
+      "generate -m " + model + " --draft " + head + " --ids 1,2 -n 2", kHangSeconds);
   ASSERT_FALSE(run.timed_out);
   std::string why;
   EXPECT_TRUE(test::is_one_clean_error(run, &why)) << why;

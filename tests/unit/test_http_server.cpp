@@ -25,7 +25,9 @@ constexpr const char* kModel = "data/models/stories260K-hf/config.json";
 constexpr const char* kHead = "data/models/stories260K-eagle-head/config.json";
 constexpr const char* kTemplate = "data/chat_templates/Qwen-Qwen2.5-7B-Instruct.jinja";
 
-std::string dir_of(const std::string& file) { return file.substr(0, file.rfind('/')); }
+std::string dir_of(const std::string& file) {
+  return file.substr(0, file.rfind('/'));
+}
 
 server::ServerOptions stories_options(const std::string& model_cfg, const std::string& head_cfg) {
   server::ServerOptions o;
@@ -146,8 +148,8 @@ TEST(HttpServer, CompletionIsWhatGeneratePrintsWhateverTheDrafter) {
   httplib::Client c = srv.client();
   const std::string prompt = "Once upon a time";
   const std::string expected = generated_text(dir_of(model_cfg), prompt, 40);
-  for (const char* spec : {"", "plain", "none", "lookup", "chain:3", "dynamic:20:4:4",
-                           "dynamic:auto:8:1:cal"}) {
+  for (const char* spec :
+       {"", "plain", "none", "lookup", "chain:3", "dynamic:20:4:4", "dynamic:auto:8:1:cal"}) {
     SCOPED_TRACE(spec);
     json body = {{"prompt", prompt}, {"max_tokens", 40}, {"model", "default"}};
     if (*spec) body["speculative"] = spec;
@@ -180,7 +182,9 @@ TEST(HttpServer, StreamingSendsTheSameTextInChunksEndingWithDone) {
       post_json(c, "/v1/completions", {{"prompt", prompt}, {"max_tokens", 60}}, &status);
   const test::SseResult s = test::post_sse(
       c, "/v1/completions",
-      {{"prompt", prompt}, {"max_tokens", 60}, {"stream", true},
+      {{"prompt", prompt},
+       {"max_tokens", 60},
+       {"stream", true},
        // A fixed tree: the default auto budget pauses drafting when its timings say it does not
        // pay, which a loaded machine can make happen for a whole request (then nothing is drafted).
        {"speculative", "dynamic:16:3:4"},
@@ -251,8 +255,7 @@ TEST(HttpServer, StopStringsNeverAppearInTheText) {
   ASSERT_TRUE(metrics);
   EXPECT_NE(metrics->body.find("eagle2_requests_total{status=\"ok\"} 9"), std::string::npos)
       << metrics->body;
-  EXPECT_NE(metrics->body.find("eagle2_requests_total{status=\"cancelled\"} 0"),
-            std::string::npos)
+  EXPECT_NE(metrics->body.find("eagle2_requests_total{status=\"cancelled\"} 0"), std::string::npos)
       << metrics->body;
 }
 
@@ -296,8 +299,7 @@ TEST(HttpServer, BadRequestsGetOpenAiErrors) {
 
   r = c.Get("/metrics");
   ASSERT_TRUE(r);
-  EXPECT_NE(r->body.find("eagle2_requests_total{status=\"400\"} 10"), std::string::npos)
-      << r->body;
+  EXPECT_NE(r->body.find("eagle2_requests_total{status=\"400\"} 10"), std::string::npos) << r->body;
   EXPECT_NE(r->body.find("eagle2_requests_total{status=\"404\"} 1"), std::string::npos);
 }
 
@@ -354,8 +356,7 @@ TEST(HttpServer, ApiKeyBodyLimitAndAServerWithoutAHead) {
 
   r = c.Get("/metrics");
   ASSERT_TRUE(r);
-  EXPECT_NE(r->body.find("eagle2_requests_total{status=\"401\"} 2"), std::string::npos)
-      << r->body;
+  EXPECT_NE(r->body.find("eagle2_requests_total{status=\"401\"} 2"), std::string::npos) << r->body;
   EXPECT_NE(r->body.find("eagle2_requests_total{status=\"413\"} 1"), std::string::npos);
 }
 
@@ -378,8 +379,8 @@ TEST(HttpServer, ChatIsGenerateOfTheRenderedConversation) {
   const std::string expected = generated_text(dir_of(model_cfg), rendered.out, 30);
 
   int status = 0;
-  const json r = post_json(c, "/v1/chat/completions",
-                           {{"messages", messages}, {"max_tokens", 30}}, &status);
+  const json r =
+      post_json(c, "/v1/chat/completions", {{"messages", messages}, {"max_tokens", 30}}, &status);
   ASSERT_EQ(status, 200) << r;
   EXPECT_EQ(r["object"], "chat.completion");
   EXPECT_EQ(r["choices"][0]["message"]["role"], "assistant");

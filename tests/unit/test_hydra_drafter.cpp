@@ -44,7 +44,8 @@ class RecordingPredictor : public HydraPredictor {
       uint32_t h = 17;
       for (int32_t t : c.paths.back()) h = h * 31 + static_cast<uint32_t>(t);
       for (int64_t v = 0; v < V_; ++v)
-        out[i * V_ + v] = -0.3f * static_cast<float>((static_cast<uint32_t>(v) * 7 + h) % static_cast<uint32_t>(V_));
+        out[i * V_ + v] = -0.3f * static_cast<float>((static_cast<uint32_t>(v) * 7 + h) %
+                                                     static_cast<uint32_t>(V_));
     }
     calls_->push_back(std::move(c));
   }
@@ -119,7 +120,8 @@ TEST(HydraDrafter, Errors) {
   ThreadPool pool(1);
   std::vector<RecordingPredictor::Call> calls;
   EXPECT_THROW(HydraDrafter(std::make_unique<RecordingPredictor>(2, 2, 5, &calls), pool, 0), Error);
-  EXPECT_THROW(HydraDrafter(std::make_unique<RecordingPredictor>(2, 2, 5, &calls), pool, 8, 6), Error);
+  EXPECT_THROW(HydraDrafter(std::make_unique<RecordingPredictor>(2, 2, 5, &calls), pool, 8, 6),
+               Error);
   HydraDrafter d(std::make_unique<RecordingPredictor>(2, 2, 5, &calls), pool, 8);
   DraftTree tree;
   EXPECT_EQ(error_of([&] { d.draft(8, tree); }), "hydra drafter: draft() before begin()");
@@ -128,14 +130,14 @@ TEST(HydraDrafter, Errors) {
             "hydra drafter: begin() without the target's features");
 }
 
-// The real heads' input rows are [f, E(root), E(path..)]: a predictor over loaded random heads gives
-// head k's log-probs of the row built by hand.
+// The real heads' input rows are [f, E(root), E(path..)]: a predictor over loaded random heads
+// gives head k's log-probs of the row built by hand.
 TEST(HydraDrafter, HeadsReadTheFeatureAndThePathEmbeddings) {
   auto target = test::load_random_model("hydra-input", test::tiny_config(), DType::F32, 3);
   test::RandomHeadsOptions o;
   o.hydra = true;
-  auto heads = std::shared_ptr<const MedusaHeads>(
-      MedusaHeads::load(test::write_random_heads("input", *target, o), *target, MedusaHeads::Kind::Hydra));
+  auto heads = std::shared_ptr<const MedusaHeads>(MedusaHeads::load(
+      test::write_random_heads("input", *target, o), *target, MedusaHeads::Kind::Hydra));
   ThreadPool pool(1);
   const int64_t d = target->config().hidden_size, V = target->config().vocab_size;
   std::vector<float> f(static_cast<size_t>(d));
@@ -144,14 +146,17 @@ TEST(HydraDrafter, HeadsReadTheFeatureAndThePathEmbeddings) {
   std::vector<float> got(static_cast<size_t>(2 * V));
   hydra_predictor(heads)->predict(2, f.data(), paths, 2, got.data(), pool);
   for (int64_t r = 0; r < 2; ++r) {
-    std::vector<float> in(static_cast<size_t>(4 * d)), h(static_cast<size_t>(d)), want(static_cast<size_t>(V));
+    std::vector<float> in(static_cast<size_t>(4 * d)), h(static_cast<size_t>(d)),
+        want(static_cast<size_t>(V));
     std::copy(f.begin(), f.end(), in.begin());
-    for (int64_t j = 0; j < 3; ++j) target->embed(paths[static_cast<size_t>(r * 3 + j)], &in[static_cast<size_t>((j + 1) * d)]);
+    for (int64_t j = 0; j < 3; ++j)
+      target->embed(paths[static_cast<size_t>(r * 3 + j)], &in[static_cast<size_t>((j + 1) * d)]);
     MedusaHeads::Scratch s;
     heads->states(2, in.data(), 1, h.data(), s, pool);
     const int head = 2;
     heads->logprobs(std::span(&head, 1), h.data(), want.data(), pool);
-    for (int64_t v = 0; v < V; ++v) EXPECT_EQ(got[static_cast<size_t>(r * V + v)], want[static_cast<size_t>(v)]);
+    for (int64_t v = 0; v < V; ++v)
+      EXPECT_EQ(got[static_cast<size_t>(r * V + v)], want[static_cast<size_t>(v)]);
   }
 }
 
@@ -162,7 +167,8 @@ TEST(HydraDrafter, MadeFromItsSpec) {
   const std::string dir = test::write_random_heads("spec", *target, o);
   ThreadPool pool(1);
   DraftPolicies policies(nullptr, target.get());
-  auto drafter = make_drafter(parse_drafter_spec("hydra:" + dir + ":7"), nullptr, pool, 64, policies, 0.0f);
+  auto drafter =
+      make_drafter(parse_drafter_spec("hydra:" + dir + ":7"), nullptr, pool, 64, policies, 0.0f);
   ASSERT_NE(drafter, nullptr);
   EXPECT_EQ(drafter->name(), "hydra");
   const std::vector<int32_t> prompt = {1, 5, 9};
@@ -174,7 +180,8 @@ TEST(HydraDrafter, MadeFromItsSpec) {
   validate_draft_tree(tree, target->config().vocab_size, "hydra");
   const std::string medusa = test::write_random_heads("spec", *target, {});
   EXPECT_NE(error_of([&] {
-              make_drafter(parse_drafter_spec("hydra:" + medusa), nullptr, pool, 64, policies, 0.0f);
+              make_drafter(parse_drafter_spec("hydra:" + medusa), nullptr, pool, 64, policies,
+                           0.0f);
             }).find("these are Medusa heads"),
             std::string::npos);
 }

@@ -106,11 +106,15 @@ TEST(KvCache, RandomLifetimesLeakNoBlockAndHoldOnlyWhatTheyUse) {
         ASSERT_EQ(s.kv->blocks_held(), (used + block - 1) / block) << where;
         held += s.kv->blocks_held();
         need += (used + block - 1) / block;
-        for (int32_t b : s.kv->block_table()) ASSERT_TRUE(seen.insert(b).second) << where << ": block " << b << " shared";
+        for (int32_t b : s.kv->block_table())
+          ASSERT_TRUE(seen.insert(b).second) << where << ": block " << b << " shared";
         for (int64_t i = 0; i < s.kv->size(); ++i)
           for (int64_t l = 0; l < kLayers; ++l) {
-            ASSERT_EQ(s.kv->key(l, i)[0], s.marks[static_cast<size_t>(i)] + static_cast<float>(l)) << where;
-            ASSERT_EQ(s.kv->value(l, i)[kDim - 1], -s.marks[static_cast<size_t>(i)] - static_cast<float>(l)) << where;
+            ASSERT_EQ(s.kv->key(l, i)[0], s.marks[static_cast<size_t>(i)] + static_cast<float>(l))
+                << where;
+            ASSERT_EQ(s.kv->value(l, i)[kDim - 1],
+                      -s.marks[static_cast<size_t>(i)] - static_cast<float>(l))
+                << where;
           }
       }
       ASSERT_EQ(pool->used_blocks(), held) << where;

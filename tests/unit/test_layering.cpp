@@ -56,8 +56,8 @@ std::string included_folder(const std::string& line) {
   const size_t slash = line.find('/', i + 1), quote = line.find('"', i + 1);
   if (slash == std::string::npos || quote == std::string::npos || slash > quote) return "";
   const std::string folder = line.substr(i + 1, slash - i - 1);
-  if (folder.empty() || folder.find_first_not_of("abcdefghijklmnopqrstuvwxyz_0123456789") !=
-                            std::string::npos)
+  if (folder.empty() ||
+      folder.find_first_not_of("abcdefghijklmnopqrstuvwxyz_0123456789") != std::string::npos)
     return "";
   return folder;
 }
@@ -87,8 +87,7 @@ std::vector<Include> includes_below(const fs::path& dir) {
     const std::string ext = entry.path().extension().string();
     if (!entry.is_regular_file() || (ext != ".h" && ext != ".cpp")) continue;
     const std::string text = test::read_file(entry.path().string());
-    const std::string file =
-        fs::relative(entry.path(), fs::path(EAGLE2_SOURCE_DIR)).string();
+    const std::string file = fs::relative(entry.path(), fs::path(EAGLE2_SOURCE_DIR)).string();
     size_t begin = 0;
     while (begin < text.size()) {
       size_t end = text.find('\n', begin);
@@ -152,8 +151,8 @@ TEST(Layering, PublicHeadersIncludeOnlyPublicHeadersAndTheStandardLibrary) {
   std::vector<std::string> violations;
   const std::vector<Include> all = includes_below(fs::path(EAGLE2_SOURCE_DIR) / "include");
   for (const Include& inc : all) {
-    const bool ok = inc.angled ? inc.path.find('/') == std::string::npos
-                               : inc.path.starts_with("eagle2/");
+    const bool ok =
+        inc.angled ? inc.path.find('/') == std::string::npos : inc.path.starts_with("eagle2/");
     if (!ok) violations.push_back(inc.file + " includes " + inc.path);
   }
   EXPECT_GT(all.size(), 20u);

@@ -187,9 +187,10 @@ TEST(LlamaConfig, Errors) {
             "cfg.json: \"num_key_value_heads\" must be positive, got 0");
   EXPECT_EQ(config_error([](json& j) { j["num_key_value_heads"] = 3; }),
             "cfg.json: num_attention_heads (8) is not a multiple of num_key_value_heads (3)");
-  EXPECT_EQ(config_error([](json& j) { j["hidden_size"] = 60; }),
-            "cfg.json: hidden_size (60) is not divisible by num_attention_heads (8) and no head_dim "
-            "is given");
+  EXPECT_EQ(
+      config_error([](json& j) { j["hidden_size"] = 60; }),
+      "cfg.json: hidden_size (60) is not divisible by num_attention_heads (8) and no head_dim "
+      "is given");
   EXPECT_EQ(config_error([](json& j) { j["head_dim"] = 7; }),
             "cfg.json: head_dim (7) must be even for RoPE");
   EXPECT_EQ(config_error([](json& j) { j["hidden_size"] = 72; }),  // head_dim 9
@@ -209,36 +210,57 @@ TEST(LlamaConfig, Errors) {
 
   EXPECT_EQ(config_error([](json& j) { j["rope_scaling"] = 2; }),
             "cfg.json: \"rope_scaling\" must be an object or null");
-  EXPECT_EQ(config_error([](json& j) { j["rope_scaling"] = {{"factor", 2.0}}; }),
+  EXPECT_EQ(config_error([](json& j) {
+              j["rope_scaling"] = {{"factor", 2.0}};
+            }),
             "cfg.json: rope_scaling has no \"rope_type\" or \"type\"");
-  EXPECT_EQ(config_error([](json& j) { j["rope_scaling"] = {{"type", 1}}; }),
+  EXPECT_EQ(config_error([](json& j) {
+              j["rope_scaling"] = {{"type", 1}};
+            }),
             "cfg.json: rope_scaling type must be a string");
   for (const char* type : {"dynamic", "yarn", "longrope", "su"}) {
-    EXPECT_EQ(config_error([&](json& j) { j["rope_scaling"] = {{"type", type}, {"factor", 2.0}}; }),
+    EXPECT_EQ(config_error([&](json& j) {
+                j["rope_scaling"] = {{"type", type}, {"factor", 2.0}};
+              }),
               std::string("cfg.json: rope_scaling type '") + type +
                   "' is not supported (supported: linear, llama3)");
   }
-  EXPECT_EQ(config_error([](json& j) { j["rope_scaling"] = {{"rope_type", "yarn"}, {"type", "linear"}}; }),
+  EXPECT_EQ(config_error([](json& j) {
+              j["rope_scaling"] = {{"rope_type", "yarn"}, {"type", "linear"}};
+            }),
             "cfg.json: rope_scaling type 'yarn' is not supported (supported: linear, llama3)");
-  EXPECT_EQ(config_error([](json& j) { j["rope_scaling"] = {{"type", "linear"}}; }),
+  EXPECT_EQ(config_error([](json& j) {
+              j["rope_scaling"] = {{"type", "linear"}};
+            }),
             "cfg.json: rope_scaling type 'linear' needs \"factor\"");
-  EXPECT_EQ(config_error([](json& j) { j["rope_scaling"] = {{"type", "linear"}, {"factor", 0}}; }),
+  EXPECT_EQ(config_error([](json& j) {
+              j["rope_scaling"] = {{"type", "linear"}, {"factor", 0}};
+            }),
             "cfg.json: rope_scaling \"factor\" must be positive, got 0");
-  EXPECT_EQ(config_error([](json& j) { j["rope_scaling"] = {{"type", "linear"}, {"factor", "2"}}; }),
+  EXPECT_EQ(config_error([](json& j) {
+              j["rope_scaling"] = {{"type", "linear"}, {"factor", "2"}};
+            }),
             "cfg.json: \"factor\" must be a number, got a string");
   EXPECT_EQ(config_error([](json& j) {
-              j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
+              j["rope_scaling"] = {{"rope_type", "llama3"},
+                                   {"factor", 8.0},
+                                   {"low_freq_factor", 1.0},
                                    {"high_freq_factor", 4.0}};
             }),
             "cfg.json: rope_scaling type 'llama3' needs \"original_max_position_embeddings\"");
   EXPECT_EQ(config_error([](json& j) {
-              j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"high_freq_factor", 4.0},
+              j["rope_scaling"] = {{"rope_type", "llama3"},
+                                   {"factor", 8.0},
+                                   {"high_freq_factor", 4.0},
                                    {"original_max_position_embeddings", 8192}};
             }),
             "cfg.json: rope_scaling type 'llama3' needs \"low_freq_factor\"");
   EXPECT_EQ(config_error([](json& j) {
-              j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 4.0},
-                                   {"high_freq_factor", 1.0}, {"original_max_position_embeddings", 8192}};
+              j["rope_scaling"] = {{"rope_type", "llama3"},
+                                   {"factor", 8.0},
+                                   {"low_freq_factor", 4.0},
+                                   {"high_freq_factor", 1.0},
+                                   {"original_max_position_embeddings", 8192}};
             }),
             "cfg.json: rope_scaling llama3 needs low_freq_factor (4) < high_freq_factor (1)");
 
@@ -268,8 +290,8 @@ TEST(LlamaConfig, Errors) {
 TEST(LlamaConfig, SizesAndProductsAreBounded) {
   using namespace config_limits;
   auto too_big = [](const std::string& key, int64_t v, int64_t limit) {
-    return "cfg.json: \"" + key + "\" is " + std::to_string(v) + ", more than the supported maximum " +
-           std::to_string(limit);
+    return "cfg.json: \"" + key + "\" is " + std::to_string(v) +
+           ", more than the supported maximum " + std::to_string(limit);
   };
   // The reproducer: 2^62+8 heads of 2^61+4 kv heads, head_dim 8, used to wrap to real
   // widths and write out of bounds in the first forward.
@@ -280,10 +302,14 @@ TEST(LlamaConfig, SizesAndProductsAreBounded) {
             }),
             too_big("num_attention_heads", (int64_t{1} << 62) + 8, kMaxHeads));
   const std::vector<std::pair<std::string, int64_t>> limits = {
-      {"hidden_size", kMaxWidth},          {"intermediate_size", kMaxWidth},
-      {"num_hidden_layers", kMaxLayers},   {"num_attention_heads", kMaxHeads},
-      {"num_key_value_heads", kMaxHeads},  {"vocab_size", kMaxVocab},
-      {"head_dim", kMaxWidth},             {"max_position_embeddings", kMaxPositions},
+      {"hidden_size", kMaxWidth},
+      {"intermediate_size", kMaxWidth},
+      {"num_hidden_layers", kMaxLayers},
+      {"num_attention_heads", kMaxHeads},
+      {"num_key_value_heads", kMaxHeads},
+      {"vocab_size", kMaxVocab},
+      {"head_dim", kMaxWidth},
+      {"max_position_embeddings", kMaxPositions},
       {"sliding_window", kMaxPositions}};
   for (const auto& [key, limit] : limits) {
     SCOPED_TRACE(key);
@@ -293,7 +319,9 @@ TEST(LlamaConfig, SizesAndProductsAreBounded) {
     }
   }
   EXPECT_EQ(config_error([](json& j) {
-              j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
+              j["rope_scaling"] = {{"rope_type", "llama3"},
+                                   {"factor", 8.0},
+                                   {"low_freq_factor", 1.0},
                                    {"high_freq_factor", 4.0},
                                    {"original_max_position_embeddings", kMaxPositions + 1}};
             }),
@@ -348,8 +376,11 @@ TEST(LlamaConfig, RopeInvFreq) {
   // llama3 with original context 1024, low 1, high 4, factor 8: wavelengths 2*pi/f are 6.28 and
   // 62.8 (< 256, kept), 628.3 (between 256 and 1024, smoothed) and 6283 (> 1024, divided by 8).
   // Smoothed: s = (1024 / 628.3185 - 1) / 3 = 0.209917, f' = 0.01 * ((1 - s) / 8 + s) = 0.00308676.
-  j["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
-                       {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 1024}};
+  j["rope_scaling"] = {{"rope_type", "llama3"},
+                       {"factor", 8.0},
+                       {"low_freq_factor", 1.0},
+                       {"high_freq_factor", 4.0},
+                       {"original_max_position_embeddings", 1024}};
   c = LlamaConfig::parse(j.dump(), "cfg.json");
   EXPECT_EQ(c.rope_scaling, RopeScaling::Llama3);
   EXPECT_EQ(c.rope_original_max_position, 1024);
@@ -367,8 +398,11 @@ TEST(LlamaConfig, RopeInvFreq) {
   big["num_attention_heads"] = 32;
   big["num_key_value_heads"] = 8;
   big["rope_theta"] = 500000.0;
-  big["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
-                         {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 8192}};
+  big["rope_scaling"] = {{"rope_type", "llama3"},
+                         {"factor", 8.0},
+                         {"low_freq_factor", 1.0},
+                         {"high_freq_factor", 4.0},
+                         {"original_max_position_embeddings", 8192}};
   const LlamaConfig b = LlamaConfig::parse(big.dump(), "cfg.json");
   const std::vector<float> f = b.rope_inv_freq();
   ASSERT_EQ(f.size(), 64u);

@@ -4,7 +4,6 @@
 
 #include <cmath>
 #include <cstring>
-
 #include <filesystem>
 #include <functional>
 
@@ -14,8 +13,8 @@
 #include "model/llama_model.h"
 #include "model/random_model.h"
 #include "quantize/random_gguf.h"
-#include "support/random_models.h"
 #include "support/errors.h"
+#include "support/random_models.h"
 #include "support/shared_data.h"
 
 namespace eagle2 {
@@ -51,8 +50,9 @@ TEST(LlamaModel, MissingAndMisshapenTensorsAreClearErrors) {
     std::fclose(f);
   }
   EXPECT_EQ(error_of([&] { LlamaModel::load(dir); }),
-            dir + "/model.safetensors: tensor 'model.layers.0.mlp.gate_proj.weight' has shape "
-                  "[96, 64], expected [100, 64]");
+            dir +
+                "/model.safetensors: tensor 'model.layers.0.mlp.gate_proj.weight' has shape "
+                "[96, 64], expected [100, 64]");
   EXPECT_EQ(error_of([] { LlamaModel::load("/no/such/model"); }),
             "/no/such/model: model directory not found");
 }
@@ -95,8 +95,9 @@ TEST(LlamaModel, MoreLayersThanTheCheckpointFailsBeforeAllocating) {
   c.num_layers = config_limits::kMaxLayers;
   write_config(dir, c);
   EXPECT_EQ(error_of([&] { LlamaModel::load(dir); }),
-            dir + ": tensor 'model.layers.65535.input_layernorm.weight' not found (config.json has "
-                  "num_hidden_layers 65536)");
+            dir +
+                ": tensor 'model.layers.65535.input_layernorm.weight' not found (config.json has "
+                "num_hidden_layers 65536)");
 }
 
 // Fewer layers than the checkpoint: the tensors of the extra layers are not silently ignored.
@@ -107,8 +108,9 @@ TEST(LlamaModel, TensorsTheModelDoesNotUseAreErrors) {
   c.num_layers = 1;
   write_config(dir, c);
   EXPECT_EQ(error_of([&] { LlamaModel::load(dir); }),
-            dir + "/model.safetensors: tensor 'model.layers.1.input_layernorm.weight' is past the "
-                  "last layer: config.json has num_hidden_layers 1");
+            dir +
+                "/model.safetensors: tensor 'model.layers.1.input_layernorm.weight' is past the "
+                "last layer: config.json has num_hidden_layers 1");
 
   const std::string good = test::temp_dir("extras-base");
   write_random_model(good, test::tiny_config(), DType::F32, 1);
@@ -133,15 +135,18 @@ TEST(LlamaModel, PersistedRopeBuffersAreAccepted) {
   const std::string dir = edited_model(good, "rope-buffer", [&](std::vector<TensorToWrite>& t) {
     for (int layer = 0; layer < 2; ++layer)
       t.push_back({"model.layers." + std::to_string(layer) + ".self_attn.rotary_emb.inv_freq",
-                   DType::F32, {4}, inv_freq.data()});
+                   DType::F32,
+                   {4},
+                   inv_freq.data()});
   });
   auto model = LlamaModel::load(dir);
   EXPECT_EQ(model->config().num_layers, 2);
 
   const std::string head = test::write_random_head("rope-buffer", *model);
-  const std::string head_copy = edited_model(head, "rope-buffer-head", [&](std::vector<TensorToWrite>& t) {
-    t.push_back({"layers.0.self_attn.rotary_emb.inv_freq", DType::F32, {4}, inv_freq.data()});
-  });
+  const std::string head_copy =
+      edited_model(head, "rope-buffer-head", [&](std::vector<TensorToWrite>& t) {
+        t.push_back({"layers.0.self_attn.rotary_emb.inv_freq", DType::F32, {4}, inv_freq.data()});
+      });
   EXPECT_TRUE(EagleHead::load(head_copy, *model)->has_fc_bias());
 }
 
@@ -155,8 +160,10 @@ TEST(LlamaModel, MixedDtypesInAFusedProjectionLoadAndRun) {
   write_random_model(f16, c, DType::F16, 1);
   const TensorStore f16_store = TensorStore::open_dir(f16);
   const std::string dir = edited_model(bf16, "mixed", [&](std::vector<TensorToWrite>& t) {
-    for (const std::string name : {"model.layers.1.self_attn.v_proj.weight", "model.layers.0.mlp.up_proj.weight"})
-      find_tensor(t, name) = {name, DType::F16, f16_store.get(name).shape, f16_store.get(name).data};
+    for (const std::string name :
+         {"model.layers.1.self_attn.v_proj.weight", "model.layers.0.mlp.up_proj.weight"})
+      find_tensor(t, name) = {name, DType::F16, f16_store.get(name).shape,
+                              f16_store.get(name).data};
   });
   auto m = LlamaModel::load(dir);
   EXPECT_EQ(m->weight_dtypes(), (std::vector<std::string>{"BF16", "F16"}));
@@ -179,8 +186,9 @@ TEST(LlamaModel, EagleHeadRefusesUnusedTensorsAndLoadsMixedDtypes) {
     t.push_back({"layers.1.post_attention_layernorm.weight", DType::F32, {64}, small.data()});
   });
   EXPECT_EQ(error_of([&] { EagleHead::load(extra, *model); }),
-            extra + "/model.safetensors: unexpected tensor 'layers.1.post_attention_layernorm.weight' "
-                    "for an EAGLE-1/2 head");
+            extra +
+                "/model.safetensors: unexpected tensor 'layers.1.post_attention_layernorm.weight' "
+                "for an EAGLE-1/2 head");
 
   std::vector<uint16_t> as_f16;
   const std::string mixed = edited_model(head, "head-mixed", [&](std::vector<TensorToWrite>& t) {

@@ -42,7 +42,9 @@ TEST(LossCurve, SvgHasBothSeriesWithoutValueLabels) {
 }
 
 TEST(LossCurve, MalformedLogsAreErrorsWithTheLine) {
-  EXPECT_NE(test::error_of([] { parse_loss_curve("hello\n", 1, "x.tsv"); }).find("x.tsv: not a train-lm log"),
+  EXPECT_NE(test::error_of([] {
+              parse_loss_curve("hello\n", 1, "x.tsv");
+            }).find("x.tsv: not a train-lm log"),
             std::string::npos);
   const std::string bad = std::string(kLog) + "six\t1\t2\t3\t\n";
   EXPECT_EQ(test::error_of([&] { parse_loss_curve(bad, 1, "x.tsv"); }),

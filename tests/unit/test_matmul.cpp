@@ -1,8 +1,6 @@
 // Matmul: every SIMD path against a double-precision reference and the scalar path, on odd shapes
 // and all weight dtypes; and batch invariance, bit for bit, across batch sizes, batch company,
 // thread counts and tile shapes.
-#include "kernels/matmul.h"
-
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -13,6 +11,7 @@
 
 #include "core/error.h"
 #include "kernels/cpu.h"
+#include "kernels/matmul.h"
 
 namespace eagle2 {
 namespace {
@@ -73,10 +72,10 @@ TEST(Matmul, MatchesDoubleReferenceOnOddShapes) {
   struct Shape {
     int64_t M, N, K;
   };
-  const Shape shapes[] = {{1, 1, 1},     {1, 3, 17},    {2, 17, 3},    {3, 33, 33},
-                          {4, 8, 16},    {5, 255, 257}, {7, 257, 255}, {1, 1000, 33},
+  const Shape shapes[] = {{1, 1, 1},      {1, 3, 17},    {2, 17, 3},    {3, 33, 33},
+                          {4, 8, 16},     {5, 255, 257}, {7, 257, 255}, {1, 1000, 33},
                           {13, 31, 1000}, {70, 17, 257}, {33, 64, 64},  {64, 9, 15},
-                          {9, 100, 2},   {1, 7, 1031},  {6, 1, 300}};
+                          {9, 100, 2},    {1, 7, 1031},  {6, 1, 300}};
   std::mt19937 rng(1234);
   ThreadPool pool(2);
   for (KernelPath path : kAllPaths) {
@@ -94,9 +93,10 @@ TEST(Matmul, MatchesDoubleReferenceOnOddShapes) {
             double ref = 0;
             // bf16 weights multiply bf16-rounded activations (kernels/matmul.h).
             for (int64_t k = 0; k < s.K; ++k)
-              ref += static_cast<double>(dt == DType::BF16 ? bf16_to_f32(f32_to_bf16(x[m * s.K + k]))
-                                                          : x[m * s.K + k]) *
-                     W.f32[n * s.K + k];
+              ref +=
+                  static_cast<double>(dt == DType::BF16 ? bf16_to_f32(f32_to_bf16(x[m * s.K + k]))
+                                                        : x[m * s.K + k]) *
+                  W.f32[n * s.K + k];
             const float got = y[m * s.N + n];
             ASSERT_NEAR(got, ref, tol) << label(path, dt, s.M, s.N, s.K) << " at " << m << "," << n;
             ASSERT_NEAR(got, y_ref[m * s.N + n], tol)
@@ -156,7 +156,8 @@ TEST(Matmul, BatchInvariantBitForBit) {
             std::vector<float> y(static_cast<size_t>(M * s.N));
             matmul_with(path, x.data(), M, W.view(), y.data(), pool);
             for (int64_t m = 0; m < M; ++m) {
-              ASSERT_EQ(0, std::memcmp(&y[m * s.N], &alone[pick[m] * s.N], static_cast<size_t>(s.N) * 4))
+              ASSERT_EQ(
+                  0, std::memcmp(&y[m * s.N], &alone[pick[m] * s.N], static_cast<size_t>(s.N) * 4))
                   << label(path, dt, M, s.N, s.K) << " row " << m << " threads " << pool.size()
                   << ": differs from the same row computed alone";
             }
@@ -236,11 +237,14 @@ TEST(Matmul, MultiEqualsSeparateCallsBitForBit) {
         const Matrix va = a.view(), vb = b.view(), vc = c.view();
         std::vector<float> ya(static_cast<size_t>(M * 37)), yc(static_cast<size_t>(M * 130));
         std::vector<float> wa(ya.size()), wc(yc.size());
-        matmul_multi_with(path, x.data(), M, {{&va, ya.data()}, {&vb, nullptr}, {&vc, yc.data()}}, pool);
+        matmul_multi_with(path, x.data(), M, {{&va, ya.data()}, {&vb, nullptr}, {&vc, yc.data()}},
+                          pool);
         matmul_with(path, x.data(), M, va, wa.data(), pool);
         matmul_with(path, x.data(), M, vc, wc.data(), pool);
-        EXPECT_EQ(0, std::memcmp(ya.data(), wa.data(), ya.size() * 4)) << kernel_path_name(path) << " M=" << M;
-        EXPECT_EQ(0, std::memcmp(yc.data(), wc.data(), yc.size() * 4)) << kernel_path_name(path) << " M=" << M;
+        EXPECT_EQ(0, std::memcmp(ya.data(), wa.data(), ya.size() * 4))
+            << kernel_path_name(path) << " M=" << M;
+        EXPECT_EQ(0, std::memcmp(yc.data(), wc.data(), yc.size() * 4))
+            << kernel_path_name(path) << " M=" << M;
       }
     }
   }

@@ -38,7 +38,8 @@ Levels random_levels(int depth, int k, uint32_t seed, bool ties) {
   for (int d = 0; d < depth; ++d) {
     std::vector<float> row(static_cast<size_t>(k));
     for (float& v : row)
-      v = ties ? -0.5f * static_cast<float>(rng() % 4) : -std::uniform_real_distribution<float>(0, 4)(rng);
+      v = ties ? -0.5f * static_cast<float>(rng() % 4)
+               : -std::uniform_real_distribution<float>(0, 4)(rng);
     std::sort(row.rbegin(), row.rend());
     for (int r = 0; r < k; ++r) {
       l.tokens.push_back(static_cast<int32_t>(100 * d + 7 * r + 1));
@@ -92,12 +93,14 @@ TEST(ProductTree, IsTheBestNodesOfTheProductSpaceInOrder) {
       build_product_tree(42, l.view(), T, tree);
       validate_draft_tree(tree, 1000, "product tree");
       const auto want = brute_force(l, static_cast<size_t>(T - 1));
-      ASSERT_EQ(tree.size(), static_cast<int64_t>(want.size()) + 1) << "seed " << seed << " T " << T;
+      ASSERT_EQ(tree.size(), static_cast<int64_t>(want.size()) + 1)
+          << "seed " << seed << " T " << T;
       EXPECT_EQ(tree.tokens[0], 42);
       const auto paths = paths_of(tree);
       for (size_t i = 0; i < want.size(); ++i) {
         // Node i + 1 is the (i + 1)-th best path: pop order is the ranking itself.
-        EXPECT_EQ(paths[i + 1], want[i].second) << "seed " << seed << " T " << T << " node " << i + 1;
+        EXPECT_EQ(paths[i + 1], want[i].second)
+            << "seed " << seed << " T " << T << " node " << i + 1;
         EXPECT_EQ(tree.values[i + 1], want[i].first);
         const size_t d = want[i].second.size();
         const auto r = static_cast<size_t>(want[i].second.back());
@@ -108,7 +111,8 @@ TEST(ProductTree, IsTheBestNodesOfTheProductSpaceInOrder) {
       const auto kids = children_of(tree);
       for (const auto& c : kids)
         for (size_t j = 1; j < c.size(); ++j)
-          EXPECT_LT(tree.ranks[static_cast<size_t>(c[j - 1])], tree.ranks[static_cast<size_t>(c[j])]);
+          EXPECT_LT(tree.ranks[static_cast<size_t>(c[j - 1])],
+                    tree.ranks[static_cast<size_t>(c[j])]);
       ++checked;
     }
   }
@@ -154,7 +158,8 @@ class FixedPredictor : public MedusaPredictor {
     seen_->assign(feature, feature + d_);
     for (int k = 0; k < heads_; ++k)
       for (int64_t v = 0; v < V_; ++v)
-        out[k * V_ + v] = -0.1f * static_cast<float>((v + 3 * k) % V_) - 0.01f * static_cast<float>(k);
+        out[k * V_ + v] =
+            -0.1f * static_cast<float>((v + 3 * k) % V_) - 0.01f * static_cast<float>(k);
   }
 
  private:
@@ -192,7 +197,8 @@ TEST(MedusaDrafter, ReadsTheRootsParentFeatureAndDraftsTheProductTree) {
   EXPECT_EQ(tree.tokens[1], 0);
   // After a cycle: the last accepted node's feature (path row 1 of 2), the bonus as the root.
   std::vector<float> path_features(2 * d);
-  for (size_t i = 0; i < path_features.size(); ++i) path_features[i] = 100.0f + static_cast<float>(i);
+  for (size_t i = 0; i < path_features.size(); ++i)
+    path_features[i] = 100.0f + static_cast<float>(i);
   drafter.accept(tree, std::vector<int32_t>{0, 1}, path_features.data(), 4);
   drafter.draft(3, tree);  // room for 3 tokens only
   EXPECT_EQ(seen, std::vector<float>(path_features.begin() + d, path_features.end()));
@@ -246,7 +252,8 @@ TEST(MedusaDrafter, MadeFromItsSpecWithHeadsLoadedOncePerEngine) {
   // Hydra heads named as Medusa heads: one clear error.
   const std::string hydra = test::write_random_heads("spec", *target, {.hydra = true});
   EXPECT_NE(error_of([&] {
-              make_drafter(parse_drafter_spec("medusa:" + hydra), nullptr, pool, 64, policies, 0.0f);
+              make_drafter(parse_drafter_spec("medusa:" + hydra), nullptr, pool, 64, policies,
+                           0.0f);
             }).find("these are Hydra heads"),
             std::string::npos);
 }

@@ -50,7 +50,8 @@ class MedusaHeadsLoad : public ::testing::Test {
     std::vector<std::vector<float>> data;
     std::vector<TensorToWrite> out;
     for (const T& t : ts) {
-      data.emplace_back(static_cast<size_t>(t.shape[0] * (t.shape.size() > 1 ? t.shape[1] : 1)), t.value);
+      data.emplace_back(static_cast<size_t>(t.shape[0] * (t.shape.size() > 1 ? t.shape[1] : 1)),
+                        t.value);
       out.push_back({t.name, DType::F32, t.shape, nullptr});
     }
     for (size_t i = 0; i < out.size(); ++i) out[i].data = data[i].data();
@@ -112,7 +113,8 @@ TEST_F(MedusaHeadsLoad, PublishedMedusa1LayoutWithOwnLmHeads) {
 TEST_F(MedusaHeadsLoad, Bf16HeadsQuantizeLikeTheTarget) {
   test::RandomHeadsOptions o;
   o.dtype = DType::BF16;
-  auto heads = MedusaHeads::load(test::write_random_heads("bf16", *target_, o), *target_, Kind::Medusa);
+  auto heads =
+      MedusaHeads::load(test::write_random_heads("bf16", *target_, o), *target_, Kind::Medusa);
   EXPECT_EQ(heads->weights_dtype(), "BF16");
   EXPECT_FALSE(heads->own_lm_heads());
   std::vector<float> f(static_cast<size_t>(d()));
@@ -136,7 +138,8 @@ TEST_F(MedusaHeadsLoad, Bf16HeadsQuantizeLikeTheTarget) {
 TEST_F(MedusaHeadsLoad, HydraHeadsReadWiderInputs) {
   test::RandomHeadsOptions o;
   o.hydra = true;
-  auto heads = MedusaHeads::load(test::write_random_heads("wide", *target_, o), *target_, Kind::Hydra);
+  auto heads =
+      MedusaHeads::load(test::write_random_heads("wide", *target_, o), *target_, Kind::Hydra);
   EXPECT_EQ(heads->kind(), Kind::Hydra);
   EXPECT_EQ(heads->input_width(0), 2 * d());
   EXPECT_EQ(heads->input_width(2), 4 * d());
@@ -157,8 +160,9 @@ TEST_F(MedusaHeadsLoad, HostileConfigs) {
             cfg + ": \"medusa_num_heads\" must be an integer in [1, 16] (got 17)");
   EXPECT_EQ(err("c1", R"({"medusa_num_heads": "2", "medusa_num_layers": 1})"),
             cfg + ": \"medusa_num_heads\" must be an integer in [1, 16] (got \"2\")");
-  EXPECT_EQ(err("c1", R"({"medusa_num_heads": 18446744073709551615, "medusa_num_layers": 1})"),
-            cfg + ": \"medusa_num_heads\" must be an integer in [1, 16] (got 18446744073709551615)");
+  EXPECT_EQ(
+      err("c1", R"({"medusa_num_heads": 18446744073709551615, "medusa_num_layers": 1})"),
+      cfg + ": \"medusa_num_heads\" must be an integer in [1, 16] (got 18446744073709551615)");
   EXPECT_EQ(err("c1", R"({"medusa_num_heads": 2})"), cfg + ": \"medusa_num_layers\" is missing");
   EXPECT_EQ(err("c1", R"({"medusa_num_heads": 2, "medusa_num_layers": 1, "hidden_size": 32})"),
             cfg + ": Medusa heads of hidden_size 32 do not match the target's 64");
@@ -167,12 +171,15 @@ TEST_F(MedusaHeadsLoad, HostileConfigs) {
   EXPECT_EQ(err("c1", "[1, 2]"), cfg + ": expected a JSON object");
   EXPECT_NE(err("c1", "{\"medusa_num_heads\": ").find(cfg + ": not valid JSON"), std::string::npos);
   EXPECT_EQ(err("c1", R"({"hydra_num_heads": 2, "hydra_num_layers": 1})"),
-            cfg + ": these are Hydra heads (\"hydra_num_heads\"), not Medusa heads: use the spec "
-                  "hydra:DIR");
+            cfg +
+                ": these are Hydra heads (\"hydra_num_heads\"), not Medusa heads: use the spec "
+                "hydra:DIR");
   EXPECT_EQ(error_loading(folder("c1", kTwoHeads, ts), Kind::Hydra),
-            cfg + ": these are Medusa heads (\"medusa_num_heads\"), not Hydra heads: use the spec "
-                  "medusa:DIR");
-  EXPECT_EQ(error_loading("/nonexistent/heads"), "/nonexistent/heads: Medusa head directory not found");
+            cfg +
+                ": these are Medusa heads (\"medusa_num_heads\"), not Hydra heads: use the spec "
+                "medusa:DIR");
+  EXPECT_EQ(error_loading("/nonexistent/heads"),
+            "/nonexistent/heads: Medusa head directory not found");
   const std::string empty = folder("c2", kTwoHeads, {});
   EXPECT_EQ(error_loading(empty), empty + ": no model.safetensors in the Medusa head folder");
 }
@@ -182,34 +189,41 @@ TEST_F(MedusaHeadsLoad, HostileTensors) {
   auto err = [&](const std::vector<T>& ts) { return error_loading(folder("t", kTwoHeads, ts)); };
   // Fewer heads in the file than in config.json, and more.
   EXPECT_EQ(err(medusa_tensors(1)), where + ": tensor 'medusa_head.1.0.linear.weight' not found");
-  EXPECT_EQ(err(medusa_tensors(3)), where + ": unexpected tensor 'medusa_head.2.0.linear.bias' for "
-                                            "2 medusa heads of 1 layer(s)");
+  EXPECT_EQ(err(medusa_tensors(3)), where +
+                                        ": unexpected tensor 'medusa_head.2.0.linear.bias' for "
+                                        "2 medusa heads of 1 layer(s)");
   auto ts = medusa_tensors(2);
   ts[2].shape = {d(), d() + 1};
-  EXPECT_EQ(err(ts), where + ": tensor 'medusa_head.1.0.linear.weight' has shape [64, 65], "
-                             "expected [64, 64]");
+  EXPECT_EQ(err(ts), where +
+                         ": tensor 'medusa_head.1.0.linear.weight' has shape [64, 65], "
+                         "expected [64, 64]");
   ts = medusa_tensors(2);
   ts[3].value = std::numeric_limits<float>::quiet_NaN();
-  EXPECT_EQ(err(ts), where + ": tensor 'medusa_head.1.0.linear.bias' has a non-finite value (nan) "
-                             "at element 0");
+  EXPECT_EQ(err(ts), where +
+                         ": tensor 'medusa_head.1.0.linear.bias' has a non-finite value (nan) "
+                         "at element 0");
   ts = medusa_tensors(2);
   ts[0].value = std::numeric_limits<float>::infinity();
-  EXPECT_EQ(err(ts), where + ": tensor 'medusa_head.0.0.linear.weight' has a non-finite value (inf) "
-                             "at element 0");
+  EXPECT_EQ(err(ts), where +
+                         ": tensor 'medusa_head.0.0.linear.weight' has a non-finite value (inf) "
+                         "at element 0");
   // An own lm_head on one head only.
   ts = medusa_tensors(2);
   ts.push_back({"medusa_head.0.1.weight", {V(), d()}});
   EXPECT_EQ(err(ts), where + ": tensor 'medusa_head.1.1.weight' not found");
   ts = medusa_tensors(2);
   ts.push_back({"medusa_head.1.1.weight", {V(), d()}});
-  EXPECT_EQ(err(ts), where + ": unexpected tensor 'medusa_head.1.1.weight' for 2 medusa heads of "
-                             "1 layer(s)");
+  EXPECT_EQ(err(ts), where +
+                         ": unexpected tensor 'medusa_head.1.1.weight' for 2 medusa heads of "
+                         "1 layer(s)");
   // Hydra's first block must be (k + 2) d wide.
   const std::string hydra_cfg = R"({"hydra_num_heads": 1, "hydra_num_layers": 1})";
-  EXPECT_EQ(error_loading(folder("t", hydra_cfg, {{"hydra_head.0.0.linear.weight", {d(), d()}},
-                                                  {"hydra_head.0.0.linear.bias", {d()}}}),
-                          Kind::Hydra),
-            where + ": tensor 'hydra_head.0.0.linear.weight' has shape [64, 64], expected [64, 128]");
+  EXPECT_EQ(
+      error_loading(folder("t", hydra_cfg,
+                           {{"hydra_head.0.0.linear.weight", {d(), d()}},
+                            {"hydra_head.0.0.linear.bias", {d()}}}),
+                    Kind::Hydra),
+      where + ": tensor 'hydra_head.0.0.linear.weight' has shape [64, 64], expected [64, 128]");
 }
 
 }  // namespace

@@ -103,10 +103,16 @@ TEST(OpenAiResponse, SseFraming) {
 }
 
 TEST(OpenAiResponse, InvalidUtf8IsReplacedNotThrown) {
-  const Json j = completion_json(header(Endpoint::Completions), "a\xff" "b", "stop", kUsage);
+  const Json j = completion_json(header(Endpoint::Completions),
+                                 "a\xff"
+                                 "b",
+                                 "stop", kUsage);
   std::string text;
   ASSERT_NO_THROW(text = json_text(j));
-  EXPECT_NE(text.find("a\xef\xbf\xbd" "b"), std::string::npos) << text;  // U+FFFD
+  EXPECT_NE(text.find("a\xef\xbf\xbd"
+                      "b"),
+            std::string::npos)
+      << text;  // U+FFFD
 }
 
 TEST(OpenAiResponse, ErrorShape) {

@@ -33,7 +33,8 @@ TEST(Ops, RmsnormMatchesReference) {
     for (float v : x) ss += static_cast<double>(v) * v;
     const double r = 1.0 / std::sqrt(ss / n + eps);
     for (int64_t i = 0; i < n; ++i)
-      EXPECT_NEAR(out[i], w[i] * x[i] * r, 2e-6 * std::fabs(w[i] * x[i] * r) + 1e-7) << n << " " << i;
+      EXPECT_NEAR(out[i], w[i] * x[i] * r, 2e-6 * std::fabs(w[i] * x[i] * r) + 1e-7)
+          << n << " " << i;
     // In place gives the same bits.
     std::vector<float> inplace = x;
     rmsnorm(inplace.data(), w.data(), eps, inplace.data(), n);
@@ -81,8 +82,12 @@ TEST(Ops, RopeRotateHalfMatchesHuggingFace) {
     rope_rotate_half(x.data(), c.data(), s.data(), hd);
     for (int64_t i = 0; i < h; ++i) {
       // HF: q * cos + rotate_half(q) * sin, rotate_half(q) = [-q2, q1].
-      EXPECT_NEAR(x[i], static_cast<double>(orig[i]) * c[i] - static_cast<double>(orig[i + h]) * s[i], 1e-6);
-      EXPECT_NEAR(x[i + h], static_cast<double>(orig[i + h]) * c[i] + static_cast<double>(orig[i]) * s[i], 1e-6);
+      EXPECT_NEAR(x[i],
+                  static_cast<double>(orig[i]) * c[i] - static_cast<double>(orig[i + h]) * s[i],
+                  1e-6);
+      EXPECT_NEAR(x[i + h],
+                  static_cast<double>(orig[i + h]) * c[i] + static_cast<double>(orig[i]) * s[i],
+                  1e-6);
     }
     // A rotation keeps the norm of each pair.
     for (int64_t i = 0; i < h; ++i)

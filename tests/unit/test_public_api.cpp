@@ -144,12 +144,27 @@ TEST(PublicApi, ModelConfigIsReadAndWrittenAsTheEngineDoes) {
 }
 
 TEST(PublicApi, DrafterSpecIsTheEngineSpec) {
-  for (const char* text : {"plain", "none", "lookup", "lookup:3", "chain", "chain:2", "static",
-                           "static:9", "static:[[0],[1],[0,0]]", "dynamic", "dynamic:16:3:4",
-                           "dynamic:8:6:2:cal", "dynamic:auto", "dynamic:auto:4:8:cal",
-                           "dynamic:16:3:4:novalue", "dynamic:16:3:4:norerank",
-                           "dynamic:auto:4:8:novalue:cal", "lookahead", "lookahead:15:5:15",
-                           "medusa:dir", "hydra:dir:12"}) {
+  for (const char* text : {"plain",
+                           "none",
+                           "lookup",
+                           "lookup:3",
+                           "chain",
+                           "chain:2",
+                           "static",
+                           "static:9",
+                           "static:[[0],[1],[0,0]]",
+                           "dynamic",
+                           "dynamic:16:3:4",
+                           "dynamic:8:6:2:cal",
+                           "dynamic:auto",
+                           "dynamic:auto:4:8:cal",
+                           "dynamic:16:3:4:novalue",
+                           "dynamic:16:3:4:norerank",
+                           "dynamic:auto:4:8:novalue:cal",
+                           "lookahead",
+                           "lookahead:15:5:15",
+                           "medusa:dir",
+                           "hydra:dir:12"}) {
     const api::DrafterSpec a = api::parse_drafter_spec(text);
     const eagle2::DrafterSpec e = eagle2::parse_drafter_spec(text);
     EXPECT_EQ(a.to_string(), e.to_string()) << text;
@@ -208,11 +223,11 @@ TEST(PublicApi, GenerationIsTheEngines) {
       // The engine's plain decoding.
       KvCache kv = engine_model->make_cache(128);
       std::vector<int32_t> want;
-      const GenerationStats est = generate_plain(*engine_model, kv, prompt, api::to_internal(opt),
-                                                 pool, [&](int32_t t) {
-                                                   want.push_back(t);
-                                                   return true;
-                                                 });
+      const GenerationStats est =
+          generate_plain(*engine_model, kv, prompt, api::to_internal(opt), pool, [&](int32_t t) {
+            want.push_back(t);
+            return true;
+          });
       std::vector<int32_t> plain;
       api::KvCache akv(model, 128);
       const api::Stats st = api::generate_plain(model, akv, prompt, opt, threads, [&](int32_t t) {
@@ -223,8 +238,8 @@ TEST(PublicApi, GenerationIsTheEngines) {
       EXPECT_EQ(st.new_tokens, est.new_tokens);
       EXPECT_EQ(st.prompt_tokens, static_cast<int64_t>(prompt.size()));
       for (const char* spec : {"dynamic:12:3:4", "chain:2", "lookup"}) {
-        api::Drafter drafter = api::Drafter::make(api::parse_drafter_spec(spec), &head, threads,
-                                                  128, temperature);
+        api::Drafter drafter =
+            api::Drafter::make(api::parse_drafter_spec(spec), &head, threads, 128, temperature);
         ASSERT_TRUE(drafter) << spec;
         api::KvCache skv(model, 128);
         std::vector<int32_t> got;

@@ -96,12 +96,14 @@ TEST(QuantMatmul, ScalarMatchesDoubleReference) {
       const auto w = random_blocks(dt, s.N, s.K, rng);
       const auto x = random_vec(static_cast<size_t>(s.M * s.K), rng);
       std::vector<float> y(static_cast<size_t>(s.M * s.N));
-      matmul_with(KernelPath::Scalar, x.data(), s.M, Matrix{dt, s.N, s.K, w.data()}, y.data(), pool);
+      matmul_with(KernelPath::Scalar, x.data(), s.M, Matrix{dt, s.N, s.K, w.data()}, y.data(),
+                  pool);
       QuantizedRows q;
       quantize_rows(dt, x.data(), s.M, s.K, &q);
       std::vector<float> wrow(static_cast<size_t>(s.K));
       for (int64_t n = 0; n < s.N; ++n) {
-        dequantize_blocks(dt, w.data() + static_cast<size_t>(n) * dtype_bytes(dt, s.K), wrow.data(), s.K);
+        dequantize_blocks(dt, w.data() + static_cast<size_t>(n) * dtype_bytes(dt, s.K), wrow.data(),
+                          s.K);
         for (int64_t m = 0; m < s.M; ++m) {
           double ref = 0, mag = 0;
           for (int64_t k = 0; k < s.K; ++k) {
@@ -138,7 +140,8 @@ TEST(QuantMatmul, ActivationsQuantizeAsGgml) {
   t[5] = std::nanf("");
   quantize_rows(DType::Q8_0, t.data(), 1, 32, &q);
   EXPECT_EQ(q.scale[0], 1.0f);
-  EXPECT_EQ(std::vector<int>(q.qs.begin(), q.qs.begin() + 6), (std::vector<int>{127, 2, 4, -2, 126, 0}));
+  EXPECT_EQ(std::vector<int>(q.qs.begin(), q.qs.begin() + 6),
+            (std::vector<int>{127, 2, 4, -2, 126, 0}));
   quantize_rows(DType::Q6_K, x.data(), 1, 256, &q);
   EXPECT_EQ(q.block, 256);
   EXPECT_EQ(q.scale[0], 1.0f / (-127.0f / -2.54f));
@@ -156,25 +159,31 @@ TEST(QuantMatmul, Avx512ActivationsAreTheReferencesBytes) {
   std::vector<float> x(static_cast<size_t>(M * K));
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (int64_t m = 0; m < M; ++m)
-    for (int64_t k = 0; k < K; ++k) x[static_cast<size_t>(m * K + k)] = normal(rng) * std::ldexp(1.0f, static_cast<int>(m * 4) - 8);
+    for (int64_t k = 0; k < K; ++k)
+      x[static_cast<size_t>(m * K + k)] =
+          normal(rng) * std::ldexp(1.0f, static_cast<int>(m * 4) - 8);
   float* row = x.data() + 5 * K;
-  std::fill(row, row + 32, 0.0f);               // a zero Q8_0 block
-  std::fill(row + 256, row + 512, 0.0f);        // a zero Q8_K block ...
-  row[300] = std::nanf("");                     // ... but for a NaN, which counts as nothing
+  std::fill(row, row + 32, 0.0f);         // a zero Q8_0 block
+  std::fill(row + 256, row + 512, 0.0f);  // a zero Q8_K block ...
+  row[300] = std::nanf("");               // ... but for a NaN, which counts as nothing
   row[40] = std::nanf("");
-  row[41] = INFINITY;                           // scale inf: every code 0
+  row[41] = INFINITY;  // scale inf: every code 0
   for (int j = 64; j < 96; ++j) row[j] = static_cast<float>(j - 80) + 0.5f;  // ties at scale 1
   row[64] = 127.0f;
   for (int j = 512; j < 768; ++j) row[j] = 0.25f;
-  row[600] = -3.0f, row[700] = 3.0f;            // Q8_K keeps the first of +-amax: -3
+  row[600] = -3.0f, row[700] = 3.0f;  // Q8_K keeps the first of +-amax: -3
   for (DType dt : {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K}) {
     QuantizedRows ref, fast;
     quantize_rows(dt, x.data(), M, K, &ref, KernelPath::Scalar);
     quantize_rows(dt, x.data(), M, K, &fast, KernelPath::Avx512);
-    const size_t n_scales = static_cast<size_t>(M * K / ref.block), n_sums = static_cast<size_t>(M * K / ref.sum_group);
-    EXPECT_EQ(0, std::memcmp(ref.qs.data(), fast.qs.data(), static_cast<size_t>(M * K))) << dtype_name(dt);
-    EXPECT_EQ(0, std::memcmp(ref.scale.data(), fast.scale.data(), n_scales * sizeof(float))) << dtype_name(dt);
-    EXPECT_EQ(0, std::memcmp(ref.sums.data(), fast.sums.data(), n_sums * sizeof(int32_t))) << dtype_name(dt);
+    const size_t n_scales = static_cast<size_t>(M * K / ref.block),
+                 n_sums = static_cast<size_t>(M * K / ref.sum_group);
+    EXPECT_EQ(0, std::memcmp(ref.qs.data(), fast.qs.data(), static_cast<size_t>(M * K)))
+        << dtype_name(dt);
+    EXPECT_EQ(0, std::memcmp(ref.scale.data(), fast.scale.data(), n_scales * sizeof(float)))
+        << dtype_name(dt);
+    EXPECT_EQ(0, std::memcmp(ref.sums.data(), fast.sums.data(), n_sums * sizeof(int32_t)))
+        << dtype_name(dt);
   }
   // The special blocks did what the rules say (so the comparison covered them).
   QuantizedRows q;
@@ -229,7 +238,8 @@ TEST(QuantMatmul, KQuantsGiveTheReferenceBitsForEveryBatchAndLength) {
           std::vector<float> want(static_cast<size_t>(M * N)), got(want.size());
           matmul_with(KernelPath::Scalar, x.data(), M, W, want.data(), pool);
           matmul_with(path, x.data(), M, W, got.data(), pool);
-          ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * 4)) << label(path, dt, M, N, K);
+          ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * 4))
+              << label(path, dt, M, N, K);
         }
       }
   }
@@ -244,11 +254,11 @@ TEST(QuantMatmul, KQuantExtremeBlocksGiveTheReferenceBits) {
   const int64_t K = 3 * 256, M = 5;
   std::vector<float> x(static_cast<size_t>(M * K));
   for (int64_t k = 0; k < K; ++k) {
-    x[static_cast<size_t>(k)] = 1.0f;                                     // all +127
-    x[static_cast<size_t>(K + k)] = -1.0f;                                // all -127
-    x[static_cast<size_t>(2 * K + k)] = k % 2 ? 1.0f : -1.0f;             // alternating
-    x[static_cast<size_t>(3 * K + k)] = k % 32 < 16 ? 1.0f : -1.0f;       // by 16-group
-    x[static_cast<size_t>(4 * K + k)] = static_cast<float>(k % 7) - 3.0f; // mixed
+    x[static_cast<size_t>(k)] = 1.0f;                                      // all +127
+    x[static_cast<size_t>(K + k)] = -1.0f;                                 // all -127
+    x[static_cast<size_t>(2 * K + k)] = k % 2 ? 1.0f : -1.0f;              // alternating
+    x[static_cast<size_t>(3 * K + k)] = k % 32 < 16 ? 1.0f : -1.0f;        // by 16-group
+    x[static_cast<size_t>(4 * K + k)] = static_cast<float>(k % 7) - 3.0f;  // mixed
   }
   for (KernelPath path : kAllPaths) {
     if (!cpu_supports(path) || path == KernelPath::Scalar) continue;
@@ -314,8 +324,10 @@ TEST(QuantMatmul, MixedDtypesInOneCallEqualSeparateCalls) {
   for (KernelPath path : kAllPaths) {
     if (!cpu_supports(path)) continue;
     std::vector<float> ya(M * 40), yb(M * 24), yc(M * 16), yf(M * 8);
-    matmul_multi_with(path, x.data(), M, {{&A, ya.data()}, {&F, yf.data()}, {&B, yb.data()}, {&C, yc.data()}}, pool);
-    for (auto [W, y] : {std::pair{&A, &ya}, std::pair{&B, &yb}, std::pair{&C, &yc}, std::pair{&F, &yf}}) {
+    matmul_multi_with(path, x.data(), M,
+                      {{&A, ya.data()}, {&F, yf.data()}, {&B, yb.data()}, {&C, yc.data()}}, pool);
+    for (auto [W, y] :
+         {std::pair{&A, &ya}, std::pair{&B, &yb}, std::pair{&C, &yc}, std::pair{&F, &yf}}) {
       std::vector<float> alone(y->size());
       matmul_with(path, x.data(), M, *W, alone.data(), pool);
       EXPECT_EQ(0, std::memcmp(alone.data(), y->data(), alone.size() * 4))
@@ -341,7 +353,8 @@ TEST(QuantMatmul, GroupedRowsGiveTheRowLayoutsBits) {
     std::vector<unsigned char> back(rb);
     for (int64_t r = 0; r < N; ++r) {
       row_blocks(G, r, back.data());
-      ASSERT_EQ(0, std::memcmp(back.data(), rows.data() + static_cast<size_t>(r) * rb, rb)) << dtype_name(dt) << " row " << r;
+      ASSERT_EQ(0, std::memcmp(back.data(), rows.data() + static_cast<size_t>(r) * rb, rb))
+          << dtype_name(dt) << " row " << r;
     }
     const Matrix R{dt, N, K, rows.data()};
     for (int threads : {1, 2}) {

@@ -49,16 +49,19 @@ Vec rmsnorm(const Vec& x, const Vec& w, double eps) {
 Vec inv_freq(const LlamaConfig& c) {
   Vec f(static_cast<size_t>(c.head_dim / 2));
   for (size_t i = 0; i < f.size(); ++i)
-    f[i] = 1.0 / std::pow(static_cast<double>(c.rope_theta), 2.0 * static_cast<double>(i) / static_cast<double>(c.head_dim));
+    f[i] = 1.0 / std::pow(static_cast<double>(c.rope_theta),
+                          2.0 * static_cast<double>(i) / static_cast<double>(c.head_dim));
   if (c.rope_scaling == RopeScaling::Llama3) {
     const double old_len = static_cast<double>(c.rope_original_max_position);
-    const double low_wavelen = old_len / c.rope_low_freq_factor, high_wavelen = old_len / c.rope_high_freq_factor;
+    const double low_wavelen = old_len / c.rope_low_freq_factor,
+                 high_wavelen = old_len / c.rope_high_freq_factor;
     for (double& v : f) {
       const double wavelen = 2 * std::numbers::pi / v;
       if (wavelen > low_wavelen) {
         v /= c.rope_factor;
       } else if (wavelen >= high_wavelen) {
-        const double smooth = (old_len / wavelen - c.rope_low_freq_factor) / (c.rope_high_freq_factor - c.rope_low_freq_factor);
+        const double smooth = (old_len / wavelen - c.rope_low_freq_factor) /
+                              (c.rope_high_freq_factor - c.rope_low_freq_factor);
         v = (1 - smooth) * v / c.rope_factor + smooth * v;
       }
     }
@@ -67,15 +70,19 @@ Vec inv_freq(const LlamaConfig& c) {
 }
 
 // Logits [T, V] of the causal forward over `ids` at positions 0..T-1.
-std::vector<Vec> reference_logits(const std::string& dir, const LlamaConfig& c, const std::vector<int32_t>& ids) {
+std::vector<Vec> reference_logits(const std::string& dir, const LlamaConfig& c,
+                                  const std::vector<int32_t>& ids) {
   const TensorStore s = TensorStore::open_dir(dir);
-  const size_t T = ids.size(), d = static_cast<size_t>(c.hidden_size), hd = static_cast<size_t>(c.head_dim);
+  const size_t T = ids.size(), d = static_cast<size_t>(c.hidden_size),
+               hd = static_cast<size_t>(c.head_dim);
   const size_t H = static_cast<size_t>(c.num_heads), KV = static_cast<size_t>(c.num_kv_heads);
-  const size_t I = static_cast<size_t>(c.intermediate_size), V = static_cast<size_t>(c.vocab_size), half = hd / 2;
+  const size_t I = static_cast<size_t>(c.intermediate_size), V = static_cast<size_t>(c.vocab_size),
+               half = hd / 2;
   const double eps = c.rms_norm_eps;
   const Vec emb = weights(s, "model.embed_tokens.weight");
   std::vector<Vec> x(T);
-  for (size_t t = 0; t < T; ++t) x[t] = Vec(emb.begin() + ids[t] * d, emb.begin() + (ids[t] + 1) * d);
+  for (size_t t = 0; t < T; ++t)
+    x[t] = Vec(emb.begin() + ids[t] * d, emb.begin() + (ids[t] + 1) * d);
   const Vec freq = inv_freq(c);
   auto rope = [&](double* v, size_t pos) {
     for (size_t i = 0; i < half; ++i) {
@@ -86,8 +93,10 @@ std::vector<Vec> reference_logits(const std::string& dir, const LlamaConfig& c, 
   };
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const std::string p = "model.layers." + std::to_string(l) + ".";
-    const Vec wq = weights(s, p + "self_attn.q_proj.weight"), wk = weights(s, p + "self_attn.k_proj.weight");
-    const Vec wv = weights(s, p + "self_attn.v_proj.weight"), wo = weights(s, p + "self_attn.o_proj.weight");
+    const Vec wq = weights(s, p + "self_attn.q_proj.weight"),
+              wk = weights(s, p + "self_attn.k_proj.weight");
+    const Vec wv = weights(s, p + "self_attn.v_proj.weight"),
+              wo = weights(s, p + "self_attn.o_proj.weight");
     std::vector<Vec> q(T), k(T), v(T);
     for (size_t t = 0; t < T; ++t) {
       const Vec h = rmsnorm(x[t], weights(s, p + "input_layernorm.weight"), eps);
@@ -95,13 +104,15 @@ std::vector<Vec> reference_logits(const std::string& dir, const LlamaConfig& c, 
       k[t] = matvec(wk, h, KV * hd);
       v[t] = matvec(wv, h, KV * hd);
       if (c.qkv_bias) {
-        const Vec bq = weights(s, p + "self_attn.q_proj.bias"), bk = weights(s, p + "self_attn.k_proj.bias");
+        const Vec bq = weights(s, p + "self_attn.q_proj.bias"),
+                  bk = weights(s, p + "self_attn.k_proj.bias");
         const Vec bv = weights(s, p + "self_attn.v_proj.bias");
         for (size_t i = 0; i < q[t].size(); ++i) q[t][i] += bq[i];
         for (size_t i = 0; i < k[t].size(); ++i) k[t][i] += bk[i], v[t][i] += bv[i];
       }
       if (c.qk_norm) {
-        const Vec qn = weights(s, p + "self_attn.q_norm.weight"), kn = weights(s, p + "self_attn.k_norm.weight");
+        const Vec qn = weights(s, p + "self_attn.q_norm.weight"),
+                  kn = weights(s, p + "self_attn.k_norm.weight");
         for (size_t h2 = 0; h2 < H; ++h2) {
           const Vec n = rmsnorm(Vec(q[t].begin() + h2 * hd, q[t].begin() + (h2 + 1) * hd), qn, eps);
           std::copy(n.begin(), n.end(), q[t].begin() + h2 * hd);
@@ -143,7 +154,8 @@ std::vector<Vec> reference_logits(const std::string& dir, const LlamaConfig& c, 
   }
   const Vec head = c.tie_word_embeddings ? emb : weights(s, "lm_head.weight");
   std::vector<Vec> out;
-  for (size_t t = 0; t < T; ++t) out.push_back(matvec(head, rmsnorm(x[t], weights(s, "model.norm.weight"), eps), V));
+  for (size_t t = 0; t < T; ++t)
+    out.push_back(matvec(head, rmsnorm(x[t], weights(s, "model.norm.weight"), eps), V));
   return out;
 }
 
@@ -165,7 +177,8 @@ void expect_matches_reference(const std::string& name, const LlamaConfig& cfg) {
     double scale = 0;
     for (double v : ref[t]) scale = std::max(scale, std::fabs(v));
     for (size_t j = 0; j < V; ++j)
-      ASSERT_NEAR(r.logits[t * V + j], ref[t][j], 2e-4 * scale + 1e-5) << name << " position " << t << " token " << j;
+      ASSERT_NEAR(r.logits[t * V + j], ref[t][j], 2e-4 * scale + 1e-5)
+          << name << " position " << t << " token " << j;
   }
 }
 
@@ -204,20 +217,27 @@ TEST(Architectures, ConfigsSayWhatTheyImply) {
   auto parse = [](const std::string& json) { return LlamaConfig::parse(json, "config.json"); };
   const std::string sizes = R"("hidden_size": 64, "intermediate_size": 96, "num_hidden_layers": 1,
       "num_attention_heads": 4, "vocab_size": 32)";
-  const LlamaConfig q2 = parse(R"({"model_type": "qwen2", "sliding_window": 4096, "use_sliding_window": false, )" + sizes + "}");
+  const LlamaConfig q2 =
+      parse(R"({"model_type": "qwen2", "sliding_window": 4096, "use_sliding_window": false, )" +
+            sizes + "}");
   EXPECT_EQ(q2.architecture, "Qwen2ForCausalLM");
   EXPECT_TRUE(q2.qkv_bias);
   EXPECT_FALSE(q2.qk_norm);
-  EXPECT_FALSE(q2.sliding_window.has_value()) << "Qwen's sliding_window applies only with use_sliding_window";
-  const LlamaConfig q3 = parse(R"({"architectures": ["Qwen3ForCausalLM"], "head_dim": 32, )" + sizes + "}");
+  EXPECT_FALSE(q2.sliding_window.has_value())
+      << "Qwen's sliding_window applies only with use_sliding_window";
+  const LlamaConfig q3 =
+      parse(R"({"architectures": ["Qwen3ForCausalLM"], "head_dim": 32, )" + sizes + "}");
   EXPECT_TRUE(q3.qk_norm);
   EXPECT_FALSE(q3.qkv_bias);
   EXPECT_EQ(q3.head_dim, 32);
   EXPECT_EQ(LlamaConfig::parse(q3.to_json(), "again").architecture, "Qwen3ForCausalLM");
-  EXPECT_EQ(test::error_of([&] { parse(R"({"model_type": "qwen2", "use_sliding_window": true, )" + sizes + "}"); }),
-            "config.json: use_sliding_window=true (Qwen's per-layer sliding windows) is not supported");
-  EXPECT_EQ(test::error_of([&] { parse(R"({"model_type": "qwen2_moe", )" + sizes + "}"); }),
-            "config.json: unsupported model_type 'qwen2_moe' (supported: llama, mistral, qwen2, qwen3)");
+  EXPECT_EQ(
+      test::error_of(
+          [&] { parse(R"({"model_type": "qwen2", "use_sliding_window": true, )" + sizes + "}"); }),
+      "config.json: use_sliding_window=true (Qwen's per-layer sliding windows) is not supported");
+  EXPECT_EQ(
+      test::error_of([&] { parse(R"({"model_type": "qwen2_moe", )" + sizes + "}"); }),
+      "config.json: unsupported model_type 'qwen2_moe' (supported: llama, mistral, qwen2, qwen3)");
 }
 
 }  // namespace

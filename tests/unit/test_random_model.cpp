@@ -44,7 +44,8 @@ std::vector<float> as_f32(const TensorView& v) {
 TEST(RandomModel, LayoutShapesAndDtypes) {
   for (DType dtype : {DType::F32, DType::F16, DType::BF16}) {
     SCOPED_TRACE(dtype_name(dtype));
-    const std::string dir = test::temp_dir(std::string("random_layout_") + dtype_name(dtype)) + "/m";
+    const std::string dir =
+        test::temp_dir(std::string("random_layout_") + dtype_name(dtype)) + "/m";
     const LlamaConfig cfg = small_config(false);
     write_random_model(dir, cfg, dtype, 5);
     EXPECT_TRUE(fs::exists(dir + "/config.json"));
@@ -167,8 +168,9 @@ TEST(RandomModel, RefusesInvalidConfig) {
     write_random_model(dir, c, DType::F32, 1);
     ADD_FAILURE() << "did not throw";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), dir + "/config.json: num_attention_heads (4) is not a multiple "
-                                           "of num_key_value_heads (3)");
+    EXPECT_EQ(std::string(e.what()), dir +
+                                         "/config.json: num_attention_heads (4) is not a multiple "
+                                         "of num_key_value_heads (3)");
   }
   EXPECT_FALSE(fs::exists(dir));
 }

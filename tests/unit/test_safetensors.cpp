@@ -113,9 +113,13 @@ TEST(Safetensors, RoundTripAllDtypes) {
   EXPECT_FALSE(store.has("c"));
   EXPECT_EQ(store.get("a.weight", {2, 3}, DType::F32).data, store.get("a.weight").data);
   EXPECT_EQ(error_of([&] { store.get("missing"); }), dir + ": tensor 'missing' not found");
-  EXPECT_EQ(error_of([&] { store.get("a.weight", {3, 2}); }),
+  EXPECT_EQ(error_of([&] {
+              store.get("a.weight", {3, 2});
+            }),
             path + ": tensor 'a.weight' has shape [2, 3], expected [3, 2]");
-  EXPECT_EQ(error_of([&] { store.get("b", {5, 1}, DType::F16); }),
+  EXPECT_EQ(error_of([&] {
+              store.get("b", {5, 1}, DType::F16);
+            }),
             path + ": tensor 'b' has dtype BF16, expected F16");
 }
 
@@ -146,9 +150,11 @@ TEST(Safetensors, ShardedRoundTrip) {
   const std::vector<float> a = {1, 2, 3, 4};
   const std::vector<uint16_t> b = {f32_to_bf16(5.0f), f32_to_bf16(6.0f)};
   const std::vector<uint16_t> c = {f32_to_f16(7.0f)};
-  write_safetensors(dir + "/model-00001-of-00002.safetensors",
-                    {{"layer.a", DType::F32, {2, 2}, a.data()}, {"layer.b", DType::BF16, {2}, b.data()}});
-  write_safetensors(dir + "/model-00002-of-00002.safetensors", {{"head.c", DType::F16, {1, 1}, c.data()}});
+  write_safetensors(
+      dir + "/model-00001-of-00002.safetensors",
+      {{"layer.a", DType::F32, {2, 2}, a.data()}, {"layer.b", DType::BF16, {2}, b.data()}});
+  write_safetensors(dir + "/model-00002-of-00002.safetensors",
+                    {{"head.c", DType::F16, {1, 1}, c.data()}});
   write_bytes(dir + "/model.safetensors.index.json", R"({
     "metadata": {"total_size": 22},
     "weight_map": {"layer.a": "model-00001-of-00002.safetensors",
@@ -178,7 +184,9 @@ TEST(Safetensors, OpenFilesMergesAndRefusesDuplicates) {
   EXPECT_TRUE(s.has("x"));
   EXPECT_TRUE(s.has("y"));
   EXPECT_EQ(s.where(), dir + "/a.safetensors, " + dir + "/b.safetensors");
-  EXPECT_EQ(error_of([&] { TensorStore::open_files({dir + "/a.safetensors", dir + "/c.safetensors"}); }),
+  EXPECT_EQ(error_of([&] {
+              TensorStore::open_files({dir + "/a.safetensors", dir + "/c.safetensors"});
+            }),
             dir + "/c.safetensors: tensor 'x' is also in " + dir + "/a.safetensors");
 }
 
@@ -204,7 +212,8 @@ TEST(MappedFile, HugePageCopyHoldsTheSameBytes) {
   std::string bytes(3 * 4096 + 17, '\0');
   for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 131) % 251);
   write_bytes(dir + "/w", bytes);
-  MappedFile mapped(dir + "/w", Residency::kMapInPlace), copied(dir + "/w", Residency::kHugePageCopy);
+  MappedFile mapped(dir + "/w", Residency::kMapInPlace),
+      copied(dir + "/w", Residency::kHugePageCopy);
   EXPECT_EQ(copied.residency(), Residency::kHugePageCopy);
   ASSERT_EQ(copied.size(), bytes.size());
   EXPECT_EQ(std::memcmp(copied.data(), mapped.data(), bytes.size()), 0);
@@ -224,11 +233,14 @@ TEST(MappedFile, WeightResidencyFromEnvironment) {
   ::setenv("EAGLE2_WEIGHTS", "hugepages", 1);
   EXPECT_EQ(weight_residency(), Residency::kHugePageCopy);
   ::setenv("EAGLE2_WEIGHTS", "ram", 1);
-  EXPECT_EQ(error_of([] { weight_residency(); }),
-            "EAGLE2_WEIGHTS=ram: expected 'hugepages' (the default: weights copied into huge pages) "
-            "or 'mmap' (used in place)");
-  if (old) ::setenv("EAGLE2_WEIGHTS", saved.c_str(), 1);
-  else ::unsetenv("EAGLE2_WEIGHTS");
+  EXPECT_EQ(
+      error_of([] { weight_residency(); }),
+      "EAGLE2_WEIGHTS=ram: expected 'hugepages' (the default: weights copied into huge pages) "
+      "or 'mmap' (used in place)");
+  if (old)
+    ::setenv("EAGLE2_WEIGHTS", saved.c_str(), 1);
+  else
+    ::unsetenv("EAGLE2_WEIGHTS");
 }
 
 TEST_F(SafetensorsErrors, FileStructure) {
@@ -246,7 +258,8 @@ TEST_F(SafetensorsErrors, FileStructure) {
   write_bytes(path, u64_le(UINT64_MAX) + "{}");
   EXPECT_EQ(error_of([&] { SafetensorsFile f(path); }),
             path + ": header length 18446744073709551615 exceeds file size 10");
-  EXPECT_EQ(open_error(R"({"a": })", 0), path + ": header is not valid JSON (parse error at byte 7)");
+  EXPECT_EQ(open_error(R"({"a": })", 0),
+            path + ": header is not valid JSON (parse error at byte 7)");
   EXPECT_EQ(open_error("", 0), path + ": header is not valid JSON (parse error at byte 1)");
   EXPECT_EQ(open_error("{\"\xff\": 1}", 0),
             path + ": header is not valid JSON (parse error at byte 3)");
@@ -261,9 +274,12 @@ TEST_F(SafetensorsErrors, FileStructure) {
 TEST_F(SafetensorsErrors, TensorEntries) {
   const std::string t = path + ": tensor 'x': ";
   EXPECT_EQ(open_error(R"({"x": 5})", 0), t + "entry is not an object");
-  EXPECT_EQ(open_error(R"({"x": {"shape": [1], "data_offsets": [0, 4]}})", 4), t + "missing \"dtype\"");
-  EXPECT_EQ(open_error(R"({"x": {"dtype": "F32", "data_offsets": [0, 4]}})", 4), t + "missing \"shape\"");
-  EXPECT_EQ(open_error(R"({"x": {"dtype": "F32", "shape": [1]}})", 4), t + "missing \"data_offsets\"");
+  EXPECT_EQ(open_error(R"({"x": {"shape": [1], "data_offsets": [0, 4]}})", 4),
+            t + "missing \"dtype\"");
+  EXPECT_EQ(open_error(R"({"x": {"dtype": "F32", "data_offsets": [0, 4]}})", 4),
+            t + "missing \"shape\"");
+  EXPECT_EQ(open_error(R"({"x": {"dtype": "F32", "shape": [1]}})", 4),
+            t + "missing \"data_offsets\"");
   EXPECT_EQ(open_error(R"({"x": {"dtype": 32, "shape": [1], "data_offsets": [0, 4]}})", 4),
             t + "\"dtype\" is not a string");
   EXPECT_EQ(open_error(R"({"x": {"dtype": "I32", "shape": [1], "data_offsets": [0, 4]}})", 4),
@@ -281,57 +297,83 @@ TEST_F(SafetensorsErrors, TensorEntries) {
             t + "\"shape\" is not a list of integers");
   EXPECT_EQ(open_error(R"({"x": {"dtype": "F32", "shape": [2, -3], "data_offsets": [0, 4]}})", 4),
             t + "negative dimension -3 in shape");
-  EXPECT_EQ(open_error(R"({"x": {"dtype": "F32", "shape": [18446744073709551615], "data_offsets": [0, 4]}})", 4),
-            t + "dimension 18446744073709551615 in shape is too large");
+  EXPECT_EQ(
+      open_error(
+          R"({"x": {"dtype": "F32", "shape": [18446744073709551615], "data_offsets": [0, 4]}})", 4),
+      t + "dimension 18446744073709551615 in shape is too large");
   const std::string bad_offsets =
       t + "\"data_offsets\" is not a list [begin, end] of two non-negative integers";
-  EXPECT_EQ(open_error(R"({"x": {"dtype": "F32", "shape": [1], "data_offsets": [0]}})", 4), bad_offsets);
-  EXPECT_EQ(open_error(R"({"x": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4, 8]}})", 8), bad_offsets);
-  EXPECT_EQ(open_error(R"({"x": {"dtype": "F32", "shape": [1], "data_offsets": [-1, 3]}})", 4), bad_offsets);
-  EXPECT_EQ(open_error(R"({"x": {"dtype": "F32", "shape": [1], "data_offsets": [0, "4"]}})", 4), bad_offsets);
-  EXPECT_EQ(open_error(R"({"x": {"dtype": "F32", "shape": [1], "data_offsets": {"b": 0}}})", 4), bad_offsets);
+  EXPECT_EQ(open_error(R"({"x": {"dtype": "F32", "shape": [1], "data_offsets": [0]}})", 4),
+            bad_offsets);
+  EXPECT_EQ(open_error(R"({"x": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4, 8]}})", 8),
+            bad_offsets);
+  EXPECT_EQ(open_error(R"({"x": {"dtype": "F32", "shape": [1], "data_offsets": [-1, 3]}})", 4),
+            bad_offsets);
+  EXPECT_EQ(open_error(R"({"x": {"dtype": "F32", "shape": [1], "data_offsets": [0, "4"]}})", 4),
+            bad_offsets);
+  EXPECT_EQ(open_error(R"({"x": {"dtype": "F32", "shape": [1], "data_offsets": {"b": 0}}})", 4),
+            bad_offsets);
   EXPECT_EQ(open_error(R"({"x": {"dtype": "F32", "shape": [1], "data_offsets": [8, 4]}})", 8),
             t + "data_offsets [8, 4) have begin > end");
 }
 
 TEST_F(SafetensorsErrors, DataSection) {
   EXPECT_EQ(open_error(R"({"x": {"dtype": "F32", "shape": [2, 3], "data_offsets": [0, 24]}})", 20),
-            path + ": tensor 'x' data [0, 24) extends past the end of the data section (size 20): "
-                   "file truncated?");
-  EXPECT_EQ(open_error(R"({"x": {"dtype": "F32", "shape": [1], "data_offsets": [18446744073709551611, 18446744073709551615]}})", 4),
-            path + ": tensor 'x' data [18446744073709551611, 18446744073709551615) extends past the "
-                   "end of the data section (size 4): file truncated?");
-  EXPECT_EQ(open_error(R"({"x": {"dtype": "BF16", "shape": [2, 3], "data_offsets": [0, 24]}})", 24),
-            path + ": tensor 'x': data_offsets [0, 24) hold 24 bytes, but shape [2, 3] of BF16 needs 12");
-  EXPECT_EQ(open_error(R"({"x": {"dtype": "F32", "shape": [4294967296, 4294967296, 4], "data_offsets": [0, 4]}})", 4),
-            path + ": tensor 'x': shape [4294967296, 4294967296, 4] is too large");
-  EXPECT_EQ(open_error(R"({"x": {"dtype": "F32", "shape": [4611686018427387904, 4], "data_offsets": [0, 4]}})", 4),
-            path + ": tensor 'x': shape [4611686018427387904, 4] is too large");
+            path +
+                ": tensor 'x' data [0, 24) extends past the end of the data section (size 20): "
+                "file truncated?");
+  EXPECT_EQ(
+      open_error(
+          R"({"x": {"dtype": "F32", "shape": [1], "data_offsets": [18446744073709551611, 18446744073709551615]}})",
+          4),
+      path +
+          ": tensor 'x' data [18446744073709551611, 18446744073709551615) extends past the "
+          "end of the data section (size 4): file truncated?");
+  EXPECT_EQ(
+      open_error(R"({"x": {"dtype": "BF16", "shape": [2, 3], "data_offsets": [0, 24]}})", 24),
+      path + ": tensor 'x': data_offsets [0, 24) hold 24 bytes, but shape [2, 3] of BF16 needs 12");
+  EXPECT_EQ(
+      open_error(
+          R"({"x": {"dtype": "F32", "shape": [4294967296, 4294967296, 4], "data_offsets": [0, 4]}})",
+          4),
+      path + ": tensor 'x': shape [4294967296, 4294967296, 4] is too large");
+  EXPECT_EQ(
+      open_error(
+          R"({"x": {"dtype": "F32", "shape": [4611686018427387904, 4], "data_offsets": [0, 4]}})",
+          4),
+      path + ": tensor 'x': shape [4611686018427387904, 4] is too large");
   // Zero elements, but a numel() computed in order would overflow before reaching the zero.
-  EXPECT_EQ(open_error(R"({"x": {"dtype": "F32", "shape": [1099511627776, 1099511627776, 0], "data_offsets": [0, 0]}})", 0),
-            path + ": tensor 'x': shape [1099511627776, 1099511627776, 0] is too large");
+  EXPECT_EQ(
+      open_error(
+          R"({"x": {"dtype": "F32", "shape": [1099511627776, 1099511627776, 0], "data_offsets": [0, 0]}})",
+          0),
+      path + ": tensor 'x': shape [1099511627776, 1099511627776, 0] is too large");
   EXPECT_EQ(open_error(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
-                           "b": {"dtype": "F16", "shape": [4], "data_offsets": [4, 12]}})", 12),
+                           "b": {"dtype": "F16", "shape": [4], "data_offsets": [4, 12]}})",
+                       12),
             path + ": tensors 'a' [0, 8) and 'b' [4, 12) overlap");
   // Touching ranges, empty tensors anywhere and unused bytes are all fine.
   write_bytes(path, crafted(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
                                 "b": {"dtype": "F16", "shape": [0, 9], "data_offsets": [4, 4]},
-                                "c": {"dtype": "F16", "shape": [2], "data_offsets": [8, 12]}})", 16));
+                                "c": {"dtype": "F16", "shape": [2], "data_offsets": [8, 12]}})",
+                            16));
   EXPECT_EQ(SafetensorsFile(path).tensors().size(), 3u);
 }
 
 TEST_F(SafetensorsErrors, HostileJson) {
   // Deep nesting must not overflow the stack (the parser and the destructor are iterative).
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
-  EXPECT_EQ(open_error(R"({"x": {"dtype": "F32", "shape": )" + deep + R"(, "data_offsets": [0, 4]}})", 4),
-            path + ": tensor 'x': \"shape\" is not a list of integers");
+  EXPECT_EQ(
+      open_error(R"({"x": {"dtype": "F32", "shape": )" + deep + R"(, "data_offsets": [0, 4]}})", 4),
+      path + ": tensor 'x': \"shape\" is not a list of integers");
   EXPECT_EQ(open_error(std::string(100000, '['), 0),
             path + ": header is not valid JSON (parse error at byte 100001)");
 }
 
 TEST_F(SafetensorsErrors, Sharded) {
   const std::string missing = dir + "/no_such_dir";
-  EXPECT_EQ(error_of([&] { TensorStore::open_dir(missing); }), missing + ": model directory not found");
+  EXPECT_EQ(error_of([&] { TensorStore::open_dir(missing); }),
+            missing + ": model directory not found");
   write_bytes(dir + "/plain_file", "x");
   EXPECT_EQ(error_of([&] { TensorStore::open_dir(dir + "/plain_file"); }),
             dir + "/plain_file: not a directory");
@@ -351,7 +393,8 @@ TEST_F(SafetensorsErrors, Sharded) {
   EXPECT_EQ(index_error(R"({"metadata": {}})"), index + ": missing \"weight_map\" object");
   EXPECT_EQ(index_error(R"({"weight_map": ["a"]})"), index + ": missing \"weight_map\" object");
   EXPECT_EQ(index_error(R"({"weight_map": {}})"), index + ": \"weight_map\" is empty");
-  EXPECT_EQ(index_error(R"({"weight_map": {"a": 1}})"), index + ": weight_map entry 'a' is not a string");
+  EXPECT_EQ(index_error(R"({"weight_map": {"a": 1}})"),
+            index + ": weight_map entry 'a' is not a string");
   EXPECT_EQ(index_error(R"({"weight_map": {"a": "s1.safetensors"}})"),
             m + "/s1.safetensors: shard listed in " + index + " not found");
 
@@ -361,7 +404,8 @@ TEST_F(SafetensorsErrors, Sharded) {
             index + ": tensor 'b' is mapped to s1.safetensors but that shard does not contain it");
   write_bytes(m + "/s2.safetensors", "\x01");
   EXPECT_EQ(index_error(R"({"weight_map": {"a": "s1.safetensors", "b": "s2.safetensors"}})"),
-            m + "/s2.safetensors: file is 1 bytes, too short for a safetensors header (needs at least 8)");
+            m + "/s2.safetensors: file is 1 bytes, too short for a safetensors header (needs at "
+                "least 8)");
   write_safetensors(m + "/s2.safetensors", {{"a", DType::F32, {1}, &v}});
   EXPECT_EQ(index_error(R"({"weight_map": {"a": "s1.safetensors", "b": "s2.safetensors"}})"),
             m + "/s2.safetensors: tensor 'a' is also in " + m + "/s1.safetensors");
@@ -375,16 +419,26 @@ TEST_F(SafetensorsErrors, Writer) {
               write_safetensors(path, {{"a", DType::F32, {1}, &v}, {"a", DType::F32, {1}, &v}});
             }),
             path + ": tensor 'a' is written twice");
-  EXPECT_EQ(error_of([&] { write_safetensors(path, {{"__metadata__", DType::F32, {1}, &v}}); }),
+  EXPECT_EQ(error_of([&] {
+              write_safetensors(path, {{"__metadata__", DType::F32, {1}, &v}});
+            }),
             path + ": '__metadata__' cannot be a tensor name");
-  EXPECT_EQ(error_of([&] { write_safetensors(path, {{"a", DType::F32, {2, -1}, &v}}); }),
+  EXPECT_EQ(error_of([&] {
+              write_safetensors(path, {{"a", DType::F32, {2, -1}, &v}});
+            }),
             path + ": tensor 'a' has negative dimension -1");
-  EXPECT_EQ(error_of([&] { write_safetensors(path, {{"a", DType::F32, {1}, nullptr}}); }),
+  EXPECT_EQ(error_of([&] {
+              write_safetensors(path, {{"a", DType::F32, {1}, nullptr}});
+            }),
             path + ": tensor 'a' has no data");
-  EXPECT_EQ(error_of([&] { write_safetensors(path, {{"\xff", DType::F32, {1}, &v}}); }).substr(0, path.size() + 28),
+  EXPECT_EQ(error_of([&] {
+              write_safetensors(path, {{"\xff", DType::F32, {1}, &v}});
+            }).substr(0, path.size() + 28),
             path + ": cannot encode the header (");
   const std::string nodir = dir + "/no/such/dir/x.safetensors";
-  EXPECT_EQ(error_of([&] { write_safetensors(nodir, {{"a", DType::F32, {1}, &v}}); }),
+  EXPECT_EQ(error_of([&] {
+              write_safetensors(nodir, {{"a", DType::F32, {1}, &v}});
+            }),
             nodir + ".tmp: cannot create: No such file or directory");
   // A failing fill leaves neither the file nor the temporary behind.
   const std::string p2 = dir + "/partial.safetensors";
@@ -413,9 +467,10 @@ TEST(SafetensorsFuzz, TruncationsAndCorruptHeadersOnlyThrowError) {
   const std::string good = dir + "/good.safetensors";
   const std::vector<float> a(12, 0.5f);
   const std::vector<uint16_t> b(7, 0x3c00);
-  write_safetensors(good, {{"model.a", DType::F32, {3, 4}, a.data()},
-                           {"model.b", DType::F16, {7}, b.data()},
-                           {"model.c", DType::BF16, {2, 0}, nullptr}},
+  write_safetensors(good,
+                    {{"model.a", DType::F32, {3, 4}, a.data()},
+                     {"model.b", DType::F16, {7}, b.data()},
+                     {"model.c", DType::BF16, {2, 0}, nullptr}},
                     {{"format", "pt"}});
   const std::string bytes = test::read_file(good);
   const std::string path = dir + "/fuzz.safetensors";
@@ -477,8 +532,12 @@ TEST(Safetensors, RealStories260K) {
   const TensorView& norm = s.get("model.layers.0.input_layernorm.weight", {64});
   const float* w = static_cast<const float*>(norm.data);
   for (int i = 0; i < 64; ++i) EXPECT_TRUE(std::isfinite(w[i]));
-  EXPECT_EQ(error_of([&] { s.get("model.layers.0.mlp.up_proj.weight", {64, 172}); }),
-            path + ": tensor 'model.layers.0.mlp.up_proj.weight' has shape [172, 64], expected [64, 172]");
+  EXPECT_EQ(
+      error_of([&] {
+        s.get("model.layers.0.mlp.up_proj.weight", {64, 172});
+      }),
+      path +
+          ": tensor 'model.layers.0.mlp.up_proj.weight' has shape [172, 64], expected [64, 172]");
 }
 
 }  // namespace

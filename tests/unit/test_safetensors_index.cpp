@@ -42,14 +42,17 @@ TEST(Safetensors, IndexTensorsRoundTripAndAreNoWeights) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(d2t.data) % 8, 0u);
   EXPECT_EQ(std::memcmp(d2t.data, ids.data(), 40), 0);
   EXPECT_EQ(error_of([&] { as_matrix(d2t); }),
-            path + ": tensor 'd2t' has dtype I64, expected floating-point weights (F32, F16, BF16 "
-                   "or a quantized type)");
+            path +
+                ": tensor 'd2t' has dtype I64, expected floating-point weights (F32, F16, BF16 "
+                "or a quantized type)");
   EXPECT_EQ(error_of([&] { to_f32(t2d); }),
-            path + ": tensor 't2d' has dtype BOOL, expected floating-point weights (F32, F16, "
-                   "BF16 or a quantized type)");
+            path +
+                ": tensor 't2d' has dtype BOOL, expected floating-point weights (F32, F16, "
+                "BF16 or a quantized type)");
   EXPECT_EQ(error_of([&] { require_finite(d2t, path, "d2t"); }),
-            path + ": tensor 'd2t' has dtype I64, expected floating-point weights (F32, F16, BF16 "
-                   "or a quantized type)");
+            path +
+                ": tensor 'd2t' has dtype I64, expected floating-point weights (F32, F16, BF16 "
+                "or a quantized type)");
   float out = 0;
   EXPECT_EQ(error_of([&] { convert_to_f32(DType::I64, d2t.data, &out, 1); }),
             "convert: I64 holds integers, not floats");
@@ -64,7 +67,9 @@ TEST(Safetensors, IndexTensorsRoundTripAndAreNoWeights) {
   SafetensorsFile g(odd);
   EXPECT_EQ(std::memcmp(g.tensors().at("t").data, "\1\0\1", 3), 0);
   // Safetensors has no spelling for ggml's block types: the writer refuses them.
-  EXPECT_EQ(error_of([&] { write_safetensors(odd, {{"q", DType::Q8_0, {32}, flags.data()}}); }),
+  EXPECT_EQ(error_of([&] {
+              write_safetensors(odd, {{"q", DType::Q8_0, {32}, flags.data()}});
+            }),
             odd + ": tensor 'q' is Q8_0, a block type safetensors has no spelling for");
 }
 

@@ -1,6 +1,6 @@
-// Sampling: the seeded RNG, the counter-based uniform of each output position, the logits processor (temperature -> top-k -> top-p, HF order) on
-// hand-computed distributions, the removal/renormalization used by verification, and a
-// chi-square check of the sampler.
+// Sampling: the seeded RNG, the counter-based uniform of each output position, the logits processor
+// (temperature -> top-k -> top-p, HF order) on hand-computed distributions, the
+// removal/renormalization used by verification, and a chi-square check of the sampler.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -103,7 +103,8 @@ TEST(CounterUniform, PinnedValues) {
   EXPECT_EQ(counter_uniform(42, 0), static_cast<double>(0x989b3f130a063869ull >> 11) * 0x1.0p-53);
   EXPECT_DOUBLE_EQ(counter_uniform(0, 0), 0.8833108082136426);
   EXPECT_DOUBLE_EQ(counter_uniform(42, 7), 0.15289334222649975);
-  static_assert(counter_uniform(0, 2) == static_cast<double>(0x06c45d188009454full >> 11) * 0x1.0p-53);
+  static_assert(counter_uniform(0, 2) ==
+                static_cast<double>(0x06c45d188009454full >> 11) * 0x1.0p-53);
 }
 
 // A sanity check, not a test suite: 64 equal bins over consecutive positions of one seed, and over
@@ -126,7 +127,8 @@ TEST(CounterUniform, UniformAndPairwiseSpread) {
     ASSERT_GE(u, 0.0);
     ASSERT_LT(u, 1.0);
     ++by_position[static_cast<size_t>(u * 64)];
-    ++by_seed[static_cast<size_t>(counter_uniform(1000003ull * static_cast<uint64_t>(i) + 17, 1) * 64)];
+    ++by_seed[static_cast<size_t>(counter_uniform(1000003ull * static_cast<uint64_t>(i) + 17, 1) *
+                                  64)];
     if (i > 0) ++pairs[static_cast<size_t>(previous * 8) * 8 + static_cast<size_t>(u * 8)];
     previous = u;
   }
@@ -173,8 +175,8 @@ TEST(ProcessLogits, Temperature) {
 
 TEST(ProcessLogits, TopK) {
   // keep ids 1 and 3 (logits 3 and 2): e^3 / (e^3 + e^2), e^2 / (e^3 + e^2)
-  expect_dist(process({1, 3, 0, 2}, params(1, 2)),
-              {0, 0.7310585786300049, 0, 0.2689414213699951}, 1e-12);
+  expect_dist(process({1, 3, 0, 2}, params(1, 2)), {0, 0.7310585786300049, 0, 0.2689414213699951},
+              1e-12);
   expect_dist(process({1, 3, 0, 2}, params(1, 1)), {0, 1, 0, 0});
   // k >= vocabulary is clamped: the same as no top-k.
   const auto all = process({1, 3, 0, 2}, params(1, 0));
@@ -233,13 +235,21 @@ TEST(ProcessLogits, MaskedTokensAndBadLogits) {
   expect_dist(process({-kInf, 0, 0, -kInf}, params(1, 3)), {0, 0.5, 0.5, 0}, 1e-15);
   expect_dist(process({-kInf, 0, 1, -kInf}, params(0.3f, 0, 0.5f)), {0, 0, 1, 0});
 
-  EXPECT_EQ(error_of([] { process({-kInf, -kInf}, params(1)); }),
+  EXPECT_EQ(error_of([] {
+              process({-kInf, -kInf}, params(1));
+            }),
             "the model produced no finite logit (all 2 are -inf): no token can be chosen");
-  EXPECT_EQ(error_of([] { process({0, 1, NAN}, params(1)); }),
+  EXPECT_EQ(error_of([] {
+              process({0, 1, NAN}, params(1));
+            }),
             "the model produced a NaN logit (token 2): its weights or activations are not finite");
-  EXPECT_EQ(error_of([] { process({0, kInf}, params(1)); }),
+  EXPECT_EQ(error_of([] {
+              process({0, kInf}, params(1));
+            }),
             "the model produced a +inf logit (token 1): its weights or activations are not finite");
-  EXPECT_EQ(error_of([] { process({0, 1}, params(0)); }),
+  EXPECT_EQ(error_of([] {
+              process({0, 1}, params(0));
+            }),
             "process_logits: temperature must be > 0 (greedy decoding uses argmax)");
   EXPECT_EQ(error_of([] { process({0, 1}, params(1, -1)); }), "--top-k must be >= 0 (got -1)");
 }
@@ -311,7 +321,8 @@ TEST(Sample, NeverReturnsZeroProbabilityTokens) {
   Distribution unnormalized{{0, 3, 0}};
   EXPECT_EQ(sample(unnormalized, rng), 1);
   Distribution empty{{0, 0}};
-  EXPECT_EQ(error_of([&] { sample(empty, rng); }), "sample: the distribution has no probability mass");
+  EXPECT_EQ(error_of([&] { sample(empty, rng); }),
+            "sample: the distribution has no probability mass");
 }
 
 // The inverse CDF over token order: u picks the first token whose cumulative mass exceeds u, the
@@ -329,8 +340,11 @@ TEST(SampleWith, InverseCdfOverTokenOrder) {
   EXPECT_EQ(sample_with(Distribution{{0, 3, 1, 0}}, 0.76), 2);
   EXPECT_EQ(sample_with(Distribution{{0.1, 0.9, 0, 0}}, 1.0 - 0x1.0p-53), 1);
   for (double bad : {-0.1, 1.0, 2.0, static_cast<double>(NAN)})
-    EXPECT_EQ(error_of([&] { sample_with(d, bad); }).rfind("sample_with: the uniform number ", 0), 0u);
-  EXPECT_EQ(error_of([&] { sample_with(Distribution{{0, 0}}, 0.5); }),
+    EXPECT_EQ(error_of([&] { sample_with(d, bad); }).rfind("sample_with: the uniform number ", 0),
+              0u);
+  EXPECT_EQ(error_of([&] {
+              sample_with(Distribution{{0, 0}}, 0.5);
+            }),
             "sample: the distribution has no probability mass");
 
   Rng a(5), b(5);

@@ -76,7 +76,7 @@ TEST(Scheduler, ConcurrentRequestsGetTheirSoloTokens) {
   server::Metrics metrics;
   server::Scheduler scheduler(model, &head, threads, &cost, {3, 64, ctx}, metrics);
   const char* specs[] = {"plain", "dynamic:auto:3:4:cal", "chain:3", "lookup", "dynamic:12:3:4",
-                         "none", "dynamic:auto:3:4"};
+                         "none",  "dynamic:auto:3:4"};
   struct Case {
     server::GenerationRequest request;
     std::vector<int32_t> want;
@@ -177,8 +177,8 @@ TEST(Scheduler, ShutdownFinishesAdmittedAndCancelsQueued) {
   api::Model model = api::Model::load(fx.model_dir);
   api::Threads threads(1);
   server::Metrics metrics;
-  auto scheduler = std::make_unique<server::Scheduler>(model, nullptr, threads, nullptr,
-                                                       server::SchedulerOptions{1, 4, 512}, metrics);
+  auto scheduler = std::make_unique<server::Scheduler>(
+      model, nullptr, threads, nullptr, server::SchedulerOptions{1, 4, 512}, metrics);
   server::GenerationRequest r;
   r.prompt = fx.prompts[1];
   // Long enough that the queued request is still queued at shutdown, even on a fast machine.

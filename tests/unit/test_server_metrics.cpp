@@ -36,11 +36,16 @@ TEST(ServerMetrics, HistogramRendersCumulativeBuckets) {
 TEST(ServerMetrics, EverySeriesHasHelpAndType) {
   const std::string text = Metrics().render();
   const std::pair<const char*, const char*> series[] = {
-      {"eagle2_requests_total", "counter"},       {"eagle2_tokens_generated_total", "counter"},
-      {"eagle2_queue_depth", "gauge"},            {"eagle2_batch_sequences", "histogram"},
-      {"eagle2_batch_rows", "histogram"},         {"eagle2_accepted_length", "histogram"},
-      {"eagle2_tau", "gauge"},                    {"eagle2_draft_seconds_total", "counter"},
-      {"eagle2_verify_seconds_total", "counter"}, {"eagle2_kv_blocks_used", "gauge"},
+      {"eagle2_requests_total", "counter"},
+      {"eagle2_tokens_generated_total", "counter"},
+      {"eagle2_queue_depth", "gauge"},
+      {"eagle2_batch_sequences", "histogram"},
+      {"eagle2_batch_rows", "histogram"},
+      {"eagle2_accepted_length", "histogram"},
+      {"eagle2_tau", "gauge"},
+      {"eagle2_draft_seconds_total", "counter"},
+      {"eagle2_verify_seconds_total", "counter"},
+      {"eagle2_kv_blocks_used", "gauge"},
       {"eagle2_kv_blocks_total", "gauge"},
   };
   for (const auto& [name, type] : series) {

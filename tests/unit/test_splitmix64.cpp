@@ -1,12 +1,12 @@
 // SplitMix64, the one copy every layer draws from (core/splitmix64.h): its outputs are pinned to
 // the reference implementation's (Vigna's splitmix64.c; seed 1234567 is the published test
 // vector), because checkpoints, random models and seeded tests depend on them.
-#include "core/splitmix64.h"
-
 #include <gtest/gtest.h>
 
 #include <bit>
 #include <cstdint>
+
+#include "core/splitmix64.h"
 
 namespace eagle2 {
 namespace {
@@ -39,7 +39,8 @@ TEST(SplitMix64, StateStepAndCounterAccessAgree) {
 
 TEST(SplitMix64, UniformIsPinnedAndResumable) {
   SplitMix64 s(5);
-  EXPECT_EQ(std::bit_cast<uint32_t>(s.uniform()), 0x3ec60676u);  // 0x63033b0ca389c35a >> 40, times 2^-24
+  EXPECT_EQ(std::bit_cast<uint32_t>(s.uniform()),
+            0x3ec60676u);  // 0x63033b0ca389c35a >> 40, times 2^-24
   const uint64_t saved = s.state();
   const float second = s.uniform();
   EXPECT_EQ(std::bit_cast<uint32_t>(second), 0x3f409731u);

@@ -93,7 +93,8 @@ TEST(SvgChart, LineChart) {
   EXPECT_TRUE(well_formed(svg)) << svg;
   for (const char* label : {"tau vs budget", "tree size", "dynamic", "static", "chain"})
     EXPECT_TRUE(contains(svg, label)) << label;
-  for (const char* value : {">3.25<", ">2.50<", ">2.75<"}) EXPECT_TRUE(contains(svg, value)) << value;
+  for (const char* value : {">3.25<", ">2.50<", ">2.75<"})
+    EXPECT_TRUE(contains(svg, value)) << value;
   EXPECT_TRUE(contains(svg, "<polyline"));
   EXPECT_EQ(svg, render_line_chart(c));
 }
@@ -124,19 +125,24 @@ std::vector<std::string> names_of(const std::vector<std::pair<std::string, std::
 
 TEST(BenchCharts, FileNamesAndBudgetCharts) {
   const std::vector<Summary> rows = {
-      row("mt bench", 0, "plain", 1.0, 0, 0),        row("mt bench", 0, "chain:3", 1.6, 2.1, 10),
-      row("mt bench", 0, "static", 1.9, 2.6, 10),    row("mt bench", 0, "dynamic:16:3:4", 2.0, 2.8, 10),
-      row("mt bench", 0, "dynamic:32:4:8", 2.2, 3.1, 10), row("mt bench", 1, "plain", 1.0, 0, 0),
-      row("mt bench", 1, "chain:3", 1.4, 1.9, 10),   row("gsm8k", 0, "plain", 1.0, 0, 0),
-      row("gsm8k", 0, "lookup", 1.3, 1.7, 10),      row("mt bench", 0, "dynamic:auto", 2.3, 2.9, 10),
+      row("mt bench", 0, "plain", 1.0, 0, 0),
+      row("mt bench", 0, "chain:3", 1.6, 2.1, 10),
+      row("mt bench", 0, "static", 1.9, 2.6, 10),
+      row("mt bench", 0, "dynamic:16:3:4", 2.0, 2.8, 10),
+      row("mt bench", 0, "dynamic:32:4:8", 2.2, 3.1, 10),
+      row("mt bench", 1, "plain", 1.0, 0, 0),
+      row("mt bench", 1, "chain:3", 1.4, 1.9, 10),
+      row("gsm8k", 0, "plain", 1.0, 0, 0),
+      row("gsm8k", 0, "lookup", 1.3, 1.7, 10),
+      row("mt bench", 0, "dynamic:auto", 2.3, 2.9, 10),
       row("mt bench", 0, "dynamic:16:3:4:novalue", 1.7, 2.4, 10),
       row("mt bench", 0, "dynamic:16:3:4:norerank", 1.8, 2.5, 10),
   };
   const auto charts = bench_charts(rows);
   const std::vector<std::string> expected = {
-      "mt_bench_t0_speedup.svg",     "mt_bench_t0_tau.svg", "mt_bench_t0_budget_tau.svg",
+      "mt_bench_t0_speedup.svg",        "mt_bench_t0_tau.svg",     "mt_bench_t0_budget_tau.svg",
       "mt_bench_t0_budget_speedup.svg", "mt_bench_t1_speedup.svg", "mt_bench_t1_tau.svg",
-      "gsm8k_t0_speedup.svg",        "gsm8k_t0_tau.svg"};
+      "gsm8k_t0_speedup.svg",           "gsm8k_t0_tau.svg"};
   EXPECT_EQ(names_of(charts), expected);
   for (const auto& [name, svg] : charts) EXPECT_TRUE(well_formed(svg)) << name;
 
@@ -166,7 +172,9 @@ TEST(BenchCharts, FileNamesAndBudgetCharts) {
               contains(charts[3].second, "dynamic:auto at 32: 2.30"));
 }
 
-TEST(BenchCharts, NoRowsNoCharts) { EXPECT_TRUE(bench_charts({}).empty()); }
+TEST(BenchCharts, NoRowsNoCharts) {
+  EXPECT_TRUE(bench_charts({}).empty());
+}
 
 TEST(BenchCharts, CalibrationChartForTreeDraftersWithNodes) {
   Summary dyn = row("code", 0, "dynamic", 2.0, 3.0, 10);
@@ -178,11 +186,10 @@ TEST(BenchCharts, CalibrationChartForTreeDraftersWithNodes) {
   dyn.calibration.accepted[9] = 8;
   Summary look = row("code", 0, "lookup", 1.2, 1.5, 10);
   look.calibration.nodes[9] = 5;  // lookup's values are not estimates: left out
-  const auto charts =
-      bench_charts({row("code", 0, "plain", 1, 0, 0), dyn, look, row("code", 0, "chain:3", 1, 2, 5)});
+  const auto charts = bench_charts(
+      {row("code", 0, "plain", 1, 0, 0), dyn, look, row("code", 0, "chain:3", 1, 2, 5)});
   const std::vector<std::string> expected = {"code_t0_speedup.svg", "code_t0_tau.svg",
-                                             "code_t0_calibration.svg",
-                                             "code_t0_budget_tau.svg",
+                                             "code_t0_calibration.svg", "code_t0_budget_tau.svg",
                                              "code_t0_budget_speedup.svg"};
   ASSERT_EQ(names_of(charts), expected);
   const std::string& cal = charts[2].second;

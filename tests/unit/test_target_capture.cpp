@@ -114,8 +114,7 @@ TEST_F(TargetCapture, MultiSequenceCaptureIsBitIdenticalAndPerRow) {
   for (size_t s = 0; s < prompts.size(); ++s) {
     const std::vector<int32_t> t = {static_cast<int32_t>(60 + s), 3, 8};
     const std::vector<int32_t> p = {-1, 0, 0};
-    all.append(Batch::tree(t, p, static_cast<int32_t>(prompts[s].size())),
-               static_cast<int32_t>(s));
+    all.append(Batch::tree(t, p, static_cast<int32_t>(prompts[s].size())), static_cast<int32_t>(s));
   }
   // Interleave the sequences' rows: 0 3 6 1 4 7 2 5 8 (parents stay earlier rows).
   Batch mixed;
@@ -266,8 +265,8 @@ TEST_F(TargetCapture, InputOfLayerLIsTheModelCutToLLayers) {
     prefill(*cut, kv_cut, tokens, 3, short_run, pool_);
     std::vector<float> normed(full.captured.size());
     for (size_t i = 0; i < tokens.size(); ++i)
-      rmsnorm(&full.captured[i * d()], final_norm, model_->config().rms_norm_eps,
-              &normed[i * d()], d());
+      rmsnorm(&full.captured[i * d()], final_norm, model_->config().rms_norm_eps, &normed[i * d()],
+              d());
     EXPECT_TRUE(same_bits(normed, short_run.hidden));
   }
 }

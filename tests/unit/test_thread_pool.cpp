@@ -1,7 +1,5 @@
 // ThreadPool: every task runs exactly once, for any task count and thread count, over many reuses;
 // exceptions reach the caller; nested calls run inline instead of deadlocking.
-#include "core/thread_pool.h"
-
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -13,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/thread_pool.h"
 #include "support/errors.h"
 
 namespace eagle2 {
@@ -22,7 +21,8 @@ void expect_each_task_once(ThreadPool& pool, int64_t n) {
   std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
   for (auto& h : hits) h.store(0);
   pool.parallel_for(n, [&](int64_t t) { hits[static_cast<size_t>(t)].fetch_add(1); });
-  for (int64_t t = 0; t < n; ++t) ASSERT_EQ(hits[static_cast<size_t>(t)].load(), 1) << "task " << t << " of " << n;
+  for (int64_t t = 0; t < n; ++t)
+    ASSERT_EQ(hits[static_cast<size_t>(t)].load(), 1) << "task " << t << " of " << n;
 }
 
 TEST(ThreadPool, EveryTaskRunsExactlyOnce) {
@@ -72,7 +72,8 @@ TEST(ThreadPool, UsesMoreThanOneThread) {
       while (now > prev && !max_inside.compare_exchange_weak(prev, now)) {
       }
       const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(50);
-      while (std::chrono::steady_clock::now() < until && max_inside.load() < 2) std::this_thread::yield();
+      while (std::chrono::steady_clock::now() < until && max_inside.load() < 2)
+        std::this_thread::yield();
       inside.fetch_sub(1);
     });
   }
@@ -97,7 +98,8 @@ TEST(ThreadPool, FirstExceptionPropagatesAndPoolStaysUsable) {
 TEST(ThreadPool, NestedCallRunsInline) {
   ThreadPool pool(2);
   std::atomic<int> inner{0};
-  pool.parallel_for(4, [&](int64_t) { pool.parallel_for(3, [&](int64_t) { inner.fetch_add(1); }); });
+  pool.parallel_for(4,
+                    [&](int64_t) { pool.parallel_for(3, [&](int64_t) { inner.fetch_add(1); }); });
   EXPECT_EQ(inner.load(), 12);
 }
 

@@ -31,15 +31,19 @@ int32_t piece_id(const Tokenizer& tok, const std::string& piece) {
 const std::vector<std::string>& multilingual_texts() {
   static const std::vector<std::string> texts = {
       "Once upon a time, there was a little girl named Lily.",
-      "Hello, world! \xF0\x9F\x98\x80 caf\xC3\xA9 na\xC3\xAFve \xE2\x80\x94 \xE2\x80\x9Cquotes\xE2\x80\x9D",
-      "\xE4\xBD\xA0\xE5\xA5\xBD\xEF\xBC\x8C\xE4\xB8\x96\xE7\x95\x8C\xE3\x80\x82 \xE6\x97\xA5\xE6\x9C\xAC"
-      "\xE8\xAA\x9E\xE3\x81\xAE\xE3\x83\x86\xE3\x82\xAD\xE3\x82\xB9\xE3\x83\x88",  // CJK
+      "Hello, world! \xF0\x9F\x98\x80 caf\xC3\xA9 na\xC3\xAFve \xE2\x80\x94 "
+      "\xE2\x80\x9Cquotes\xE2\x80\x9D",
+      "\xE4\xBD\xA0\xE5\xA5\xBD\xEF\xBC\x8C\xE4\xB8\x96\xE7\x95\x8C\xE3\x80\x82 "
+      "\xE6\x97\xA5\xE6\x9C\xAC"
+      "\xE8\xAA\x9E\xE3\x81\xAE\xE3\x83\x86\xE3\x82\xAD\xE3\x82\xB9\xE3\x83\x88",     // CJK
       "\xD0\x9F\xD1\x80\xD0\xB8\xD0\xB2\xD0\xB5\xD1\x82, \xD0\xBC\xD0\xB8\xD1\x80!",  // Cyrillic
-      "\xD9\x85\xD8\xB1\xD8\xAD\xD8\xA8\xD8\xA7 \xD8\xA8\xD8\xA7\xD9\x84\xD8\xB9\xD8\xA7\xD9\x84\xD9\x85",
+      "\xD9\x85\xD8\xB1\xD8\xAD\xD8\xA8\xD8\xA7 "
+      "\xD8\xA8\xD8\xA7\xD9\x84\xD8\xB9\xD8\xA7\xD9\x84\xD9\x85",
       "\xF0\x9F\x87\xBA\xF0\x9F\x87\xB3 \xF0\x9F\x91\xA8\xE2\x80\x8D\xF0\x9F\x91\xA9\xE2\x80\x8D"
       "\xF0\x9F\x91\xA7 ZWJ family",
       "tabs\tand\nnew lines\n\n  double  spaces and a trailing space ",
-      " leading space, \xE2\x82\xAC" "100 and \xC2\xBD \xE2\x89\xA0 \xE2\x88\x9E",
+      " leading space, \xE2\x82\xAC"
+      "100 and \xC2\xBD \xE2\x89\xA0 \xE2\x88\x9E",
       "\xF0\x9D\x94\x98\xF0\x9D\x94\xAB\xF0\x9D\x94\xA6 \xF0\x90\x8D\x88 \xF4\x8F\xBF\xBF end",
   };
   return texts;
@@ -144,12 +148,13 @@ TEST(Tokenizer, SmallVocabularyUsesByteFallbackForEmojiAndCjk) {
 TEST(Tokenizer, IdsOutOfRangeAreErrors) {
   EAGLE2_SHARED_FILE(path, kStories);
   auto tok = Tokenizer::load(path);
-  EXPECT_EQ(error_of([&] { tok->decode({5, 512}); }),
+  EXPECT_EQ(error_of([&] {
+              tok->decode({5, 512});
+            }),
             "tokenizer: token id 512 is out of range [0, 512)");
   EXPECT_EQ(error_of([&] { tok->piece(-1); }), "tokenizer: token id -1 is out of range [0, 512)");
   StreamingDecoder dec(*tok);
-  EXPECT_EQ(error_of([&] { dec.push(9999); }),
-            "tokenizer: token id 9999 is out of range [0, 512)");
+  EXPECT_EQ(error_of([&] { dec.push(9999); }), "tokenizer: token id 9999 is out of range [0, 512)");
   EXPECT_EQ(dec.push(403), "Once");  // the decoder is still usable after a rejected id
 }
 
@@ -169,7 +174,8 @@ TEST(StreamingDecoder, HoldsBackIncompleteCharacters) {
   EXPECT_EQ(dec.push(ac), "\xE2\x82\xAC");
   EXPECT_EQ(dec.finish(), "");
 
-  // An unfinished character is flushed by finish() as SentencePiece decodes it: one U+FFFD per byte.
+  // An unfinished character is flushed by finish() as SentencePiece decodes it: one U+FFFD per
+  // byte.
   StreamingDecoder cut(*tok, {1, 403});
   EXPECT_EQ(cut.push(e2), "");
   EXPECT_EQ(cut.push(x82), "");
@@ -206,7 +212,8 @@ TEST(StreamingDecoder, RealEncodingsMatchFullDecode) {
       const auto with_bos = tok->encode(text, true);
       EXPECT_EQ(stream(*tok, {}, with_bos), tok->decode(with_bos)) << rel;
       const auto ids = tok->encode(text, false);
-      EXPECT_EQ(stream(*tok, prompt, ids), expected_stream(*tok, prompt, ids)) << rel << ": " << text;
+      EXPECT_EQ(stream(*tok, prompt, ids), expected_stream(*tok, prompt, ids))
+          << rel << ": " << text;
     }
   }
 }
@@ -226,13 +233,14 @@ TEST(StreamingDecoder, RandomSequencesMatchFullDecode) {
     const int32_t space = piece_id(*tok, "\xE2\x96\x81");
     std::mt19937 gen(1234);
     auto below = [&gen](int n) { return static_cast<int>(gen() % static_cast<unsigned>(n)); };
-    const std::vector<std::string> chars = {"\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80",
+    const std::vector<std::string> chars = {"\xC3\xA9",     "\xE2\x82\xAC",     "\xF0\x9F\x98\x80",
                                             "\xE4\xBD\xA0", "\xF4\x8F\xBF\xBF", "a"};
     auto random_ids = [&](int len) {
       std::vector<int32_t> ids;
       while (static_cast<int>(ids.size()) < len) {
         switch (below(10)) {
-          case 0: case 1: {  // a valid character spelled in bytes
+          case 0:
+          case 1: {  // a valid character spelled in bytes
             for (unsigned char c : chars[below(static_cast<int>(chars.size()))])
               ids.push_back(byte_id[c]);
             break;
@@ -243,10 +251,18 @@ TEST(StreamingDecoder, RandomSequencesMatchFullDecode) {
               ids.push_back(byte_id[static_cast<unsigned char>(c[i])]);
             break;
           }
-          case 3: ids.push_back(byte_id[below(256)]); break;  // any byte
-          case 4: ids.push_back(below(3)); break;             // <unk>, <s>, </s>
-          case 5: ids.push_back(space); break;
-          default: ids.push_back(below(tok->vocab_size())); break;
+          case 3:
+            ids.push_back(byte_id[below(256)]);
+            break;  // any byte
+          case 4:
+            ids.push_back(below(3));
+            break;  // <unk>, <s>, </s>
+          case 5:
+            ids.push_back(space);
+            break;
+          default:
+            ids.push_back(below(tok->vocab_size()));
+            break;
         }
       }
       ids.resize(len);
@@ -255,10 +271,17 @@ TEST(StreamingDecoder, RandomSequencesMatchFullDecode) {
     for (int trial = 0; trial < 1500; ++trial) {
       std::vector<int32_t> context;
       switch (trial % 5) {
-        case 0: break;
-        case 1: context = {tok->bos_id()}; break;
-        case 2: context = tok->encode("The end.", true); break;
-        case 3: context = {tok->bos_id(), space}; break;
+        case 0:
+          break;
+        case 1:
+          context = {tok->bos_id()};
+          break;
+        case 2:
+          context = tok->encode("The end.", true);
+          break;
+        case 3:
+          context = {tok->bos_id(), space};
+          break;
         default:  // random, ending on a plain piece so that its text is final
           context = random_ids(below(6));
           context.push_back(tok->encode("x", false).back());
@@ -284,20 +307,20 @@ TEST(Utf8, FirstInvalid) {
   EXPECT_EQ(first_invalid_utf8("\xF4\x8F\xBF\xBF"), npos);  // U+10FFFF
   EXPECT_EQ(first_invalid_utf8("\xEF\xBF\xBD"), npos);      // U+FFFD itself
 
-  EXPECT_EQ(first_invalid_utf8("abc\xC3"), 3u);              // truncated at the end
+  EXPECT_EQ(first_invalid_utf8("abc\xC3"), 3u);  // truncated at the end
   EXPECT_EQ(first_invalid_utf8("ok\xE2\x82"), 2u);
-  EXPECT_EQ(first_invalid_utf8("\xF0\x9F\x98 x"), 0u);       // truncated in the middle
-  EXPECT_EQ(first_invalid_utf8("\x80"), 0u);                 // lone continuation
-  EXPECT_EQ(first_invalid_utf8("a\xC0\xAF"), 1u);            // overlong '/'
-  EXPECT_EQ(first_invalid_utf8("\xC1\xBF"), 0u);             // overlong
-  EXPECT_EQ(first_invalid_utf8("ab\xE0\x80\xAF"), 2u);       // overlong 3-byte
-  EXPECT_EQ(first_invalid_utf8("\xF0\x80\x80\xAF"), 0u);     // overlong 4-byte
-  EXPECT_EQ(first_invalid_utf8("\xED\xA0\x80"), 0u);         // U+D800 surrogate
-  EXPECT_EQ(first_invalid_utf8("x\xED\xBF\xBF"), 1u);        // U+DFFF surrogate
-  EXPECT_EQ(first_invalid_utf8("\xF4\x90\x80\x80"), 0u);     // U+110000
+  EXPECT_EQ(first_invalid_utf8("\xF0\x9F\x98 x"), 0u);    // truncated in the middle
+  EXPECT_EQ(first_invalid_utf8("\x80"), 0u);              // lone continuation
+  EXPECT_EQ(first_invalid_utf8("a\xC0\xAF"), 1u);         // overlong '/'
+  EXPECT_EQ(first_invalid_utf8("\xC1\xBF"), 0u);          // overlong
+  EXPECT_EQ(first_invalid_utf8("ab\xE0\x80\xAF"), 2u);    // overlong 3-byte
+  EXPECT_EQ(first_invalid_utf8("\xF0\x80\x80\xAF"), 0u);  // overlong 4-byte
+  EXPECT_EQ(first_invalid_utf8("\xED\xA0\x80"), 0u);      // U+D800 surrogate
+  EXPECT_EQ(first_invalid_utf8("x\xED\xBF\xBF"), 1u);     // U+DFFF surrogate
+  EXPECT_EQ(first_invalid_utf8("\xF4\x90\x80\x80"), 0u);  // U+110000
   EXPECT_EQ(first_invalid_utf8("\xF5\x80\x80\x80"), 0u);
   EXPECT_EQ(first_invalid_utf8("\xFF"), 0u);
-  EXPECT_EQ(first_invalid_utf8("\xE2\x28\xA1"), 0u);         // bad continuation
+  EXPECT_EQ(first_invalid_utf8("\xE2\x28\xA1"), 0u);  // bad continuation
 }
 
 TEST(Utf8, CompletePrefix) {
@@ -355,7 +378,8 @@ TEST(Tokenizer, CorruptFileIsAnError) {
   for (char& c : noise) c = static_cast<char>(gen());
   const std::string garbage = write("garbage.model", noise);
   const std::string msg = error_of([&] { Tokenizer::load(garbage); });
-  EXPECT_EQ(msg.rfind("tokenizer: " + garbage + " is not a valid SentencePiece model", 0), 0u) << msg;
+  EXPECT_EQ(msg.rfind("tokenizer: " + garbage + " is not a valid SentencePiece model", 0), 0u)
+      << msg;
 
   const std::string text = write("text.model", "{\"not\": \"a tokenizer\"}\n");
   EXPECT_NE(error_of([&] { Tokenizer::load(text); }).find(text), std::string::npos);

@@ -105,9 +105,13 @@ void check_gradients(bool input_norm) {
   }
 }
 
-TEST(DecoderBlock, GradientsMatchFiniteDifferences) { check_gradients(true); }
+TEST(DecoderBlock, GradientsMatchFiniteDifferences) {
+  check_gradients(true);
+}
 
-TEST(DecoderBlock, GradientsWithoutInputNorm) { check_gradients(false); }
+TEST(DecoderBlock, GradientsWithoutInputNorm) {
+  check_gradients(false);
+}
 
 TEST(DecoderBlock, SameBitsForAnyThreadCount) {
   std::vector<float> out[2], dx[2], grads[2];
@@ -138,9 +142,9 @@ TEST(DecoderBlock, RejectsMismatchedParameters) {
   DecoderBlockParams p = f.w.params();
   p.wk = &f.w.wq;  // [H*hd, C] where [KV*hd, C] is expected
   std::vector<float> out(f.x.size());
-  EXPECT_THROW(decoder_block_forward(f.cfg, p, out.data(), f.x.data(), f.positions.data(), f.acts,
-                                     pool),
-               Error);
+  EXPECT_THROW(
+      decoder_block_forward(f.cfg, p, out.data(), f.x.data(), f.positions.data(), f.acts, pool),
+      Error);
 }
 
 LlamaConfig small_llama(bool tie) {
@@ -241,7 +245,8 @@ TEST(LlamaTrainModel, LossGradientMatchesFiniteDifferences) {
       const double lm = m.forward_backward(in.data(), tg.data(), B, T, false, pool);
       p->value[i] = saved;
       const double numeric = (lp - lm) / (2.0 * h);
-      EXPECT_NEAR(p->grad[i], numeric, 3e-4 + 2e-2 * std::fabs(numeric)) << p->name << "[" << i << "]";
+      EXPECT_NEAR(p->grad[i], numeric, 3e-4 + 2e-2 * std::fabs(numeric))
+          << p->name << "[" << i << "]";
     }
   }
 }

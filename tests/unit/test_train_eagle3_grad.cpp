@@ -74,11 +74,13 @@ TEST(TttAttention, GradientsMatchFiniteDifferences) {
     // Non-zero gradient buffers: the backward must add to them.
     Vec dq(kN * kQw, 0.5f);
     std::vector<Vec> dk(static_cast<size_t>(s + 1), Vec(kN * kKw, 0.25f)), dv = dk;
-    ttt_attention_backward(dq.data(), mut_ptrs(dk), mut_ptrs(dv), R.data(), in.q.data(),
-                           ptrs(in.k), ptrs(in.v), probs.data(), kShape, pool);
+    ttt_attention_backward(dq.data(), mut_ptrs(dk), mut_ptrs(dv), R.data(), in.q.data(), ptrs(in.k),
+                           ptrs(in.v), probs.data(), kShape, pool);
     for (float& e : dq) e -= 0.5f;
-    for (Vec& d : dk) for (float& e : d) e -= 0.25f;
-    for (Vec& d : dv) for (float& e : d) e -= 0.25f;
+    for (Vec& d : dk)
+      for (float& e : d) e -= 0.25f;
+    for (Vec& d : dv)
+      for (float& e : d) e -= 0.25f;
     const std::string step = " (step " + std::to_string(s) + ")";
     expect_grad(dq, numeric_grad(qd, L), ("dq" + step).c_str(), kRtol);
     for (int64_t u = 0; u <= s; ++u) {
@@ -152,8 +154,10 @@ TEST(TttAttention, EachQuerySeesExactlyItsKeys) {
     int64_t positive = 0;
     for (int64_t j = 0; j < W; ++j) {
       const bool live = j <= t || j >= T;
-      if (live) EXPECT_GT(p[j], 0.0f) << "row " << r << " entry " << j;
-      else EXPECT_EQ(p[j], 0.0f) << "row " << r << " entry " << j;
+      if (live)
+        EXPECT_GT(p[j], 0.0f) << "row " << r << " entry " << j;
+      else
+        EXPECT_EQ(p[j], 0.0f) << "row " << r << " entry " << j;
       positive += p[j] > 0.0f;
       sum += p[j];
     }
@@ -239,9 +243,13 @@ void check_layer_step(int64_t s, bool frozen_embedding = false) {
   }
 }
 
-TEST(Eagle3Layer, FirstStepGradientsMatchFiniteDifferences) { check_layer_step(0); }
+TEST(Eagle3Layer, FirstStepGradientsMatchFiniteDifferences) {
+  check_layer_step(0);
+}
 
-TEST(Eagle3Layer, LaterStepGradientsMatchFiniteDifferences) { check_layer_step(2); }
+TEST(Eagle3Layer, LaterStepGradientsMatchFiniteDifferences) {
+  check_layer_step(2);
+}
 
 TEST(Eagle3Layer, FrozenEmbeddingGradientsMatchFiniteDifferences) {
   check_layer_step(0, true);
@@ -326,11 +334,15 @@ void check_unrolled_gradients(float state_weight) {
                 ("unrolled d" + members[i].first).c_str(), kRtol);
 }
 
-TEST(Eagle3Unrolled, LossGradientMatchesFiniteDifferences) { check_unrolled_gradients(0.0f); }
+TEST(Eagle3Unrolled, LossGradientMatchesFiniteDifferences) {
+  check_unrolled_gradients(0.0f);
+}
 
 // The optional state term (EAGLE-1/2's feature regression) on top of the token loss: its value
 // and its gradient through norm, the layer and fc, against the double reference.
-TEST(Eagle3Unrolled, StateTermGradientMatchesFiniteDifferences) { check_unrolled_gradients(0.7f); }
+TEST(Eagle3Unrolled, StateTermGradientMatchesFiniteDifferences) {
+  check_unrolled_gradients(0.7f);
+}
 
 // h_s at row t depends on the features of rows <= t and the tokens at offsets <= t + 1 + s of its
 // own window, and on nothing else (bitwise).
@@ -350,13 +362,14 @@ TEST(Eagle3Unrolled, RowsSeeOnlyTheirPast) {
   Eagle3Case f(cs.S);
   for (int64_t i = 0; i < cs.cfg.feature_width; ++i)
     f.features[2 * cs.cfg.feature_width + i] += 0.3f;
-  compare(eagle3_unrolled_hidden(f.cfg, *f.w, f.embed_matrix(), f.window(), pool),
-          [](int64_t, int64_t b, int64_t t) { return b == 1 || t < 2; }, "features of row 2");
+  compare(
+      eagle3_unrolled_hidden(f.cfg, *f.w, f.embed_matrix(), f.window(), pool),
+      [](int64_t, int64_t b, int64_t t) { return b == 1 || t < 2; }, "features of row 2");
   Eagle3Case k(cs.S);
   k.tokens[3] = (k.tokens[3] + 1) % static_cast<int32_t>(k.V);
-  compare(eagle3_unrolled_hidden(k.cfg, *k.w, k.embed_matrix(), k.window(), pool),
-          [](int64_t s, int64_t b, int64_t t) { return b == 1 || t + 1 + s < 3; },
-          "token at offset 3");
+  compare(
+      eagle3_unrolled_hidden(k.cfg, *k.w, k.embed_matrix(), k.window(), pool),
+      [](int64_t s, int64_t b, int64_t t) { return b == 1 || t + 1 + s < 3; }, "token at offset 3");
 }
 
 // One step is a plain causal EAGLE-3 layer (no diagonal entries): the same bits as step 0 of a
@@ -365,8 +378,8 @@ TEST(Eagle3Unrolled, OneStepIsAPlainCausalLayer) {
   ThreadPool pool(2);
   Eagle3Case cs;
   Eagle3Unrolled state;
-  const Eagle3Loss three = eagle3_unrolled_forward(cs.cfg, *cs.w, cs.embed_matrix(), cs.window(),
-                                                   state, pool);
+  const Eagle3Loss three =
+      eagle3_unrolled_forward(cs.cfg, *cs.w, cs.embed_matrix(), cs.window(), state, pool);
   // The same data laid out for S = 1: offsets 0..T of each window.
   const int64_t span1 = cs.T + 1, V = cs.cfg.draft_vocab;
   std::vector<int32_t> tokens;
@@ -380,17 +393,18 @@ TEST(Eagle3Unrolled, OneStepIsAPlainCausalLayer) {
       teacher.insert(teacher.end(), cs.teacher.begin() + off * V,
                      cs.teacher.begin() + (off + 1) * V);
     }
-  const Eagle3Window one{cs.B, cs.T, 1, cs.features.data(), cs.positions.data(), tokens.data(),
-                         teacher.data(), counted.data()};
+  const Eagle3Window one{
+      cs.B,           cs.T,          1, cs.features.data(), cs.positions.data(), tokens.data(),
+      teacher.data(), counted.data()};
   Eagle3Unrolled state1;
   const Eagle3Loss loss1 =
       eagle3_unrolled_forward(cs.cfg, *cs.w, cs.embed_matrix(), one, state1, pool);
   EXPECT_EQ(loss1.step_loss[0], three.step_loss[0]);
   EXPECT_EQ(loss1.total, three.step_loss[0]);
   EXPECT_TRUE(same_bits(state1.steps[0].h, state.steps[0].h));
-  const Eagle3RefResult ref = eagle3_unrolled_ref(cs.cfg, Eagle3RefParams(*cs.w),
-                                                  test::grad_check::to_d(cs.embed),
-                                                  test::grad_check::to_d(cs.features), one);
+  const Eagle3RefResult ref =
+      eagle3_unrolled_ref(cs.cfg, Eagle3RefParams(*cs.w), test::grad_check::to_d(cs.embed),
+                          test::grad_check::to_d(cs.features), one);
   expect_close(state1.steps[0].h, ref.h[0], 1e-5, "one step vs the causal reference layer");
 }
 
@@ -402,8 +416,8 @@ TEST(Eagle3Unrolled, UncountedRowsDoNotMatter) {
     cs.w->collect(params);
     zero_grads(params);
     Eagle3Unrolled state;
-    const double loss = eagle3_unrolled_forward(cs.cfg, *cs.w, cs.embed_matrix(), cs.window(),
-                                                state, pool).total;
+    const double loss =
+        eagle3_unrolled_forward(cs.cfg, *cs.w, cs.embed_matrix(), cs.window(), state, pool).total;
     eagle3_unrolled_backward(cs.cfg, *cs.w, cs.window(), state, pool);
     for (Parameter* p : params) grads.insert(grads.end(), p->grad.begin(), p->grad.end());
     return loss;
@@ -430,8 +444,8 @@ TEST(Eagle3Unrolled, SameBitsForAnyThreadCount) {
     cs.w->collect(params);
     zero_grads(params);
     Eagle3Unrolled state;
-    loss[n - 1] = eagle3_unrolled_forward(cs.cfg, *cs.w, cs.embed_matrix(), cs.window(), state,
-                                          pool).total;
+    loss[n - 1] =
+        eagle3_unrolled_forward(cs.cfg, *cs.w, cs.embed_matrix(), cs.window(), state, pool).total;
     eagle3_unrolled_backward(cs.cfg, *cs.w, cs.window(), state, pool);
     for (Parameter* p : params)
       grads[n - 1].insert(grads[n - 1].end(), p->grad.begin(), p->grad.end());

@@ -104,7 +104,9 @@ TEST(Eagle3Trainer, ChosenFeatureLayersAreExportedAndChecked) {
   const auto loaded = EagleHead::load(dir, *target);
   EXPECT_EQ(std::vector<int32_t>(loaded->feature_layers().begin(), loaded->feature_layers().end()),
             (std::vector<int32_t>{1, 3, 7}));
-  EXPECT_EQ(test::error_of([&] { Eagle3Trainer(*target, ids, Eagle3Init{3, 0, {1, 3, 8}, {}}); }),
+  EXPECT_EQ(test::error_of([&] {
+              Eagle3Trainer(*target, ids, Eagle3Init{3, 0, {1, 3, 8}, {}});
+            }),
             "train-head --feature-layers: \"eagle_aux_hidden_state_layer_ids\" names layer 8, but "
             "the target has 8 layers (0 to 7)");
 }
@@ -137,10 +139,9 @@ void expect_export_reproduces_training(const std::vector<float>& feature_scale,
   const int64_t T = 8, S = 4, d = 64;
   Eagle3Batch batch;
   head.fill(batch, data, {{0, 0}}, T, S, pool);
-  const std::vector<float> h = eagle3_unrolled_hidden(head.config(), head.weights(),
-                                                      Matrix{target->embedding().dtype, 96, d,
-                                                             target->embedding().data},
-                                                      batch.window(), pool);
+  const std::vector<float> h = eagle3_unrolled_hidden(
+      head.config(), head.weights(),
+      Matrix{target->embedding().dtype, 96, d, target->embedding().data}, batch.window(), pool);
   const HeadSequence& s = data[0];
   for (int64_t j : {0, 3, 7}) {
     KvCache kv = inf->make_cache(32);
@@ -165,7 +166,8 @@ void expect_export_reproduces_training(const std::vector<float>& feature_scale,
       double worst = 0;
       for (int64_t c = 0; c < d; ++c) {
         const double want = h[static_cast<size_t>((st * T + j) * d + c)];
-        worst = std::max(worst, std::abs(cur[static_cast<size_t>(c)] - want) / (1.0 + std::abs(want)));
+        worst =
+            std::max(worst, std::abs(cur[static_cast<size_t>(c)] - want) / (1.0 + std::abs(want)));
       }
       EXPECT_LT(worst, 1e-4) << "row " << j << " step " << st;
     }
@@ -208,11 +210,13 @@ TEST(Eagle3Trainer, FeatureScaleIsEachLayersInverseRmsAndIsChecked) {
   EXPECT_EQ(test::error_of([&] { eagle3_feature_scale(data, 5, 64); }),
             "eagle3 feature scale: a sequence's features are not rows of 5 x 64");
   const Eagle3DraftVocab v = eagle3_draft_vocab(data, 96, 48);
-  EXPECT_EQ(test::error_of(
-                [&] { Eagle3Trainer(*target, v.ids, Eagle3Init{5, 0, {}, {1.0f, 2.0f}}); }),
+  EXPECT_EQ(test::error_of([&] {
+              Eagle3Trainer(*target, v.ids, Eagle3Init{5, 0, {}, {1.0f, 2.0f}});
+            }),
             "train-head --arch eagle3: 2 feature scales for 3 feature layers");
-  EXPECT_EQ(test::error_of(
-                [&] { Eagle3Trainer(*target, v.ids, Eagle3Init{5, 0, {}, {1.0f, 0.0f, 1.0f}}); }),
+  EXPECT_EQ(test::error_of([&] {
+              Eagle3Trainer(*target, v.ids, Eagle3Init{5, 0, {}, {1.0f, 0.0f, 1.0f}});
+            }),
             "train-head --arch eagle3: a feature scale is not a positive number");
 }
 
@@ -227,7 +231,8 @@ TEST(Eagle3Trainer, TeacherIsTheRestrictedSoftmaxAtItsTemperature) {
   const int64_t T = 6, S = 3, span = T + S, Vd = 40, d = 64;
   std::vector<std::vector<float>> lm(96, std::vector<float>(d));
   for (int32_t id = 0; id < 96; ++id)
-    convert_to_f32(target->lm_head().dtype, target->lm_head().row(id), lm[static_cast<size_t>(id)].data(), d);
+    convert_to_f32(target->lm_head().dtype, target->lm_head().row(id),
+                   lm[static_cast<size_t>(id)].data(), d);
   int64_t counted_rows = 0;
   // 1e-40 (a denormal whose inverse overflows) must be the one-hot limit, not NaN.
   for (const float temp : {1.0f, 0.5f, 0.0f, 1e-40f}) {
@@ -243,20 +248,23 @@ TEST(Eagle3Trainer, TeacherIsTheRestrictedSoftmaxAtItsTemperature) {
         std::vector<double> logit(96);
         for (int32_t id = 0; id < 96; ++id)
           for (int64_t c = 0; c < d; ++c)
-            logit[static_cast<size_t>(id)] += static_cast<double>(s.features[static_cast<size_t>(j * d + c)]) *
-                                              lm[static_cast<size_t>(id)][static_cast<size_t>(c)];
-        const auto full_argmax = static_cast<int32_t>(
-            std::max_element(logit.begin(), logit.end()) - logit.begin());
+            logit[static_cast<size_t>(id)] +=
+                static_cast<double>(s.features[static_cast<size_t>(j * d + c)]) *
+                lm[static_cast<size_t>(id)][static_cast<size_t>(c)];
+        const auto full_argmax =
+            static_cast<int32_t>(std::max_element(logit.begin(), logit.end()) - logit.begin());
         EXPECT_EQ(counted, std::binary_search(v.ids.begin(), v.ids.end(), full_argmax) ? 1 : 0);
         if (!counted) continue;
         counted_rows += temp == 1.0f;
         std::vector<double> want(static_cast<size_t>(Vd));
         size_t best = 0;
         for (size_t i = 0; i < want.size(); ++i)
-          if (logit[static_cast<size_t>(v.ids[i])] > logit[static_cast<size_t>(v.ids[best])]) best = i;
+          if (logit[static_cast<size_t>(v.ids[i])] > logit[static_cast<size_t>(v.ids[best])])
+            best = i;
         double sum = 0;
         for (size_t i = 0; i < want.size(); ++i) {
-          const double z = logit[static_cast<size_t>(v.ids[i])] - logit[static_cast<size_t>(v.ids[best])];
+          const double z =
+              logit[static_cast<size_t>(v.ids[i])] - logit[static_cast<size_t>(v.ids[best])];
           want[i] = temp < 1e-30f ? (i == best ? 1.0 : 0.0) : std::exp(z / temp);
           sum += want[i];
         }
@@ -266,8 +274,9 @@ TEST(Eagle3Trainer, TeacherIsTheRestrictedSoftmaxAtItsTemperature) {
   }
   EXPECT_GT(counted_rows, 4);
   for (const float bad : {-0.5f, std::nanf("")})
-    EXPECT_EQ(test::error_of([&] { Eagle3Trainer(*target, v.ids, Eagle3Init{5, 0, {}, {}, bad}); })
-                  .substr(0, 63),
+    EXPECT_EQ(test::error_of([&] {
+                Eagle3Trainer(*target, v.ids, Eagle3Init{5, 0, {}, {}, bad});
+              }).substr(0, 63),
               "train-head --arch eagle3: the teacher temperature must be a num");
 }
 
@@ -349,9 +358,9 @@ TEST(Eagle3Trainer, CurriculumAndStateTermOptions) {
   o.ttt_warmup = 3;
   std::vector<size_t> unrolled;
   Eagle3Trainer a(*target, v.ids, Eagle3Init{});
-  const Eagle3TrainResult r =
-      train_eagle3(a, data, o, pool,
-                   [&](const Eagle3TrainProgress& p) { unrolled.push_back(p.stats.loss.size()); });
+  const Eagle3TrainResult r = train_eagle3(a, data, o, pool, [&](const Eagle3TrainProgress& p) {
+    unrolled.push_back(p.stats.loss.size());
+  });
   EXPECT_EQ(unrolled, (std::vector<size_t>{1, 1, 1, 3}));
   EXPECT_EQ(r.first.loss.size(), 1u);
   EXPECT_EQ(r.last.loss.size(), 3u);

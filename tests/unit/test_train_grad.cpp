@@ -39,7 +39,8 @@ TEST(TrainGrad, LinearWithAndWithoutBias) {
   for (bool with_bias : {false, true}) {
     Vec x = rnd(M * K, g), W = rnd(N * K, g), b = rnd(N, g), R = rnd(M * N, g);
     Vec y(M * N);
-    linear_forward(y.data(), x.data(), M, Matrix{DType::F32, N, K, W.data()}, with_bias ? b.data() : nullptr, pool);
+    linear_forward(y.data(), x.data(), M, Matrix{DType::F32, N, K, W.data()},
+                   with_bias ? b.data() : nullptr, pool);
     DVec xd = to_d(x), Wd = to_d(W), bd = to_d(b);
     expect_close(y, linear_ref(xd, Wd, with_bias ? &bd : nullptr, M, N, K), 1e-5, "linear forward");
     Vec dx(M * K, 0.5f), dW(N * K, 0.25f), db(N, -1.0f);  // non-zero: backward must accumulate
@@ -66,7 +67,8 @@ TEST(TrainGrad, LinearInputGradThroughBf16Weight) {
   std::vector<uint16_t> Wb(W.size());
   for (size_t i = 0; i < W.size(); ++i) W[i] = bf16_to_f32(Wb[i] = f32_to_bf16(W[i]));
   Vec dx16(M * K, 0.0f);
-  linear_backward(dx16.data(), nullptr, nullptr, R.data(), x.data(), M, Matrix{DType::BF16, N, K, Wb.data()}, pool);
+  linear_backward(dx16.data(), nullptr, nullptr, R.data(), x.data(), M,
+                  Matrix{DType::BF16, N, K, Wb.data()}, pool);
   for (int64_t m = 0; m < M; ++m)
     for (int64_t k = 0; k < K; ++k) {
       double want = 0;
@@ -96,7 +98,8 @@ TEST(TrainGrad, Embedding) {
   };
   expect_grad(dtable, numeric_grad(td, L), "embedding dtable");
   const int32_t bad = 6;
-  EXPECT_THROW(embedding_forward(out.data(), &bad, 1, Matrix{DType::F32, V, C, table.data()}, pool), Error);
+  EXPECT_THROW(embedding_forward(out.data(), &bad, 1, Matrix{DType::F32, V, C, table.data()}, pool),
+               Error);
 }
 
 TEST(TrainGrad, RmsNorm) {
@@ -144,7 +147,8 @@ TEST(TrainGrad, GroupedQueryCausalAttention) {
   std::mt19937 g(6);
   ThreadPool pool(2);
   const AttentionShape s{2, 5, 4, 2, 4};
-  const int64_t rows = s.batch * s.seq_len, qw = s.n_heads * s.head_dim, kw = s.n_kv_heads * s.head_dim;
+  const int64_t rows = s.batch * s.seq_len, qw = s.n_heads * s.head_dim,
+                kw = s.n_kv_heads * s.head_dim;
   Vec q = rnd(rows * qw, g, -1.5f, 1.5f), k = rnd(rows * kw, g, -1.5f, 1.5f), v = rnd(rows * kw, g);
   Vec R = rnd(rows * qw, g), out(rows * qw);
   Vec probs(s.batch * s.n_heads * s.seq_len * s.seq_len);
@@ -152,7 +156,8 @@ TEST(TrainGrad, GroupedQueryCausalAttention) {
   DVec qd = to_d(q), kd = to_d(k), vd = to_d(v);
   expect_close(out, attention_ref(qd, kd, vd, s), 1e-5, "attention forward");
   Vec dq(q.size(), 0.0f), dk(k.size(), 0.0f), dv(v.size(), 0.0f);
-  attention_backward(dq.data(), dk.data(), dv.data(), R.data(), q.data(), k.data(), v.data(), probs.data(), s, pool);
+  attention_backward(dq.data(), dk.data(), dv.data(), R.data(), q.data(), k.data(), v.data(),
+                     probs.data(), s, pool);
   auto L = [&] { return dot(attention_ref(qd, kd, vd, s), R); };
   expect_grad(dq, numeric_grad(qd, L), "attention dq");
   expect_grad(dk, numeric_grad(kd, L), "attention dk");
@@ -165,14 +170,16 @@ TEST(TrainGrad, AttentionPastOneScoreBlock) {
   std::mt19937 g(14);
   ThreadPool pool(2);
   const AttentionShape s{1, 70, 2, 1, 8};
-  const int64_t rows = s.batch * s.seq_len, qw = s.n_heads * s.head_dim, kw = s.n_kv_heads * s.head_dim;
+  const int64_t rows = s.batch * s.seq_len, qw = s.n_heads * s.head_dim,
+                kw = s.n_kv_heads * s.head_dim;
   Vec q = rnd(rows * qw, g, -1.5f, 1.5f), k = rnd(rows * kw, g, -1.5f, 1.5f), v = rnd(rows * kw, g);
   Vec R = rnd(rows * qw, g), out(rows * qw), probs(s.batch * s.n_heads * s.seq_len * s.seq_len);
   attention_forward(out.data(), probs.data(), q.data(), k.data(), v.data(), s, pool);
   DVec qd = to_d(q), kd = to_d(k), vd = to_d(v);
   expect_close(out, attention_ref(qd, kd, vd, s), 1e-5, "attention forward, T = 70");
   Vec dq(q.size(), 0.0f), dk(k.size(), 0.0f), dv(v.size(), 0.0f);
-  attention_backward(dq.data(), dk.data(), dv.data(), R.data(), q.data(), k.data(), v.data(), probs.data(), s, pool);
+  attention_backward(dq.data(), dk.data(), dv.data(), R.data(), q.data(), k.data(), v.data(),
+                     probs.data(), s, pool);
   auto L = [&] { return dot(attention_ref(qd, kd, vd, s), R); };
   const std::pair<DVec*, const Vec*> inputs[] = {{&qd, &dq}, {&kd, &dk}, {&vd, &dv}};
   for (const auto& [x, grad] : inputs) {

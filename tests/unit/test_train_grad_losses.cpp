@@ -32,17 +32,21 @@ TEST(TrainGrad, CrossEntropyWithMask) {
   const std::vector<int32_t> tg = {2, -100, 8, 0, 4, 99};  // unmasked rows may hold anything
   const std::vector<uint8_t> mask = {1, 0, 1, 1, 1, 0};
   Vec logits = rnd(M * V, g, -3, 3), probs(M * V);
-  const double loss = cross_entropy_forward(probs.data(), logits.data(), tg.data(), mask.data(), M, V, pool);
+  const double loss =
+      cross_entropy_forward(probs.data(), logits.data(), tg.data(), mask.data(), M, V, pool);
   DVec ld = to_d(logits);
   EXPECT_NEAR(loss, ce_ref(ld, tg, mask, M, V), 1e-6);
   Vec dl(M * V, 0.0f);
   const float dloss = 0.7f;
   cross_entropy_backward(dl.data(), probs.data(), tg.data(), mask.data(), M, V, dloss, pool);
-  expect_grad(dl, numeric_grad(ld, [&] { return dloss * ce_ref(ld, tg, mask, M, V); }), "cross-entropy dlogits");
+  expect_grad(dl, numeric_grad(ld, [&] { return dloss * ce_ref(ld, tg, mask, M, V); }),
+              "cross-entropy dlogits");
   const std::vector<uint8_t> none(M, 0);
-  EXPECT_EQ(0.0, cross_entropy_forward(probs.data(), logits.data(), tg.data(), none.data(), M, V, pool));
+  EXPECT_EQ(0.0,
+            cross_entropy_forward(probs.data(), logits.data(), tg.data(), none.data(), M, V, pool));
   const std::vector<uint8_t> all(M, 1);
-  EXPECT_THROW(cross_entropy_forward(probs.data(), logits.data(), tg.data(), all.data(), M, V, pool), Error);
+  EXPECT_THROW(
+      cross_entropy_forward(probs.data(), logits.data(), tg.data(), all.data(), M, V, pool), Error);
 }
 
 TEST(TrainGrad, SoftCrossEntropy) {
@@ -54,12 +58,15 @@ TEST(TrainGrad, SoftCrossEntropy) {
   const DVec teacher_d = softmax_ref(to_d(tl), M, V);
   const Vec teacher(teacher_d.begin(), teacher_d.end());
   const DVec teacher_f = to_d(teacher);  // what the float code sees
-  const double loss = soft_cross_entropy_forward(probs.data(), s.data(), teacher.data(), mask.data(), M, V, pool);
+  const double loss =
+      soft_cross_entropy_forward(probs.data(), s.data(), teacher.data(), mask.data(), M, V, pool);
   DVec sd = to_d(s);
   EXPECT_NEAR(loss, soft_ce_ref(sd, teacher_f, mask, M, V), 1e-6);
   Vec ds(M * V, 0.0f);
-  soft_cross_entropy_backward(ds.data(), probs.data(), teacher.data(), mask.data(), M, V, 1.0f, pool);
-  expect_grad(ds, numeric_grad(sd, [&] { return soft_ce_ref(sd, teacher_f, mask, M, V); }), "soft CE dlogits");
+  soft_cross_entropy_backward(ds.data(), probs.data(), teacher.data(), mask.data(), M, V, 1.0f,
+                              pool);
+  expect_grad(ds, numeric_grad(sd, [&] { return soft_ce_ref(sd, teacher_f, mask, M, V); }),
+              "soft CE dlogits");
 }
 
 TEST(TrainGrad, SmoothL1BothRegions) {
@@ -108,7 +115,8 @@ TEST(TrainGrad, LmHeadCrossEntropyFused) {
   Vec dx(M * d, 0.0f), dW(V * d, 0.0f);
   const float dloss = 1.3f;
   // chunk_rows 4: six counted rows span two chunks.
-  const double loss = lm_head_cross_entropy(x.data(), tg.data(), mask.data(), M, Wm, nullptr, dx.data(), dW.data(), dloss, pool, 4);
+  const double loss = lm_head_cross_entropy(x.data(), tg.data(), mask.data(), M, Wm, nullptr,
+                                            dx.data(), dW.data(), dloss, pool, 4);
   DVec xd = to_d(x), Wdd = to_d(W);
   auto L = [&] { return ce_ref(linear_ref(xd, Wdd, nullptr, M, V, d), tg, mask, M, V); };
   EXPECT_NEAR(loss, L(), 1e-5);
@@ -119,9 +127,11 @@ TEST(TrainGrad, LmHeadCrossEntropyFused) {
   // A cached W^T and a forward-only call agree with the above.
   const TransposedMatrix WT = transpose_matrix(Wm, pool);
   Vec dx2(M * d, 0.0f);
-  lm_head_cross_entropy(x.data(), tg.data(), mask.data(), M, Wm, &WT.m, dx2.data(), nullptr, dloss, pool, 4);
+  lm_head_cross_entropy(x.data(), tg.data(), mask.data(), M, Wm, &WT.m, dx2.data(), nullptr, dloss,
+                        pool, 4);
   EXPECT_TRUE(same_bits(dx, dx2));
-  EXPECT_EQ(loss, lm_head_cross_entropy(x.data(), tg.data(), mask.data(), M, Wm, nullptr, nullptr, nullptr, 0.0f, pool, 4));
+  EXPECT_EQ(loss, lm_head_cross_entropy(x.data(), tg.data(), mask.data(), M, Wm, nullptr, nullptr,
+                                        nullptr, 0.0f, pool, 4));
 }
 
 TEST(TrainGrad, LmHeadSoftCrossEntropyFused) {
@@ -132,7 +142,8 @@ TEST(TrainGrad, LmHeadSoftCrossEntropyFused) {
   Vec x = rnd(M * d, g, -2, 2), tx = rnd(M * d, g, -2, 2), W = rnd(V * d, g);
   const Matrix Wm{DType::F32, V, d, W.data()};
   Vec dx(M * d, 0.0f), dW(V * d, 0.0f);
-  const double loss = lm_head_soft_cross_entropy(x.data(), tx.data(), mask.data(), M, Wm, nullptr, dx.data(), dW.data(), 0.1f, pool, 4);
+  const double loss = lm_head_soft_cross_entropy(x.data(), tx.data(), mask.data(), M, Wm, nullptr,
+                                                 dx.data(), dW.data(), 0.1f, pool, 4);
   DVec xd = to_d(x), Wdd = to_d(W);
   const DVec txd = to_d(tx);
   // The teacher has no gradient path: its probabilities are fixed from the unperturbed W.

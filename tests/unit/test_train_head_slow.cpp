@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "bench/prompt_set.h"
-#include "draft/eagle_head.h"
-#include "model/llama_model.h"
 #include "core/error.h"
+#include "draft/eagle_head.h"
 #include "io/safetensors.h"
-#include "support/random_models.h"
+#include "model/llama_model.h"
 #include "support/cli.h"
+#include "support/random_models.h"
 #include "support/shared_data.h"
 #include "tokenizer/tokenizer.h"
 #include "train/eagle_head_trainer.h"
@@ -44,9 +44,9 @@ void randomize(EagleHeadTrainer& head, uint32_t seed, float scale) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> u(-scale, scale);
   for (train::Parameter* p : head.params())
-    for (float& v : p->value) v = p->shape.size() == 1 && p->name.find("norm") != std::string::npos
-                                      ? 1.0f + u(rng)
-                                      : u(rng);
+    for (float& v : p->value)
+      v = p->shape.size() == 1 && p->name.find("norm") != std::string::npos ? 1.0f + u(rng)
+                                                                            : u(rng);
 }
 
 TEST(TrainHead, TrainingForwardEqualsExportedInferenceHead) {
@@ -68,7 +68,8 @@ TEST(TrainHead, TrainingForwardEqualsExportedInferenceHead) {
 
   KvCache kv = loaded->make_cache(T + 1);
   std::vector<float> out(static_cast<size_t>(T * d));
-  loaded->forward_causal(s.features.data(), std::span(s.tokens).subspan(1, T), kv, out.data(), pool);
+  loaded->forward_causal(s.features.data(), std::span(s.tokens).subspan(1, T), kv, out.data(),
+                         pool);
   double worst = 0;
   for (size_t i = 0; i < out.size(); ++i)
     worst = std::max(worst, std::abs(static_cast<double>(out[i]) - pred[i]) /
@@ -87,15 +88,15 @@ TEST(TrainHead, TrainingForwardEqualsExportedInferenceHead) {
   auto loaded16 = EagleHead::load(dir16, *target);
   KvCache kv16 = loaded16->make_cache(T + 1);
   std::vector<float> out16(out.size());
-  loaded16->forward_causal(s.features.data(), std::span(s.tokens).subspan(1, T), kv16,
-                           out16.data(), pool);
+  loaded16->forward_causal(s.features.data(), std::span(s.tokens).subspan(1, T), kv16, out16.data(),
+                           pool);
   double diff = 0, scale = 0;
   for (size_t i = 0; i < out.size(); ++i) {
     diff += std::abs(static_cast<double>(out16[i]) - out[i]);
     scale += std::abs(static_cast<double>(out[i]));
   }
-  EXPECT_GT(diff, 0.0);             // really rounded
-  EXPECT_LT(diff, 0.05 * scale);    // but still the same head
+  EXPECT_GT(diff, 0.0);           // really rounded
+  EXPECT_LT(diff, 0.05 * scale);  // but still the same head
   EXPECT_THROW(head.save(dir16, DType::F16), eagle2::Error);
 }
 
@@ -152,8 +153,6 @@ TEST(TrainHead, LossGradientsMatchFiniteDifferences) {
   std::printf("worst gradient error %.2e of the gradient scale\n", worst);
 }
 
-
-
 using test::CliRun;
 using test::run_cli;
 
@@ -173,11 +172,10 @@ TEST(TrainHead, SeededRunOnStoriesBeatsUntrainedHead) {
   const int max_new = full ? 160 : 24, tau_tokens = full ? 96 : 16;
   const std::string dir = test::temp_dir("train-head-stories");
   const std::string args = "train-head -m " + model_dir + " --prompts " + corpus + " --limit " +
-                           std::to_string(prompts) + " --eval-prompts " + corpus +
-                           " --eval-last " + std::to_string(eval) + " --max-new-tokens " +
-                           std::to_string(max_new) + " --tau-tokens " +
-                           std::to_string(tau_tokens) + " --steps " + std::to_string(steps) +
-                           " --seed 1 -t 2 -o " + dir + "/trained";
+                           std::to_string(prompts) + " --eval-prompts " + corpus + " --eval-last " +
+                           std::to_string(eval) + " --max-new-tokens " + std::to_string(max_new) +
+                           " --tau-tokens " + std::to_string(tau_tokens) + " --steps " +
+                           std::to_string(steps) + " --seed 1 -t 2 -o " + dir + "/trained";
   const auto t0 = std::chrono::steady_clock::now();
   const CliRun run = run_cli(args, test::kLongCliTimeoutSeconds);
   const double seconds =
@@ -206,9 +204,10 @@ TEST(TrainHead, SeededRunOnStoriesBeatsUntrainedHead) {
   auto untrained_head = EagleHead::load(dir + "/untrained", *target);
   const double tau = train::measure_tau(*target, *trained_head, held, tau_tokens, pool);
   const double tau0 = train::measure_tau(*target, *untrained_head, held, tau_tokens, pool);
-  std::printf("train-head: %.0f s, held-out top-1 %.1f%% top-5 %.1f%%, tau %.2f (CLI %.2f), "
-              "untrained tau %.2f\n",
-              seconds, top1, top5, tau, cli_tau, tau0);
+  std::printf(
+      "train-head: %.0f s, held-out top-1 %.1f%% top-5 %.1f%%, tau %.2f (CLI %.2f), "
+      "untrained tau %.2f\n",
+      seconds, top1, top5, tau, cli_tau, tau0);
   EXPECT_NEAR(tau, cli_tau, 0.006);  // the CLI prints two decimals
   EXPECT_GE(tau, 1.0);
   EXPECT_GE(tau0, 1.0);
@@ -226,7 +225,8 @@ TEST(TrainHead, CliTrainsOnGivenText) {
   const std::string dir = test::temp_dir("train-head-text");
   const CliRun run = run_cli("train-head -m " + model_dir + " --text " + corpus +
                              " --limit 24 --eval-count 4 --steps 6 --batch 4 --seq-len 64 "
-                             "--tau-tokens 16 --seed 2 -t 2 -o " + dir + "/head");
+                             "--tau-tokens 16 --seed 2 -t 2 -o " +
+                             dir + "/head");
   ASSERT_EQ(run.code, 0) << run.out;
   EXPECT_NE(run.out.find("given text"), std::string::npos) << run.out;
   EXPECT_GE(number_after(run.out, "top-1 "), 0) << run.out;

@@ -40,11 +40,13 @@ TEST(TrainLmData, FoldersExpandToTheirFilesSortedByPath) {
 TEST(TrainLmData, MissingPathsAndEmptyFoldersAreErrors) {
   const fs::path dir = test::temp_dir("train_lm_data_errors");
   fs::create_directories(dir / "empty" / "nested");
-  EXPECT_NE(test::error_of([&] { expand_text_paths({(dir / "nope").string()}); })
-                .find("no such file or folder"),
+  EXPECT_NE(test::error_of([&] {
+              expand_text_paths({(dir / "nope").string()});
+            }).find("no such file or folder"),
             std::string::npos);
-  EXPECT_NE(test::error_of([&] { expand_text_paths({(dir / "empty").string()}); })
-                .find("the folder has no files"),
+  EXPECT_NE(test::error_of([&] {
+              expand_text_paths({(dir / "empty").string()});
+            }).find("the folder has no files"),
             std::string::npos);
 }
 
@@ -53,13 +55,15 @@ TEST(TrainLmData, EveryFileOfAFolderIsADocumentWithItsOwnBos) {
   const fs::path dir = test::temp_dir("train_lm_data_bos");
   write(dir / "docs" / "1.txt", "Once upon a time");
   write(dir / "docs" / "2.txt", "The cat sat");
-  const std::vector<int32_t> ids = tokenize_files(tok, expand_text_paths({(dir / "docs").string()}));
+  const std::vector<int32_t> ids =
+      tokenize_files(tok, expand_text_paths({(dir / "docs").string()}));
   const std::vector<int32_t> one = tokenize_files(tok, {(dir / "docs" / "1.txt").string()});
   const std::vector<int32_t> two = tokenize_files(tok, {(dir / "docs" / "2.txt").string()});
   ASSERT_EQ(ids.size(), one.size() + two.size());
   EXPECT_EQ(ids.front(), 1);
   EXPECT_EQ(ids[one.size()], 1);  // the second document starts with its own BOS
-  EXPECT_TRUE(std::equal(two.begin(), two.end(), ids.begin() + static_cast<std::ptrdiff_t>(one.size())));
+  EXPECT_TRUE(
+      std::equal(two.begin(), two.end(), ids.begin() + static_cast<std::ptrdiff_t>(one.size())));
 }
 
 }  // namespace

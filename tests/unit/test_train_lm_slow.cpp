@@ -2,9 +2,9 @@
 // tokens, the exported folder loads and generates, and a stopped-then-resumed run ends with the
 // same bytes as an uninterrupted one (library API and CLI).
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <algorithm>
-
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -12,7 +12,6 @@
 #include <fstream>
 #include <map>
 #include <string>
-#include <sys/wait.h>
 #include <vector>
 
 #include "core/error.h"
@@ -89,7 +88,9 @@ double unigram_entropy(const std::vector<int32_t>& tokens) {
   return h;
 }
 
-std::string file_bytes(const std::string& path) { return test::read_file(path); }
+std::string file_bytes(const std::string& path) {
+  return test::read_file(path);
+}
 
 TEST(TrainLm, LearnsBelowUnigramEntropyAndExportsALoadableModel) {
   const std::string dir = test::temp_dir("train_lm_learn");
@@ -124,11 +125,15 @@ TEST(TrainLm, LearnsBelowUnigramEntropyAndExportsALoadableModel) {
   const int n_tail = std::min(10, steps);
   for (int i = steps - n_tail; i < steps; ++i) tail += losses[static_cast<size_t>(i)];
   tail /= n_tail;
-  std::printf("unigram entropy %.3f nats, first loss %.3f, final loss %.3f, held-out %.3f, "
-              "%.0f tokens/s\n", entropy, losses.front(), tail, r.held_out_loss, r.tokens_per_s);
+  std::printf(
+      "unigram entropy %.3f nats, first loss %.3f, final loss %.3f, held-out %.3f, "
+      "%.0f tokens/s\n",
+      entropy, losses.front(), tail, r.held_out_loss, r.tokens_per_s);
   EXPECT_NEAR(losses.front(), std::log(384.0), 0.5);  // a fresh model is near uniform
-  if (full_run) EXPECT_LT(tail, entropy - 1.0);
-  else EXPECT_LT(tail, losses.front() - 0.5);
+  if (full_run)
+    EXPECT_LT(tail, entropy - 1.0);
+  else
+    EXPECT_LT(tail, losses.front() - 0.5);
 
   // The folder is what LlamaModel and Tokenizer load; greedy generation runs and decodes.
   auto model = LlamaModel::load(opt.out_dir);
@@ -186,7 +191,6 @@ TEST(TrainLm, ResumedRunEqualsUninterruptedRun) {
   EXPECT_THROW(run_train_lm(other, part, {}, pool), Error);
 }
 
-
 // --tokenizer: a draft model for sps:DIR must share its target's tokens. The given tokenizer.model
 // is copied byte for byte (no tokenizer is trained), a resume with another file is refused, and a
 // file whose vocabulary is not the config's is refused before anything is written.
@@ -233,8 +237,9 @@ TEST(TrainLm, ReusesAGivenTokenizer) {
     run_train_lm(bigger, wrong, {}, pool);
     ADD_FAILURE() << "a 384-token tokenizer trained a 512-token model";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("384 tokens, but the config's model has a vocabulary of 512"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("384 tokens, but the config's model has a vocabulary of 512"),
+        std::string::npos)
         << e.what();
   }
   EXPECT_FALSE(fs::exists(wrong.out_dir + "/tokenizer.model"));
@@ -259,7 +264,7 @@ TEST(TrainLm, CliTrainsResumesAndGenerates) {
   EXPECT_NE(full.out.find("held-out loss"), std::string::npos) << full.out;
 
   CliRun first = run_cli("train-lm" + common + " -o " + dir + "/part --stop-after " +
-                          std::to_string(steps / 2));
+                         std::to_string(steps / 2));
   ASSERT_EQ(first.code, 0) << first.out;
   CliRun rest = run_cli("train-lm" + common + " -o " + dir + "/part --resume");
   ASSERT_EQ(rest.code, 0) << rest.out;

@@ -100,10 +100,13 @@ TEST(TrainMedusa, BatchRowsPairEachHeadWithItsTeacher) {
     const int64_t t = 1 + r;
     for (int64_t k = 0; k < H; ++k) {
       const bool real = t + k + 1 < 5;
-      EXPECT_EQ(b.masks[static_cast<size_t>(k * 6 + r)], real ? 1 : 0) << "row " << r << " head " << k;
+      EXPECT_EQ(b.masks[static_cast<size_t>(k * 6 + r)], real ? 1 : 0)
+          << "row " << r << " head " << k;
       if (real) {
-        EXPECT_EQ(b.teachers[static_cast<size_t>((k * 6 + r) * d)], s.features[static_cast<size_t>((t + k + 1) * d)]);
-        EXPECT_EQ(b.tokens[static_cast<size_t>(r * H + k)], s.tokens[static_cast<size_t>(t + k + 1)]);
+        EXPECT_EQ(b.teachers[static_cast<size_t>((k * 6 + r) * d)],
+                  s.features[static_cast<size_t>((t + k + 1) * d)]);
+        EXPECT_EQ(b.tokens[static_cast<size_t>(r * H + k)],
+                  s.tokens[static_cast<size_t>(t + k + 1)]);
       }
     }
   }
@@ -161,7 +164,8 @@ TEST(TrainMedusa, LossGradientsMatchFiniteDifferences) {
 }
 
 // What training computes is what the exported heads compute at inference (MedusaHeads::states),
-// for Medusa and Hydra (whose inputs are built from the embeddings here as the drafter builds them).
+// for Medusa and Hydra (whose inputs are built from the embeddings here as the drafter builds
+// them).
 TEST(TrainMedusa, TrainingForwardEqualsExportedInferenceHeads) {
   auto target = test::load_random_model("train-medusa-fwd", test::tiny_config());
   const int64_t d = target->config().hidden_size, V = target->config().vocab_size, T = 9;
@@ -172,7 +176,8 @@ TEST(TrainMedusa, TrainingForwardEqualsExportedInferenceHeads) {
     randomize(heads, 11, 0.2f);
     const std::string dir = test::temp_dir(hydra ? "train-hydra-export" : "train-medusa-export");
     heads.save(dir);
-    auto loaded = MedusaHeads::load(dir, *target, hydra ? MedusaHeads::Kind::Hydra : MedusaHeads::Kind::Medusa);
+    auto loaded = MedusaHeads::load(dir, *target,
+                                    hydra ? MedusaHeads::Kind::Hydra : MedusaHeads::Kind::Medusa);
     EXPECT_EQ(loaded->num_heads(), 3);
     EXPECT_EQ(loaded->num_layers(), 2);
     const HeadSequence s = random_sequence(T + 4, d, V, 5, 2.0f);
@@ -186,7 +191,8 @@ TEST(TrainMedusa, TrainingForwardEqualsExportedInferenceHeads) {
       for (int64_t t = 0; t < T; ++t) {
         std::copy_n(&s.features[static_cast<size_t>(t * d)], d, &in[static_cast<size_t>(t * K)]);
         for (int64_t j = 1; j * d < K; ++j)
-          target->embed(s.tokens[static_cast<size_t>(t + j)], &in[static_cast<size_t>(t * K + j * d)]);
+          target->embed(s.tokens[static_cast<size_t>(t + j)],
+                        &in[static_cast<size_t>(t * K + j * d)]);
       }
       loaded->states(k, in.data(), T, out.data(), scratch, pool);
       const std::vector<float>& want = heads.states(k);
@@ -197,7 +203,8 @@ TEST(TrainMedusa, TrainingForwardEqualsExportedInferenceHeads) {
     const std::string dir16 = dir + "-bf16";
     heads.save(dir16, DType::BF16);
     const TensorStore st = TensorStore::open_dir(dir16);
-    for (const Parameter* p : heads.params()) EXPECT_EQ(st.get(p->name).dtype, DType::BF16) << p->name;
+    for (const Parameter* p : heads.params())
+      EXPECT_EQ(st.get(p->name).dtype, DType::BF16) << p->name;
     EXPECT_NO_THROW(MedusaHeads::load(dir16, *target, loaded->kind()));
   }
 }
@@ -205,7 +212,8 @@ TEST(TrainMedusa, TrainingForwardEqualsExportedInferenceHeads) {
 // Determinism (1 vs 2 threads, bit for bit) and learning: a few dozen steps on random sequences
 // lower the loss of every head.
 TEST(TrainMedusa, ThreadCountInvariantAndLearns) {
-  auto target = test::load_random_model("train-medusa-learn", test::tiny_config(), DType::F32, 5, 0.3f);
+  auto target =
+      test::load_random_model("train-medusa-learn", test::tiny_config(), DType::F32, 5, 0.3f);
   const int64_t d = target->config().hidden_size, V = target->config().vocab_size;
   std::vector<HeadSequence> data;
   for (uint32_t i = 0; i < 6; ++i) data.push_back(random_sequence(40, d, V, 100 + i, 1.0f));
@@ -220,9 +228,11 @@ TEST(TrainMedusa, ThreadCountInvariantAndLearns) {
     ThreadPool pool(threads);
     MedusaTrainer heads(*target, MedusaInit{true, 2, 1, 7});
     const MedusaTrainResult r = train_medusa(heads, data, o, pool);
-    for (size_t k = 0; k < 2; ++k) EXPECT_LT(r.last.per_head[k], r.first.per_head[k]) << "head " << k;
+    for (size_t k = 0; k < 2; ++k)
+      EXPECT_LT(r.last.per_head[k], r.first.per_head[k]) << "head " << k;
     std::vector<float> all;
-    for (const Parameter* p : heads.params()) all.insert(all.end(), p->value.begin(), p->value.end());
+    for (const Parameter* p : heads.params())
+      all.insert(all.end(), p->value.begin(), p->value.end());
     finals.push_back(all);
   }
   EXPECT_TRUE(same_bits(finals[0], finals[1]));

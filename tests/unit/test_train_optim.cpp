@@ -35,7 +35,8 @@ TEST(TrainOptim, AdamWMatchesHandComputedSteps) {
   const float lrs[] = {0.01f, 0.005f};
 
   // The reference in double, straight from the formulas.
-  auto reference = [&](std::vector<double> p, const std::vector<std::vector<float>>& g, bool decay) {
+  auto reference = [&](std::vector<double> p, const std::vector<std::vector<float>>& g,
+                       bool decay) {
     std::vector<double> m(p.size(), 0.0), v(p.size(), 0.0);
     for (int t = 1; t <= 2; ++t) {
       const double lr = lrs[t - 1];
@@ -62,8 +63,10 @@ TEST(TrainOptim, AdamWMatchesHandComputedSteps) {
   // w[2] by hand: its gradient is 0 then -1, so step 1 only decays it and step 2 starts Adam's
   // moments at m = -0.1, v = 0.05 (lr values as the float the optimizer received).
   const double lr1 = lrs[0], lr2 = lrs[1];
-  EXPECT_NEAR(rw[2], 2.0 * (1 - 0.1 * lr1) * (1 - 0.1 * lr2) -
-                         lr2 * (-0.1 / 0.19) / (std::sqrt(0.05 / 0.0975) + 1e-8), 1e-12);
+  EXPECT_NEAR(rw[2],
+              2.0 * (1 - 0.1 * lr1) * (1 - 0.1 * lr2) -
+                  lr2 * (-0.1 / 0.19) / (std::sqrt(0.05 / 0.0975) + 1e-8),
+              1e-12);
 }
 
 TEST(TrainOptim, ClipGradValue) {
@@ -104,10 +107,10 @@ TEST(TrainOptim, ClipGradNormDoesNotDependOnThreadCount) {
 
 TEST(TrainOptim, LearningRateSchedule) {
   LrSchedule s{1e-3, 10, 110, LrDecay::Linear, 1e-4};
-  EXPECT_DOUBLE_EQ(s.at(0), 1e-4);      // warmup: (step + 1) / warmup of peak
+  EXPECT_DOUBLE_EQ(s.at(0), 1e-4);  // warmup: (step + 1) / warmup of peak
   EXPECT_DOUBLE_EQ(s.at(4), 5e-4);
   EXPECT_DOUBLE_EQ(s.at(9), 1e-3);
-  EXPECT_DOUBLE_EQ(s.at(10), 1e-3);     // decay starts at peak
+  EXPECT_DOUBLE_EQ(s.at(10), 1e-3);  // decay starts at peak
   EXPECT_DOUBLE_EQ(s.at(60), 1e-4 + 0.9e-3 * 0.5);
   EXPECT_DOUBLE_EQ(s.at(85), 1e-4 + 0.9e-3 * 0.25);
   EXPECT_DOUBLE_EQ(s.at(110), 1e-4);
@@ -159,12 +162,16 @@ struct ToyModel {
         dxn(M * d, 0.0f);
     const double loss = lm_head_cross_entropy(y.data(), ids.data() + 1, nullptr, M, head.matrix(),
                                               nullptr, dy.data(), head.grad.data(), 1.0f, pool);
-    linear_backward(dh.data(), down.grad.data(), bias.grad.data(), dy.data(), h.data(), M, down.matrix(), pool);
+    linear_backward(dh.data(), down.grad.data(), bias.grad.data(), dy.data(), h.data(), M,
+                    down.matrix(), pool);
     swiglu_backward(dg.data(), du.data(), dh.data(), g.data(), u.data(), M * I, pool);
-    linear_backward(dxn.data(), gate.grad.data(), nullptr, dg.data(), xn.data(), M, gate.matrix(), pool);
-    linear_backward(dxn.data(), up.grad.data(), nullptr, du.data(), xn.data(), M, up.matrix(), pool);
+    linear_backward(dxn.data(), gate.grad.data(), nullptr, dg.data(), xn.data(), M, gate.matrix(),
+                    pool);
+    linear_backward(dxn.data(), up.grad.data(), nullptr, du.data(), xn.data(), M, up.matrix(),
+                    pool);
     std::vector<float> dx = dy;  // the residual path
-    rmsnorm_backward(dx.data(), norm.grad.data(), dxn.data(), x.data(), norm.value.data(), rstd.data(), M, d, pool);
+    rmsnorm_backward(dx.data(), norm.grad.data(), dxn.data(), x.data(), norm.value.data(),
+                     rstd.data(), M, d, pool);
     embedding_backward(embed.grad.data(), dx.data(), ids.data(), M, V, d, pool);
     clip_grad_norm(list, 1.0, pool);
     opt.step(static_cast<float>(sched.at(t)), pool);
@@ -222,7 +229,8 @@ TEST(TrainOptim, CheckpointResumesBitExactly) {
   for (size_t i = 0; i < straight.list.size(); ++i) {
     const auto& a = straight.list[i]->value;
     const auto& b = resumed.list[i]->value;
-    EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float))) << straight.list[i]->name;
+    EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float)))
+        << straight.list[i]->name;
     EXPECT_EQ(0, std::memcmp(opt_s.m(i).data(), opt_r.m(i).data(), a.size() * sizeof(float)));
     EXPECT_EQ(0, std::memcmp(opt_s.v(i).data(), opt_r.v(i).data(), a.size() * sizeof(float)));
   }

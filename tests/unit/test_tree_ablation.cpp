@@ -124,11 +124,11 @@ TEST(TreeAblation, NoRerankKeepsTheExpandedNodes) {
   EXPECT_EQ(draft.fed_steps, (std::vector<std::vector<int32_t>>{{10, 11}, {12, 14}}));
   EXPECT_EQ(tree.tokens, (std::vector<int32_t>{1, 10, 11, 12, 14, 16, 18}));
   EXPECT_EQ(tree.parents, (std::vector<int32_t>{-1, 0, 0, 1, 2, 3, 4}));
-  for (const auto& [total, tokens] : std::vector<std::pair<int, std::vector<int32_t>>>{
-           {2, {1, 10}},
-           {3, {1, 10, 11}},
-           {5, {1, 10, 11, 12, 14}},
-           {6, {1, 10, 11, 12, 14, 16}}}) {
+  for (const auto& [total, tokens] :
+       std::vector<std::pair<int, std::vector<int32_t>>>{{2, {1, 10}},
+                                                         {3, {1, 10, 11}},
+                                                         {5, {1, 10, 11, 12, 14}},
+                                                         {6, {1, 10, 11, 12, 14, 16}}}) {
     TableDraft cut(table());
     EXPECT_EQ(build(cut, params(total, Ranking::Value, false)).tokens, tokens) << "T " << total;
   }

@@ -18,9 +18,9 @@
 #include "speculative/speculative_decoder.h"
 #include "speculative/tree_budget.h"
 #include "support/decoding.h"
-#include "support/table_draft.h"
 #include "support/random_models.h"
 #include "support/shared_data.h"
+#include "support/table_draft.h"
 
 namespace eagle2 {
 namespace {
@@ -118,13 +118,13 @@ TEST(AcceptanceCalibration, LearnsFromOutcomes) {
   EXPECT_EQ(cal.observations(), 180);
   auto prior = [](double p) { return (126 + 5 * p) / 185.0; };  // the rank's record + p
   EXPECT_NEAR(cal.estimate(lp, 0), (126 + 5 * prior(0.12)) / 185.0, 1e-6);
-  EXPECT_NEAR(cal.estimate(std::log(0.9f), 0), prior(0.9), 1e-6);   // unobserved bin: the rank's
+  EXPECT_NEAR(cal.estimate(std::log(0.9f), 0), prior(0.9), 1e-6);    // unobserved bin: the rank's
   EXPECT_NEAR(cal.estimate(std::log(0.02f), 0), prior(0.02), 1e-6);  // rate, not the head's 0.02
   EXPECT_NEAR(cal.estimate(lp, 1), 0.12, 1e-6);                      // siblings: nothing learned
   EXPECT_NEAR(cal.estimate(lp, -1), 0.12, 1e-6);                     // unknown rank: a sibling
   EXPECT_GT(cal.estimate(std::log(0.13f), 0), cal.estimate(lp, 0));  // same bin, more likely
   EXPECT_LE(cal.estimate(0.0f, 0), 1.0);
-  EXPECT_LE(cal.log_confidence(0.0f, 0), 0.0f);                      // never above 0
+  EXPECT_LE(cal.log_confidence(0.0f, 0), 0.0f);  // never above 0
   for (int i = 0; i < 50; ++i) cal.record(-std::numeric_limits<float>::infinity(), 1, false);
   EXPECT_EQ(cal.estimate(-std::numeric_limits<float>::infinity(), 1), 0.0);
 }
@@ -282,12 +282,14 @@ TEST(DeeperLevel, PaysWhereVerifyingIsCheapNotWhereItIsDear) {
   // unit): a node accepted half the time does not pay for its verification plus a level; a sure
   // one does.
   const VerifyCostModel linear(Points{{1, 1.0}, {64, 64.0}});
-  EXPECT_FALSE(deeper_level_may_pay(pool, std::vector<float>{std::log(0.5f)}, linear, 0.5, 0.05, 60));
+  EXPECT_FALSE(
+      deeper_level_may_pay(pool, std::vector<float>{std::log(0.5f)}, linear, 0.5, 0.05, 60));
   EXPECT_TRUE(deeper_level_may_pay(pool, std::vector<float>{0.0f}, linear, 0.5, 0.05, 60));
   // No room for another token: never.
   EXPECT_FALSE(deeper_level_may_pay(pool, likely, flat, 0.5, 0.0, 4));
   // Empty pool (nothing drafted yet beyond the root's level) with a sure frontier: pays.
-  EXPECT_TRUE(deeper_level_may_pay(std::vector<float>{}, std::vector<float>{0.0f}, flat, 0.1, 0.01, 60));
+  EXPECT_TRUE(
+      deeper_level_may_pay(std::vector<float>{}, std::vector<float>{0.0f}, flat, 0.1, 0.01, 60));
 }
 
 TEST(DynamicTreeBudget, CostModelsGiveTheTreesTheyPredict) {

@@ -25,10 +25,8 @@ DraftTree dynamic_tree(TableDraft& draft, const DynamicTreeParams& params, int64
 // Tokens: a=10 b=11 c=12 d=13 e=14 f=15 g=16 h=17 i=18 j=19 (root 1).
 Table worked_table() {
   return {
-      {{}, {{10, -0.1f}, {11, -1.0f}}},
-      {{10}, {{12, -0.2f}, {13, -2.0f}}},
-      {{11}, {{14, -0.05f}, {15, -3.0f}}},
-      {{10, 12}, {{16, -0.1f}, {17, -1.5f}}},
+      {{}, {{10, -0.1f}, {11, -1.0f}}},       {{10}, {{12, -0.2f}, {13, -2.0f}}},
+      {{11}, {{14, -0.05f}, {15, -3.0f}}},    {{10, 12}, {{16, -0.1f}, {17, -1.5f}}},
       {{11, 14}, {{18, -0.5f}, {19, -0.9f}}},
   };
 }
@@ -55,10 +53,8 @@ TEST(DynamicTree, HandWorkedTree) {
 TEST(DynamicTree, ConfidenceMapReranksAndKeepsRawLogProbs) {
   const float top = -0.7f, second = -0.9f;
   const Table t = {
-      {{}, {{10, top}, {11, second}}},
-      {{10}, {{12, top}, {13, second}}},
-      {{11}, {{14, top}, {15, second}}},
-      {{10, 12}, {{16, top}, {17, second}}},
+      {{}, {{10, top}, {11, second}}},       {{10}, {{12, top}, {13, second}}},
+      {{11}, {{14, top}, {15, second}}},     {{10, 12}, {{16, top}, {17, second}}},
       {{10, 13}, {{18, top}, {19, second}}},
   };
   const DynamicTreeParams raw{2, 2, 4};
@@ -107,10 +103,8 @@ TEST(DynamicTree, FrontierIsOrderedByValueThenIndex) {
   // Step 0's block: c0 -1.0, c1 -0.5 (from p), c2 -0.5, c3 -2 (from q): frontier = c1, c2 (tie
   // broken by index), fed in that order.
   Table t = {
-      {{}, {{30, -0.1f}, {31, -0.2f}}},
-      {{30}, {{32, -0.9f}, {33, -0.4f}}},
-      {{31}, {{34, -0.3f}, {35, -1.8f}}},
-      {{30, 33}, {{36, -0.1f}, {37, -0.2f}}},
+      {{}, {{30, -0.1f}, {31, -0.2f}}},       {{30}, {{32, -0.9f}, {33, -0.4f}}},
+      {{31}, {{34, -0.3f}, {35, -1.8f}}},     {{30, 33}, {{36, -0.1f}, {37, -0.2f}}},
       {{31, 34}, {{38, -0.1f}, {39, -0.2f}}},
   };
   TableDraft draft(t);
@@ -190,7 +184,8 @@ TEST(StaticTree, AsksLevelByLevelForTheWidestRankOfTheLevel) {
   size_t fed = 0;
   for (size_t s = 0; s < want.size(); ++s) {
     SCOPED_TRACE(s);
-    EXPECT_EQ(draft.steps[s].kind, s == 0 ? DraftStep::Kind::RootChildren : DraftStep::Kind::Expand);
+    EXPECT_EQ(draft.steps[s].kind,
+              s == 0 ? DraftStep::Kind::RootChildren : DraftStep::Kind::Expand);
     EXPECT_EQ(draft.steps[s].rows, want[s].first);
     EXPECT_EQ(draft.steps[s].k, want[s].second);
     if (s > 0) {
@@ -229,7 +224,8 @@ TEST(StaticTree, McSim7b63HasTheReferenceShape) {
 }
 
 TEST(StaticTree, ChainIsTopOneAtEveryLevel) {
-  TableDraft draft(ChildTable{{{}, {{10, -0.1f}}}, {{10}, {{12, -0.2f}}}, {{10, 12}, {{16, -0.1f}}}});
+  TableDraft draft(
+      ChildTable{{{}, {{10, -0.1f}}}, {{10}, {{12, -0.2f}}}, {{10, 12}, {{16, -0.1f}}}});
   StaticTreeBuilder builder;
   DraftTree tree;
   draft.build(builder, 1, chain_choices(2), 100, tree);
@@ -250,9 +246,11 @@ TEST(TreeChoices, ParsingAndErrors) {
   EXPECT_EQ(err("[[0], [0, 1, 0]]"), "--choices: tree path [0,1,0] has no parent path [0,1]");
   EXPECT_EQ(err("[[0], [0]]"), "--choices: tree path [0] is listed twice");
   EXPECT_EQ(err("[[0], [-1]]"), "--choices: sibling ranks must be integers in [0, 1000]");
-  EXPECT_EQ(err("{"), "--choices: tree choices are not valid JSON (expected e.g. [[0], [1], [0, 0]])");
-  EXPECT_EQ(err("[]"),
-            "--choices: tree choices must be a non-empty JSON list of paths, e.g. [[0], [1], [0, 0]]");
+  EXPECT_EQ(err("{"),
+            "--choices: tree choices are not valid JSON (expected e.g. [[0], [1], [0, 0]])");
+  EXPECT_EQ(
+      err("[]"),
+      "--choices: tree choices must be a non-empty JSON list of paths, e.g. [[0], [1], [0, 0]]");
   EXPECT_EQ(err("[[]]"), "--choices: each tree path must be a non-empty list of sibling ranks");
 }
 

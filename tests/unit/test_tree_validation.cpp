@@ -35,19 +35,33 @@ TEST(ValidateDraftTree, OneRuleForEveryMalformedTree) {
   EXPECT_NO_THROW(validate_draft_tree(tree_of({4}, {-1}), 10, src));
   EXPECT_EQ(error_of([&] { validate_draft_tree(tree_of({}, {}), 10, src); }),
             "test tree: the tree is empty (it needs at least the root)");
-  EXPECT_EQ(error_of([&] { validate_draft_tree(tree_of({4, 5}, {-1}), 10, src); }),
+  EXPECT_EQ(error_of([&] {
+              validate_draft_tree(tree_of({4, 5}, {-1}), 10, src);
+            }),
             "test tree: 2 tokens but 1 parents");
-  EXPECT_EQ(error_of([&] { validate_draft_tree(tree_of({4, 5}, {0, 0}), 10, src); }),
+  EXPECT_EQ(error_of([&] {
+              validate_draft_tree(tree_of({4, 5}, {0, 0}), 10, src);
+            }),
             "test tree: the root (node 0) has parent 0, expected -1");
-  EXPECT_EQ(error_of([&] { validate_draft_tree(tree_of({4, 5, 6}, {-1, 0, -1}), 10, src); }),
+  EXPECT_EQ(error_of([&] {
+              validate_draft_tree(tree_of({4, 5, 6}, {-1, 0, -1}), 10, src);
+            }),
             "test tree: node 2 has parent -1 (every node after the root needs a parent in [0, 2))");
-  EXPECT_EQ(error_of([&] { validate_draft_tree(tree_of({4, 5, 6}, {-1, 2, 0}), 10, src); }),
+  EXPECT_EQ(error_of([&] {
+              validate_draft_tree(tree_of({4, 5, 6}, {-1, 2, 0}), 10, src);
+            }),
             "test tree: node 1 has parent 2 (every node after the root needs a parent in [0, 1))");
-  EXPECT_EQ(error_of([&] { validate_draft_tree(tree_of({4, 5, 6}, {-1, 0, 2}), 10, src); }),
+  EXPECT_EQ(error_of([&] {
+              validate_draft_tree(tree_of({4, 5, 6}, {-1, 0, 2}), 10, src);
+            }),
             "test tree: node 2 has parent 2 (every node after the root needs a parent in [0, 2))");
-  EXPECT_EQ(error_of([&] { validate_draft_tree(tree_of({4, 10}, {-1, 0}), 10, src); }),
+  EXPECT_EQ(error_of([&] {
+              validate_draft_tree(tree_of({4, 10}, {-1, 0}), 10, src);
+            }),
             "test tree: node 1 has token id 10 outside the vocabulary [0, 10)");
-  EXPECT_EQ(error_of([&] { validate_draft_tree(tree_of({-1, 3}, {-1, 0}), 10, src); }),
+  EXPECT_EQ(error_of([&] {
+              validate_draft_tree(tree_of({-1, 3}, {-1, 0}), 10, src);
+            }),
             "test tree: node 0 has token id -1 outside the vocabulary [0, 10)");
 }
 
@@ -189,8 +203,9 @@ TEST_F(DecoderInputs, MalformedVerdictFromAVerifierIsAnError) {
     SpeculativeHooks hooks;
     hooks.verify_sampling = [v](const DraftTree&, const float*, int64_t, const SamplingParams&,
                                 uint64_t) { return v; };
-    return error_of(
-        [&] { test::speculative_tokens(*model_, drafter, {1, 7, 9}, opt, 32, pool_, hooks); });
+    return error_of([&] {
+      test::speculative_tokens(*model_, drafter, {1, 7, 9}, opt, 32, pool_, hooks);
+    });
   };
   EXPECT_EQ(with_verdict(Verdict{{0, 1, 2}, 5}),
             "verification returned an invalid path: node 2 at step 2 is not a child of node 1");
@@ -208,7 +223,9 @@ TEST_F(DecoderInputs, MalformedVerdictFromAVerifierIsAnError) {
   });
   SpeculativeHooks hooks;
   hooks.verify_sampling = [](const DraftTree&, const float*, int64_t, const SamplingParams&,
-                             uint64_t) { return Verdict{{0, 2}, 5}; };
+                             uint64_t) {
+    return Verdict{{0, 2}, 5};
+  };
   EXPECT_EQ(error_of([&] {
               test::speculative_tokens(*model_, partly, {1, 7, 9}, opt, 32, pool_, hooks);
             }),
@@ -232,8 +249,8 @@ TEST_F(DecoderInputs, NonEmptyTargetCacheIsRefused) {
             "speculative decoding needs an empty KV cache (it holds 3 tokens; truncate it to 0 "
             "first)");
   kv.truncate(0);
-  EXPECT_NO_THROW(speculative_generate(*model_, kv, none, {1, 7, 9}, opt, pool_,
-                                       [](int32_t) { return true; }));
+  EXPECT_NO_THROW(
+      speculative_generate(*model_, kv, none, {1, 7, 9}, opt, pool_, [](int32_t) { return true; }));
 }
 
 }  // namespace

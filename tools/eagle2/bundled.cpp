@@ -17,7 +17,8 @@ std::string bundled_path(const std::string& name) {
     const fs::path beside = exe.parent_path().parent_path().parent_path() / "models" / name;
     if (fs::exists(beside)) return beside.string();
   }
-  fail("the bundled ", name, " is not in ./models or next to this executable's build folder: run "
+  fail("the bundled ", name,
+       " is not in ./models or next to this executable's build folder: run "
        "from the repository root, or pass -m MODEL and --draft HEAD");
 }
 

@@ -100,26 +100,25 @@ int run_bench_cmd(const BenchFlags& f) {
   opt.ctx = resolve_ctx(f.run, model.config().max_position_embeddings);
   Threads threads(resolve_threads(f.run));
 
-  const BenchRun runs = run_bench(model, head ? &*head : nullptr, tok, sets, specs, opt, threads,
-                                 [last = -1](int64_t done, int64_t total) mutable {
-                                   // Redraw only when the bar moves: the output may be a log file.
-                                   const int width = 30;
-                                   const int filled = static_cast<int>(width * done / total);
-                                   if (filled == last && done != total) return;
-                                   last = filled;
-                                   std::fprintf(stderr, "\r[%s%s] %lld/%lld runs",
-                                                std::string(filled, '#').c_str(),
-                                                std::string(width - filled, '.').c_str(),
-                                                static_cast<long long>(done),
-                                                static_cast<long long>(total));
-                                   if (done == total) std::fprintf(stderr, "\n");
-                                 });
+  const BenchRun runs =
+      run_bench(model, head ? &*head : nullptr, tok, sets, specs, opt, threads,
+                [last = -1](int64_t done, int64_t total) mutable {
+                  // Redraw only when the bar moves: the output may be a log file.
+                  const int width = 30;
+                  const int filled = static_cast<int>(width * done / total);
+                  if (filled == last && done != total) return;
+                  last = filled;
+                  std::fprintf(stderr, "\r[%s%s] %lld/%lld runs", std::string(filled, '#').c_str(),
+                               std::string(width - filled, '.').c_str(),
+                               static_cast<long long>(done), static_cast<long long>(total));
+                  if (done == total) std::fprintf(stderr, "\n");
+                });
   const std::vector<BenchSummary>& summary = runs.summary();
-  std::printf("model %s, head %s, %d threads, kernels %s, %lld new tokens per prompt, %d rep(s), "
-              "%d warm-up prompt(s) per drafter and pass\n",
-              f.run.model_dir.c_str(), f.head_dir.empty() ? "none" : f.head_dir.c_str(),
-              threads.size(), kernel_name(), static_cast<long long>(f.max_new), f.reps,
-              f.warmup);
+  std::printf(
+      "model %s, head %s, %d threads, kernels %s, %lld new tokens per prompt, %d rep(s), "
+      "%d warm-up prompt(s) per drafter and pass\n",
+      f.run.model_dir.c_str(), f.head_dir.empty() ? "none" : f.head_dir.c_str(), threads.size(),
+      kernel_name(), static_cast<long long>(f.max_new), f.reps, f.warmup);
   std::printf("%-24s %-18s %5s %9s %8s %7s %7s %7s %9s\n", "prompt set", "drafter", "temp",
               "tokens/s", "speedup", "tau", "draft%", "verify%", "distinct4");
   for (const BenchSummary& s : summary)
@@ -152,9 +151,10 @@ Command add_bench(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("bench", "Benchmark drafters side by side on prompt sets");
   add_run_flags(*cmd, f->run);
   cmd->add_option("--draft", f->head_dir, "EAGLE draft head folder");
-  cmd->add_option("--draft-vocab", f->draft_vocab,
-                  "EAGLE drafters draft only the N most frequent tokens (HEAD_DIR/draft_vocab.tsv); "
-                  "0 = the full vocabulary")
+  cmd->add_option(
+         "--draft-vocab", f->draft_vocab,
+         "EAGLE drafters draft only the N most frequent tokens (HEAD_DIR/draft_vocab.tsv); "
+         "0 = the full vocabulary")
       ->check(integer_in(0, INT32_MAX));
   add_draft_weights_flag(*cmd, f->draft_weights);
   cmd->add_option("--prompts", f->prompt_files,
@@ -169,8 +169,18 @@ Command add_bench(CLI::App& app) {
   cmd->add_flag("--from-end", f->from_end, "Take the last prompts of each file (held-out data)");
   cmd->add_option("--max-new-tokens", f->max_new, "Tokens generated per prompt")
       ->check(integer_in(1, int64_t{1} << 20));
-  cmd->add_option("--drafters", f->drafters,
-                  "Comma-separated: plain, none, lookup[:D], chain[:D] (D + 1 draft tokens), static[:N|:JSON] (N: EAGLE-1 tree pruned to N tokens), dynamic[:T:D:K], dynamic:auto[:D:K] (tree size chosen each cycle from the measured verify cost), lookahead[:W:N:G] (lookahead decoding: window, n-gram size, n-grams verified), sps:DRAFT_DIR[:D[:K]] (a separate draft model: a chain of D + 1 tokens, K > 1 a top-K tree), medusa:HEADS_DIR[:T], hydra:HEADS_DIR[:T] (Medusa/Hydra heads of the model, T tokens per tree, default 8); :novalue or :norerank after a dynamic spec is EAGLE-2 without the value or without reranking (the paper's ablation); :cal after a dynamic spec ranks nodes by calibrated confidences; a chain, static or dynamic spec ending in @HEAD_DIR drafts with the EAGLE head in HEAD_DIR instead of --draft's (two heads side by side; --draft-vocab applies to --draft's head only)");
+  cmd->add_option(
+      "--drafters", f->drafters,
+      "Comma-separated: plain, none, lookup[:D], chain[:D] (D + 1 draft tokens), static[:N|:JSON] "
+      "(N: EAGLE-1 tree pruned to N tokens), dynamic[:T:D:K], dynamic:auto[:D:K] (tree size chosen "
+      "each cycle from the measured verify cost), lookahead[:W:N:G] (lookahead decoding: window, "
+      "n-gram size, n-grams verified), sps:DRAFT_DIR[:D[:K]] (a separate draft model: a chain of D "
+      "+ 1 tokens, K > 1 a top-K tree), medusa:HEADS_DIR[:T], hydra:HEADS_DIR[:T] (Medusa/Hydra "
+      "heads of the model, T tokens per tree, default 8); :novalue or :norerank after a dynamic "
+      "spec is EAGLE-2 without the value or without reranking (the paper's ablation); :cal after a "
+      "dynamic spec ranks nodes by calibrated confidences; a chain, static or dynamic spec ending "
+      "in @HEAD_DIR drafts with the EAGLE head in HEAD_DIR instead of --draft's (two heads side by "
+      "side; --draft-vocab applies to --draft's head only)");
   cmd->add_option("--temps", f->temps, "Comma-separated temperatures");
   cmd->add_option("--reps", f->reps, "Repetitions")->check(integer_in(1, 1000));
   cmd->add_option("--warmup", f->warmup,

@@ -36,8 +36,9 @@ std::string default_prompts() {
   const fs::path models = fs::path(bundled_path("code-lm")).parent_path();
   const fs::path beside = models.parent_path() / rel;
   if (fs::exists(beside)) return beside.string();
-  fail("no prompt set: pass --prompts FILE (the default, ../shared/data/prompts/"
-       "HumanEval.jsonl.gz, is absent)");
+  fail(
+      "no prompt set: pass --prompts FILE (the default, ../shared/data/prompts/"
+      "HumanEval.jsonl.gz, is absent)");
 }
 
 int run_bench_serve(BenchServeFlags& f) {
@@ -80,9 +81,10 @@ int run_bench_serve(BenchServeFlags& f) {
 Command add_bench_serve(CLI::App& app) {
   auto f = std::make_shared<BenchServeFlags>();
   server::BenchServeOptions& o = f->options;
-  CLI::App* cmd = app.add_subcommand(
-      "bench-serve", "Drive an in-process eagle2 serve over loopback with 1..16 concurrent "
-                     "clients, plain vs EAGLE-2: throughput table and SVG charts");
+  CLI::App* cmd =
+      app.add_subcommand("bench-serve",
+                         "Drive an in-process eagle2 serve over loopback with 1..16 concurrent "
+                         "clients, plain vs EAGLE-2: throughput table and SVG charts");
   add_served_model_flags(*cmd, f->run.model_dir, f->head_dir, o.server.draft_vocab);
   cmd->add_option("--spec", o.eagle_spec, "The EAGLE-2 drafter (default: serve's default)")
       ->check(drafter_spec_check());

@@ -39,7 +39,8 @@ std::vector<int64_t> parse_counts(const std::string& text, const char* flag, con
   std::string item;
   while (std::getline(in, item, ',')) {
     const std::optional<int64_t> k = parse_number<int64_t>(item);
-    if (!k || *k < 1 || *k > max) fail(flag, ": '", item, "' is not a ", what, " in [1, ", max, "]");
+    if (!k || *k < 1 || *k > max)
+      fail(flag, ": '", item, "' is not a ", what, " in [1, ", max, "]");
     ks.push_back(*k);
   }
   if (ks.empty()) fail(flag, ": no ", what, "s given");
@@ -125,7 +126,8 @@ Command add_cost_curve(CLI::App& app) {
   cmd->add_option("--ks", f->ks, "Batch sizes, comma-separated");
   cmd->add_option("--context", f->context, "Committed context the batches sit on")
       ->check(integer_in(0, int64_t{1} << 20));
-  cmd->add_option("--reps", f->reps, "Repetitions per batch size (median)")->check(integer_in(1, 1000));
+  cmd->add_option("--reps", f->reps, "Repetitions per batch size (median)")
+      ->check(integer_in(1, 1000));
   cmd->add_flag("--chain", f->chain, "Shape batches as a chain instead of a tree");
   cmd->add_option("--sequences", f->sequences,
                   "Also time one token for each of B independent sequences in one forward, for "

@@ -24,7 +24,6 @@ using namespace eagle2::api;
 
 namespace {
 
-
 // Written for this demo (not taken from the training or held-out files): short openings of the
 // kinds of code the model was trained on (standard library, SymPy, NumPy).
 const std::vector<Prompt>& builtin_prompts() {
@@ -108,13 +107,12 @@ int run_demo(const DemoFlags& f) {
   opt.warmup_prompts = 1;
   opt.ctx = resolve_ctx(run, model.config().max_position_embeddings);
 
-  std::printf("eagle2 demo: %s (%lld layers, hidden %lld) with the %s head %s\n",
-              model_dir.c_str(), static_cast<long long>(model.config().num_layers),
+  std::printf("eagle2 demo: %s (%lld layers, hidden %lld) with the %s head %s\n", model_dir.c_str(),
+              static_cast<long long>(model.config().num_layers),
               static_cast<long long>(model.config().hidden_size),
               head.kind() == "eagle3" ? "EAGLE-3" : "EAGLE-2", head_dir.c_str());
   std::printf("greedy decoding of %lld tokens per prompt, %d threads, %s kernels, drafter %s",
-              static_cast<long long>(f.n), threads.size(), kernel_name(),
-              eagle.label.c_str());
+              static_cast<long long>(f.n), threads.size(), kernel_name(), eagle.label.c_str());
   if (draft_vocab > 0) std::printf(", draft vocabulary %lld", static_cast<long long>(draft_vocab));
   std::printf("\n\n");
   std::fflush(stdout);
@@ -139,9 +137,10 @@ int run_demo(const DemoFlags& f) {
   }
   for (const BenchSummary& s : runs.summary()) {
     if (s.drafter == "plain") continue;
-    std::printf("all prompts: plain %.1f tokens/s, EAGLE-2 %.1f tokens/s: speedup %.2fx, tau %.2f "
-                "(tokens per target forward)\n",
-                s.tokens_per_second / s.speedup, s.tokens_per_second, s.speedup, s.tau);
+    std::printf(
+        "all prompts: plain %.1f tokens/s, EAGLE-2 %.1f tokens/s: speedup %.2fx, tau %.2f "
+        "(tokens per target forward)\n",
+        s.tokens_per_second / s.speedup, s.tokens_per_second, s.speedup, s.tau);
   }
   if (!mismatches.empty()) {
     for (const std::string& m : mismatches) std::fprintf(stderr, "error: %s\n", m.c_str());
@@ -156,8 +155,9 @@ int run_demo(const DemoFlags& f) {
 Command add_demo(CLI::App& app) {
   auto f = std::make_shared<DemoFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "demo", "Complete Python prompts with plain decoding and EAGLE-2 on the bundled model; "
-              "print the completions, tau and the speedup");
+      "demo",
+      "Complete Python prompts with plain decoding and EAGLE-2 on the bundled model; "
+      "print the completions, tau and the speedup");
   cmd->add_option("-m,--model", f->run.model_dir, "Model folder (default: models/code-lm)");
   add_threads_flag(*cmd, f->run.threads);
   cmd->add_option("--ctx", f->run.ctx, "Context length (default: min(2048, the model's))")

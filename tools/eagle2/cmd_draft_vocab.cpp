@@ -35,7 +35,8 @@ int run_draft_vocab(const DraftVocabFlags& f) {
     const std::string text = read_corpus_file(path);
     for (int32_t id : tok.encode(text, /*add_bos=*/false)) {
       if (id < 0 || id >= cfg.vocab_size)
-        fail(path, ": the tokenizer produced id ", id, " outside the model's vocabulary of ", cfg.vocab_size);
+        fail(path, ": the tokenizer produced id ", id, " outside the model's vocabulary of ",
+             cfg.vocab_size);
       ++counts[static_cast<size_t>(id)];
       ++total;
     }
@@ -49,9 +50,11 @@ int run_draft_vocab(const DraftVocabFlags& f) {
   int64_t covered = 0;
   size_t next = 0;
   for (size_t n = 256; n <= ids.size() * 2; n *= 2) {
-    for (; next < std::min(n, ids.size()); ++next) covered += counts[static_cast<size_t>(ids[next])];
-    std::fprintf(stderr, "  the %zu most frequent cover %.2f%% of the tokens\n", std::min(n, ids.size()),
-                 100.0 * static_cast<double>(covered) / static_cast<double>(std::max<int64_t>(total, 1)));
+    for (; next < std::min(n, ids.size()); ++next)
+      covered += counts[static_cast<size_t>(ids[next])];
+    std::fprintf(
+        stderr, "  the %zu most frequent cover %.2f%% of the tokens\n", std::min(n, ids.size()),
+        100.0 * static_cast<double>(covered) / static_cast<double>(std::max<int64_t>(total, 1)));
     if (n >= ids.size()) break;
   }
   return 0;
@@ -61,9 +64,12 @@ int run_draft_vocab(const DraftVocabFlags& f) {
 
 Command add_draft_vocab(CLI::App& app) {
   auto f = std::make_shared<DraftVocabFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "draft-vocab", "Count token frequencies over a corpus and write a head's draft_vocab.tsv (for --draft-vocab)");
-  cmd->add_option("-m,--model", f->model_dir, "Target model: a folder (config.json + tokenizer) or a .gguf file")->required();
+  CLI::App* cmd = app.add_subcommand("draft-vocab",
+                                     "Count token frequencies over a corpus and write a head's "
+                                     "draft_vocab.tsv (for --draft-vocab)");
+  cmd->add_option("-m,--model", f->model_dir,
+                  "Target model: a folder (config.json + tokenizer) or a .gguf file")
+      ->required();
   cmd->add_option("--draft", f->head_dir, "EAGLE head folder: writes HEAD_DIR/draft_vocab.tsv");
   cmd->add_option("-o,--out", f->out, "Output file instead of HEAD_DIR/draft_vocab.tsv");
   cmd->add_option("--corpus", f->corpus, "UTF-8 text files or folders of them")->required();

@@ -117,16 +117,15 @@ int run_generate(const GenerateFlags& f) {
                  "[stats] prompt %lld tokens, %.1f tokens/s | decode %lld tokens, %.1f tokens/s | "
                  "threads %d, kernels %s%s\n",
                  static_cast<long long>(st.prompt_tokens), st.prefill_tokens_per_second,
-                 static_cast<long long>(st.new_tokens), st.decode_tokens_per_second,
-                 threads.size(), kernel_name(),
-                 st.stopped_at_context ? " | stopped: context full" : "");
+                 static_cast<long long>(st.new_tokens), st.decode_tokens_per_second, threads.size(),
+                 kernel_name(), st.stopped_at_context ? " | stopped: context full" : "");
     return 0;
   }
   CycleCallback on_cycle;
   if (f.draft.verbose)
     on_cycle = [&](const Cycle& c) { print_cycle(stderr, c, tok ? &*tok : nullptr); };
-  const Stats st = generate_speculative(model, kv, drafter.drafter, prompt, opt, threads,
-                                        on_token, on_cycle);
+  const Stats st =
+      generate_speculative(model, kv, drafter.drafter, prompt, opt, threads, on_token, on_cycle);
   finish_text();
   print_speculative_stats(stderr, drafter.drafter.name(), st);
   std::fprintf(stderr, "[stats] threads %d, kernels %s%s\n", threads.size(), kernel_name(),
@@ -146,10 +145,8 @@ Command add_generate(CLI::App& app) {
   cmd->add_option("-n,--n-predict", f->n, "Tokens to generate")
       ->check(integer_in(0, int64_t{1} << 30));
   // The sampling ranges are SamplingParams::validate's (one rule, exit 1); here only the type.
-  cmd->add_option("--temp", f->temp, "Temperature (0 = greedy)")
-      ->check(finite_number());
-  cmd->add_option("--top-p", f->top_p, "Nucleus sampling mass in (0, 1]")
-      ->check(finite_number());
+  cmd->add_option("--temp", f->temp, "Temperature (0 = greedy)")->check(finite_number());
+  cmd->add_option("--top-p", f->top_p, "Nucleus sampling mass in (0, 1]")->check(finite_number());
   cmd->add_option("--top-k", f->top_k, "Keep the k most likely tokens (0 = off)")
       ->check(integer_in(INT32_MIN, INT32_MAX));
   cmd->add_option("--seed", f->seed, "Random seed for sampling")->check(seed_value());

@@ -37,9 +37,12 @@ int run_info(const RunFlags& f) {
               c.tie_word_embeddings ? " (lm_head tied to the embedding)" : "");
   std::printf("rope           theta %g, scaling %s", static_cast<double>(c.rope_theta),
               rope_scaling_name(c.rope_scaling));
-  if (c.rope_scaling != RopeScaling::None) std::printf(" (factor %g)", static_cast<double>(c.rope_factor));
+  if (c.rope_scaling != RopeScaling::None)
+    std::printf(" (factor %g)", static_cast<double>(c.rope_factor));
   std::printf("\nmax positions  %lld%s\n", static_cast<long long>(c.max_position_embeddings),
-              c.sliding_window ? (" (sliding window " + std::to_string(*c.sliding_window) + ")").c_str() : "");
+              c.sliding_window
+                  ? (" (sliding window " + std::to_string(*c.sliding_window) + ")").c_str()
+                  : "");
   std::printf("memory         weights %.1f MiB (memory-mapped), KV cache %.1f MiB at --ctx %lld\n",
               static_cast<double>(model.weight_bytes()) / mib, kv_bytes / mib,
               static_cast<long long>(ctx));

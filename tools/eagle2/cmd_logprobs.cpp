@@ -54,7 +54,8 @@ std::string number(double x) {
 }
 
 int run_logprobs(const LogprobsFlags& f) {
-  if (f.prompt_given == f.tokens_given) fail("logprobs: give exactly one of -p TEXT and --tokens IDS");
+  if (f.prompt_given == f.tokens_given)
+    fail("logprobs: give exactly one of -p TEXT and --tokens IDS");
   Model model = Model::load(f.model);
   std::vector<int32_t> path;
   if (f.tokens_given) {
@@ -82,7 +83,8 @@ int run_logprobs(const LogprobsFlags& f) {
   }
   const std::vector<PositionLogprobs> rows = path_logprobs(model, path, f.top, threads);
   for (size_t i = 0; i < rows.size(); ++i) {
-    std::string line = "{\"position\":" + std::to_string(i) + ",\"token\":" + std::to_string(path[i]);
+    std::string line =
+        "{\"position\":" + std::to_string(i) + ",\"token\":" + std::to_string(path[i]);
     if (i + 1 < path.size())
       line += ",\"next\":" + std::to_string(path[i + 1]) +
               ",\"next_logprob\":" + number(rows[i].next_logprob);

@@ -35,7 +35,9 @@ struct MakeRandomFlags {
 
 // Shapes of common LLaMA sizes (parameter counts with vocab 32000).
 ModelConfig preset_config(const std::string& name) {
-  struct Shape { int64_t d, I, L, H, KV, V; };
+  struct Shape {
+    int64_t d, I, L, H, KV, V;
+  };
   static const std::map<std::string, Shape> presets = {
       {"tiny", {64, 172, 2, 8, 4, 512}},               // ~0.2 M, for tests
       {"small", {512, 1408, 8, 8, 8, 32000}},          // ~58 M
@@ -43,7 +45,8 @@ ModelConfig preset_config(const std::string& name) {
       {"llama-7b", {4096, 11008, 32, 32, 32, 32000}},  // ~6.7 B (LLaMA-2-7B / Vicuna-7B shape)
   };
   auto it = presets.find(name);
-  if (it == presets.end()) fail("--preset: unknown preset '", name, "' (tiny, small, llama-1b, llama-7b)");
+  if (it == presets.end())
+    fail("--preset: unknown preset '", name, "' (tiny, small, llama-1b, llama-7b)");
   const Shape& s = it->second;
   ModelConfig c;
   c.architecture = "LlamaForCausalLM";
@@ -72,7 +75,7 @@ ModelConfig arch_config(const std::string& name) {
   c.num_kv_heads = 2;
   c.head_dim = 16;
   c.tie_word_embeddings = true;  // as LLaMA-3.2 1B/3B, Qwen2.5 0.5B-3B and Qwen3 0.6B-4B
-  if (name == "llama3") {  // LLaMA-3.2
+  if (name == "llama3") {        // LLaMA-3.2
     c.architecture = "LlamaForCausalLM";
     c.vocab_size = 128256;
     c.max_position_embeddings = 131072;
@@ -142,7 +145,8 @@ int run_make_random(const MakeRandomFlags& f) {
     c.head_dim = c.hidden_size / c.num_heads;
   }
   // Round-trip through the parser so that every check a loaded config gets applies here too.
-  c = parse_model_config(model_config_json(c), arch ? "--arch/--hidden/..." : "--preset/--hidden/...");
+  c = parse_model_config(model_config_json(c),
+                         arch ? "--arch/--hidden/..." : "--preset/--hidden/...");
   if (arch) return run_make_random_arch(f, c);
   const auto report = [&](const char* type) {
     std::printf("wrote %s: %lld layers, hidden %lld, vocab %lld, %s\n", f.out.c_str(),
@@ -159,9 +163,12 @@ int run_make_random(const MakeRandomFlags& f) {
   }
   if (!f.tokenizer.empty()) fail("--tokenizer: only a GGUF model (--dtype q8_0, q4_0) carries one");
   DType dt;
-  if (f.dtype == "f32") dt = DType::F32;
-  else if (f.dtype == "f16") dt = DType::F16;
-  else if (f.dtype == "bf16") dt = DType::BF16;
+  if (f.dtype == "f32")
+    dt = DType::F32;
+  else if (f.dtype == "f16")
+    dt = DType::F16;
+  else if (f.dtype == "bf16")
+    dt = DType::BF16;
   else
     fail("--dtype: '", f.dtype, "' is not one of f32, f16, bf16, q8_0, q4_0");
   write_random_model(f.out, c, dt, f.seed);
@@ -179,9 +186,10 @@ Command add_make_random(CLI::App& app) {
                   "Output folder (f32, f16, bf16), or the .gguf file to write (q8_0, q4_0)")
       ->required();
   cmd->add_option("--preset", f->preset, "tiny, small, llama-1b or llama-7b (default: tiny)");
-  cmd->add_option("--arch", f->arch,
-                  "llama3, qwen2 or qwen3: a small model of that architecture with the vocabulary "
-                  "of --tokenizer (a tokenizer.json), as one GGUF file -o NAME.gguf of any --dtype");
+  cmd->add_option(
+      "--arch", f->arch,
+      "llama3, qwen2 or qwen3: a small model of that architecture with the vocabulary "
+      "of --tokenizer (a tokenizer.json), as one GGUF file -o NAME.gguf of any --dtype");
   cmd->add_option("--dtype", f->dtype,
                   "f32, f16 or bf16 (a Hugging Face folder); q8_0 or q4_0 (one GGUF file); with "
                   "--arch any of them (one GGUF file)");
@@ -190,18 +198,14 @@ Command add_make_random(CLI::App& app) {
                   "carries, cut or padded to the vocab size (default: the bundled model's); "
                   "--arch: the model family's tokenizer.json (required)");
   cmd->add_option("--seed", f->seed, "Random seed")->check(seed_value());
-  cmd->add_option("--hidden", f->hidden, "Override hidden_size")
-      ->check(integer_in(1, 1 << 16));
+  cmd->add_option("--hidden", f->hidden, "Override hidden_size")->check(integer_in(1, 1 << 16));
   cmd->add_option("--intermediate", f->intermediate, "Override intermediate_size")
       ->check(integer_in(1, 1 << 18));
-  cmd->add_option("--layers", f->layers, "Override num_hidden_layers")
-      ->check(integer_in(1, 1024));
-  cmd->add_option("--heads", f->heads, "Override num_attention_heads")
-      ->check(integer_in(1, 1024));
+  cmd->add_option("--layers", f->layers, "Override num_hidden_layers")->check(integer_in(1, 1024));
+  cmd->add_option("--heads", f->heads, "Override num_attention_heads")->check(integer_in(1, 1024));
   cmd->add_option("--kv-heads", f->kv_heads, "Override num_key_value_heads")
       ->check(integer_in(1, 1024));
-  cmd->add_option("--vocab", f->vocab, "Override vocab_size")
-      ->check(integer_in(1, 1 << 22));
+  cmd->add_option("--vocab", f->vocab, "Override vocab_size")->check(integer_in(1, 1 << 22));
   cmd->add_option("--max-positions", f->max_positions, "Override max_position_embeddings")
       ->check(integer_in(1, 1 << 24));
   cmd->add_flag("--tie", f->tie, "Tie lm_head to the embedding");

@@ -87,8 +87,8 @@ int run_serve(ServeFlags& f) {
   server::Server srv(o);
   srv.stop_on_signals();  // before the line below: a client may signal as soon as it reads it
   // One line that says where to connect; tests read the port from it (--port 0).
-  std::fprintf(stderr, "eagle2 serve: listening on http://%s:%d (%s)\n", o.host.c_str(),
-               srv.port(), srv.summary().c_str());
+  std::fprintf(stderr, "eagle2 serve: listening on http://%s:%d (%s)\n", o.host.c_str(), srv.port(),
+               srv.summary().c_str());
   std::fflush(stderr);
   srv.run_until_signal();
   std::fprintf(stderr, "eagle2 serve: stopped\n");
@@ -101,12 +101,14 @@ Command add_serve(CLI::App& app) {
   auto f = std::make_shared<ServeFlags>();
   server::ServerOptions& o = f->options;
   CLI::App* cmd = app.add_subcommand(
-      "serve", "Serve the model over HTTP: the OpenAI API (/v1/completions, /v1/chat/completions, "
-               "/v1/models), /health, /metrics and a web page at /");
+      "serve",
+      "Serve the model over HTTP: the OpenAI API (/v1/completions, /v1/chat/completions, "
+      "/v1/models), /health, /metrics and a web page at /");
   add_served_model_flags(*cmd, f->run.model_dir, f->head_dir, o.draft_vocab);
   cmd->add_option("--spec", f->drafter.spec,
                   std::string("Default drafter for requests without \"speculative\" (default: ") +
-                      server::kDefaultSpec + " with a head, plain without); or generate's "
+                      server::kDefaultSpec +
+                      " with a head, plain without); or generate's "
                       "--tree, --total-tokens, --depth, --draft-top-k, --choices, --calibrate")
       ->check(drafter_spec_check())
       ->each([f](const std::string&) { f->drafter.spec_given = true; });
@@ -126,8 +128,7 @@ Command add_serve(CLI::App& app) {
   cmd->add_option("--api-key", o.api_key,
                   "Require 'Authorization: Bearer KEY' on /v1/ (not on /, /health, /metrics)")
       ->check(CLI::Validator(
-          [](std::string& v) { return v.empty() ? std::string("the key is empty") : ""; },
-          "KEY"));
+          [](std::string& v) { return v.empty() ? std::string("the key is empty") : ""; }, "KEY"));
   cmd->add_option("--api-key-file", f->api_key_file,
                   "As --api-key, the key being the first line of this file (kept out of ps); "
                   "or set EAGLE2_API_KEY. Only one of the three");

@@ -32,10 +32,10 @@ struct TrainHeadFlags {
   RunFlags run;
   std::vector<std::string> prompt_files, text_files, eval_prompt_files;
   std::string out_dir;
-  size_t limit = 0;          // prompts (or documents) used, from the start of the files
-  size_t eval_last = 0;      // held-out prompts: the last N of the --eval-prompts files
+  size_t limit = 0;           // prompts (or documents) used, from the start of the files
+  size_t eval_last = 0;       // held-out prompts: the last N of the --eval-prompts files
   size_t opening_words = 16;  // text prompt files: the first N words of each document
-  int64_t eval_count = 0;    // held-out prompts when no --eval-prompts (0: 10 %, at least 1)
+  int64_t eval_count = 0;     // held-out prompts when no --eval-prompts (0: 10 %, at least 1)
   int64_t max_new = 160;
   int sampled = 1;
   bool no_greedy = false;
@@ -43,8 +43,8 @@ struct TrainHeadFlags {
   HeadTrainOptions train;
   int64_t tau_tokens = 96;
   bool no_tau = false;
-  std::string dtype = "f32";  // of the exported head tensors
-  std::string arch = "eagle";  // eagle, eagle3, medusa, hydra
+  std::string dtype = "f32";       // of the exported head tensors
+  std::string arch = "eagle";      // eagle, eagle3, medusa, hydra
   int heads = 4, head_layers = 1;  // medusa, hydra
   Eagle3Init eagle3;               // eagle3
   bool lr_given = false, eagle_only_given = false, heads_only_given = false,
@@ -96,8 +96,8 @@ int train_heads(const TrainHeadFlags& f, Model& target, const HeadData& data, co
   if (!f.lr_given) o.lr = kHeadsDefaultLr;
   MedusaTrainer heads(target, MedusaInit{hydra, f.heads, f.head_layers, f.train.seed});
   const auto cpu0 = cpu_seconds();
-  const MedusaTrainResult r = heads.train(
-      data, o, threads, [last = -1.0](const MedusaTrainProgress& p) mutable {
+  const MedusaTrainResult r =
+      heads.train(data, o, threads, [last = -1.0](const MedusaTrainProgress& p) mutable {
         const bool tty = stderr_is_tty();
         if (!progress_due(last, p.seconds, p.step, p.steps)) return;
         const double eta = eta_seconds(p.seconds, p.step, p.steps);
@@ -115,21 +115,22 @@ int train_heads(const TrainHeadFlags& f, Model& target, const HeadData& data, co
       });
   const auto cpu1 = cpu_seconds();
   heads.save(f.out_dir, f.dtype == "bf16" ? DType::BF16 : DType::F32);
-  std::printf("trained %d %s heads (%d layer(s) each) %lld steps at lr %.2e in %.1f s wall, "
-              "%.1f s CPU: loss %.4f -> %.4f (per head:",
-              f.heads, f.arch.c_str(), f.head_layers, static_cast<long long>(o.steps), o.lr,
-              r.seconds, (cpu1.first + cpu1.second) - (cpu0.first + cpu0.second), r.first.total,
-              r.last.total);
+  std::printf(
+      "trained %d %s heads (%d layer(s) each) %lld steps at lr %.2e in %.1f s wall, "
+      "%.1f s CPU: loss %.4f -> %.4f (per head:",
+      f.heads, f.arch.c_str(), f.head_layers, static_cast<long long>(o.steps), o.lr, r.seconds,
+      (cpu1.first + cpu1.second) - (cpu0.first + cpu0.second), r.first.total, r.last.total);
   for (double l : r.last.per_head) std::printf(" %.4f", l);
   std::printf(")\n");
   std::printf("wrote %s (config.json + model.safetensors)\n", f.out_dir.c_str());
   if (!held.empty()) {
     const MedusaAgreement a = heads.agreement(held, cap, threads);
     for (size_t k = 0; k < a.top1.size(); ++k)
-      std::printf("held-out head %zu (predicts x_{t+%zu}) over %lld positions: top-1 %.1f%%, "
-                  "top-5 %.1f%% (loss %.4f)\n",
-                  k + 1, k + 2, static_cast<long long>(a.positions[k]), 100 * a.top1[k],
-                  100 * a.top5[k], a.loss.per_head[k]);
+      std::printf(
+          "held-out head %zu (predicts x_{t+%zu}) over %lld positions: top-1 %.1f%%, "
+          "top-5 %.1f%% (loss %.4f)\n",
+          k + 1, k + 2, static_cast<long long>(a.positions[k]), 100 * a.top1[k], 100 * a.top5[k],
+          a.loss.per_head[k]);
   }
   if (!f.no_tau && !eval_ids.empty()) {
     const DrafterSpec spec = parse_drafter_spec(f.arch + ":" + f.out_dir);
@@ -189,11 +190,10 @@ int run_train_head(TrainHeadFlags f) {
   }
   const int64_t n_items = static_cast<int64_t>(items.size());
   // Held out: --eval-prompts, else the last prompts/documents of the training files.
-  const int64_t n_held =
-      !eval_prompts.empty()
-          ? 0
-          : std::clamp<int64_t>(f.eval_count > 0 ? f.eval_count : n_items / 10, 1,
-                                std::max<int64_t>(1, n_items - 1));
+  const int64_t n_held = !eval_prompts.empty()
+                             ? 0
+                             : std::clamp<int64_t>(f.eval_count > 0 ? f.eval_count : n_items / 10,
+                                                   1, std::max<int64_t>(1, n_items - 1));
   if (n_items - n_held < 1) fail("need at least 2 prompts or documents (one is held out)");
 
   std::vector<std::vector<int32_t>> ids = encode_all(tok, items);
@@ -232,23 +232,24 @@ int run_train_head(TrainHeadFlags f) {
                   held);
   const double data_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t_data).count();
-  std::printf("data: %zu training sequences (%lld positions), %zu held-out (%lld positions), %s, "
-              "%.1f s\n",
-              data.size(), static_cast<long long>(data.positions()), held.size(),
-              static_cast<long long>(held.positions()),
-              self ? "self-distilled (greedy + temperature 1)" : "given text", data_s);
+  std::printf(
+      "data: %zu training sequences (%lld positions), %zu held-out (%lld positions), %s, "
+      "%.1f s\n",
+      data.size(), static_cast<long long>(data.positions()), held.size(),
+      static_cast<long long>(held.positions()),
+      self ? "self-distilled (greedy + temperature 1)" : "given text", data_s);
   std::printf("feature RMS %.3f\n", data.feature_rms());
 
   f.eagle3.seed = f.train.seed;
   if (f.arch == "eagle3")
-    return train_eagle3_head(Eagle3Run{f.out_dir, f.dtype == "bf16", f.train, f.eagle3, cap,
-                                       f.no_tau ? std::vector<std::vector<int32_t>>{} : eval_ids,
-                                       f.tau_tokens},
-                             target, data, held, threads);
+    return train_eagle3_head(
+        Eagle3Run{f.out_dir, f.dtype == "bf16", f.train, f.eagle3, cap,
+                  f.no_tau ? std::vector<std::vector<int32_t>>{} : eval_ids, f.tau_tokens},
+        target, data, held, threads);
   if (f.arch != "eagle") return train_heads(f, target, data, held, eval_ids, cap, threads);
   HeadTrainer head(target, HeadInit{f.train.seed, f.fc_identity});
-  const HeadTrainResult r = head.train(
-      data, f.train, threads, [last = -1.0](const HeadTrainProgress& p) mutable {
+  const HeadTrainResult r =
+      head.train(data, f.train, threads, [last = -1.0](const HeadTrainProgress& p) mutable {
         const bool tty = stderr_is_tty();
         if (!progress_due(last, p.seconds, p.step, p.steps)) return;
         const double per_s = p.seconds > 0 ? static_cast<double>(p.positions) / p.seconds : 0;
@@ -258,33 +259,36 @@ int run_train_head(TrainHeadFlags f) {
         std::fprintf(stderr,
                      "%strain [%s%s] %lld/%lld loss %.4f (l1 %.4f ce %.3f) lr %.2e %.0f tok/s "
                      "ETA %s%s",
-                     tty ? "\r" : "", std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(),
-                     static_cast<long long>(p.step), static_cast<long long>(p.steps), p.loss.total,
-                     p.loss.smooth_l1, p.loss.soft_ce, p.lr, per_s, clock(eta).c_str(),
-                     tty ? "   " : "\n");
+                     tty ? "\r" : "", std::string(filled, '#').c_str(),
+                     std::string(width - filled, '.').c_str(), static_cast<long long>(p.step),
+                     static_cast<long long>(p.steps), p.loss.total, p.loss.smooth_l1,
+                     p.loss.soft_ce, p.lr, per_s, clock(eta).c_str(), tty ? "   " : "\n");
         if (tty && p.step == p.steps) std::fprintf(stderr, "\n");
       });
   head.save(f.out_dir, f.dtype == "bf16" ? DType::BF16 : DType::F32);
-  std::printf("trained %lld steps in %.1f s (%.0f positions/s): loss %.4f -> %.4f "
-              "(smooth L1 %.4f, soft CE %.3f); noise +-%.3f\n",
-              static_cast<long long>(f.train.steps), r.seconds,
-              r.seconds > 0 ? static_cast<double>(r.positions) / r.seconds : 0.0, r.first.total,
-              r.last.total, r.last.smooth_l1, r.last.soft_ce, r.noise_amplitude);
+  std::printf(
+      "trained %lld steps in %.1f s (%.0f positions/s): loss %.4f -> %.4f "
+      "(smooth L1 %.4f, soft CE %.3f); noise +-%.3f\n",
+      static_cast<long long>(f.train.steps), r.seconds,
+      r.seconds > 0 ? static_cast<double>(r.positions) / r.seconds : 0.0, r.first.total,
+      r.last.total, r.last.smooth_l1, r.last.soft_ce, r.noise_amplitude);
   std::printf("wrote %s (config.json + model.safetensors)\n", f.out_dir.c_str());
 
   if (!held.empty()) {
     const HeadAgreement a = head.agreement(held, cap, threads);
-    std::printf("held-out agreement with the target over %lld positions: top-1 %.1f%%, "
-                "top-5 %.1f%%, top-10 %.1f%% (loss %.4f)\n",
-                static_cast<long long>(a.positions), 100 * a.top1, 100 * a.top5, 100 * a.top10,
-                a.loss.total);
+    std::printf(
+        "held-out agreement with the target over %lld positions: top-1 %.1f%%, "
+        "top-5 %.1f%%, top-10 %.1f%% (loss %.4f)\n",
+        static_cast<long long>(a.positions), 100 * a.top1, 100 * a.top5, 100 * a.top10,
+        a.loss.total);
   }
   if (!f.no_tau && !eval_ids.empty()) {
     Head loaded = Head::load(f.out_dir, target);
     const double tau = measure_tau(target, loaded, eval_ids, f.tau_tokens, threads);
-    std::printf("held-out tau (temperature 0, dynamic tree 60/5/10, %zu prompts, %lld new "
-                "tokens): %.2f\n",
-                eval_ids.size(), static_cast<long long>(f.tau_tokens), tau);
+    std::printf(
+        "held-out tau (temperature 0, dynamic tree 60/5/10, %zu prompts, %lld new "
+        "tokens): %.2f\n",
+        eval_ids.size(), static_cast<long long>(f.tau_tokens), tau);
   }
   return 0;
 }
@@ -407,8 +411,7 @@ Command add_train_head(CLI::App& app) {
   cmd->add_option("--heads", f->heads, "--arch medusa/hydra: number of heads K (tree depth)")
       ->check(integer_in(1, 16))
       ->each([f](const std::string&) { f->heads_only_given = true; });
-  cmd->add_option("--head-layers", f->head_layers,
-                  "--arch medusa/hydra: residual blocks per head")
+  cmd->add_option("--head-layers", f->head_layers, "--arch medusa/hydra: residual blocks per head")
       ->check(integer_in(1, 16))
       ->each([f](const std::string&) { f->heads_only_given = true; });
   cmd->add_option("--weight-decay", f->train.weight_decay, "AdamW weight decay")
@@ -420,7 +423,8 @@ Command add_train_head(CLI::App& app) {
   cmd->add_option("--tau-tokens", f->tau_tokens, "New tokens per held-out prompt for tau")
       ->check(integer_in(1, int64_t{1} << 20));
   cmd->add_flag("--no-tau", f->no_tau, "Skip the tau measurement");
-  cmd->add_option("--dtype", f->dtype, "Exported head tensors: f32 or bf16 (half the bytes per draft step)")
+  cmd->add_option("--dtype", f->dtype,
+                  "Exported head tensors: f32 or bf16 (half the bytes per draft step)")
       ->check(CLI::IsMember({"f32", "bf16"}));
   return {cmd, [f] { return run_train_head(*f); }};
 }

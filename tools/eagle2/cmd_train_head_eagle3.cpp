@@ -40,11 +40,12 @@ std::string per_step(const Eagle3StepStats& s) {
 int train_eagle3_head(const Eagle3Run& run, Model& target, const HeadData& data,
                       const HeadData& held, Threads& threads) {
   Eagle3HeadTrainer head(target, data, run.init);
-  std::printf("draft vocabulary: %lld tokens of %lld (%lld distinct in the data), covering %.1f%% "
-              "of the training tokens\n",
-              static_cast<long long>(head.draft_vocab_size()),
-              static_cast<long long>(target.config().vocab_size),
-              static_cast<long long>(head.distinct_tokens()), 100 * head.vocab_coverage());
+  std::printf(
+      "draft vocabulary: %lld tokens of %lld (%lld distinct in the data), covering %.1f%% "
+      "of the training tokens\n",
+      static_cast<long long>(head.draft_vocab_size()),
+      static_cast<long long>(target.config().vocab_size),
+      static_cast<long long>(head.distinct_tokens()), 100 * head.vocab_coverage());
   if (run.init.scale_features) {
     std::string rms;
     for (float k : head.feature_scale()) {
@@ -52,8 +53,10 @@ int train_eagle3_head(const Eagle3Run& run, Model& target, const HeadData& data,
       std::snprintf(buf, sizeof buf, "%s%.2f", rms.empty() ? "" : " / ", 1.0 / k);
       rms += buf;
     }
-    std::printf("feature layers' RMS (fc trains on them divided by it; the export folds it in): "
-                "%s\n", rms.c_str());
+    std::printf(
+        "feature layers' RMS (fc trains on them divided by it; the export folds it in): "
+        "%s\n",
+        rms.c_str());
   }
   if (run.init.teacher_temperature == 0)
     std::printf("teacher: one-hot on the target's argmax (--teacher-temperature 0)\n");
@@ -78,12 +81,13 @@ int train_eagle3_head(const Eagle3Run& run, Model& target, const HeadData& data,
   head.save(run.out_dir, run.bf16 ? DType::BF16 : DType::F32);
   // With --ttt-warmup the first step unrolled once: its total is not comparable, step 0's is.
   const bool same = r.first.loss.size() == r.last.loss.size();
-  std::printf("trained an EAGLE-3 head (%lld unrolled steps) %lld steps at lr %.2e in %.1f s wall, "
-              "%.1f s CPU: %s %.4f -> %.4f\n",
-              static_cast<long long>(run.init.ttt_steps), static_cast<long long>(run.train.steps),
-              run.train.lr, r.seconds, (cpu1.first + cpu1.second) - (cpu0.first + cpu0.second),
-              same ? "loss" : "step-0 soft CE", same ? r.first.total : r.first.loss.front(),
-              same ? r.last.total : r.last.loss.front());
+  std::printf(
+      "trained an EAGLE-3 head (%lld unrolled steps) %lld steps at lr %.2e in %.1f s wall, "
+      "%.1f s CPU: %s %.4f -> %.4f\n",
+      static_cast<long long>(run.init.ttt_steps), static_cast<long long>(run.train.steps),
+      run.train.lr, r.seconds, (cpu1.first + cpu1.second) - (cpu0.first + cpu0.second),
+      same ? "loss" : "step-0 soft CE", same ? r.first.total : r.first.loss.front(),
+      same ? r.last.total : r.last.loss.front());
   if (by_depth.size() > 1) {
     std::string mix;
     for (const auto& [depth, n] : by_depth)
@@ -96,16 +100,16 @@ int train_eagle3_head(const Eagle3Run& run, Model& target, const HeadData& data,
     const Eagle3Agreement a = head.agreement(held, run.eval_seq_len, threads);
     for (size_t k = 0; k < a.positions.size(); ++k)
       std::printf("held-out unrolled step %zu over %lld positions: top-1 %.1f%% (loss %.4f)\n", k,
-                  static_cast<long long>(a.positions[k]), 100 * a.stats.top1[k],
-                  a.stats.loss[k]);
+                  static_cast<long long>(a.positions[k]), 100 * a.stats.top1[k], a.stats.loss[k]);
   }
   if (!run.tau_prompts.empty()) {
     // The folder as a user loads it: this also checks the export reads back.
     Head loaded = Head::load(run.out_dir, target);
     const double tau = measure_tau(target, loaded, run.tau_prompts, run.tau_tokens, threads);
-    std::printf("held-out tau (temperature 0, dynamic tree 60/5/10, %zu prompts, %lld new "
-                "tokens): %.2f\n",
-                run.tau_prompts.size(), static_cast<long long>(run.tau_tokens), tau);
+    std::printf(
+        "held-out tau (temperature 0, dynamic tree 60/5/10, %zu prompts, %lld new "
+        "tokens): %.2f\n",
+        run.tau_prompts.size(), static_cast<long long>(run.tau_tokens), tau);
   }
   const auto cpu = cpu_seconds();
   std::printf("cpu time of the whole run (data, training, evaluation): user %.1f s, sys %.1f s\n",

@@ -124,7 +124,9 @@ Command add_train_lm(CLI::App& app) {
   auto f = std::make_shared<TrainLmFlags>();
   CLI::App* cmd = app.add_subcommand(
       "train-lm", "Train a SentencePiece tokenizer and a LLaMA model from scratch (HF layout)");
-  cmd->add_option("--corpus", f->corpus, "Training text: UTF-8 files, or folders (every file below, sorted by path); each file is one document")
+  cmd->add_option("--corpus", f->corpus,
+                  "Training text: UTF-8 files, or folders (every file below, sorted by path); each "
+                  "file is one document")
       ->required()
       ->check(CLI::ExistingPath);
   cmd->add_option("--config", f->config, "Model shape and training settings (JSON)")

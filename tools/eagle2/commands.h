@@ -35,8 +35,8 @@ Command add_logprobs(CLI::App& app);
 // Flags shared by the commands that run a model.
 struct RunFlags {
   std::string model_dir;
-  int threads = 0;     // 0 = default_thread_count()
-  int64_t ctx = 0;     // 0 = min(2048, max_position_embeddings)
+  int threads = 0;  // 0 = default_thread_count()
+  int64_t ctx = 0;  // 0 = min(2048, max_position_embeddings)
 };
 void add_run_flags(CLI::App& cmd, RunFlags& flags);
 // -m, --draft and --draft-vocab of the serving commands (serve, bench-serve): both optional, the

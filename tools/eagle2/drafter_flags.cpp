@@ -42,8 +42,8 @@ VerifyCost measure_verify_cost(Model& target, int64_t ctx, bool verbose, Threads
     std::fprintf(stderr, "[budget] verify cost curve (context %lld):",
                  static_cast<long long>(std::min<int64_t>(64, ctx / 2)));
     for (const CostPoint& p : cost.curve())
-      std::fprintf(stderr, " k=%lld %.3fms (x%.2f)", static_cast<long long>(p.k),
-                   1e3 * p.seconds, p.relative);
+      std::fprintf(stderr, " k=%lld %.3fms (x%.2f)", static_cast<long long>(p.k), 1e3 * p.seconds,
+                   p.relative);
     std::fprintf(stderr, "\n");
   }
   return cost;
@@ -100,17 +100,15 @@ void add_drafter_shorthands(CLI::App& cmd, DrafterFlags& f) {
   cmd.parse_complete_callback([&f] {
     if (!f.spec_given) return;
     std::string given;
-    const std::pair<const char*, bool> shorthands[] = {{"--tree", !f.tree.empty()},
-                                                       {"--total-tokens", f.total_tokens_given},
-                                                       {"--depth", f.depth_given},
-                                                       {"--draft-top-k", f.top_k_given},
-                                                       {"--choices", f.choices_given},
-                                                       {"--calibrate", f.calibrate}};
+    const std::pair<const char*, bool> shorthands[] = {
+        {"--tree", !f.tree.empty()},    {"--total-tokens", f.total_tokens_given},
+        {"--depth", f.depth_given},     {"--draft-top-k", f.top_k_given},
+        {"--choices", f.choices_given}, {"--calibrate", f.calibrate}};
     for (const auto& [name, on] : shorthands)
       if (on) given += (given.empty() ? "" : ", ") + std::string(name);
     if (!given.empty())
-      throw CLI::ValidationError("--spec", "cannot be combined with " + given +
-                                               " (the spec says it all)");
+      throw CLI::ValidationError("--spec",
+                                 "cannot be combined with " + given + " (the spec says it all)");
   });
 }
 
@@ -155,7 +153,8 @@ DrafterSpec drafter_spec_from_flags(const DrafterFlags& f) {
   if (f.spec_given) {
     DrafterSpec spec = parse_drafter_spec(f.spec);
     if (!spec.head.empty())
-      fail("--spec ", f.spec, ": a head folder after '@' is for eagle2 bench --drafters (two heads "
+      fail("--spec ", f.spec,
+           ": a head folder after '@' is for eagle2 bench --drafters (two heads "
            "side by side); here pass --draft HEAD_DIR");
     return spec;
   }
@@ -178,8 +177,7 @@ DrafterSpec drafter_spec_from_flags(const DrafterFlags& f) {
     if (!spec.auto_budget) {
       spec.dynamic.total_tokens = parse_total_tokens(f.total_tokens);
       if (spec.dynamic.total_tokens < 1)
-        fail("--total-tokens must be auto or an integer in [1, 4096] (got '", f.total_tokens,
-             "')");
+        fail("--total-tokens must be auto or an integer in [1, 4096] (got '", f.total_tokens, "')");
     }
     spec.dynamic.depth = f.depth;
     spec.dynamic.top_k = f.top_k;
@@ -240,10 +238,10 @@ void print_speculative_stats(FILE* out, const std::string& drafter, const Stats&
   for (size_t a = 0; a < st.accept_histogram.size(); ++a)
     std::fprintf(out, " %zu:%lld", a, static_cast<long long>(st.accept_histogram[a]));
   const double total = st.decode_seconds > 0 ? st.decode_seconds : 1;
-  std::fprintf(out,
-               "\n[stats] time: draft %.3fs (%.0f%%), verify %.3fs (%.0f%%), other %.3fs (%.0f%%)\n",
-               st.draft_seconds, 100 * st.draft_seconds / total, st.verify_seconds,
-               100 * st.verify_seconds / total, st.other_seconds, 100 * st.other_seconds / total);
+  std::fprintf(
+      out, "\n[stats] time: draft %.3fs (%.0f%%), verify %.3fs (%.0f%%), other %.3fs (%.0f%%)\n",
+      st.draft_seconds, 100 * st.draft_seconds / total, st.verify_seconds,
+      100 * st.verify_seconds / total, st.other_seconds, 100 * st.other_seconds / total);
 }
 
 }  // namespace eagle2::cli

@@ -19,18 +19,18 @@ namespace eagle2::cli {
 // The shorthand flags (--tree, --total-tokens, --depth, --draft-top-k, --choices, --calibrate)
 // build the same DrafterSpec as --spec; the two ways cannot be mixed.
 struct DrafterFlags {
-  std::string head_dir;     // --draft
-  std::string spec;         // --spec: a drafter spec as bench and demo spell it
+  std::string head_dir;  // --draft
+  std::string spec;      // --spec: a drafter spec as bench and demo spell it
   bool spec_given = false;
-  std::string tree;         // dynamic|static|chain|lookup|none (default: dynamic with --draft)
+  std::string tree;  // dynamic|static|chain|lookup|none (default: dynamic with --draft)
   // EAGLE2.md: verify batch size, root included; "auto": chosen each cycle from the target's
   // cost curve, measured at start-up.
   std::string total_tokens = "60";
-  int depth = 5;            // expansion forwards after level 1
-  int top_k = 10;           // K
-  std::string choices;      // static tree shape: JSON text or a file holding it
+  int depth = 5;               // expansion forwards after level 1
+  int top_k = 10;              // K
+  std::string choices;         // static tree shape: JSON text or a file holding it
   bool choices_given = false;  // --choices '' is an error, not the default tree
-  bool calibrate = false;   // dynamic: calibrated confidences (EagleDrafterOptions::calibrate)
+  bool calibrate = false;      // dynamic: calibrated confidences (EagleDrafterOptions::calibrate)
   // Which shorthands were given: --depth matters for lookup only when given (its default depth
   // differs from the EAGLE drafters', DrafterSpec::kLookupDefaultDepth), and any of them next to
   // --spec is a flag error.

@@ -38,7 +38,9 @@ int resolve_threads(int requested) {
   return requested > 0 ? requested : std::min(api::default_thread_count(), available_cpus());
 }
 
-int resolve_threads(const RunFlags& flags) { return resolve_threads(flags.threads); }
+int resolve_threads(const RunFlags& flags) {
+  return resolve_threads(flags.threads);
+}
 
 int64_t resolve_ctx(const RunFlags& flags, int64_t max_positions) {
   return flags.ctx > 0 ? flags.ctx : std::min<int64_t>(2048, max_positions);

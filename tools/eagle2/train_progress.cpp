@@ -12,7 +12,9 @@ namespace eagle2::cli {
 std::pair<double, double> cpu_seconds() {
   rusage u{};
   getrusage(RUSAGE_SELF, &u);
-  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  auto s = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec);
+  };
   return {s(u.ru_utime), s(u.ru_stime)};
 }
 
@@ -34,8 +36,8 @@ bool log_line_due(int64_t done, int64_t total) {
 }
 
 bool progress_due(double& last, double seconds, int64_t step, int64_t steps) {
-  const bool due = stderr_is_tty() ? seconds - last >= 0.25 || step == steps
-                                   : log_line_due(step, steps);
+  const bool due =
+      stderr_is_tty() ? seconds - last >= 0.25 || step == steps : log_line_due(step, steps);
   if (due) last = seconds;
   return due;
 }
