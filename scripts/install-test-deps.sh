@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs what the JavaScript tests of tests/server need, only what is missing: Debian's chromium,
-# nodejs and npm, then tests/npm/package-lock.json into tests/npm/node_modules (exact versions of
-# the official `openai` client and `puppeteer-core`, which never downloads a browser of its own).
+# Installs what the JavaScript tests of tests/server and the format check need, only what is
+# missing: Debian's chromium, nodejs, npm and clang-format, then tests/npm/package-lock.json into
+# tests/npm/node_modules (exact versions of the official `openai` client and `puppeteer-core`,
+# which never downloads a browser of its own).
 #
 # It never fails the suite: a step that fails is written, with its reason, to
 # tests/npm/install-failed, and the tests that need that piece exit 77 (CTest's "skipped") quoting
@@ -22,6 +23,7 @@ missing=()
 command -v chromium >/dev/null || missing+=(chromium)
 command -v node >/dev/null || missing+=(nodejs)
 command -v npm >/dev/null || missing+=(npm)
+command -v clang-format >/dev/null || missing+=(clang-format)
 if ((${#missing[@]})); then
   if [[ $(id -u) -ne 0 ]]; then
     fail "apt: not root, cannot install ${missing[*]} (run scripts/install-test-deps.sh as root)"
