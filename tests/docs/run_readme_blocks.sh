@@ -8,7 +8,11 @@
 #    `bash -euo pipefail`: a failing command fails the test (the block is printed with its output).
 #    The README's two big commands, `bash scripts/quickstart.sh` and `bash scripts/test.sh`, are in
 #    a plain `sh` block and not run here: the quickstart is what CI's first stage does, and
-#    test.sh is the suite this test is part of.
+#    test.sh is the suite this test is part of. The results table's reproduce commands are the
+#    benchmarks themselves (7-40 quiet minutes each; tests/cli/test_*_scripts.cpp check their
+#    scripts on small inputs), and the C++ snippet is what tests/install/test_install.sh builds;
+#    here every `build/bin/eagle2 COMMAND` the README names must answer --help, and every
+#    `scripts/*.sh` it names must exist and parse (bash -n).
 # 3. Relative links in README.md, CONTRIBUTING.md, models/README.md and docs/**/*.md resolve;
 #    every folder under docs/bench/ that a tracked text names exists (a git-history reference
 #    `136a469:docs/bench/...` aside); no file or folder in docs/ is named after an issue or a
@@ -67,8 +71,16 @@ for ((i = 1; i <= blocks; i++)); do
   fi
 done
 
-# Links between the docs.
+# Every command and script the README names, runnable block or not.
 cd "$src" || exit 1
+for command in $(grep -oE 'build/bin/eagle2 [a-z][a-z-]*' README.md | awk '{print $2}' | sort -u); do
+  "$cli" "$command" --help > /dev/null 2>&1 || fail "README.md names 'eagle2 $command', which has no --help"
+done
+for script in $(grep -oE 'scripts/[A-Za-z0-9_-]+\.sh' README.md | sort -u); do
+  bash -n "$script" 2> /dev/null || fail "README.md names $script, which is missing or does not parse"
+done
+
+# Links between the docs.
 for f in README.md CONTRIBUTING.md models/README.md $(find docs -name '*.md' | sort); do
   while IFS= read -r target; do
     case $target in http:* | https:* | mailto:* | '#'* | '') continue ;; esac
