@@ -4,7 +4,7 @@
 For each drafter and temperature it sums the per-prompt accepted-length histograms (entry a: the
 cycles that accepted a drafted tokens, the bonus token not counted) and prints, for each depth d,
 how often the accepted path reached depth d given that it reached depth d - 1. A head whose
-figures fall from one depth to the next loses its drafts there: this is how docs/PROGRESS-issue15.md
+figures fall from one depth to the next loses its drafts there: this is how docs/RESULTS.md
 compares the EAGLE-2 and EAGLE-3 heads depth by depth.
 
 Usage: scripts/accept_by_depth.py BENCH.json [--drafter SUBSTRING]

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's "Results" section, reproduced: `eagle2 bench` on
+# docs/RESULTS.md's "Older: the full drafter benchmark" section, reproduced: `eagle2 bench` on
 #   1. the bundled code model and head: 12 held-out code windows and the first 12 HumanEval prompts;
 #   2. stories260K and its EAGLE head (../shared/data): openings of the last 40 held-out stories;
 # greedy (T = 0) and temperature 1, every drafter interleaved per prompt, and a tree-budget sweep

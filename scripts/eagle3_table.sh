@@ -26,7 +26,7 @@
 # a 2-core AVX2-only machine: about 8 minutes a run at T = 0 alone and 15 at T = 1 alone with 11
 # columns (plain decoding at ~130-160 tokens/s), 9 minutes at T = 0 with 15 (plain ~250).
 #
-# Usage: scripts/eagle3_table.sh [OUT_DIR (default docs/bench/eagle3)]
+# Usage: scripts/eagle3_table.sh [OUT_DIR (default docs/bench/eagle3-vs-eagle2)]
 #   RUNS         how many times to run the benchmark (default 3)
 #   LIMIT        held-out prompts (default 40)
 #   TEMPS        temperatures (default 0,1)
@@ -37,7 +37,7 @@
 #                (default /tmp/eagle2-code-corpus; built on first use, needs apt and python3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=${1:-docs/bench/eagle3}
+out=${1:-docs/bench/eagle3-vs-eagle2}
 runs=${RUNS:-3}
 limit=${LIMIT:-40}
 temps=${TEMPS:-0,1}

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages eagle2.cpp builds with, only those that are missing.
+# Installs the Debian 12 packages eagle2.cpp builds with (and curl, which the README's server
+# example uses), only those that are missing.
 set -euo pipefail
 packages=(build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev libbenchmark-dev
           nlohmann-json3-dev libsentencepiece-dev libcli11-dev zlib1g-dev
-          libpcre2-dev libutf8proc-dev libcpp-httplib-dev)
+          libpcre2-dev libutf8proc-dev libcpp-httplib-dev
+          curl)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -2,6 +2,14 @@
 // repetitions, at several temperatures); per prompt set, drafter and temperature: tokens/s,
 // speedup over plain decoding measured in the same run, tau, draft/verify time shares and the
 // distinct-4-gram ratio of the outputs. Greedy outputs must equal plain decoding's.
+//
+// Contract. Units: tokens/s and seconds of wall time, tau in tokens per target forward, shares in
+// [0, 1]. Ownership: run_bench borrows the model, head, tokenizer and threads for the call; the
+// BenchRun it returns owns every run's tokens and statistics and refers to none of them.
+// Errors: eagle2::Error for a prompt longer than options.ctx, a negative warmup_prompts, a spec
+// that needs a head or folder that is missing; a greedy output that differs from plain decoding's
+// is not thrown but listed by greedy_mismatches(). The progress callback runs on the calling
+// thread; its exception propagates. Threads: one call at a time per model (eagle2/error.h).
 #pragma once
 
 #include <cstddef>

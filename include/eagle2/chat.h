@@ -1,5 +1,12 @@
 // Chat templates: a model's Jinja template turning a conversation into the prompt text the model
 // was trained on, rendered exactly as Hugging Face does (docs/CHAT_TEMPLATES.md).
+//
+// Contract. Ownership: a ChatTemplate owns its parsed template and special tokens and refers to
+// no file after construction. Errors: eagle2::Error naming the file or `where` (no template,
+// unreadable file, malformed JSON, a template that raises). Threads: render() is const and keeps
+// no state between calls, so one template may render from several threads at once (eagle2 serve
+// does, one request per HTTP thread); construction and assignment are not concurrent-safe.
+// Sizes: messages files at most 64 MiB.
 #pragma once
 
 #include <memory>

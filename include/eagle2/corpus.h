@@ -1,4 +1,8 @@
 // Text corpora as train-lm and draft-vocab read them: files and folders of UTF-8 documents.
+//
+// Contract. Sizes in bytes; paths as given (relative ones against the working directory). Errors:
+// eagle2::Error naming the path (missing, not a regular file, larger than the limit, unreadable).
+// Ownership: the results are plain values. Threads: no shared state; safe from any thread.
 #pragma once
 
 #include <string>

@@ -1,6 +1,14 @@
 // What decoding costs on this machine: the verify cost curve (one forward of k tokens against one
 // token), the same across independent sequences, and the memory read bandwidth that bounds
 // memory-bound decoding. The curve decides how large a draft tree this CPU can afford.
+//
+// Contract. Units: seconds (medians of options.repetitions forwards), k and context in tokens,
+// bandwidth in GB/s (1e9 bytes per second). Ownership: the measure functions borrow the model and
+// threads for the call; a VerifyCost owns its measurements, and an Engine or drafter given one
+// borrows it (it must outlive them). Errors: eagle2::Error for an empty list of batch sizes or
+// sequence counts, a size below 1, a context too short to time one batch. Threads: the
+// measurements use every thread of `threads` and must not run while the same model decodes
+// (eagle2/error.h); timings are only as quiet as the machine.
 #pragma once
 
 #include <cstddef>

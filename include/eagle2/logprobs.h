@@ -1,6 +1,10 @@
 // Next-token log-probabilities along a given token path: what the model assigns after each prefix
 // of the path. For comparing a model's numbers with another implementation's (llama.cpp's
 // n_probs, scripts/llama-logprob-parity.py) and for scoring text.
+//
+// Contract. Units: natural-log probabilities (nats), token ids in [0, vocab). Ownership: borrows
+// the model and threads for the call; the result is plain values. Errors: eagle2::Error (listed
+// at path_logprobs). Threads: one call at a time per model (eagle2/error.h).
 #pragma once
 
 #include <cstdint>

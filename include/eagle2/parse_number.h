@@ -3,6 +3,8 @@
 // friends accept "12abc", skip spaces, wrap "-1" into unsigned types and throw bare "stoll" on
 // failure; every number a user writes goes through here instead, so the rule is the same
 // everywhere.
+//
+// Contract. Never throws for bad text (a nullopt and the reason instead); pure and thread-safe.
 #pragma once
 
 #include <charconv>

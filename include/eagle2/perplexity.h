@@ -1,6 +1,11 @@
 // Scoring a text: the negative log-likelihood a model gives each token of a sequence, and the
 // perplexity figure made of them. `eagle2 perplexity` cuts a file into chunks the way
 // llama-perplexity does (docs/PARITY.md) and scores each chunk with token_nlls.
+//
+// Contract. Units: negative log-likelihoods in nats; perplexity = exp(mean NLL). Ownership:
+// token_nlls borrows the model and threads for the call (its KV memory is its own, freed on
+// return); results are plain values. Errors: eagle2::Error (listed at each function). Threads: one
+// call at a time per model; estimate_perplexity is pure (eagle2/error.h).
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,10 @@
 // Prompt sets in the shapes they are published in: JSONL (optionally gzipped) with the prompt
 // under "turns" (MT-bench, first turn), "prompt" (HumanEval), "question" (GSM8K) or "text"; or
 // plain text documents separated by blank lines, of which an opening can be taken.
+//
+// Contract. Ownership: the prompts are copied out as plain values; no file stays open. Errors:
+// eagle2::Error naming the file and line (listed at load_prompt_set); unreadable or missing files
+// too. Threads: no shared state; safe from any thread.
 #pragma once
 
 #include <cstddef>

@@ -2,6 +2,12 @@
 // folder or a GGUF file -> Q8_0 or Q4_0 matrices, blocks rounded as ggml's reference quantizer
 // rounds them) and random-weight models written straight to GGUF (`make-random --dtype q8_0`).
 // What is quantized to what: docs/QUANTIZATION.md.
+//
+// Contract. Units: bytes for sizes, counts for tensors. Ownership: the functions take paths and
+// keep nothing. Errors: eagle2::Error naming the path, tensor or config field (a file that is not
+// a model, an unexpected tensor, an output that is a folder or does not end in .gguf); the output
+// file appears only once complete, so a failed call leaves no partial file. Threads: the work
+// runs on the calling thread (eagle2/error.h).
 #pragma once
 
 #include <cstdint>

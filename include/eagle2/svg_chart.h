@@ -5,6 +5,11 @@
 // train and bench are peers and may not include each other, and core holds what inference needs,
 // which a chart writer is not. Output is byte-for-byte deterministic (fixed-point numbers,
 // no locale, no timestamps) so charts can be diffed and checked into reports.
+//
+// Contract. Units: width and height in SVG pixels; values as given. Ownership: the chart structs
+// are plain values; the functions return the SVG text and keep nothing. Errors: none of their own
+// (non-finite values are skipped, not thrown); std::bad_alloc passes through. Threads: pure
+// functions, safe from any thread.
 #pragma once
 
 #include <string>

@@ -1,6 +1,16 @@
 // Training an EAGLE head for a target: its training set (token sequences with the target's
 // final-norm features, by self-distillation or from given text), the training itself, the head
 // written in the published format, and how well it drafts (agreement with the target, tau).
+//
+// Contract. Units: positions and sequences in tokens, rates in [0, 1], losses in nats, times in
+// seconds. Ownership: the data builders and trainers borrow the target model, its tokenizer and
+// the threads for each call; a trainer keeps a reference to its target, which must outlive it;
+// HeadData owns its sequences and features (floats: positions x hidden, times 3 with EAGLE-3
+// feature layers); a trained head is written to a folder (save) and loaded with Head::load.
+// Errors: eagle2::Error for options a trainer cannot run with and data that does not fit the
+// target (each function's comment names its cases), and unwritable output folders. Callbacks run
+// on the calling thread; their exceptions propagate. Threads: one call at a time per target model
+// (eagle2/error.h).
 #pragma once
 
 #include <cstdint>

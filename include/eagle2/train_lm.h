@@ -1,6 +1,15 @@
 // Training a LLaMA model from scratch: a SentencePiece tokenizer trained on the corpus, then the
 // model on the tokenized corpus, written in the Hugging Face layout Model::load reads
 // (config.json, model.safetensors, tokenizer.model) plus checkpoint.safetensors for resuming.
+//
+// Contract. Units: steps, tokens, seconds (eta_s), tokens/s; losses in nats per token. Ownership:
+// run_train_lm borrows the config and threads for the call and writes only under
+// options.out_dir (config.json, model.safetensors, tokenizer.model, checkpoint.safetensors,
+// train_log.tsv, loss_curve.svg). Errors: eagle2::Error naming the file and key for a config
+// with an unknown, missing or mistyped key, a missing path or a folder without files, a
+// tokenizer whose vocabulary is not the config's, a resume without out_dir's tokenizer.model
+// or checkpoint.safetensors. The events run on the calling thread; an
+// exception thrown by one propagates out of the call. Threads: one run at a time per out_dir.
 #pragma once
 
 #include <cstdint>

@@ -20,8 +20,8 @@ class DraftPacing {
   // when the rate falls far below plain (under kFarBelow of it: a head that does not help, a high
   // temperature); a slow one (kSlowWeight, judged after kSteadyJudgeAfter cycles) when it stays
   // below plain at all. The fast average alone, judged against plain itself, paused on a few
-  // unlucky cycles of code windows where speculating ran 1.3-1.5x plain (PROGRESS-issue15.md,
-  // session 13). A pause is kPauseCycles cycles that draft nothing, doubling after each failed try
+  // unlucky cycles of code windows where speculating ran 1.3-1.5x plain (docs/bench/draft-pacing/,
+  // 2026-12-03). A pause is kPauseCycles cycles that draft nothing, doubling after each failed try
   // up to kMaxPauseCycles; then it tries again.
   static constexpr int kJudgeAfter = 4, kSteadyJudgeAfter = 8, kPauseCycles = 16,
                        kMaxPauseCycles = 256;

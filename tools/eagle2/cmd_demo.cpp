@@ -66,7 +66,7 @@ struct DemoFlags {
   RunFlags run;
   std::string head_dir;
   std::string prompts;  // a prompt set file instead of the built-in prompts
-  // The winner of the budget sweep on this machine kind (README "Results"): a tree sized each
+  // The winner of the budget sweep on this machine kind (docs/RESULTS.md): a tree sized each
   // cycle from the measured verify cost (auto), ranked by calibrated confidences (cal), up to 9
   // levels of the head's top choice (K = 1). On the bundled 25.7 M-parameter model a forward of
   // k tokens leaves the memory-bound regime early (8 tokens cost about 2x one token on 2 cores),
