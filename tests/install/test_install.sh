@@ -89,6 +89,21 @@ n=24
 cmp "$work/expected" "$work/actual" || fail "speculative_generate (find_package build) differs"
 cat "$work/err"
 
+# The same installed program on stories260K and its EAGLE head from ../shared (the issue's model),
+# where that folder is present.
+stories=$source/../shared/data/models
+if [[ -d $stories/stories260K-hf && -d $stories/stories260K-eagle-head ]]; then
+  "$cli" generate -m "$stories/stories260K-hf" -p "Once upon a time" -n $n >"$work/expected260" \
+    2>"$work/cli.err" || fail "eagle2 generate on stories260K: $(cat "$work/cli.err")"
+  "$work/build/speculative_generate" "$stories/stories260K-hf" "$stories/stories260K-eagle-head" \
+    "Once upon a time" $n >"$work/actual260" 2>"$work/err" ||
+    fail "speculative_generate on stories260K: $(cat "$work/err")"
+  cmp "$work/expected260" "$work/actual260" || fail "speculative_generate differs on stories260K"
+  echo "stories260K: the installed program's text is the CLI's"
+else
+  echo "skipped the stories260K run: $stories/stories260K-hf not found"
+fi
+
 step "pkg-config --cflags --libs eagle2"
 if ! command -v pkg-config >/dev/null; then
   echo "skipped: pkg-config not found (scripts/install-deps.sh installs it)"
