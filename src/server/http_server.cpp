@@ -6,8 +6,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <thread>
@@ -16,6 +20,7 @@
 #include "server/api_error.h"
 #include "server/browser_guard.h"
 #include "server/completion_routes.h"
+#include "server/guarded_http.h"
 #include "server/openai_response.h"
 #include "server/server_state.h"
 #include "server/stop_signal.h"
@@ -122,6 +127,42 @@ bool is_completion_route(const Request& req) {
          (req.path == "/v1/completions" || req.path == "/v1/chat/completions");
 }
 
+ConnectionLimits connection_limits(const ServerOptions& o) {
+  ConnectionLimits l;
+  // Enough threads for every slot and every queue place, plus a few for /health, /metrics and
+  // refusals, keep every waiting request in the scheduler's queue (where it gets a 503 when
+  // the queue is full) rather than in httplib's.
+  l.max_connections = o.max_connections > 0
+                          ? static_cast<size_t>(o.max_connections)
+                          : static_cast<size_t>(o.parallel) + static_cast<size_t>(o.max_queue) + 4;
+  l.read_timeout = std::chrono::seconds(o.read_timeout);
+  l.keep_alive_timeout = std::chrono::seconds(o.keep_alive_timeout);
+  l.keep_alive_max = static_cast<size_t>(std::max(1, o.keep_alive_max));
+  return l;
+}
+
+const char* reason_phrase(int status) {
+  switch (status) {
+    case 200:
+      return "OK";
+    case 403:
+      return "Forbidden";
+    default:
+      return "Service Unavailable";
+  }
+}
+
+// A complete HTTP/1.1 response that closes the connection, for the overflow lane.
+std::string raw_response(int status, const Json& body) {
+  const std::string text = json_text(body);
+  std::string out =
+      "HTTP/1.1 " + std::to_string(status) + " " + reason_phrase(status) +
+      "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(text.size()) +
+      "\r\nConnection: close\r\n";
+  if (status == 503) out += "Retry-After: 1\r\n";
+  return out + "\r\n" + text;
+}
+
 [[noreturn]] void cannot_listen(const ServerOptions& o) {
   fail("cannot listen on ", o.host, ":", o.port,
        " (the port is in use, or the host is not an address of this machine)");
@@ -130,17 +171,15 @@ bool is_completion_route(const Request& req) {
 }  // namespace
 
 struct Server::Impl {
-  explicit Impl(const ServerOptions& o) : state(o) {
+  explicit Impl(const ServerOptions& o)
+      : state(o), http(connection_limits(o), [this](const OverflowRequest& r) {
+          return overflow_answer(r);
+        }) {
     state.created = std::chrono::duration_cast<std::chrono::seconds>(
                         std::chrono::system_clock::now().time_since_epoch())
                         .count();
-    // httplib runs each connection on a pool thread for the connection's whole life, and a
-    // streaming request holds its thread until its last token. With its default pool (8
-    // threads), a 9th client would wait inside httplib where the scheduler cannot see it: no
-    // admission, no 503. Enough threads for every slot and every queue place (plus a few for
-    // /health, /metrics and refusals) keep all waiting in the scheduler's queue.
-    const size_t threads = static_cast<size_t>(o.parallel) + static_cast<size_t>(o.max_queue) + 4;
-    http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    // Connections: --max-connections threads, deadlines and keep-alive limits, the overflow
+    // lane beyond them (guarded_http.h says why httplib's own pool is not enough).
     http.set_payload_max_length(o.max_body);
     // httplib's default also sets SO_REUSEPORT, with which a second server on the same port
     // binds too and the kernel splits the connections between the two: a port in use must be an
@@ -281,6 +320,57 @@ struct Server::Impl {
     return true;
   }
 
+  // /health's answer: 503 while shutting down, or when the scheduler has work and has not come
+  // round its loop for --stall-timeout (stuck: the requests it holds will not end).
+  std::pair<int, Json> health() const {
+    if (state.stopping) return {503, {{"status", "shutting down"}}};
+    const auto stalled = state.scheduler.stalled_for();
+    if (stalled >= std::chrono::seconds(state.options.stall_timeout))
+      return {503,
+              {{"status", "unhealthy"},
+               {"reason", "the scheduler has made no step for " +
+                              std::to_string(stalled.count() / 1000) +
+                              " s while requests wait or decode (--stall-timeout " +
+                              std::to_string(state.options.stall_timeout) + ")"}}};
+    return {200, {{"status", "ok"}}};
+  }
+
+  // A connection beyond --max-connections: GET /health is answered (a health check must pass
+  // while slow or idle clients hold every connection), anything else gets 503 at once.
+  std::string overflow_answer(const OverflowRequest& r) const {
+    const bool is_health = r.complete && r.method == "GET" &&
+                           (r.target == "/health" || r.target.starts_with("/health?"));
+    if (!is_health)
+      return raw_response(503, error_json(503,
+                                          "the server has --max-connections (" +
+                                              std::to_string(http.limits().max_connections) +
+                                              ") connections open: retry later",
+                                          "", "too_many_connections"));
+    if (r.hosts.size() > 1 ||
+        !host_allowed(r.hosts.empty() ? "" : r.hosts[0], !r.hosts.empty(), state.options))
+      return raw_response(403, error_json(403,
+                                          "the Host header names neither this server's address "
+                                          "nor a name given with --allowed-host",
+                                          "", "forbidden"));
+    const auto [status, body] = health();
+    return raw_response(status, body);
+  }
+
+  // The gauges of the scheduler's slots and of the connections, read as /metrics is asked.
+  std::string connection_metrics() const {
+    const auto gauge = [](const char* name, const char* type, const char* help, int64_t v) {
+      return std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" +
+             name + " " + std::to_string(v) + "\n";
+    };
+    return gauge("eagle2_slots_busy", "gauge", "Requests admitted and decoding (of --parallel).",
+                 state.scheduler.active()) +
+           gauge("eagle2_connections_open", "gauge",
+                 "Connections being served (of --max-connections).", http.connections_open()) +
+           gauge("eagle2_connections_overflow_total", "counter",
+                 "Connections beyond --max-connections, answered at once (503, or /health).",
+                 http.connections_refused());
+  }
+
   void models(Response& res) { send_json(res, 200, models_json(state.model.id(), state.created)); }
 
   void model(const std::string& id, Response& res) {
@@ -294,14 +384,13 @@ struct Server::Impl {
       res.set_content(std::string(index_html()), "text/html; charset=utf-8");
     });
     http.Get("/health", [this](const Request&, Response& res) {
-      if (state.stopping)
-        send_json(res, 503, {{"status", "shutting down"}});
-      else
-        send_json(res, 200, {{"status", "ok"}});
+      const auto [status, body] = health();
+      send_json(res, status, body);
     });
     http.Get("/metrics", [this](const Request&, Response& res) {
       state.metrics.queue_depth(state.scheduler.queue_depth());
-      res.set_content(state.metrics.render(), "text/plain; version=0.0.4; charset=utf-8");
+      res.set_content(state.metrics.render() + connection_metrics(),
+                      "text/plain; version=0.0.4; charset=utf-8");
     });
     http.Get("/v1/models", v1([this](const Request&, Response& res) { models(res); }, false));
     http.Get(R"(/v1/models/(.+))",
@@ -312,6 +401,7 @@ struct Server::Impl {
     // routing it, and a chunked or compressed one without limit: such a request is answered
     // here, before any of it is read, and its connection closed.
     http.set_pre_routing_handler([this](const Request& req, Response& res) {
+      request_head_read();
       if (refused_by_browser_guard(req, res)) return httplib::Server::HandlerResponse::Handled;
       if (req.method == "OPTIONS") {  // a CORS preflight (or a plain OPTIONS): no body, no route
         res.status = 204;
@@ -336,15 +426,16 @@ struct Server::Impl {
       if (res.status == 400) message = "malformed HTTP request";
       send_json(res, res.status, error_json(res.status, message));
     });
+    // An exception no handler caught: 500 without its text (which may name files), the text in
+    // the server's log.
     http.set_exception_handler([](const Request&, Response& res, std::exception_ptr ep) {
-      std::string message = "internal error";
       try {
         std::rethrow_exception(ep);
       } catch (const std::exception& e) {
-        message = std::string("internal error: ") + e.what();
+        std::fprintf(stderr, "eagle2 serve: a request failed: %s\n", e.what());
       } catch (...) {
       }
-      send_json(res, 500, error_json(500, message));
+      send_json(res, 500, error_json(500, "internal error", "", "internal_error"));
     });
   }
 
@@ -370,14 +461,25 @@ struct Server::Impl {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       http.stop();
     });
-    http.listen_after_bind();
+    // Whatever ends listen (its threads could not be created, accept failed) ends run() with
+    // an error, after the watcher, which would end the process if destroyed joinable.
+    bool listened = false;
+    std::string failure;
+    try {
+      listened = http.listen_after_bind();
+    } catch (const std::exception& e) {
+      failure = std::string("cannot start the HTTP server: ") + e.what();
+    }
+    if (!listened && failure.empty())
+      failure = "the listening socket failed (" + std::string(std::strerror(errno)) + ")";
     listen_done = true;
     stop_pipe.notify();  // listen() failed: the watcher still has to finish
     watcher.join();
+    if (!failure.empty()) fail(failure);
   }
 
   ServerState state;
-  httplib::Server http;  // after the state: destroyed first, its handlers use the state
+  GuardedHttpServer http;  // after the state: destroyed first, its handlers use the state
   StopPipe stop_pipe;
   std::unique_ptr<SignalStop> signals;  // stop_on_signals(): restored when the server goes
   std::atomic<bool> listen_done{false};

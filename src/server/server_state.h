@@ -22,7 +22,8 @@ struct ServerState {
       : options(o),
         model(o),
         scheduler(model.model(), model.head(), model.threads(), model.cost(),
-                  SchedulerOptions{o.parallel, o.max_queue, model.context()}, metrics) {}
+                  SchedulerOptions{o.parallel, o.max_queue, model.context(), o.before_step},
+                  metrics) {}
 
   const ServerOptions options;
   ServedModel model;

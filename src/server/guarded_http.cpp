@@ -1,0 +1,269 @@
+#include "server/guarded_http.h"
+
+#include <netdb.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace eagle2::server {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// poll() for `events` until `deadline`, through EINTR. False at the deadline.
+bool wait_for(int sock, short events, Clock::time_point deadline) {
+  for (;;) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return false;
+    pollfd p{sock, events, 0};
+    const int r = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 1000)));
+    if (r > 0) return true;
+    if (r < 0 && errno != EINTR) return false;
+  }
+}
+
+void ip_and_port(int sock, bool remote, std::string& ip, int& port) {
+  sockaddr_storage a{};
+  socklen_t size = sizeof a;
+  const int r = remote ? getpeername(sock, reinterpret_cast<sockaddr*>(&a), &size)
+                       : getsockname(sock, reinterpret_cast<sockaddr*>(&a), &size);
+  if (r != 0) return;
+  char host[NI_MAXHOST], service[NI_MAXSERV];
+  if (getnameinfo(reinterpret_cast<sockaddr*>(&a), size, host, sizeof host, service, sizeof service,
+                  NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+    return;
+  ip = host;
+  port = std::atoi(service);
+}
+
+// One connection's socket as httplib reads and writes it: buffered reads that end at the
+// request's deadline and (until its head is read) at kMaxHeadBytes; writes that wait at most the
+// write timeout for room. Used by the connection's thread only.
+class ConnectionStream final : public httplib::Stream {
+ public:
+  ConnectionStream(int sock, const ConnectionLimits& limits) : sock_(sock), limits_(limits) {}
+
+  void start_request(Clock::time_point deadline) {
+    deadline_ = deadline;
+    head_bytes_ = 0;
+    head_done_ = false;
+  }
+  // A read of this request stopped at its deadline or at kMaxHeadBytes: httplib answers 400 and
+  // would read on; the connection closes instead.
+  bool cut_off() const { return cut_off_; }
+  void head_done() { head_done_ = true; }
+
+  // Waits for the next request's first byte for at most `idle`; false when none comes, the
+  // client closed, or the server stops (`listening` turns invalid).
+  bool wait_for_next_request(std::chrono::seconds idle, const std::atomic<socket_t>& listening) {
+    if (pos_ < end_) return true;
+    const Clock::time_point until = Clock::now() + idle;
+    while (listening != INVALID_SOCKET) {
+      const Clock::time_point slice =
+          std::min(until, Clock::now() + std::chrono::milliseconds(100));
+      if (wait_for(sock_, POLLIN, slice)) return true;
+      if (Clock::now() >= until) return false;
+    }
+    return false;
+  }
+
+  bool peer_gone() const {
+    pollfd p{sock_, POLLIN | POLLRDHUP, 0};
+    if (::poll(&p, 1, 0) <= 0) return false;
+    if (p.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL)) return true;
+    char c = 0;  // readable: more of the request, a pipelined one, or the end of the stream
+    return ::recv(sock_, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+  }
+
+  bool is_readable() const override { return pos_ < end_ || wait_for(sock_, POLLIN, deadline_); }
+  bool is_writable() const override {
+    return wait_for(sock_, POLLOUT, Clock::now() + limits_.write_timeout) && !peer_gone();
+  }
+
+  ssize_t read(char* ptr, size_t size) override {
+    if (pos_ == end_) {
+      if ((!head_done_ && head_bytes_ >= GuardedHttpServer::kMaxHeadBytes) ||
+          !wait_for(sock_, POLLIN, deadline_)) {  // too long a head, or the request's time is up
+        cut_off_ = true;
+        return -1;
+      }
+      ssize_t got = -1;
+      do {
+        got = ::recv(sock_, buffer_, sizeof buffer_, 0);
+      } while (got < 0 && errno == EINTR);
+      if (got <= 0) return got;
+      pos_ = 0;
+      end_ = static_cast<size_t>(got);
+      if (!head_done_) head_bytes_ += end_;
+    }
+    const size_t n = std::min(size, end_ - pos_);
+    std::memcpy(ptr, buffer_ + pos_, n);
+    pos_ += n;
+    return static_cast<ssize_t>(n);
+  }
+
+  ssize_t write(const char* ptr, size_t size) override {
+    if (!wait_for(sock_, POLLOUT, Clock::now() + limits_.write_timeout)) return -1;
+    ssize_t sent = -1;
+    do {
+      sent = ::send(sock_, ptr, size, MSG_NOSIGNAL);
+    } while (sent < 0 && errno == EINTR);
+    return sent;
+  }
+
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    ip_and_port(sock_, true, ip, port);
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    ip_and_port(sock_, false, ip, port);
+  }
+  socket_t socket() const override { return sock_; }
+
+ private:
+  int sock_;
+  const ConnectionLimits& limits_;
+  Clock::time_point deadline_ = Clock::time_point::max();
+  size_t head_bytes_ = 0;
+  bool head_done_ = false;
+  bool cut_off_ = false;
+  char buffer_[4096];
+  size_t pos_ = 0, end_ = 0;
+};
+
+// The connection the current thread serves (null outside process_and_close_socket).
+thread_local ConnectionStream* tl_connection = nullptr;
+// Set while the task queue runs a connection's closure inline for the overflow lane.
+thread_local bool tl_to_overflow_lane = false;
+
+}  // namespace
+
+// At most max_connections connections on as many threads (a connection never waits for a
+// thread, so none waits unseen); the rest to the overflow lane, from the accepting thread. Its
+// own workers rather than httplib::ThreadPool, whose constructor ends the process when a thread
+// cannot be created (the threads made so far are destroyed joinable): here the failure is an
+// exception out of listen, which the server reports as an error.
+class GuardedHttpServer::Queue final : public httplib::TaskQueue {
+ public:
+  explicit Queue(GuardedHttpServer& server) : server_(server) {
+    try {
+      for (size_t i = 0; i < server.limits_.max_connections; ++i)
+        workers_.emplace_back([this] { work(); });
+    } catch (...) {
+      shutdown();
+      throw;
+    }
+  }
+  ~Queue() override { shutdown(); }
+
+  void enqueue(std::function<void()> fn) override {
+    if (server_.open_.fetch_add(1) >= static_cast<int64_t>(server_.limits_.max_connections)) {
+      --server_.open_;
+      tl_to_overflow_lane = true;
+      fn();  // calls process_and_close_socket(sock), which hands sock to the lane and returns
+      tl_to_overflow_lane = false;
+      return;
+    }
+    {
+      std::lock_guard lock(mutex_);
+      jobs_.push_back(std::move(fn));
+    }
+    ready_.notify_one();
+  }
+
+  void shutdown() override {
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    ready_.notify_all();
+    for (std::thread& t : workers_)
+      if (t.joinable()) t.join();
+  }
+
+ private:
+  void work() {
+    for (;;) {
+      std::function<void()> fn;
+      {
+        std::unique_lock lock(mutex_);
+        ready_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+        if (jobs_.empty()) return;  // stopping, and every connection taken has been served
+        fn = std::move(jobs_.front());
+        jobs_.pop_front();
+      }
+      fn();
+      --server_.open_;
+    }
+  }
+
+  GuardedHttpServer& server_;
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<std::function<void()>> jobs_;
+  bool stopping_ = false;
+  std::vector<std::thread> workers_;
+};
+
+GuardedHttpServer::GuardedHttpServer(ConnectionLimits limits,
+                                     std::function<std::string(const OverflowRequest&)> overflow)
+    : limits_(limits), lane_(std::move(overflow)) {
+  new_task_queue = [this] { return new Queue(*this); };
+  set_read_timeout(limits_.read_timeout);
+  set_write_timeout(limits_.write_timeout);
+  set_keep_alive_timeout(limits_.keep_alive_timeout.count());
+  set_keep_alive_max_count(limits_.keep_alive_max);
+}
+
+GuardedHttpServer::~GuardedHttpServer() {
+  lane_.stop();
+}
+
+bool GuardedHttpServer::process_and_close_socket(socket_t sock) {
+  if (tl_to_overflow_lane) {
+    lane_.adopt(sock);
+    return true;
+  }
+  ConnectionStream stream(sock, limits_);
+  tl_connection = &stream;
+  // The first request's time runs from the accept, so a client that never sends holds its
+  // thread for --read-timeout at most; a later one's from its first byte, after at most
+  // --keep-alive-timeout of idling.
+  Clock::time_point deadline = Clock::now() + limits_.read_timeout;
+  bool ok = true;
+  for (size_t served = 0; served < limits_.keep_alive_max && svr_sock_ != INVALID_SOCKET;
+       ++served) {
+    if (served > 0) {
+      if (!stream.wait_for_next_request(limits_.keep_alive_timeout, svr_sock_)) break;
+      deadline = Clock::now() + limits_.read_timeout;
+    }
+    stream.start_request(deadline);
+    bool closed = false;
+    ok = process_request(stream, served + 1 == limits_.keep_alive_max, closed, nullptr);
+    if (!ok || closed || stream.cut_off()) break;
+  }
+  tl_connection = nullptr;
+  ::shutdown(sock, SHUT_RDWR);
+  ::close(sock);
+  return ok;
+}
+
+bool client_gone() {
+  return tl_connection && tl_connection->peer_gone();
+}
+
+void request_head_read() {
+  if (tl_connection) tl_connection->head_done();
+}
+
+}  // namespace eagle2::server
