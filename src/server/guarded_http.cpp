@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "eagle2/error.h"
+
 namespace eagle2::server {
 
 namespace {
@@ -152,16 +154,19 @@ thread_local bool tl_to_overflow_lane = false;
 // thread, so none waits unseen); the rest to the overflow lane, from the accepting thread. Its
 // own workers rather than httplib::ThreadPool, whose constructor ends the process when a thread
 // cannot be created (the threads made so far are destroyed joinable): here the failure is an
-// exception out of listen, which the server reports as an error.
+// exception out of the server's constructor, before it announces itself, which the CLI reports
+// as its one error line. httplib makes its queue when listen starts and deletes it at the end:
+// it gets a Handle onto this one.
 class GuardedHttpServer::Queue final : public httplib::TaskQueue {
  public:
   explicit Queue(GuardedHttpServer& server) : server_(server) {
     try {
       for (size_t i = 0; i < server.limits_.max_connections; ++i)
         workers_.emplace_back([this] { work(); });
-    } catch (...) {
+    } catch (const std::exception& e) {
       shutdown();
-      throw;
+      throw Error("cannot create the " + std::to_string(server.limits_.max_connections) +
+                  " connection threads of --max-connections: " + e.what());
     }
   }
   ~Queue() override { shutdown(); }
@@ -207,6 +212,19 @@ class GuardedHttpServer::Queue final : public httplib::TaskQueue {
     }
   }
 
+  // What httplib's new_task_queue returns (httplib deletes it; the queue stays the server's).
+ public:
+  class Handle final : public httplib::TaskQueue {
+   public:
+    explicit Handle(Queue& queue) : queue_(queue) {}
+    void enqueue(std::function<void()> fn) override { queue_.enqueue(std::move(fn)); }
+    void shutdown() override { queue_.shutdown(); }
+
+   private:
+    Queue& queue_;
+  };
+
+ private:
   GuardedHttpServer& server_;
   std::mutex mutex_;
   std::condition_variable ready_;
@@ -217,8 +235,8 @@ class GuardedHttpServer::Queue final : public httplib::TaskQueue {
 
 GuardedHttpServer::GuardedHttpServer(ConnectionLimits limits,
                                      std::function<std::string(const OverflowRequest&)> overflow)
-    : limits_(limits), lane_(std::move(overflow)) {
-  new_task_queue = [this] { return new Queue(*this); };
+    : limits_(limits), lane_(std::move(overflow)), queue_(std::make_unique<Queue>(*this)) {
+  new_task_queue = [this] { return new Queue::Handle(*queue_); };
   set_read_timeout(limits_.read_timeout);
   set_write_timeout(limits_.write_timeout);
   set_keep_alive_timeout(limits_.keep_alive_timeout.count());

@@ -9,7 +9,8 @@
 //   httplib's process_request, over a Stream of our own (ConnectionStream) whose reads stop at a
 //   deadline for the whole request (head and body: --read-timeout) and at kMaxHeadBytes of
 //   head, with --keep-alive-timeout between requests and at most --keep-alive-max of them.
-// - new_task_queue gives a queue that runs at most --max-connections connections on as many
+// - new_task_queue gives (a handle onto) a queue that runs at most --max-connections connections on
+// as many
 //   threads; a connection beyond them goes, on the accepting thread, to the OverflowLane, which
 //   answers /health and gives 503 to anything else at once. httplib's queue API hands over a
 //   closure, not the socket: the closure calls process_and_close_socket(sock) synchronously, so
@@ -58,6 +59,7 @@ class GuardedHttpServer : public httplib::Server {
   ConnectionLimits limits_;
   OverflowLane lane_;
   std::atomic<int64_t> open_{0};
+  std::unique_ptr<Queue> queue_;  // its threads are made with the server (an error if they cannot)
 };
 
 // For a handler, about the connection its request came on (false/no-op outside a handler).

@@ -168,6 +168,23 @@ TEST(ServeFaults, ANonStreamedRequestCutAtTheDrainDeadlineGets503) {
   EXPECT_EQ(r.body.find("\"choices\""), std::string::npos) << "partial text as an answer";
 }
 
+// Threads that cannot be created (here: 60000 connection threads' stacks in 3 GB of address
+// space) end the start with one error line and exit code 1, not std::terminate's abort.
+TEST(ServeFaults, ThreadsThatCannotBeCreatedAreOneCleanError) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "skipped: AddressSanitizer needs more address space than the limit leaves";
+#endif
+  EAGLE2_SHARED_FILE(model_cfg, kModel);
+  const test::CliRun run = test::run_shell(
+      "bash -c \"ulimit -v 3000000; exec " + std::string(EAGLE2_CLI_PATH) + " serve -m '" +
+          dir_of(model_cfg) + "' -t 1 --port 0 --max-connections 60000 2>&1\"",
+      120);
+  EXPECT_EQ(run.code, 1) << run.out;
+  EXPECT_TRUE(run.out.starts_with("error: ")) << run.out;
+  EXPECT_EQ(run.out.find('\n'), run.out.size() - 1) << "not one line: " << run.out;
+  EXPECT_NE(run.out.find("--max-connections"), std::string::npos) << run.out;
+}
+
 TEST(ServeFaults, ErrorMessagesLoseTheirPaths) {
   using server::without_paths;
   EXPECT_EQ(without_paths("/srv/models/x/config.json: cannot open: No such file"),
