@@ -185,6 +185,23 @@ void Scheduler::publish(Active& a, bool ended, bool cancelled) {
   s.changed_.notify_all();
 }
 
+// Ends an admitted request as a server fault (HTTP 500): its step failed when run alone.
+void Scheduler::fail(Active& a) {
+  metrics_.request_done("error");
+  engine_->remove(a.id);
+  {
+    std::lock_guard lock(mutex_);
+    --active_count_;
+  }
+  {
+    std::lock_guard lock(a.stream->mutex_);
+    a.stream->reason_ = FinishReason::Error;
+    a.stream->error_ = "the server failed while generating this request";
+    a.stream->internal_error_ = true;
+  }
+  a.stream->changed_.notify_all();
+}
+
 void Scheduler::loop() {
   for (;;) {
     // 1. Under the lock: admit into free slots, or sleep while there is nothing to do.
@@ -295,35 +312,39 @@ void Scheduler::loop() {
       continue;
     }
     // 3. One step for all of them.
+    bool stepped = true;
     try {
       if (options_.before_step) options_.before_step();
       engine_->step();
     } catch (const std::exception& e) {
-      // A failed step fails every request in it (they would otherwise wait forever), as a
-      // server fault: 500, and a message without the exception's text, which may name files.
-      // Which row failed is not known here, and the engine's state for each is then unknown, so
-      // none is retried (docs/SERVER.md "Faults stay local").
-      std::fprintf(stderr, "eagle2 serve: a step failed (%zu requests end with 500): %s\n",
-                   active_.size(), e.what());
-      for (Active& a : active_) {
-        metrics_.request_done("error");
-        engine_->remove(a.id);
-        {
-          std::lock_guard lock(mutex_);
-          --active_count_;
+      // A failed step keeps nothing of its work (the engine drops the step's KV rows; the trees
+      // are drafted again), so each of its requests is stepped again alone: only those that
+      // fail alone fail, as a server fault (500, with a fixed message: the exception's text may
+      // name files; it goes to the log). Alone, a request's tokens are the batch's (they never
+      // depend on the company). A step of one request fails it at once.
+      stepped = false;
+      std::fprintf(stderr, "eagle2 serve: a step of %zu requests failed: %s\n", active_.size(),
+                   e.what());
+      const bool retry = active_.size() > 1;
+      for (auto it = active_.begin(); it != active_.end();) {
+        bool ok = false;
+        if (retry) {
+          try {
+            engine_->step_alone(it->id);
+            ok = true;
+          } catch (const std::exception& alone) {
+            std::fprintf(stderr, "eagle2 serve: a request failed alone: %s\n", alone.what());
+          }
         }
-        {
-          std::lock_guard lock(a.stream->mutex_);
-          a.stream->reason_ = FinishReason::Error;
-          a.stream->error_ = "the server failed while generating this request";
-          a.stream->internal_error_ = true;
+        if (ok) {
+          ++it;
+          continue;
         }
-        a.stream->changed_.notify_all();
+        fail(*it);
+        it = active_.erase(it);
       }
-      active_.clear();
-      continue;
     }
-    metrics_.step(engine_->last_step());
+    if (stepped) metrics_.step(engine_->last_step());
     // 4. Stream what was committed; finished requests leave (their KV memory went back to the
     // pool as they finished inside the step).
     metrics_.kv_blocks(engine_->kv_blocks_used(), engine_->kv_blocks_total());

@@ -126,6 +126,7 @@ class Scheduler {
   struct Active;
   void loop();
   void publish(Active& a, bool ended, bool cancelled);
+  void fail(Active& a);
 
   api::Model& model_;
   api::Head* head_;

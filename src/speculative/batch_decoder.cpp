@@ -193,6 +193,20 @@ void BatchDecoder::verify(Sequence& s, const float* logits, const FeatureRows& f
   s.root = verdict.bonus;
 }
 
+int64_t BatchDecoder::step_alone(int64_t id) {
+  Sequence& s = at(id);
+  if (s.finished) return live();
+  alone_ = &s;
+  try {
+    step();
+  } catch (...) {
+    alone_ = nullptr;
+    throw;
+  }
+  alone_ = nullptr;
+  return live();
+}
+
 int64_t BatchDecoder::step() {
   last_step_ = StepReport{};
   const int64_t V = model_.config().vocab_size, d = model_.config().hidden_size;
@@ -231,7 +245,7 @@ int64_t BatchDecoder::step() {
   // EAGLE-2 dynamic trees on one head are drafted in lockstep (batch_drafting.h), per head.
   std::map<EagleHead*, std::vector<std::pair<Sequence*, int64_t>>> lockstep;
   for (auto& p : sequences_) {
-    if (!p || p->finished) continue;
+    if (!p || p->finished || (alone_ && p.get() != alone_)) continue;
     Sequence& s = *p;
     if (!s.started) {
       prefilling.push_back(&s);

@@ -148,6 +148,38 @@ TEST(ServeFaults, AFailedStepFailsWith500WithoutPathsAndTheServerGoesOn) {
   EXPECT_EQ(json::parse(r.body)["choices"][0]["text"], generated(model_dir, "Once upon a time", 8));
 }
 
+// A step of two requests fails once: each is stepped again alone, and both get generate's text.
+TEST(ServeFaults, AFailedStepOfTwoRetriesEachAloneAndBothGetTheirText) {
+  EAGLE2_SHARED_FILE(model_cfg, kModel);
+  const std::string model_dir = dir_of(model_cfg);
+  server::ServerOptions o = options(model_dir);
+  o.parallel = 2;
+  auto fail_next = std::make_shared<std::atomic<bool>>(false);
+  // 20 ms steps, so that both requests are still decoding when the failure is armed.
+  o.before_step = [fail_next] {
+    std::this_thread::sleep_for(milliseconds(20));
+    if (fail_next->exchange(false)) throw Error("/secret/kernels.cpp: a kernel failed");
+  };
+  test::RunningServer srv(o);
+  const json request = {{"prompt", "Once upon a time"}, {"max_tokens", 60}};
+  Answer answers[2];
+  std::thread clients[2];
+  for (int i = 0; i < 2; ++i)
+    clients[i] = std::thread([&, i] { answers[i] = complete(srv.port(), request); });
+  const bool both_decoding = test::metric_reaches(srv.port(), "eagle2_slots_busy", 2);
+  *fail_next = true;
+  for (std::thread& t : clients) t.join();
+  ASSERT_TRUE(both_decoding);
+  EXPECT_FALSE(*fail_next) << "the failure was never armed in a step";
+  const std::string expected = generated(model_dir, "Once upon a time", 60);
+  for (const Answer& a : answers) {
+    ASSERT_EQ(a.status, 200) << a.body;
+    EXPECT_EQ(json::parse(a.body)["choices"][0]["text"], expected);
+  }
+  EXPECT_EQ(test::server_metric(srv.port(), R"(eagle2_requests_total{status="error"})").value_or(0),
+            0);
+}
+
 TEST(ServeFaults, ANonStreamedRequestCutAtTheDrainDeadlineGets503) {
   EAGLE2_SHARED_FILE(model_cfg, kModel);
   server::ServerOptions o = options(dir_of(model_cfg));
