@@ -159,6 +159,35 @@ TEST(ServeConnections, IdleConnectionsHoldingEveryConnectionLeaveHealthAnswering
   EXPECT_GE(test::server_metric(srv.port(), "eagle2_connections_overflow_total").value_or(0), 3);
 }
 
+// Beyond the limit, slow clients hold no thread: ten more idle connections leave /health as fast,
+// each gets its 503 after the lane's 1 s for a head, and the lane checks Host as the routes do.
+TEST(ServeConnections, SlowClientsBeyondTheLimitDelayNothing) {
+  EAGLE2_SHARED_FILE(model_cfg, kModel);
+  test::RunningServer srv(options(model_cfg));
+  std::vector<std::unique_ptr<test::RawConnection>> held;
+  for (int i = 0; i < kMaxConnections + 10; ++i) {
+    held.push_back(std::make_unique<test::RawConnection>(srv.port()));
+    ASSERT_TRUE(held.back()->connected());
+  }
+  std::this_thread::sleep_for(milliseconds(300));
+  const Timed health = timed_get(srv.port(), "/health");
+  EXPECT_EQ(health.status, 200) << health.body;
+  EXPECT_LT(health.seconds, 1.0);
+  {
+    httplib::Client c("127.0.0.1", srv.port());
+    c.set_read_timeout(30);
+    const httplib::Result r = c.Get("/health", {{"Host", "rebound.example"}});
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 403) << r->body;
+  }
+  for (int i = kMaxConnections; i < kMaxConnections + 10; ++i) {
+    bool closed = false;
+    const std::string out = held[i]->read_until_close(milliseconds(3000), &closed);
+    EXPECT_TRUE(out.starts_with("HTTP/1.1 503 ")) << "connection " << i << ": " << out;
+    EXPECT_TRUE(closed) << "connection " << i;
+  }
+}
+
 TEST(ServeConnections, KeepAliveServesAtMostItsCountAndClosesWhenIdle) {
   EAGLE2_SHARED_FILE(model_cfg, kModel);
   test::RunningServer srv(options(model_cfg));
