@@ -57,6 +57,9 @@ int64_t Engine::step() {
 int64_t Engine::step_alone(int64_t id) {
   return impl_->decoder.step_alone(id);
 }
+bool Engine::last_failure_in_forward() const {
+  return impl_->decoder.last_failure_in_forward();
+}
 int64_t Engine::live() const {
   return impl_->decoder.live();
 }

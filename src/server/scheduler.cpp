@@ -312,20 +312,25 @@ void Scheduler::loop() {
       continue;
     }
     // 3. One step for all of them.
-    bool stepped = true;
+    bool stepped = true, engine_called = false;
     try {
       if (options_.before_step) options_.before_step();
+      engine_called = true;
       engine_->step();
     } catch (const std::exception& e) {
-      // A failed step keeps nothing of its work (the engine drops the step's KV rows; the trees
-      // are drafted again), so each of its requests is stepped again alone: only those that
-      // fail alone fail, as a server fault (500, with a fixed message: the exception's text may
-      // name files; it goes to the log). Alone, a request's tokens are the batch's (they never
-      // depend on the company). A step of one request fails it at once.
+      // A step that failed before the engine ran it, or in its forward, kept nothing of its work
+      // (the engine drops the forward's KV rows; nothing was verified or accepted; the trees are
+      // drafted again): each of its requests is stepped again alone, and only those that fail
+      // alone fail. Alone, a request's tokens are the batch's (they never depend on the company).
+      // A failure in drafting or verification may leave a request half-updated: then every
+      // request of the step fails, as does a failed step of one request. A failed request is a
+      // server fault: 500, with a fixed message (the exception's text may name files; it goes to
+      // the log).
       stepped = false;
       std::fprintf(stderr, "eagle2 serve: a step of %zu requests failed: %s\n", active_.size(),
                    e.what());
-      const bool retry = active_.size() > 1;
+      const bool retry =
+          active_.size() > 1 && (!engine_called || engine_->last_failure_in_forward());
       for (auto it = active_.begin(); it != active_.end();) {
         bool ok = false;
         if (retry) {

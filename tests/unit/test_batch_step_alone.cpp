@@ -8,6 +8,7 @@
 #include "support/decoding.h"
 #include "support/errors.h"
 #include "support/random_models.h"
+#include "support/scripted_drafter.h"
 
 namespace eagle2 {
 namespace {
@@ -24,6 +25,7 @@ TEST(BatchStepAlone, AStepThatFailsForTwoRunsEachAloneToItsOwnTokens) {
   const int64_t a = decoder.add(prompt_a, opt, nullptr);
   const int64_t b = decoder.add(prompt_b, opt, nullptr);
   EXPECT_NE(test::error_of([&] { decoder.step(); }).find("KV memory full"), std::string::npos);
+  EXPECT_TRUE(decoder.last_failure_in_forward());  // so the step kept nothing: retry alone
   EXPECT_EQ(kv_pool->used_blocks(), 0);
 
   while (!decoder.finished(a)) {
@@ -37,6 +39,34 @@ TEST(BatchStepAlone, AStepThatFailsForTwoRunsEachAloneToItsOwnTokens) {
   EXPECT_EQ(decoder.tokens(b), test::plain_tokens(*target, prompt_b, opt, 48, pool));
   EXPECT_EQ(kv_pool->used_blocks(), 0);
   EXPECT_EQ(test::error_of([&] { decoder.step_alone(7); }), "batch decoder: no sequence 7");
+}
+
+// A drafter whose accept() fails: the step fails after its forward, in verification, which is
+// not a failure to retry (a sequence may be half-updated); no rows of the forward stay pending.
+class FailingAccept : public test::ScriptedDrafter {
+ public:
+  FailingAccept() : ScriptedDrafter([](const std::vector<int32_t>&, int64_t, DraftTree&) {}) {}
+  void accept(const DraftTree&, std::span<const int32_t>, const float*, int32_t) override {
+    throw Error("accept failed");
+  }
+};
+
+TEST(BatchStepAlone, AFailureInVerificationIsNotOneToRetry) {
+  auto target = test::load_random_model("batch-dec", test::tiny_config(), DType::BF16, 21, 0.3f);
+  ThreadPool pool(1);
+  auto kv_pool = target->make_pool(96, 16);
+  BatchDecoder decoder(*target, kv_pool, 48, pool);
+  GenerationOptions opt;
+  opt.max_new_tokens = 8;
+  opt.stop_at_eos = false;
+  decoder.add(std::vector<int32_t>(32, 5), opt, std::make_unique<FailingAccept>());
+  decoder.add(std::vector<int32_t>(32, 6), opt, nullptr);
+  decoder.step();  // the prompts
+  EXPECT_EQ(test::error_of([&] { decoder.step(); }), "accept failed");
+  EXPECT_FALSE(decoder.last_failure_in_forward());
+  // Each cache holds its committed rows only: the unverified sequence its prompt (32: two blocks;
+  // its pending root row would take a third), the failed one also its verified root (33: three).
+  EXPECT_EQ(kv_pool->used_blocks(), 5);
 }
 
 }  // namespace
