@@ -22,14 +22,18 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// poll() for `events` until `deadline`, through EINTR. False at the deadline.
-bool wait_for(int sock, short events, Clock::time_point deadline) {
+// poll() for `events` until `deadline`, through EINTR. False at the deadline, and (given
+// `listening`) within 100 ms of the server's stop, when httplib closes its listening socket: a
+// stopping server must not wait for a client's --read-timeout.
+bool wait_for(int sock, short events, Clock::time_point deadline,
+              const std::atomic<socket_t>* listening = nullptr) {
   for (;;) {
+    if (listening && *listening == INVALID_SOCKET) return false;
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) return false;
     pollfd p{sock, events, 0};
-    const int r = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 1000)));
+    const int r = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 100)));
     if (r > 0) return true;
     if (r < 0 && errno != EINTR) return false;
   }
@@ -54,7 +58,8 @@ void ip_and_port(int sock, bool remote, std::string& ip, int& port) {
 // write timeout for room. Used by the connection's thread only.
 class ConnectionStream final : public httplib::Stream {
  public:
-  ConnectionStream(int sock, const ConnectionLimits& limits) : sock_(sock), limits_(limits) {}
+  ConnectionStream(int sock, const ConnectionLimits& limits, const std::atomic<socket_t>& listening)
+      : sock_(sock), limits_(limits), listening_(listening) {}
 
   void start_request(Clock::time_point deadline) {
     deadline_ = deadline;
@@ -68,16 +73,8 @@ class ConnectionStream final : public httplib::Stream {
 
   // Waits for the next request's first byte for at most `idle`; false when none comes, the
   // client closed, or the server stops (`listening` turns invalid).
-  bool wait_for_next_request(std::chrono::seconds idle, const std::atomic<socket_t>& listening) {
-    if (pos_ < end_) return true;
-    const Clock::time_point until = Clock::now() + idle;
-    while (listening != INVALID_SOCKET) {
-      const Clock::time_point slice =
-          std::min(until, Clock::now() + std::chrono::milliseconds(100));
-      if (wait_for(sock_, POLLIN, slice)) return true;
-      if (Clock::now() >= until) return false;
-    }
-    return false;
+  bool wait_for_next_request(std::chrono::seconds idle) {
+    return pos_ < end_ || wait_for(sock_, POLLIN, Clock::now() + idle, &listening_);
   }
 
   bool peer_gone() const {
@@ -88,7 +85,9 @@ class ConnectionStream final : public httplib::Stream {
     return ::recv(sock_, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
   }
 
-  bool is_readable() const override { return pos_ < end_ || wait_for(sock_, POLLIN, deadline_); }
+  bool is_readable() const override {
+    return pos_ < end_ || wait_for(sock_, POLLIN, deadline_, &listening_);
+  }
   bool is_writable() const override {
     return wait_for(sock_, POLLOUT, Clock::now() + limits_.write_timeout) && !peer_gone();
   }
@@ -96,7 +95,8 @@ class ConnectionStream final : public httplib::Stream {
   ssize_t read(char* ptr, size_t size) override {
     if (pos_ == end_) {
       if ((!head_done_ && head_bytes_ >= GuardedHttpServer::kMaxHeadBytes) ||
-          !wait_for(sock_, POLLIN, deadline_)) {  // too long a head, or the request's time is up
+          !wait_for(sock_, POLLIN, deadline_,
+                    &listening_)) {  // too long a head, or the request's time is up
         cut_off_ = true;
         return -1;
       }
@@ -135,6 +135,7 @@ class ConnectionStream final : public httplib::Stream {
  private:
   int sock_;
   const ConnectionLimits& limits_;
+  const std::atomic<socket_t>& listening_;  // httplib's listening socket: invalid once stopped
   Clock::time_point deadline_ = Clock::time_point::max();
   size_t head_bytes_ = 0;
   bool head_done_ = false;
@@ -252,7 +253,7 @@ bool GuardedHttpServer::process_and_close_socket(socket_t sock) {
     lane_.adopt(sock);
     return true;
   }
-  ConnectionStream stream(sock, limits_);
+  ConnectionStream stream(sock, limits_, svr_sock_);
   tl_connection = &stream;
   // The first request's time runs from the accept, so a client that never sends holds its
   // thread for --read-timeout at most; a later one's from its first byte, after at most
@@ -262,7 +263,7 @@ bool GuardedHttpServer::process_and_close_socket(socket_t sock) {
   for (size_t served = 0; served < limits_.keep_alive_max && svr_sock_ != INVALID_SOCKET;
        ++served) {
     if (served > 0) {
-      if (!stream.wait_for_next_request(limits_.keep_alive_timeout, svr_sock_)) break;
+      if (!stream.wait_for_next_request(limits_.keep_alive_timeout)) break;
       deadline = Clock::now() + limits_.read_timeout;
     }
     stream.start_request(deadline);

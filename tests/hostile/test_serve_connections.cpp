@@ -188,6 +188,27 @@ TEST(ServeConnections, SlowClientsBeyondTheLimitDelayNothing) {
   }
 }
 
+// A stopping server does not wait for an idle client's --read-timeout (here an hour).
+TEST(ServeConnections, AStopDoesNotWaitForAnIdleConnection) {
+  EAGLE2_SHARED_FILE(model_cfg, kModel);
+  server::ServerOptions o = options(model_cfg);
+  o.read_timeout = 3600;
+  auto srv = std::make_unique<test::RunningServer>(o);
+  test::RawConnection idle(srv->port());
+  ASSERT_TRUE(idle.connected());
+  ASSERT_TRUE(test::metric_reaches(srv->port(), "eagle2_connections_open", 2));  // idle + /metrics
+  std::atomic<bool> stopped{false};
+  const Clock::time_point start = Clock::now();
+  std::thread stopping([&] {
+    srv.reset();  // stop() and wait for run() to return
+    stopped = true;
+  });
+  while (!stopped && seconds_since(start) < 10) std::this_thread::sleep_for(milliseconds(20));
+  EXPECT_TRUE(stopped) << "the stop waited for the idle connection";
+  idle.close();  // (frees a server that waits, so that the test ends either way)
+  stopping.join();
+}
+
 TEST(ServeConnections, KeepAliveServesAtMostItsCountAndClosesWhenIdle) {
   EAGLE2_SHARED_FILE(model_cfg, kModel);
   test::RunningServer srv(options(model_cfg));
