@@ -64,6 +64,7 @@ class ConnectionStream final : public httplib::Stream {
   void start_request(Clock::time_point deadline) {
     deadline_ = deadline;
     head_bytes_ = 0;
+    request_bytes_ = 0;
     head_done_ = false;
   }
   // A read of this request stopped at its deadline or at kMaxHeadBytes: httplib answers 400 and
@@ -95,6 +96,7 @@ class ConnectionStream final : public httplib::Stream {
   ssize_t read(char* ptr, size_t size) override {
     if (pos_ == end_) {
       if ((!head_done_ && head_bytes_ >= GuardedHttpServer::kMaxHeadBytes) ||
+          request_bytes_ >= GuardedHttpServer::request_byte_budget(limits_.max_body) ||
           !wait_for(sock_, POLLIN, deadline_,
                     &listening_)) {  // too long a head, or the request's time is up
         cut_off_ = true;
@@ -108,6 +110,7 @@ class ConnectionStream final : public httplib::Stream {
       pos_ = 0;
       end_ = static_cast<size_t>(got);
       if (!head_done_) head_bytes_ += end_;
+      request_bytes_ += end_;
     }
     const size_t n = std::min(size, end_ - pos_);
     std::memcpy(ptr, buffer_ + pos_, n);
@@ -137,7 +140,7 @@ class ConnectionStream final : public httplib::Stream {
   const ConnectionLimits& limits_;
   const std::atomic<socket_t>& listening_;  // httplib's listening socket: invalid once stopped
   Clock::time_point deadline_ = Clock::time_point::max();
-  size_t head_bytes_ = 0;
+  size_t head_bytes_ = 0, request_bytes_ = 0;
   bool head_done_ = false;
   bool cut_off_ = false;
   char buffer_[4096];

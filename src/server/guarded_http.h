@@ -20,6 +20,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -34,6 +35,8 @@ struct ConnectionLimits {
   std::chrono::seconds keep_alive_timeout{5};
   size_t keep_alive_max = 100;  // requests per connection
   std::chrono::seconds write_timeout{5};
+  // --max-body: with the head, what bounds a request's bytes (request_byte_budget()).
+  size_t max_body = size_t{1} << 20;
 };
 
 class GuardedHttpServer : public httplib::Server {
@@ -50,6 +53,13 @@ class GuardedHttpServer : public httplib::Server {
   // The largest request head (request line and headers) read before its handler runs; more and
   // the request gets 400. httplib 0.11.4 bounds each line (8 KiB) but not their number.
   static constexpr size_t kMaxHeadBytes = 65536;
+  // The most bytes read for one request, head and body with their framing: httplib 0.11.4
+  // reads chunk-size lines (and their extensions) byte by byte into an unbounded string that no
+  // content receiver sees, so --max-body alone does not bound them. Past it, the request is cut
+  // off (400) and the connection closed.
+  static size_t request_byte_budget(size_t max_body) {
+    return kMaxHeadBytes + max_body + std::max<size_t>(65536, max_body / 2);
+  }
 
  protected:
   bool process_and_close_socket(socket_t sock) override;

@@ -45,6 +45,7 @@ ConnectionLimits connection_limits(const ServerOptions& o) {
   l.read_timeout = std::chrono::seconds(o.read_timeout);
   l.keep_alive_timeout = std::chrono::seconds(o.keep_alive_timeout);
   l.keep_alive_max = static_cast<size_t>(std::max(1, o.keep_alive_max));
+  l.max_body = o.max_body;
   return l;
 }
 

@@ -253,6 +253,27 @@ TEST(ServeConnections, AHeadLargerThanTheLimitIsRefused) {
   expect_serving(srv.port());
 }
 
+// A chunk-size line that never ends (httplib reads it into memory whole, where --max-body does
+// not see it): the server stops reading at its byte budget for a request and closes, so the
+// client cannot send 32 MB; a normal request afterwards gets its text.
+TEST(ServeConnections, AnEndlessChunkSizeLineIsCutOff) {
+  EAGLE2_SHARED_FILE(model_cfg, kModel);
+  test::RunningServer srv(options(model_cfg));
+  {
+    test::RawConnection c(srv.port());
+    ASSERT_TRUE(
+        c.send("POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+               "application/json\r\nTransfer-Encoding: chunked\r\n\r\n1;"));
+    const std::string mib(size_t{1} << 20, 'x');
+    bool all_sent = true;
+    for (int i = 0; i < 32 && all_sent; ++i) all_sent = c.send(mib);
+    EXPECT_FALSE(all_sent) << "the server read 32 MB of one chunk-size line";
+    const std::string out = c.read_until_close(milliseconds(10000));
+    EXPECT_EQ(out.find("HTTP/1.1 200"), std::string::npos) << out.substr(0, 200);
+  }
+  expect_serving(srv.port());
+}
+
 TEST(ServeConnections, AStuckSchedulerMakesHealthAnswer503) {
   EAGLE2_SHARED_FILE(model_cfg, kModel);
   server::ServerOptions o = options(model_cfg);
