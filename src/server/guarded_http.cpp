@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -271,11 +272,37 @@ bool GuardedHttpServer::process_and_close_socket(socket_t sock) {
     }
     stream.start_request(deadline);
     bool closed = false;
-    ok = process_request(stream, served + 1 == limits_.keep_alive_max, closed, nullptr);
+    // Response writing (and httplib's error and exception handlers) runs outside httplib's
+    // routing try: whatever escapes ends this connection, never the process.
+    try {
+      ok = process_request(stream, served + 1 == limits_.keep_alive_max, closed, nullptr);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "eagle2 serve: a connection failed: %s\n", e.what());
+      ok = false;
+    } catch (...) {
+      ok = false;
+    }
     if (!ok || closed || stream.cut_off()) break;
   }
   tl_connection = nullptr;
-  ::shutdown(sock, SHUT_RDWR);
+  // Closing with unread input (a refused body, a cut-off head, pipelined requests) makes the
+  // kernel reset the connection, which can destroy the answer before the client reads it. With
+  // input waiting, the sending side is shut first and what the client still sends is read and
+  // dropped until it pauses for 100 ms (at most 64 KiB, 1 s); without, the socket closes at once,
+  // so that the connection's place is free for the next one.
+  char drop[4096];
+  if (::recv(sock, drop, 1, MSG_PEEK | MSG_DONTWAIT) > 0) {
+    ::shutdown(sock, SHUT_WR);
+    const Clock::time_point linger = Clock::now() + std::chrono::seconds(1);
+    for (size_t dropped = 0; dropped < 65536;) {
+      const Clock::time_point pause =
+          std::min(linger, Clock::now() + std::chrono::milliseconds(100));
+      if (!wait_for(sock, POLLIN, pause, &svr_sock_)) break;
+      const ssize_t n = ::recv(sock, drop, sizeof drop, MSG_DONTWAIT);
+      if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) break;
+      if (n > 0) dropped += static_cast<size_t>(n);
+    }
+  }
   ::close(sock);
   return ok;
 }

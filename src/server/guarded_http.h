@@ -9,13 +9,12 @@
 //   httplib's process_request, over a Stream of our own (ConnectionStream) whose reads stop at a
 //   deadline for the whole request (head and body: --read-timeout) and at kMaxHeadBytes of
 //   head, with --keep-alive-timeout between requests and at most --keep-alive-max of them.
-// - new_task_queue gives (a handle onto) a queue that runs at most --max-connections connections on
-// as many
-//   threads; a connection beyond them goes, on the accepting thread, to the OverflowLane, which
-//   answers /health and gives 503 to anything else at once. httplib's queue API hands over a
-//   closure, not the socket: the closure calls process_and_close_socket(sock) synchronously, so
-//   the queue runs it inline with a thread-local mark that makes process_and_close_socket hand
-//   the socket to the lane instead of serving it.
+// - new_task_queue gives (a handle onto) a queue that runs at most --max-connections connections
+//   on as many threads; a connection beyond them goes, on the accepting thread, to the
+//   OverflowLane, which answers /health and gives 503 to anything else at once. httplib's queue API
+//   hands over a closure, not the socket: the closure calls process_and_close_socket(sock)
+//   synchronously, so the queue runs it inline with a thread-local mark that makes
+//   process_and_close_socket hand the socket to the lane instead of serving it.
 #pragma once
 
 #include <httplib.h>

@@ -95,7 +95,12 @@ void OverflowLane::adopt(int sock) {
 }
 
 void OverflowLane::respond(Pending& p) {
-  const std::string out = answer_(parse_overflow_head(p.head));
+  std::string out;
+  try {
+    out = answer_(parse_overflow_head(p.head));
+  } catch (...) {  // an exception here would end the process: the client gets a bare 503
+    out = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+  }
   // A fresh socket's send buffer holds the few hundred bytes of an answer; if not, the client
   // gets what fitted and a closed connection.
   (void)!::send(p.sock, out.data(), out.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -123,7 +128,10 @@ void OverflowLane::loop() {
     fds.assign(1, pollfd{wake_[0], POLLIN, 0});
     for (const Pending& p : pending_) fds.push_back(pollfd{p.sock, POLLIN, 0});
     const int ready = ::poll(fds.data(), fds.size(), 50);
-    if (ready < 0 && errno != EINTR) break;
+    if (ready < 0 && errno != EINTR) {  // (not expected) the lane must go on, or sockets pile up
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      continue;
+    }
     if (fds[0].revents & POLLIN)
       while (::read(wake_[0], buffer, sizeof buffer) > 0) {
       }

@@ -285,10 +285,17 @@ void Scheduler::loop() {
           --active_count_;
         }
         {
+          // The engine's refusal of the request (eagle2::Error) is the client's to read (400,
+          // its paths removed); anything else (bad_alloc...) is a server fault (500).
           std::lock_guard lock(stream->mutex_);
           stream->reason_ = FinishReason::Error;
-          stream->error_ = e.what();
+          stream->internal_error_ = dynamic_cast<const eagle2::Error*>(&e) == nullptr;
+          stream->error_ = stream->internal_error_
+                               ? std::string("the server failed while generating this request")
+                               : std::string(e.what());
         }
+        if (dynamic_cast<const eagle2::Error*>(&e) == nullptr)
+          std::fprintf(stderr, "eagle2 serve: a request failed to start: %s\n", e.what());
         stream->changed_.notify_all();
       }
     }

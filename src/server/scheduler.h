@@ -89,7 +89,7 @@ struct SchedulerOptions {
   int parallel = 4;        // sequences decoding at once (slots)
   int max_queue = 64;      // requests waiting for a slot; more are refused (HTTP 503)
   int64_t context = 2048;  // each sequence's context (prompt included), as generate's --ctx
-  std::function<void()> before_step;  // tests only: called before each engine step
+  std::function<void()> before_step = {};  // tests only: called before each engine step
 };
 
 class Scheduler {
