@@ -68,9 +68,9 @@ class ConnectionStream final : public httplib::Stream {
     request_bytes_ = 0;
     head_done_ = false;
   }
-  // A read of this request stopped at its deadline or at kMaxHeadBytes: httplib answers 400 and
-  // would read on; the connection closes instead.
-  bool cut_off() const { return cut_off_; }
+  // Why a read of this request was stopped (httplib then answers 400 and would read on; the
+  // connection closes instead, and the error handler names the reason).
+  CutOff cut_off() const { return cut_off_; }
   void head_done() { head_done_ = true; }
 
   // Waits for the next request's first byte for at most `idle`; false when none comes, the
@@ -96,13 +96,13 @@ class ConnectionStream final : public httplib::Stream {
 
   ssize_t read(char* ptr, size_t size) override {
     if (pos_ == end_) {
-      if ((!head_done_ && head_bytes_ >= GuardedHttpServer::kMaxHeadBytes) ||
-          request_bytes_ >= GuardedHttpServer::request_byte_budget(limits_.max_body) ||
-          !wait_for(sock_, POLLIN, deadline_,
-                    &listening_)) {  // too long a head, or the request's time is up
-        cut_off_ = true;
-        return -1;
-      }
+      if (!head_done_ && head_bytes_ >= GuardedHttpServer::kMaxHeadBytes)
+        cut_off_ = CutOff::HeadTooLarge;
+      else if (request_bytes_ >= GuardedHttpServer::request_byte_budget(limits_.max_body))
+        cut_off_ = CutOff::RequestTooLarge;
+      else if (!wait_for(sock_, POLLIN, deadline_, &listening_))
+        cut_off_ = CutOff::Deadline;  // the request's time is up (or the server stops)
+      if (cut_off_ != CutOff::None) return -1;
       ssize_t got = -1;
       do {
         got = ::recv(sock_, buffer_, sizeof buffer_, 0);
@@ -143,7 +143,7 @@ class ConnectionStream final : public httplib::Stream {
   Clock::time_point deadline_ = Clock::time_point::max();
   size_t head_bytes_ = 0, request_bytes_ = 0;
   bool head_done_ = false;
-  bool cut_off_ = false;
+  CutOff cut_off_ = CutOff::None;
   char buffer_[4096];
   size_t pos_ = 0, end_ = 0;
 };
@@ -282,7 +282,7 @@ bool GuardedHttpServer::process_and_close_socket(socket_t sock) {
     } catch (...) {
       ok = false;
     }
-    if (!ok || closed || stream.cut_off()) break;
+    if (!ok || closed || stream.cut_off() != CutOff::None) break;
   }
   tl_connection = nullptr;
   // Closing with unread input (a refused body, a cut-off head, pipelined requests) makes the
@@ -305,6 +305,10 @@ bool GuardedHttpServer::process_and_close_socket(socket_t sock) {
   }
   ::close(sock);
   return ok;
+}
+
+CutOff request_cut_off() {
+  return tl_connection ? tl_connection->cut_off() : CutOff::None;
 }
 
 bool client_gone() {

@@ -71,6 +71,10 @@ class GuardedHttpServer : public httplib::Server {
   std::unique_ptr<Queue> queue_;  // its threads are made with the server (an error if they cannot)
 };
 
+enum class CutOff { None, Deadline, HeadTooLarge, RequestTooLarge };
+// For httplib's error handler: why the server stopped reading the current request, if it did.
+CutOff request_cut_off();
+
 // For a handler, about the connection its request came on (false/no-op outside a handler).
 // Whether the client has gone: it closed or reset the connection, or shut down its sending side
 // (nothing more can come, and an HTTP/1.1 client does that only when it is leaving).

@@ -338,6 +338,18 @@ struct Server::Impl {
       if (res.status == 404) message = "no route " + req.method + " " + req.path;
       if (res.status == 413) message = body_too_large();
       if (res.status == 400) message = "malformed HTTP request";
+      // A request the connection layer stopped reading: its reason, and the connection closes.
+      const CutOff cut = request_cut_off();
+      if (res.status == 400 && cut != CutOff::None) {
+        res.status = cut == CutOff::Deadline ? 408 : cut == CutOff::HeadTooLarge ? 431 : 413;
+        message = cut == CutOff::Deadline ? "the request did not arrive within --read-timeout (" +
+                                                std::to_string(state.options.read_timeout) + " s)"
+                  : cut == CutOff::HeadTooLarge
+                      ? "the request head (request line and headers) is larger than " +
+                            std::to_string(GuardedHttpServer::kMaxHeadBytes) + " bytes"
+                      : "the request is larger than the server reads for one request";
+        res.set_header("Connection", "close");
+      }
       send_json(res, res.status, error_json(res.status, message));
     });
     // An exception no handler caught: 500 without its text (which may name files), the text in
