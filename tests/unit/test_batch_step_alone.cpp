@@ -4,7 +4,9 @@
 // because the KV pool cannot hold both prompts at once, and each sequence alone runs to its end.
 #include <gtest/gtest.h>
 
+#include "draft/eagle_head.h"
 #include "speculative/batch_decoder.h"
+#include "speculative/eagle_drafter.h"
 #include "support/decoding.h"
 #include "support/errors.h"
 #include "support/random_models.h"
@@ -39,6 +41,35 @@ TEST(BatchStepAlone, AStepThatFailsForTwoRunsEachAloneToItsOwnTokens) {
   EXPECT_EQ(decoder.tokens(b), test::plain_tokens(*target, prompt_b, opt, 48, pool));
   EXPECT_EQ(kv_pool->used_blocks(), 0);
   EXPECT_EQ(test::error_of([&] { decoder.step_alone(7); }), "batch decoder: no sequence 7");
+}
+
+// The same with EAGLE-2 dynamic trees: the step whose two trees the pool cannot hold fails in
+// its forward after both were drafted; each sequence then steps alone, drafting again, and its
+// tokens are still its plain decoding's.
+TEST(BatchStepAlone, DraftedTreesThatFailTheForwardAreDraftedAgainAlone) {
+  auto target = test::load_random_model("batch-dec", test::tiny_config(), DType::BF16, 21, 0.3f);
+  auto head = EagleHead::load(test::write_random_head("batch-dec", *target), *target);
+  ThreadPool pool(1);
+  // 7 blocks of 16: the two 32-token prompts take 4; a tree (31 rows: the context left) takes 2.
+  auto kv_pool = target->make_pool(7 * 16, 16);
+  BatchDecoder decoder(*target, kv_pool, 64, pool);
+  GenerationOptions opt;
+  opt.max_new_tokens = 12;
+  opt.stop_at_eos = false;
+  EagleDrafterOptions eagle;
+  eagle.context = 64;
+  const std::vector<int32_t> prompt_a(32, 5), prompt_b(32, 6);
+  const int64_t a = decoder.add(prompt_a, opt, std::make_unique<EagleDrafter>(*head, pool, eagle));
+  const int64_t b = decoder.add(prompt_b, opt, std::make_unique<EagleDrafter>(*head, pool, eagle));
+  decoder.step();  // both prompts: 4 blocks
+  EXPECT_NE(test::error_of([&] { decoder.step(); }).find("KV memory full"), std::string::npos);
+  ASSERT_TRUE(decoder.last_failure_in_forward());
+  EXPECT_EQ(kv_pool->used_blocks(), 4);  // the trees' rows were dropped
+  while (!decoder.finished(a)) decoder.step_alone(a);
+  while (!decoder.finished(b)) decoder.step_alone(b);
+  EXPECT_EQ(decoder.tokens(a), test::plain_tokens(*target, prompt_a, opt, 64, pool));
+  EXPECT_EQ(decoder.tokens(b), test::plain_tokens(*target, prompt_b, opt, 64, pool));
+  EXPECT_GT(decoder.stats(a).drafted_tokens, 0);  // it did draft trees
 }
 
 // A drafter whose accept() fails: the step fails after its forward, in verification, which is
