@@ -63,6 +63,15 @@ class Engine {
   // token limit, an EOS or the end of its context finishes (its KV memory is freed at once).
   // Returns the live sequences left.
   int64_t step();
+  // One step for sequence `id` alone, the others taking no part: after a step() that failed in
+  // its forward (last_failure_in_forward(): it kept nothing of its work), a server steps its
+  // sequences one by one, so that only the ones that fail alone fail. The tokens are those step()
+  // would commit. No-op once finished.
+  int64_t step_alone(int64_t id);
+  // Whether the last step() that threw failed in its target forward: only then did it keep
+  // nothing of its work, so that its sequences may be stepped again (step_alone) with their exact
+  // tokens. A failure in drafting or verification may leave a sequence half-updated.
+  bool last_failure_in_forward() const;
 
   int64_t live() const;  // sequences not finished
   bool finished(int64_t id) const;

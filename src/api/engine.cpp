@@ -54,6 +54,12 @@ int64_t Engine::add(std::vector<int32_t> prompt, const GenerateOptions& options,
 int64_t Engine::step() {
   return impl_->decoder.step();
 }
+int64_t Engine::step_alone(int64_t id) {
+  return impl_->decoder.step_alone(id);
+}
+bool Engine::last_failure_in_forward() const {
+  return impl_->decoder.last_failure_in_forward();
+}
 int64_t Engine::live() const {
   return impl_->decoder.live();
 }

@@ -3,6 +3,7 @@
 // handlers, caught once per route and turned into the response, so every refusal has one shape.
 #pragma once
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -24,5 +25,20 @@ class ApiError : public std::runtime_error {
   int status_;
   std::string param_, code_;
 };
+
+// `message` with every word that holds a '/' (a file path, as engine and loader errors name
+// them) replaced by "(path)": a client learns nothing of the server's files from an error.
+inline std::string without_paths(const std::string& message) {
+  std::string out;
+  size_t i = 0;
+  while (i < message.size()) {
+    const size_t end = std::min(message.find_first_of(" \t\n'\"", i), message.size());
+    const std::string word = message.substr(i, end - i);
+    out += word.find('/') == std::string::npos ? word : std::string("(path)");
+    if (end < message.size()) out += message[end];
+    i = end + 1;
+  }
+  return out;
+}
 
 }  // namespace eagle2::server

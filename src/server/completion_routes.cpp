@@ -1,6 +1,7 @@
 #include "server/completion_routes.h"
 
 #include <chrono>
+#include <cstdio>
 #include <exception>
 #include <memory>
 #include <utility>
@@ -8,6 +9,7 @@
 
 #include "eagle2/error.h"
 #include "server/completion_run.h"
+#include "server/guarded_http.h"
 #include "server/openai_response.h"
 
 namespace eagle2::server {
@@ -26,13 +28,18 @@ void append(Delta& into, Delta&& d) {
   into.end = d.end;
   into.finish_reason = std::move(d.finish_reason);
   into.message = std::move(d.message);
+  into.status = d.status;
+}
+
+std::string error_code(const Delta& d) {
+  return d.status == 500 ? "internal_error" : "engine_error";
 }
 
 // A request that reached the scheduler and ended without an answer. Not thrown: the scheduler
 // has already counted it ("error" or "cancelled").
 void send_unfinished(httplib::Response& res, const Delta& d) {
   if (d.end == RunEnd::Error)
-    send_error(res, ApiError(400, d.message, "", "engine_error"));
+    send_error(res, ApiError(d.status, d.message, "", error_code(d)));
   else
     send_error(res, ApiError(503, "the server is shutting down", "", "shutting_down"));
 }
@@ -58,7 +65,7 @@ struct SseStream {
       out += sse_event(chunk_json(header, "", {}, first_chunk, d.finish_reason, include_usage));
       if (include_usage) out += sse_event(usage_chunk_json(header, run->usage()));
     } else if (d.end == RunEnd::Error) {
-      out += sse_event(error_json(400, d.message, "", "engine_error"));
+      out += sse_event(error_json(d.status, d.message, "", error_code(d)));
     } else if (d.end == RunEnd::Cancelled) {
       out += sse_event(error_json(503, "the server is shutting down", "", "shutting_down"));
     }
@@ -66,6 +73,10 @@ struct SseStream {
     return out;
   }
 };
+
+void respond(ServerState& s, Endpoint endpoint, const CompletionRequest& request,
+             const std::vector<int32_t>& prompt, std::shared_ptr<RequestStream> stream,
+             std::shared_ptr<void> in_flight, httplib::Response& res);
 
 void stream_response(std::shared_ptr<SseStream> st, httplib::Response& res) {
   res.set_header("Cache-Control", "no-cache");
@@ -88,9 +99,18 @@ void stream_response(std::shared_ptr<SseStream> st, httplib::Response& res) {
           }
           if (d.end != RunEnd::None) sink.done();
           return true;
-        } catch (const std::exception&) {
+        } catch (const std::exception& e) {
+          // This request alone fails: cancelled, and an error event without the exception's
+          // text (it may name files; the server's log has it) ends its stream.
           st->run->cancel();
-          return false;
+          std::fprintf(stderr, "eagle2 serve: a request failed: %s\n", e.what());
+          const std::string out =
+              sse_event(error_json(500, "the server failed while generating this request", "",
+                                   "internal_error")) +
+              kSseDone;
+          if (!sink.write(out.data(), out.size())) return false;
+          sink.done();
+          return true;
         }
       },
       // Called when the response is over, also when httplib gave up on the connection.
@@ -119,7 +139,8 @@ void handle_completion(ServerState& s, Endpoint endpoint, const std::string& bod
   try {
     stream = s.scheduler.submit(s.model.generation_request(request, prompt));
   } catch (const Error& e) {
-    throw ApiError(400, e.what(), "", "invalid_value");  // a request that can never run
+    // A request that can never run.
+    throw ApiError(400, without_paths(e.what()), "", "invalid_value");
   }
   if (!stream) {
     if (s.stopping) throw ApiError(503, "the server is shutting down", "", "shutting_down");
@@ -129,13 +150,45 @@ void handle_completion(ServerState& s, Endpoint endpoint, const std::string& bod
                        " slots): retry later",
                    "", "queue_full");
   }
+  // From here on the request is the scheduler's: whatever fails in this handler cancels it (so it
+  // does not decode on with no reader) and fails this request alone, with a 500 that says
+  // nothing of the failure's text (it may name files; the server's log has it). Not thrown: the
+  // scheduler counts the cancelled request in the metrics.
+  try {
+    respond(s, endpoint, request, prompt, stream, std::move(in_flight), res);
+  } catch (const std::exception& e) {
+    stream->cancel();
+    std::fprintf(stderr, "eagle2 serve: a request failed: %s\n", e.what());
+    send_error(res, ApiError(500, "the server failed while generating this request", "",
+                             "internal_error"));
+  }
+}
+
+namespace {
+
+// Whether the client hung up while its request is queued or decoding without a stream: then the
+// request is cancelled (it leaves the queue, or its slot and KV memory are freed at the next
+// step), and true.
+bool cancelled_on_hang_up(CompletionRun& run, httplib::Response& res) {
+  if (!client_gone()) return false;
+  run.cancel();
+  send_error(res, ApiError(503, "the client closed the connection", "", "client_closed"));
+  return true;
+}
+
+void respond(ServerState& s, Endpoint endpoint, const CompletionRequest& request,
+             const std::vector<int32_t>& prompt, std::shared_ptr<RequestStream> stream,
+             std::shared_ptr<void> in_flight, httplib::Response& res) {
   auto run = std::make_shared<CompletionRun>(stream, s.model.tokenizer(), prompt, request.stop);
 
   // The status line waits for the first tokens (or the end): a request the engine fails gets an
   // error status and JSON, not a 200 stream that breaks off. It also keeps the handler here while
   // the request is queued, where a shutdown can still answer it with 503.
   Delta first;
-  while (first.tokens.empty() && first.end == RunEnd::None) append(first, run->next(kPoll));
+  while (first.tokens.empty() && first.end == RunEnd::None) {
+    if (cancelled_on_hang_up(*run, res)) return;  // nobody reads the answer
+    append(first, run->next(kPoll));
+  }
   if (first.end == RunEnd::Error || first.end == RunEnd::Cancelled) {
     send_unfinished(res, first);
     return;
@@ -144,7 +197,10 @@ void handle_completion(ServerState& s, Endpoint endpoint, const std::string& bod
 
   if (!request.stream) {
     Delta all = std::move(first);
-    while (all.end == RunEnd::None) append(all, run->next(milliseconds(1000)));
+    while (all.end == RunEnd::None) {
+      if (cancelled_on_hang_up(*run, res)) return;
+      append(all, run->next(kPoll));
+    }
     if (all.end != RunEnd::Finished) {
       send_unfinished(res, all);
       return;
@@ -161,5 +217,7 @@ void handle_completion(ServerState& s, Endpoint endpoint, const std::string& bod
   st->first = std::move(first);
   stream_response(std::move(st), res);
 }
+
+}  // namespace
 
 }  // namespace eagle2::server

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "server/api_error.h"
+
 namespace eagle2::server {
 
 CompletionRun::CompletionRun(std::shared_ptr<RequestStream> stream, const api::Tokenizer& tokenizer,
@@ -57,7 +59,8 @@ Delta CompletionRun::next(std::chrono::milliseconds timeout) {
     }
     case FinishReason::Error:
       d.end = RunEnd::Error;
-      d.message = stream_->error();
+      d.status = stream_->internal_error() ? 500 : 400;
+      d.message = without_paths(stream_->error());
       ended_ = true;
       break;
     case FinishReason::Cancelled:

@@ -34,7 +34,8 @@ struct Delta {
   std::vector<TokenText> tokens;
   RunEnd end = RunEnd::None;
   std::string finish_reason;  // Finished: "stop" (EOS or a stop string) or "length"
-  std::string message;        // Error: the engine's message
+  std::string message;        // Error: the engine's message, without file paths
+  int status = 400;           // Error: 400 (the engine refused the request) or 500 (a fault)
 };
 
 class CompletionRun {

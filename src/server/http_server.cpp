@@ -6,8 +6,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <thread>
@@ -16,6 +20,8 @@
 #include "server/api_error.h"
 #include "server/browser_guard.h"
 #include "server/completion_routes.h"
+#include "server/guarded_http.h"
+#include "server/health.h"
 #include "server/openai_response.h"
 #include "server/server_state.h"
 #include "server/stop_signal.h"
@@ -130,17 +136,15 @@ bool is_completion_route(const Request& req) {
 }  // namespace
 
 struct Server::Impl {
-  explicit Impl(const ServerOptions& o) : state(o) {
+  explicit Impl(const ServerOptions& o)
+      : state(o), http(connection_limits(o), [this](const OverflowRequest& r) {
+          return overflow_answer(r, state, http.limits());
+        }) {
     state.created = std::chrono::duration_cast<std::chrono::seconds>(
                         std::chrono::system_clock::now().time_since_epoch())
                         .count();
-    // httplib runs each connection on a pool thread for the connection's whole life, and a
-    // streaming request holds its thread until its last token. With its default pool (8
-    // threads), a 9th client would wait inside httplib where the scheduler cannot see it: no
-    // admission, no 503. Enough threads for every slot and every queue place (plus a few for
-    // /health, /metrics and refusals) keep all waiting in the scheduler's queue.
-    const size_t threads = static_cast<size_t>(o.parallel) + static_cast<size_t>(o.max_queue) + 4;
-    http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+    // Connections: --max-connections threads, deadlines and keep-alive limits, the overflow
+    // lane beyond them (guarded_http.h says why httplib's own pool is not enough).
     http.set_payload_max_length(o.max_body);
     // httplib's default also sets SO_REUSEPORT, with which a second server on the same port
     // binds too and the kernel splits the connections between the two: a port in use must be an
@@ -294,14 +298,13 @@ struct Server::Impl {
       res.set_content(std::string(index_html()), "text/html; charset=utf-8");
     });
     http.Get("/health", [this](const Request&, Response& res) {
-      if (state.stopping)
-        send_json(res, 503, {{"status", "shutting down"}});
-      else
-        send_json(res, 200, {{"status", "ok"}});
+      const auto [status, body] = health(state);
+      send_json(res, status, body);
     });
     http.Get("/metrics", [this](const Request&, Response& res) {
       state.metrics.queue_depth(state.scheduler.queue_depth());
-      res.set_content(state.metrics.render(), "text/plain; version=0.0.4; charset=utf-8");
+      res.set_content(state.metrics.render() + connection_metrics(state, http),
+                      "text/plain; version=0.0.4; charset=utf-8");
     });
     http.Get("/v1/models", v1([this](const Request&, Response& res) { models(res); }, false));
     http.Get(R"(/v1/models/(.+))",
@@ -312,6 +315,7 @@ struct Server::Impl {
     // routing it, and a chunked or compressed one without limit: such a request is answered
     // here, before any of it is read, and its connection closed.
     http.set_pre_routing_handler([this](const Request& req, Response& res) {
+      request_head_read();
       if (refused_by_browser_guard(req, res)) return httplib::Server::HandlerResponse::Handled;
       if (req.method == "OPTIONS") {  // a CORS preflight (or a plain OPTIONS): no body, no route
         res.status = 204;
@@ -334,17 +338,30 @@ struct Server::Impl {
       if (res.status == 404) message = "no route " + req.method + " " + req.path;
       if (res.status == 413) message = body_too_large();
       if (res.status == 400) message = "malformed HTTP request";
+      // A request the connection layer stopped reading: its reason, and the connection closes.
+      const CutOff cut = request_cut_off();
+      if (res.status == 400 && cut != CutOff::None) {
+        res.status = cut == CutOff::Deadline ? 408 : cut == CutOff::HeadTooLarge ? 431 : 413;
+        message = cut == CutOff::Deadline ? "the request did not arrive within --read-timeout (" +
+                                                std::to_string(state.options.read_timeout) + " s)"
+                  : cut == CutOff::HeadTooLarge
+                      ? "the request head (request line and headers) is larger than " +
+                            std::to_string(GuardedHttpServer::kMaxHeadBytes) + " bytes"
+                      : "the request is larger than the server reads for one request";
+        res.set_header("Connection", "close");
+      }
       send_json(res, res.status, error_json(res.status, message));
     });
+    // An exception no handler caught: 500 without its text (which may name files), the text in
+    // the server's log.
     http.set_exception_handler([](const Request&, Response& res, std::exception_ptr ep) {
-      std::string message = "internal error";
       try {
         std::rethrow_exception(ep);
       } catch (const std::exception& e) {
-        message = std::string("internal error: ") + e.what();
+        std::fprintf(stderr, "eagle2 serve: a request failed: %s\n", e.what());
       } catch (...) {
       }
-      send_json(res, 500, error_json(500, message));
+      send_json(res, 500, error_json(500, "internal error", "", "internal_error"));
     });
   }
 
@@ -370,14 +387,25 @@ struct Server::Impl {
         std::this_thread::sleep_for(std::chrono::milliseconds(1));
       http.stop();
     });
-    http.listen_after_bind();
+    // Whatever ends listen (its threads could not be created, accept failed) ends run() with
+    // an error, after the watcher, which would end the process if destroyed joinable.
+    bool listened = false;
+    std::string failure;
+    try {
+      listened = http.listen_after_bind();
+    } catch (const std::exception& e) {
+      failure = std::string("cannot start the HTTP server: ") + e.what();
+    }
+    if (!listened && failure.empty())
+      failure = "the listening socket failed (" + std::string(std::strerror(errno)) + ")";
     listen_done = true;
     stop_pipe.notify();  // listen() failed: the watcher still has to finish
     watcher.join();
+    if (!failure.empty()) fail(failure);
   }
 
   ServerState state;
-  httplib::Server http;  // after the state: destroyed first, its handlers use the state
+  GuardedHttpServer http;  // after the state: destroyed first, its handlers use the state
   StopPipe stop_pipe;
   std::unique_ptr<SignalStop> signals;  // stop_on_signals(): restored when the server goes
   std::atomic<bool> listen_done{false};

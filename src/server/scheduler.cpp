@@ -1,12 +1,23 @@
 #include "server/scheduler.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <exception>
 #include <stdexcept>
 
 #include "eagle2/error.h"
 
 namespace eagle2::server {
+
+namespace {
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
 
 // ---- RequestStream: the HTTP thread's side ----
 
@@ -43,6 +54,11 @@ FinishReason RequestStream::finish_reason() const {
 std::string RequestStream::error() const {
   std::lock_guard lock(mutex_);
   return error_;
+}
+
+bool RequestStream::internal_error() const {
+  std::lock_guard lock(mutex_);
+  return internal_error_;
 }
 
 api::Stats RequestStream::stats() const {
@@ -100,6 +116,8 @@ std::shared_ptr<RequestStream> Scheduler::submit(GenerationRequest request) {
   {
     std::lock_guard lock(mutex_);
     if (stopping_ || static_cast<int64_t>(queue_.size()) >= options_.max_queue) return nullptr;
+    // An idle loop's heartbeat is as old as its sleep: the work starts counting from now.
+    if (queue_.empty() && active_count_ == 0) heartbeat_ns_ = now_ns();
     queue_.emplace_back(std::move(request), stream);
     metrics_.queue_depth(static_cast<int64_t>(queue_.size()));
   }
@@ -125,6 +143,13 @@ int64_t Scheduler::queue_depth() const {
 int64_t Scheduler::active() const {
   std::lock_guard lock(mutex_);
   return active_count_;
+}
+
+std::chrono::milliseconds Scheduler::stalled_for() const {
+  std::lock_guard lock(mutex_);
+  if (queue_.empty() && active_count_ == 0) return std::chrono::milliseconds(0);
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::nanoseconds(now_ns() - heartbeat_ns_));
 }
 
 // Publishes the tokens committed since the last call; with `ended`, the request's end too
@@ -160,21 +185,50 @@ void Scheduler::publish(Active& a, bool ended, bool cancelled) {
   s.changed_.notify_all();
 }
 
+// Ends an admitted request as a server fault (HTTP 500): its step failed when run alone.
+void Scheduler::fail(Active& a) {
+  metrics_.request_done("error");
+  engine_->remove(a.id);
+  {
+    std::lock_guard lock(mutex_);
+    --active_count_;
+  }
+  {
+    std::lock_guard lock(a.stream->mutex_);
+    a.stream->reason_ = FinishReason::Error;
+    a.stream->error_ = "the server failed while generating this request";
+    a.stream->internal_error_ = true;
+  }
+  a.stream->changed_.notify_all();
+}
+
 void Scheduler::loop() {
   for (;;) {
     // 1. Under the lock: admit into free slots, or sleep while there is nothing to do.
     std::vector<std::pair<GenerationRequest, std::shared_ptr<RequestStream>>> admitted;
     std::vector<std::shared_ptr<RequestStream>> refused;  // queued at shutdown
+    std::vector<std::shared_ptr<RequestStream>> cancelled_in_queue;
     bool stopping = false, past_deadline = false;
     {
       std::unique_lock lock(mutex_);
       wake_.wait(lock, [&] { return stopping_ || !queue_.empty() || !active_.empty(); });
+      heartbeat_ns_ = now_ns();
       stopping = stopping_;
       // Admitted requests never make the loop wait, so it looks at the clock every step.
       past_deadline = stopping_ && std::chrono::steady_clock::now() >= drain_deadline_;
       if (stopping) {
         for (auto& q : queue_) refused.push_back(q.second);
         queue_.clear();
+      }
+      // Requests cancelled while queued (their client hung up) leave the queue now, freeing
+      // their places, rather than when a slot would have come to them.
+      for (auto it = queue_.begin(); it != queue_.end();) {
+        if (it->second->cancelled()) {
+          cancelled_in_queue.push_back(std::move(it->second));
+          it = queue_.erase(it);
+        } else {
+          ++it;
+        }
       }
       while (!queue_.empty() &&
              static_cast<int64_t>(active_.size() + admitted.size()) < options_.parallel) {
@@ -190,6 +244,14 @@ void Scheduler::loop() {
         std::lock_guard lock(stream->mutex_);
         stream->reason_ = FinishReason::Cancelled;
         stream->error_ = "the server is shutting down";
+      }
+      stream->changed_.notify_all();
+    }
+    for (auto& stream : cancelled_in_queue) {
+      metrics_.request_done("cancelled");
+      {
+        std::lock_guard lock(stream->mutex_);
+        stream->reason_ = FinishReason::Cancelled;
       }
       stream->changed_.notify_all();
     }
@@ -223,10 +285,17 @@ void Scheduler::loop() {
           --active_count_;
         }
         {
+          // The engine's refusal of the request (eagle2::Error) is the client's to read (400,
+          // its paths removed); anything else (bad_alloc...) is a server fault (500).
           std::lock_guard lock(stream->mutex_);
           stream->reason_ = FinishReason::Error;
-          stream->error_ = e.what();
+          stream->internal_error_ = dynamic_cast<const eagle2::Error*>(&e) == nullptr;
+          stream->error_ = stream->internal_error_
+                               ? std::string("the server failed while generating this request")
+                               : std::string(e.what());
         }
+        if (dynamic_cast<const eagle2::Error*>(&e) == nullptr)
+          std::fprintf(stderr, "eagle2 serve: a request failed to start: %s\n", e.what());
         stream->changed_.notify_all();
       }
     }
@@ -250,28 +319,44 @@ void Scheduler::loop() {
       continue;
     }
     // 3. One step for all of them.
+    bool stepped = true, engine_called = false;
     try {
+      if (options_.before_step) options_.before_step();
+      engine_called = true;
       engine_->step();
     } catch (const std::exception& e) {
-      // A failed step fails every request in it (they would otherwise wait forever).
-      for (Active& a : active_) {
-        metrics_.request_done("error");
-        engine_->remove(a.id);
-        {
-          std::lock_guard lock(mutex_);
-          --active_count_;
+      // A step that failed before the engine ran it, or in its forward, kept nothing of its work
+      // (the engine drops the forward's KV rows; nothing was verified or accepted; the trees are
+      // drafted again): each of its requests is stepped again alone, and only those that fail
+      // alone fail. Alone, a request's tokens are the batch's (they never depend on the company).
+      // A failure in drafting or verification may leave a request half-updated: then every
+      // request of the step fails, as does a failed step of one request. A failed request is a
+      // server fault: 500, with a fixed message (the exception's text may name files; it goes to
+      // the log).
+      stepped = false;
+      std::fprintf(stderr, "eagle2 serve: a step of %zu requests failed: %s\n", active_.size(),
+                   e.what());
+      const bool retry =
+          active_.size() > 1 && (!engine_called || engine_->last_failure_in_forward());
+      for (auto it = active_.begin(); it != active_.end();) {
+        bool ok = false;
+        if (retry) {
+          try {
+            engine_->step_alone(it->id);
+            ok = true;
+          } catch (const std::exception& alone) {
+            std::fprintf(stderr, "eagle2 serve: a request failed alone: %s\n", alone.what());
+          }
         }
-        {
-          std::lock_guard lock(a.stream->mutex_);
-          a.stream->reason_ = FinishReason::Error;
-          a.stream->error_ = e.what();
+        if (ok) {
+          ++it;
+          continue;
         }
-        a.stream->changed_.notify_all();
+        fail(*it);
+        it = active_.erase(it);
       }
-      active_.clear();
-      continue;
     }
-    metrics_.step(engine_->last_step());
+    if (stepped) metrics_.step(engine_->last_step());
     // 4. Stream what was committed; finished requests leave (their KV memory went back to the
     // pool as they finished inside the step).
     metrics_.kv_blocks(engine_->kv_blocks_used(), engine_->kv_blocks_total());

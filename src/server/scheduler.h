@@ -6,10 +6,12 @@
 // out; the scheduler never calls back into it.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -66,7 +68,10 @@ class RequestStream {
 
   FinishReason finish_reason() const;
   std::string error() const;  // FinishReason::Error: the engine's message
-  api::Stats stats() const;   // final once ended (prompt/new tokens, tau, target forwards, ...)
+  // FinishReason::Error from a failed step (a server fault, HTTP 500) rather than a request the
+  // engine refused (400); error() is then a fixed message.
+  bool internal_error() const;
+  api::Stats stats() const;  // final once ended (prompt/new tokens, tau, target forwards, ...)
 
  private:
   friend class Scheduler;
@@ -77,12 +82,14 @@ class RequestStream {
   std::string error_;
   api::Stats stats_;
   bool cancel_requested_ = false, cancel_complete_ = false, admitted_ = false;
+  bool internal_error_ = false;
 };
 
 struct SchedulerOptions {
   int parallel = 4;        // sequences decoding at once (slots)
   int max_queue = 64;      // requests waiting for a slot; more are refused (HTTP 503)
   int64_t context = 2048;  // each sequence's context (prompt included), as generate's --ctx
+  std::function<void()> before_step = {};  // tests only: called before each engine step
 };
 
 class Scheduler {
@@ -110,11 +117,16 @@ class Scheduler {
 
   int64_t queue_depth() const;
   int64_t active() const;  // admitted and not ended
+  // How long the loop has not come round while it has work (requests queued or admitted): 0
+  // when idle. A step takes milliseconds to seconds; much longer means the loop is stuck, and
+  // /health says so (--stall-timeout).
+  std::chrono::milliseconds stalled_for() const;
 
  private:
   struct Active;
   void loop();
   void publish(Active& a, bool ended, bool cancelled);
+  void fail(Active& a);
 
   api::Model& model_;
   api::Head* head_;
@@ -129,6 +141,8 @@ class Scheduler {
   std::deque<std::pair<GenerationRequest, std::shared_ptr<RequestStream>>> queue_;
   int64_t active_count_ = 0;
   bool stopping_ = false;
+  // When the loop last came round (steady clock, ns), or a request arrived at an idle loop.
+  std::atomic<int64_t> heartbeat_ns_{0};
   std::chrono::steady_clock::time_point drain_deadline_;  // shutdown()'s, read once stopping_
   std::vector<Active> active_;                            // loop thread only
   std::thread thread_;

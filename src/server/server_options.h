@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +36,21 @@ struct ServerOptions {
   // On SIGTERM/SIGINT (or stop()), admitted requests decode to their end for at most this long;
   // then they end with what they have and a shutting-down error. A second signal exits at once.
   int drain_timeout = 30;  // seconds
+
+  // Connections (docs/SERVER.md "Limits and threat model"). A request's head and body must
+  // arrive within read_timeout (the first request's counted from the connection's accept);
+  // a connection idles at most keep_alive_timeout between requests and serves at most
+  // keep_alive_max of them. At most max_connections are served at once (0: parallel + max_queue +
+  // 4, a place for every slot and queue place and a few more); one more gets 503 at once, or its
+  // /health answer. /health answers 503 when the scheduler, with requests to run, has not come
+  // round its loop for stall_timeout.
+  int read_timeout = 10;       // seconds
+  int keep_alive_timeout = 5;  // seconds
+  int keep_alive_max = 100;    // requests per connection
+  int max_connections = 0;     // 0: parallel + max_queue + 4
+  int stall_timeout = 60;      // seconds
+  // Tests only: called on the scheduler's thread before each engine step (to stall or fail one).
+  std::function<void()> before_step;
 
   // Drafters the operator offers by name (--drafter NAME=SPEC, in order): a request's
   // "speculative" names one of them, or gives a spec that loads nothing from disk. Drafters with

@@ -22,7 +22,11 @@ struct ServerState {
       : options(o),
         model(o),
         scheduler(model.model(), model.head(), model.threads(), model.cost(),
-                  SchedulerOptions{o.parallel, o.max_queue, model.context()}, metrics) {}
+                  SchedulerOptions{.parallel = o.parallel,
+                                   .max_queue = o.max_queue,
+                                   .context = model.context(),
+                                   .before_step = o.before_step},
+                  metrics) {}
 
   const ServerOptions options;
   ServedModel model;

@@ -193,8 +193,23 @@ void BatchDecoder::verify(Sequence& s, const float* logits, const FeatureRows& f
   s.root = verdict.bonus;
 }
 
+int64_t BatchDecoder::step_alone(int64_t id) {
+  Sequence& s = at(id);
+  if (s.finished) return live();
+  alone_ = &s;
+  try {
+    step();
+  } catch (...) {
+    alone_ = nullptr;
+    throw;
+  }
+  alone_ = nullptr;
+  return live();
+}
+
 int64_t BatchDecoder::step() {
   last_step_ = StepReport{};
+  failed_in_forward_ = false;
   const int64_t V = model_.config().vocab_size, d = model_.config().hidden_size;
 
   // 1. Drafting. Sequences whose tree size is fixed complete at once; those with a choosable size
@@ -231,7 +246,7 @@ int64_t BatchDecoder::step() {
   // EAGLE-2 dynamic trees on one head are drafted in lockstep (batch_drafting.h), per head.
   std::map<EagleHead*, std::vector<std::pair<Sequence*, int64_t>>> lockstep;
   for (auto& p : sequences_) {
-    if (!p || p->finished) continue;
+    if (!p || p->finished || (alone_ && p.get() != alone_)) continue;
     Sequence& s = *p;
     if (!s.started) {
       prefilling.push_back(&s);
@@ -352,6 +367,7 @@ int64_t BatchDecoder::step() {
   } catch (...) {
     // Nothing of the step is kept: the trees are drafted again and the chunks run again.
     for (KvCache* kv : caches) kv->drop_pending();
+    failed_in_forward_ = true;
     throw;
   }
   const double forward_seconds = seconds_since(tv);
@@ -359,43 +375,52 @@ int64_t BatchDecoder::step() {
   last_step_.rows = batch.size();
   last_step_.forward_seconds = forward_seconds;
 
-  // 4. Verification and the prompts' progress.
-  auto features_of = [&](const Sequence& s, size_t at) {
-    return FeatureRows{.out = &out,
-                       .captured_layers = capture_layers,
-                       .layers = s.feature_layers,
-                       .d = d,
-                       .hidden_base = first_row[at],
-                       .capture_base = first_capture[at]};
-  };
-  int64_t choosing_committed = 0;
-  for (size_t j = 0; j < decoding.size(); ++j) {
-    Sequence& s = *decoding[j];
-    const int64_t before = s.stats.new_tokens;
-    verify(s, out.logits.data() + first_logit[j] * V, features_of(s, j), forward_seconds);
-    if (std::find(choosing.begin(), choosing.end(), &s) != choosing.end())
-      choosing_committed += s.stats.new_tokens - before;
-  }
-  if (!choosing.empty()) {
-    // Judged on the model's forward cost (as the budget was chosen) and the measured drafting:
-    // this step against the same step with the choosable sequences' roots alone.
-    const auto n_seq = static_cast<int64_t>(caches.size());
-    const double seconds = choosing_draft_seconds + batch_cost_->seconds(n_seq, batch.size());
-    const double plain_seconds = batch_cost_->seconds(
-        n_seq, batch.size() - (choosing_rows - static_cast<int64_t>(choosing.size())));
-    batch_pacing_.judge(static_cast<double>(choosing_committed), seconds,
-                        static_cast<double>(choosing.size()), plain_seconds);
-  }
-  for (size_t j = 0; j < prefilling.size(); ++j) {
-    Sequence& s = *prefilling[j];
-    const size_t at = decoding.size() + j;
-    s.kv.keep_all();
-    const FeatureRows features = features_of(s, at);
-    for (int64_t r = 0; r < chunk[j]; ++r) features.append(r, s.prompt_features);
-    s.prefilled += chunk[j];
-    s.stats.prefill_seconds += forward_seconds;  // it waited for the whole shared forward
-    last_step_.prefill_rows += chunk[j];
-    if (first_logit[at] >= 0) begin_decoding(s, out.logits.data() + first_logit[at] * V);
+  // 4. Verification and the prompts' progress. A failure here leaves no cache with rows of this
+  // forward pending (the sequences not yet verified drop theirs); those already verified have
+  // committed theirs, so the step is not one to retry (last_failure_in_forward() stays false).
+  try {
+    [&] {
+      auto features_of = [&](const Sequence& s, size_t at) {
+        return FeatureRows{.out = &out,
+                           .captured_layers = capture_layers,
+                           .layers = s.feature_layers,
+                           .d = d,
+                           .hidden_base = first_row[at],
+                           .capture_base = first_capture[at]};
+      };
+      int64_t choosing_committed = 0;
+      for (size_t j = 0; j < decoding.size(); ++j) {
+        Sequence& s = *decoding[j];
+        const int64_t before = s.stats.new_tokens;
+        verify(s, out.logits.data() + first_logit[j] * V, features_of(s, j), forward_seconds);
+        if (std::find(choosing.begin(), choosing.end(), &s) != choosing.end())
+          choosing_committed += s.stats.new_tokens - before;
+      }
+      if (!choosing.empty()) {
+        // Judged on the model's forward cost (as the budget was chosen) and the measured drafting:
+        // this step against the same step with the choosable sequences' roots alone.
+        const auto n_seq = static_cast<int64_t>(caches.size());
+        const double seconds = choosing_draft_seconds + batch_cost_->seconds(n_seq, batch.size());
+        const double plain_seconds = batch_cost_->seconds(
+            n_seq, batch.size() - (choosing_rows - static_cast<int64_t>(choosing.size())));
+        batch_pacing_.judge(static_cast<double>(choosing_committed), seconds,
+                            static_cast<double>(choosing.size()), plain_seconds);
+      }
+      for (size_t j = 0; j < prefilling.size(); ++j) {
+        Sequence& s = *prefilling[j];
+        const size_t at = decoding.size() + j;
+        s.kv.keep_all();
+        const FeatureRows features = features_of(s, at);
+        for (int64_t r = 0; r < chunk[j]; ++r) features.append(r, s.prompt_features);
+        s.prefilled += chunk[j];
+        s.stats.prefill_seconds += forward_seconds;  // it waited for the whole shared forward
+        last_step_.prefill_rows += chunk[j];
+        if (first_logit[at] >= 0) begin_decoding(s, out.logits.data() + first_logit[at] * V);
+      }
+    }();
+  } catch (...) {
+    for (KvCache* kv : caches) kv->drop_pending();
+    throw;
   }
   return live();
 }

@@ -59,6 +59,17 @@ class BatchDecoder {
   // the end of its context finishes (its KV memory goes back to the pool at once). Returns the
   // number of live sequences left.
   int64_t step();
+  // One step for sequence `id` alone: the others take no part and keep their state. What a
+  // server does with the sequences of a step that failed in its forward (which kept nothing of
+  // its work: last_failure_in_forward()), one by one, so that one sequence's failure is its own.
+  // Its tokens are those of step() (a sequence's tokens never depend on its company). A no-op for a
+  // finished sequence; Error for an unknown id.
+  int64_t step_alone(int64_t id);
+  // Whether the last step() that threw failed in its one target forward. Only then did it keep
+  // nothing of its work (its KV rows dropped, nothing verified, emitted or accepted; the trees
+  // are drafted again), so that its sequences may be stepped again (step_alone) with their exact
+  // tokens. A failure in drafting or verification may leave a sequence half-updated.
+  bool last_failure_in_forward() const { return failed_in_forward_; }
 
   int64_t live() const;  // sequences not finished
   bool finished(int64_t id) const;
@@ -90,7 +101,9 @@ class BatchDecoder {
   int64_t context_;
   ThreadPool& pool_;
   std::shared_ptr<const BatchCostModel> batch_cost_;
-  BatchPacing batch_pacing_;  // with batch_cost_: whether drafting pays for the batch
+  Sequence* alone_ = nullptr;
+  bool failed_in_forward_ = false;  // step_alone(): the only sequence the step looks at
+  BatchPacing batch_pacing_;        // with batch_cost_: whether drafting pays for the batch
   std::vector<std::unique_ptr<Sequence>> sequences_;  // by id; null once removed
   StepReport last_step_;
   std::vector<float> path_features_;    // scratch: the accepted path's features

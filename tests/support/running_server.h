@@ -25,6 +25,8 @@ class RunningServer {
   RunningServer& operator=(const RunningServer&) = delete;
 
   int port() const { return server_->port(); }
+  // Starts the server's shutdown (as SIGTERM does) without waiting for it.
+  void stop() { server_->stop(); }
   httplib::Client client() const {
     httplib::Client c("127.0.0.1", server_->port());
     c.set_read_timeout(60);

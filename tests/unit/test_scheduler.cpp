@@ -132,7 +132,8 @@ TEST(Scheduler, FullQueueRefusesAndCancelFreesEverything) {
   auto running = scheduler.submit(long_one);
   ASSERT_TRUE(running);
   std::vector<TokenPiece> first;
-  while (first.empty()) running->take(first, 50ms);  // admitted and decoding
+  for (int i = 0; i < 1200 && first.empty(); ++i) running->take(first, 50ms);  // admitted, decoding
+  ASSERT_FALSE(first.empty()) << "no token in 60 s";
   auto queued1 = scheduler.submit(long_one), queued2 = scheduler.submit(long_one);
   ASSERT_TRUE(queued1 && queued2);
   EXPECT_FALSE(scheduler.submit(long_one)) << "the queue holds 2";
@@ -187,7 +188,8 @@ TEST(Scheduler, ShutdownFinishesAdmittedAndCancelsQueued) {
   r.spec = api::parse_drafter_spec("plain");
   auto admitted = scheduler->submit(r);
   std::vector<TokenPiece> got;
-  while (got.empty()) admitted->take(got, 50ms);
+  for (int i = 0; i < 1200 && got.empty(); ++i) admitted->take(got, 50ms);
+  ASSERT_FALSE(got.empty()) << "no token in 60 s";
   auto queued = scheduler->submit(r);
   scheduler->shutdown();
   EXPECT_FALSE(scheduler->submit(r)) << "no admission after shutdown";

@@ -168,6 +168,24 @@ Command add_serve(CLI::App& app) {
                   "On SIGTERM or Ctrl-C, seconds admitted requests may still decode; then they "
                   "end with their text so far. A second signal exits at once (default: 30)")
       ->check(integer_in(0, 86400));
+  cmd->add_option("--max-connections", o.max_connections,
+                  "Connections served at once; one more gets 503 at once (its /health is "
+                  "answered) (default: 0 = --parallel + --max-queue + 4)")
+      ->check(integer_in(0, 65536));
+  cmd->add_option("--read-timeout", o.read_timeout,
+                  "Seconds a request's head and body may take to arrive; then the connection "
+                  "closes (default: 10)")
+      ->check(integer_in(1, 3600));
+  cmd->add_option("--keep-alive-timeout", o.keep_alive_timeout,
+                  "Seconds a connection may idle between requests (default: 5)")
+      ->check(integer_in(1, 3600));
+  cmd->add_option("--keep-alive-max", o.keep_alive_max,
+                  "Requests served on one connection before it closes (default: 100)")
+      ->check(integer_in(1, 1000000));
+  cmd->add_option("--stall-timeout", o.stall_timeout,
+                  "/health answers 503 when the scheduler has work and has made no step for this "
+                  "many seconds (default: 60)")
+      ->check(integer_in(1, 86400));
   cmd->add_option_function<std::vector<std::string>>(
          "--drafter",
          [f](const std::vector<std::string>& all) {
