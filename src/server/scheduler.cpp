@@ -57,6 +57,7 @@ struct Scheduler::Active {
   int64_t id = -1;
   std::shared_ptr<RequestStream> stream;
   size_t published = 0;
+  bool logprobs = false;  // the request asked for log-probs
 };
 
 Scheduler::Scheduler(api::Model& model, api::Head* head, api::Threads& threads,
@@ -133,10 +134,15 @@ void Scheduler::publish(Active& a, bool ended, bool cancelled) {
   const std::vector<int32_t>& tokens = engine_->tokens(a.id);
   const std::vector<uint8_t>& drafted = engine_->drafted(a.id);
   RequestStream& s = *a.stream;
+  std::vector<api::TokenLogprobs> logprobs;
+  if (a.logprobs) logprobs = engine_->logprobs(a.id, a.published);
   {
     std::lock_guard lock(s.mutex_);
-    for (size_t i = a.published; i < tokens.size(); ++i)
-      s.pending_.push_back({tokens[i], drafted[i] != 0});
+    for (size_t i = a.published; i < tokens.size(); ++i) {
+      s.pending_.push_back({tokens[i], drafted[i] != 0, {}});
+      if (i - a.published < logprobs.size())
+        s.pending_.back().logprobs = std::move(logprobs[i - a.published]);
+    }
     if (ended) {
       s.stats_ = engine_->stats(a.id);
       s.reason_ = cancelled                 ? FinishReason::Cancelled
@@ -208,6 +214,7 @@ void Scheduler::loop() {
         continue;
       }
       try {
+        const bool logprobs = request.options.logprobs >= 0;
         const int64_t id = engine_->add(std::move(request.prompt), request.options, request.spec,
                                         request.spec.needs_head() ? head_ : nullptr);
         {
@@ -215,7 +222,7 @@ void Scheduler::loop() {
           stream->admitted_ = true;
         }
         stream->changed_.notify_all();
-        active_.push_back(Active{id, stream, 0});
+        active_.push_back(Active{id, stream, 0, logprobs});
       } catch (const std::exception& e) {
         metrics_.request_done("error");
         {

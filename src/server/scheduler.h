@@ -37,6 +37,9 @@ struct GenerationRequest {
 struct TokenPiece {
   int32_t token = 0;
   bool drafted = false;
+  // With GenerateOptions::logprobs >= 0: the token's log-prob under the target and the most
+  // likely tokens where it was chosen (Engine::logprobs).
+  api::TokenLogprobs logprobs;
 };
 
 enum class FinishReason {

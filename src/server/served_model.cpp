@@ -163,6 +163,7 @@ GenerationRequest ServedModel::generation_request(const CompletionRequest& r,
                              : r.endpoint == Endpoint::Chat ? ctx_
                                                             : kDefaultCompletionTokens;
   g.options.stop_at_eos = true;
+  g.options.logprobs = r.logprobs;
   return g;
 }
 
