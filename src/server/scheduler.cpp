@@ -100,7 +100,12 @@ std::shared_ptr<RequestStream> Scheduler::submit(GenerationRequest request) {
   auto stream = std::make_shared<RequestStream>();
   {
     std::lock_guard lock(mutex_);
-    if (stopping_ || static_cast<int64_t>(queue_.size()) >= options_.max_queue) return nullptr;
+    // Every request passes through the queue, also one that a free slot will take at the next
+    // step: those are not waiting, so they do not count against max_queue (with --max-queue 0
+    // a server would otherwise refuse everything).
+    const int64_t free_slots = std::max<int64_t>(0, options_.parallel - active_count_);
+    if (stopping_ || static_cast<int64_t>(queue_.size()) >= options_.max_queue + free_slots)
+      return nullptr;
     queue_.emplace_back(std::move(request), stream);
     metrics_.queue_depth(static_cast<int64_t>(queue_.size()));
   }

@@ -151,6 +151,33 @@ TEST(Scheduler, FullQueueRefusesAndCancelFreesEverything) {
   EXPECT_NE(text.find("eagle2_requests_total{status=\"cancelled\"} 2"), std::string::npos) << text;
 }
 
+// --max-queue 0: no request waits, but one that a free slot takes is served (a request passes
+// through the queue on its way to a slot; that is not waiting).
+TEST(Scheduler, NoQueueStillServesFreeSlots) {
+  const Fixture fx;
+  api::Model model = api::Model::load(fx.model_dir);
+  api::Threads threads(1);
+  server::Metrics metrics;
+  server::Scheduler scheduler(model, nullptr, threads, nullptr, {1, 0, 512}, metrics);
+  server::GenerationRequest request;
+  request.prompt = fx.prompts[0];
+  request.options.max_new_tokens = 400;
+  request.options.stop_at_eos = false;
+  request.spec = api::parse_drafter_spec("plain");
+  auto running = scheduler.submit(request);
+  ASSERT_TRUE(running) << "a free slot, no queue: served";
+  EXPECT_FALSE(scheduler.submit(request)) << "the one slot is taken and nothing may wait";
+  std::vector<TokenPiece> first;
+  while (first.empty()) running->take(first, 50ms);  // admitted and decoding
+  EXPECT_FALSE(scheduler.submit(request));
+  running->cancel();
+  drain(*running);
+  request.options.max_new_tokens = 3;
+  auto next = scheduler.submit(request);
+  ASSERT_TRUE(next) << "the slot is free again";
+  EXPECT_EQ(drain(*next).size(), 3u);
+}
+
 TEST(Scheduler, RequestsThatCanNeverRunAreRefusedAtOnce) {
   const Fixture fx;
   api::Model model = api::Model::load(fx.model_dir);
