@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the JavaScript tests of tests/server need, only what is missing: Debian's chromium,
-# nodejs and npm, then tests/npm/package-lock.json into tests/npm/node_modules (exact versions of
+# nodejs and npm (and nginx-light for tests/replicas), then tests/npm/package-lock.json into tests/npm/node_modules (exact versions of
 # the official `openai` client and `puppeteer-core`, which never downloads a browser of its own).
 #
 # It never fails the suite: a step that fails is written, with its reason, to
@@ -35,6 +35,19 @@ if ((${#missing[@]})); then
     fi
     rm -f "$log"
   fi
+fi
+
+# nginx for tests/replicas/test_replicas.sh (scripts/serve-replicas.sh in front of two
+# replicas): apart from the rest, so that a failure here costs only that test (it then exits 77).
+# Debian's policy (policy-rc.d in containers) decides whether the package starts its own
+# service; the test runs its own nginx on loopback ports either way.
+if ! command -v nginx >/dev/null && [[ $(id -u) -eq 0 ]]; then
+  log=$(mktemp)
+  if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nginx-light \
+      >"$log" 2>&1; then
+    echo "install-test-deps: apt-get install nginx-light failed (test_replicas will be skipped)" >&2
+  fi
+  rm -f "$log"
 fi
 
 # The npm packages: `npm ci` reinstalls from the lockfile, so it runs only when the lockfile
