@@ -22,7 +22,7 @@ struct ServerState {
       : options(o),
         model(o),
         scheduler(model.model(), model.head(), model.threads(), model.cost(),
-                  SchedulerOptions{o.parallel, o.max_queue, model.context()}, metrics) {}
+                  model.scheduler_options(o), metrics) {}
 
   const ServerOptions options;
   ServedModel model;
