@@ -129,10 +129,11 @@ SchedulerOptions ServedModel::scheduler_options(const ServerOptions& o) const {
          " tokens) and the default drafter needs ", (whole + drafter + MiB - 1) / MiB, " MiB (",
          whole + drafter, " bytes); give at least that, or a smaller --ctx");
   }
-  // The pool takes what the budget leaves after one default drafter's cache, up to the whole
-  // contexts of every slot; the rest is for the drafters' caches.
-  s.kv_pool_blocks =
-      std::min(o.parallel * context_blocks, (o.max_kv_memory - drafter) / kv_costs_.block_bytes);
+  // As many whole contexts with a default drafter's cache as the budget holds (at most one per
+  // slot): their contexts are the pool, shared by reservation, and the rest of the budget is for
+  // the drafters' caches (an EAGLE head's spans the whole context, however short the request).
+  const int64_t whole_contexts = std::min<int64_t>(o.parallel, o.max_kv_memory / (whole + drafter));
+  s.kv_pool_blocks = whole_contexts * context_blocks;
   s.kv_budget_bytes = o.max_kv_memory;
   return s;
 }

@@ -48,9 +48,10 @@ TEST(ServeKvBudget, RequestsThatFitCompleteOneThatNeverCouldGetsAClearError) {
   o.port = 0;
   o.threads = 1;
   o.parallel = 4;
-  // The budget: one whole context with the default drafter's cache, and 8 blocks more. The pool
-  // then holds 40 blocks where 4 whole contexts would be 128, and the drafters' part holds one
-  // default drafter's cache (so requests with the default drafter run one at a time).
+  // The budget: one whole context with the default drafter's cache, and a quarter of such a cache
+  // more. The pool then holds one whole context where 4 would be the default, shared by
+  // reservation, and the drafters' part one default drafter's cache (requests with it run one at
+  // a time; plain ones share the pool).
   server::KvCosts costs;
   server::SchedulerOptions so;
   {
@@ -63,7 +64,7 @@ TEST(ServeKvBudget, RequestsThatFitCompleteOneThatNeverCouldGetsAClearError) {
       server::kv_need(costs, 0, 0, api::parse_drafter_spec(server::kDefaultSpec)).drafter_bytes;
   ASSERT_GT(drafter, 0);
   EXPECT_EQ(so.kv_pool_blocks, 4 * context_blocks) << "the default: every slot a whole context";
-  o.max_kv_memory = (context_blocks + 8) * costs.block_bytes + drafter;
+  o.max_kv_memory = context_blocks * costs.block_bytes + drafter + drafter / 4;
   test::RunningServer srv(o);
   httplib::Client c = srv.client();
 
@@ -103,7 +104,7 @@ TEST(ServeKvBudget, RequestsThatFitCompleteOneThatNeverCouldGetsAClearError) {
   }
   const httplib::Result m = c.Get("/metrics");
   ASSERT_TRUE(m);
-  EXPECT_NE(m->body.find("eagle2_kv_blocks_total " + std::to_string(context_blocks + 8)),
+  EXPECT_NE(m->body.find("eagle2_kv_blocks_total " + std::to_string(context_blocks)),
             std::string::npos)
       << m->body;
   EXPECT_NE(m->body.find("eagle2_kv_blocks_used 0"), std::string::npos) << m->body;
