@@ -184,15 +184,20 @@ TEST(Scheduler, NoQueueStillServesFreeSlots) {
 // fit is refused at submit. Every admitted request completes with its solo tokens.
 TEST(Scheduler, KvBudgetAdmitsWhatFitsQueuesTheRestRefusesTheImpossible) {
   const Fixture fx;
-  api::Model model = api::Model::load(fx.model_dir);
+  LlamaConfig long_config = test::tiny_config();
+  long_config.max_position_embeddings = 4096;
+  auto target = test::load_random_model("scheduler-long", long_config, DType::BF16, 21, 0.3f);
+  api::Model model = api::Model::load(target->dir());
   api::Threads threads(1);
   server::Metrics metrics;
-  server::SchedulerOptions so{3, 8, 128};
-  so.kv_pool_blocks = 10;  // a whole context of 128 tokens is 8 blocks
+  // A context of 4096 tokens is 256 blocks; `big` runs until it is cancelled (4000 tokens take
+  // far longer than the checks), so what is admitted beside it does not depend on timing.
+  server::SchedulerOptions so{3, 8, 4096};
+  so.kv_pool_blocks = 300;
   so.kv_block_bytes = 100;
-  so.kv_budget_bytes = 10 * 100 + 50;  // 50 bytes for drafters
+  so.kv_budget_bytes = 300 * 100 + 50;  // 50 bytes for drafters
   server::Scheduler scheduler(model, nullptr, threads, nullptr, so, metrics);
-  EXPECT_EQ(scheduler.kv_pool_blocks(), 10);
+  EXPECT_EQ(scheduler.kv_pool_blocks(), 300);
   auto request = [&](int64_t max_new, server::KvNeed kv) {
     server::GenerationRequest r;
     r.prompt = fx.prompts[0];
@@ -202,29 +207,32 @@ TEST(Scheduler, KvBudgetAdmitsWhatFitsQueuesTheRestRefusesTheImpossible) {
     r.kv = kv;
     return r;
   };
-  EXPECT_THROW(scheduler.submit(request(4, {11, 0})), Error) << "more blocks than the pool";
+  EXPECT_THROW(scheduler.submit(request(4, {301, 0})), Error) << "more blocks than the pool";
   EXPECT_THROW(scheduler.submit(request(4, {1, 51})), Error) << "more bytes than the budget";
 
-  auto big = scheduler.submit(request(100, {8, 0}));
-  auto small = scheduler.submit(request(4, {2, 20}));   // fits beside it: 10 blocks, 20 bytes
-  auto waits = scheduler.submit(request(5, {8, 0}));    // does not, until `big` ends
-  auto behind = scheduler.submit(request(3, {1, 40}));  // would fit blocks, but queues behind it
+  auto big = scheduler.submit(request(4000, {256, 0}));
+  auto small = scheduler.submit(request(4, {44, 20}));  // fits beside it: 300 blocks, 20 bytes
+  auto waits = scheduler.submit(request(5, {256, 0}));  // does not, until `big` ends
+  auto behind = scheduler.submit(request(3, {1, 40}));  // would fit, but queues behind it
   ASSERT_TRUE(big && small && waits && behind);
+  EXPECT_EQ(drain(*small).size(), 4u) << "admitted beside `big`";
+  // Steps after `small` left, each with an admission pass: `behind` would fit now, `waits` not.
   std::vector<TokenPiece> got;
   while (got.size() < 20) big->take(got, 50ms);
-  EXPECT_TRUE(small->admitted());
-  EXPECT_EQ(drain(*small).size(), 4u);
-  // Steps after `small` left, each with an admission pass: `behind` would fit now, `waits` not.
-  while (got.size() < 30) big->take(got, 50ms);
-  EXPECT_FALSE(waits->admitted()) << "8 + 8 blocks do not fit a pool of 10";
+  EXPECT_FALSE(waits->admitted()) << "256 + 256 blocks do not fit a pool of 300";
   EXPECT_FALSE(behind->admitted()) << "requests are admitted in order";
-  const auto rest = drain(*big);
-  EXPECT_EQ(big->finish_reason(), FinishReason::Length);
-  EXPECT_EQ(got.size() + rest.size(), 100u);
+  big->cancel();
+  drain(*big);
+  EXPECT_EQ(big->finish_reason(), FinishReason::Cancelled);
+  EXPECT_LT(big->stats().new_tokens, 4000);
   const std::vector<TokenPiece> w = drain(*waits), b = drain(*behind);
   EXPECT_EQ(waits->finish_reason(), FinishReason::Length);
-  EXPECT_EQ(ids_of(w), solo(model, fx.prompts[0], request(5, {}).options, threads, 128));
+  EXPECT_EQ(ids_of(w), solo(model, fx.prompts[0], request(5, {}).options, threads, 4096));
   EXPECT_EQ(b.size(), 3u);
+  // Every end released its reservation: the whole pool is admissible again.
+  auto last = scheduler.submit(request(2, {300, 50}));
+  ASSERT_TRUE(last);
+  EXPECT_EQ(drain(*last).size(), 2u);
   const std::string text = metrics.render();
   EXPECT_EQ(metric(text, "eagle2_kv_blocks_used"), 0) << text;
   EXPECT_NE(text.find("eagle2_requests_total{status=\"ok\"} 4"), std::string::npos) << text;
