@@ -18,7 +18,8 @@ namespace eagle2::server {
 
 Json chat_logprobs_json(const std::vector<TokenText>& tokens, const api::Tokenizer& tok);
 
-// text_offset: where each token's text starts in the completion's text, in bytes from its start;
+// text_offset: where each token's text starts in the completion's text, in characters (Unicode
+// code points, as OpenAI counts them) from its start;
 // `offset` is where `tokens` begin (a stream's earlier chunks), and is advanced past them.
 Json completion_logprobs_json(const std::vector<TokenText>& tokens, const api::Tokenizer& tok,
                               int64_t& offset);

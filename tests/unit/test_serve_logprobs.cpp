@@ -9,10 +9,12 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "eagle2/tokenizer.h"
 #include "server/http_server.h"
+#include "server/logprobs_json.h"
 #include "support/cli.h"
 #include "support/running_server.h"
 #include "support/shared_data.h"
@@ -69,6 +71,13 @@ std::vector<json> cli_logprobs(const std::string& model_dir, const std::vector<i
   for (std::string line; std::getline(in, line);) rows.push_back(json::parse(line));
   EXPECT_EQ(rows.size(), path.size());
   return rows;
+}
+
+// Unicode code points of UTF-8 text: OpenAI's text_offset counts characters.
+size_t characters(const std::string& utf8) {
+  size_t n = 0;
+  for (const char c : utf8) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return n;
 }
 
 std::vector<double> values_of(const json& top_object) {
@@ -133,11 +142,27 @@ TEST(ServeLogprobs, CompletionsEqualEagle2LogprobsWithAndWithoutSpeculation) {
     const std::string text = r["choices"][0]["text"];
     std::string spelled;
     for (size_t i = 0; i < lp["tokens"].size(); ++i) {
-      EXPECT_EQ(lp["text_offset"][i].get<size_t>(), spelled.size());
+      EXPECT_EQ(lp["text_offset"][i].get<size_t>(), characters(spelled));
       spelled += lp["tokens"][i].get<std::string>();
     }
     EXPECT_EQ(spelled, text);
   }
+  // Several at once, sharing the batch (continuous batching puts them in one target forward):
+  // each still gets exactly the numbers of a request alone.
+  std::vector<std::thread> clients;
+  std::vector<json> together(6);
+  for (size_t i = 0; i < together.size(); ++i)
+    clients.emplace_back([&, i] {
+      httplib::Client own = srv.client();
+      const char* specs[] = {"plain", "dynamic:16:3:4", "chain:3"};
+      int st = 0;
+      together[i] = post(
+          own, "/v1/completions",
+          {{"prompt", prompt}, {"max_tokens", 24}, {"logprobs", 5}, {"speculative", specs[i % 3]}},
+          &st);
+    });
+  for (std::thread& t : clients) t.join();
+  for (const json& r : together) EXPECT_EQ(r["choices"][0]["logprobs"], first);
   // The path the server took, as ids: the greedy one, which `eagle2 logprobs --greedy` also takes.
   const test::CliRun greedy = test::run_cli_split("logprobs -m '" + options.model_dir +
                                                   "' -p 'Once upon a time' --greedy 24 --top 1");
@@ -197,9 +222,9 @@ TEST(ServeLogprobs, StreamedSampledCompletionIsTheModelsDistribution) {
   size_t offset = 0;
   for (size_t i = 0; i < token_texts.size(); ++i) {
     EXPECT_EQ(joined["text_offset"][i].get<size_t>(), offset) << i;
-    offset += token_texts[i].size();
+    offset += characters(token_texts[i]);
   }
-  EXPECT_EQ(offset, text.size());
+  EXPECT_EQ(offset, characters(text));
   expect_cli_equal(options.model_dir, prompt, generated, joined, 3);
 }
 
@@ -280,6 +305,30 @@ TEST(ServeLogprobs, AlternativesAreBounded) {
            &status);
   ASSERT_EQ(status, 200) << r;
   EXPECT_EQ(r["choices"][0]["logprobs"]["content"][0]["top_logprobs"].size(), 20u);
+}
+
+// The JSON helpers alone: text_offset counts characters, not bytes; an id past the tokenizer's
+// vocabulary (a model may pad its vocabulary) shows as an empty token instead of failing.
+TEST(ServeLogprobs, OffsetsCountCharactersAndIdsPastTheTokenizerAreEmpty) {
+  EAGLE2_SHARED_FILE(model_cfg, kModel);
+  const api::Tokenizer tok = api::Tokenizer::open(dir_of(model_cfg));
+  const int32_t past = tok.vocab_size() + 3;
+  const int32_t a = tok.encode("a", false).back();
+  std::vector<server::TokenText> tokens = {
+      {"caf\xC3\xA9", false, a, {-0.5, {{a, -0.5}, {past, -1.5}}}},
+      {"!", true, past, {-2.0, {{a, -0.25}}}},
+  };
+  int64_t offset = 10;
+  const json c = server::completion_logprobs_json(tokens, tok, offset);
+  EXPECT_EQ(c["text_offset"], json::parse("[10, 14]")) << c;  // "café" is 4 characters, 5 bytes
+  EXPECT_EQ(offset, 15);
+  EXPECT_EQ(c["tokens"][1], "");
+  EXPECT_EQ(c["token_logprobs"][1], -2.0);
+  EXPECT_EQ(c["top_logprobs"][0][""], -1.5) << c;
+  const json chat = server::chat_logprobs_json(tokens, tok);
+  EXPECT_EQ(chat["content"][1]["token"], "");
+  EXPECT_TRUE(chat["content"][1]["bytes"].empty());
+  EXPECT_EQ(chat["content"][0]["top_logprobs"][1]["token"], "");
 }
 
 }  // namespace
