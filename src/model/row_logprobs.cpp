@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <numeric>
 
 namespace eagle2 {
 
@@ -15,16 +14,27 @@ RowLogprobs row_logprobs(const float* logits, int64_t vocab, int32_t top, int32_
   RowLogprobs row;
   if (token >= 0) row.chosen = logits[token] - lse;
   if (top <= 0) return row;
-  std::vector<int32_t> ids(static_cast<size_t>(vocab));
-  std::iota(ids.begin(), ids.end(), 0);
-  std::partial_sort(ids.begin(), ids.begin() + top, ids.end(), [&](int32_t a, int32_t b) {
+  // The `top` best in one pass with a heap of `top` ids (the worst kept on top), not a sort of
+  // the whole vocabulary: a server computes this per generated token inside the batch's step.
+  // `better` is a strict total order (ids break ties), so the result is the same as sorting.
+  const auto better = [&](int32_t a, int32_t b) {
     return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
-  });
-  row.top.reserve(static_cast<size_t>(top));
-  for (int32_t i = 0; i < top; ++i) {
-    const int32_t id = ids[static_cast<size_t>(i)];
-    row.top.emplace_back(id, logits[id] - lse);
+  };
+  std::vector<int32_t> heap;
+  heap.reserve(static_cast<size_t>(top));
+  for (int32_t v = 0; v < static_cast<int32_t>(vocab); ++v) {
+    if (static_cast<int32_t>(heap.size()) < top) {
+      heap.push_back(v);
+      std::push_heap(heap.begin(), heap.end(), better);
+    } else if (better(v, heap.front())) {
+      std::pop_heap(heap.begin(), heap.end(), better);
+      heap.back() = v;
+      std::push_heap(heap.begin(), heap.end(), better);
+    }
   }
+  std::sort_heap(heap.begin(), heap.end(), better);  // best first
+  row.top.reserve(heap.size());
+  for (const int32_t id : heap) row.top.emplace_back(id, logits[id] - lse);
   return row;
 }
 
