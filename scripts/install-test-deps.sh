@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the JavaScript tests of tests/server need, only what is missing: Debian's chromium,
-# nodejs and npm (and nginx-light for tests/replicas), then tests/npm/package-lock.json into tests/npm/node_modules (exact versions of
-# the official `openai` client and `puppeteer-core`, which never downloads a browser of its own).
+# nodejs and npm (and nginx-light for tests/replicas), then tests/npm/package-lock.json into
+# tests/npm/node_modules (exact versions of the official `openai` client and `puppeteer-core`,
+# which never downloads a browser of its own).
 #
 # It never fails the suite: a step that fails is written, with its reason, to
 # tests/npm/install-failed, and the tests that need that piece exit 77 (CTest's "skipped") quoting
@@ -39,8 +40,9 @@ fi
 
 # nginx for tests/replicas/test_replicas.sh (scripts/serve-replicas.sh in front of two
 # replicas): apart from the rest, so that a failure here costs only that test (it then exits 77).
-# Debian's policy (policy-rc.d in containers) decides whether the package starts its own
-# service; the test runs its own nginx on loopback ports either way.
+# Installing it as root may start Debian's own nginx service on port 80 (unless policy-rc.d
+# forbids it, as in containers); the test runs its own nginx on loopback ports either way, and
+# the system one can be stopped with `systemctl disable --now nginx`.
 if ! command -v nginx >/dev/null && [[ $(id -u) -eq 0 ]]; then
   log=$(mktemp)
   if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nginx-light \

@@ -3,8 +3,8 @@
 # machine's worth of slots: each replica is a whole server (its own model copy, scheduler and KV
 # memory), nginx spreads requests over them (least_conn: the replica with the fewest open
 # requests, which for long streaming completions is the least loaded one) and stops sending to a
-# replica that fails (passive checks: max_fails/fail_timeout), and a request a full replica
-# refuses with 503 is sent to another (below: why that is safe). Replicas are only added to the pool
+# replica that fails (a refused connection or a 503 of a full replica sends the request to the next
+# one; below: why that is safe). Replicas are only added to the pool
 # once their /health answers 200, and a watchdog keeps polling /health and restarts a replica
 # that stops answering. Not a CI test: a starting point for a real deployment (on several
 # machines, list their addresses in the upstream block instead of the local ports).
@@ -52,7 +52,10 @@ healthy() { curl -fsS -m 2 "http://127.0.0.1:$1/health" >/dev/null 2>&1; }
 upstream=""
 for ((i = 0; i < replicas; i++)); do
   start_replica "$i"
-  upstream+="    server 127.0.0.1:$((port + 1 + i)) max_fails=2 fail_timeout=5s;"$'\n'
+  # max_fails=0: nginx never marks a replica down. A full replica's 503s would count as failures
+  # and take a healthy replica out for fail_timeout; a dead one refuses the connection at once,
+  # the request goes to the next, and the watchdog below restarts it.
+  upstream+="    server 127.0.0.1:$((port + 1 + i)) max_fails=0;"$'\n'
 done
 for ((i = 0; i < replicas; i++)); do
   for _ in $(seq 1 600); do healthy $((port + 1 + i)) && break; sleep 0.2; done
@@ -80,9 +83,10 @@ $upstream  }
       proxy_read_timeout 600s;
       # A full replica's 503: try another. nginx retries a POST (every completion is one) only
       # with non_idempotent. That is safe here: a completion changes nothing on the server, so
-      # sending it again can only cost compute; and a replica answers 503 (queue full, or
-      # shutting down) before it decodes anything for the request, so nothing is even wasted.
-      # Once a response has started (a stream's first chunk), nginx never retries it.
+      # sending it again can only cost compute, and the client has received nothing of it. A
+      # replica answers 503 when its queue is full (before decoding anything) or when it is
+      # shutting down (possibly after decoding part of a non-streamed request that it then
+      # drops). Once a response has started (a stream's first chunk), nginx never retries it.
       proxy_next_upstream error timeout http_503 non_idempotent;
       proxy_next_upstream_tries $replicas;  # each replica once
     }

@@ -75,7 +75,8 @@ refused_503() {  # replica 0's count of requests it refused with 503
     awk '{s += $1} END {print s + 0}'
 }
 
-# Fill replica 0: a request of hundreds of tokens, sent to it directly (not through nginx).
+# Fill replica 0: a greedy request of 1000 tokens (the bundled model's greedy continuation of this
+# prompt runs to max_tokens; seconds of decoding), sent to it directly (not through nginx).
 curl -s -m 120 -o /dev/null "$replica0/v1/completions" -H 'Content-Type: application/json' \
   -d '{"prompt": "def fib(n):\n", "max_tokens": 1000, "speculative": "none"}' &
 hold_pid=$!
@@ -100,9 +101,13 @@ for i in 1 2 3 4 5 6; do
   grep -q '"text"' "$work/body" || fail "request $i: no text: $(cat "$work/body")"
 done
 after=$(refused_503)
-kill -0 "$hold_pid" 2>/dev/null ||
-  fail "the long request ended before the check: replica 0 was not full throughout"
+# Each 503 replica 0 counted was a request nginx gave it while it was full, and every request got
+# 200: nginx retried those on replica 1. That holds however fast the model decodes: the long
+# request only has to outlast the probe above and nginx's first pick.
 echo "replica 0 refused $((after - before)) of the 6 requests sent through nginx (503);" \
   "nginx served them on replica 1"
-((after > before)) || fail "nginx never sent a request to the full replica: nothing was retried"
+if ((after <= before)); then
+  kill -0 "$hold_pid" 2>/dev/null || fail "the long request ended before nginx picked replica 0"
+  fail "nginx never sent a request to the full replica: nothing was retried"
+fi
 echo PASS
