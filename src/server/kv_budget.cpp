@@ -25,8 +25,9 @@ int64_t fed_nodes(const api::DrafterSpec& s) {
 
 int64_t tree_rows_bound(const api::DrafterSpec& s) {
   if (s.kind == "plain" || s.kind == "none") return 1;
-  if (s.kind == "lookup") return int64_t{s.lookup_depth} + 1;
-  if (s.kind == "chain") return int64_t{s.chain_depth} + 1;
+  // A chain or a lookup of depth D drafts D + 1 tokens after the root.
+  if (s.kind == "lookup") return int64_t{s.lookup_depth} + 2;
+  if (s.kind == "chain") return int64_t{s.chain_depth} + 2;
   if (s.kind == "static") return static_cast<int64_t>(s.choices.size()) + 1;
   if (s.kind == "dynamic")
     return s.auto_budget ? api::DrafterSpec::kAutoMaxTokens : int64_t{s.dynamic.total_tokens};
@@ -34,7 +35,7 @@ int64_t tree_rows_bound(const api::DrafterSpec& s) {
     const auto& p = s.lookahead;
     return (int64_t{p.window} + p.verify_ngrams) * (int64_t{p.ngram_size} - 1) + 1;
   }
-  if (s.kind == "sps") return 1 + int64_t{s.sps_top_k} * (int64_t{s.sps_depth} + 1);
+  if (s.kind == "sps") return 2 + int64_t{s.sps_top_k} * (int64_t{s.sps_depth} + 1);
   if (s.kind == "medusa" || s.kind == "hydra") return s.heads_tokens;
   return api::DrafterSpec::kAutoMaxTokens;  // a kind added later: a generous bound
 }

@@ -238,6 +238,51 @@ TEST(Scheduler, KvBudgetAdmitsWhatFitsQueuesTheRestRefusesTheImpossible) {
   EXPECT_NE(text.find("eagle2_requests_total{status=\"ok\"} 4"), std::string::npos) << text;
 }
 
+// The reservation kv_need makes is what the engine can use at most: two requests whose worst
+// cases exactly fill the pool together decode side by side to their last token, for every
+// drafter kind (one block more than reserved would fail the step: the pool is exhausted).
+TEST(Scheduler, KvNeedCoversWhatEveryDrafterUses) {
+  const Fixture fx;
+  api::Model model = api::Model::load(fx.model_dir);
+  api::Head head = api::Head::load(fx.head_dir, model);
+  api::Threads threads(1);
+  const int64_t ctx = 512;
+  const api::VerifyCost cost = api::VerifyCost::measure(model, ctx, threads, 2);
+  server::KvCosts costs;
+  costs.context = ctx;
+  for (const char* text : {"plain", "none", "lookup", "chain:3", "dynamic:12:3:4",
+                           "dynamic:auto:3:4:cal", "static:8", "lookahead:2:3:2"}) {
+    SCOPED_TRACE(text);
+    const api::DrafterSpec spec = api::parse_drafter_spec(text);
+    // 256 tokens (16 blocks) each: the prompt, max_new_tokens and one cycle's tree.
+    const int64_t max_new =
+        256 - static_cast<int64_t>(fx.prompts[0].size()) - server::tree_rows_bound(spec);
+    const server::KvNeed need =
+        server::kv_need(costs, static_cast<int64_t>(fx.prompts[0].size()), max_new, spec);
+    ASSERT_EQ(need.target_blocks, 16);
+    server::Metrics metrics;
+    server::SchedulerOptions so{2, 4, ctx};
+    so.kv_pool_blocks = 32;  // exactly the two reservations
+    server::Scheduler scheduler(model, &head, threads, &cost, so, metrics);
+    std::vector<std::shared_ptr<server::RequestStream>> streams;
+    for (int i = 0; i < 2; ++i) {
+      server::GenerationRequest r;
+      r.prompt = fx.prompts[0];
+      r.options.max_new_tokens = max_new;
+      r.options.stop_at_eos = false;
+      r.spec = spec;
+      r.kv = need;
+      streams.push_back(scheduler.submit(r));
+      ASSERT_TRUE(streams.back());
+    }
+    for (auto& st : streams) {
+      const auto got = drain(*st);
+      EXPECT_EQ(st->finish_reason(), FinishReason::Length) << st->error();
+      EXPECT_EQ(static_cast<int64_t>(got.size()), max_new);
+    }
+  }
+}
+
 TEST(Scheduler, RequestsThatCanNeverRunAreRefusedAtOnce) {
   const Fixture fx;
   api::Model model = api::Model::load(fx.model_dir);
