@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Installs what the JavaScript tests of tests/server and the format check need, only what is
-# missing: Debian's chromium, nodejs, npm and clang-format, then tests/npm/package-lock.json into
-# tests/npm/node_modules (exact versions of the official `openai` client and `puppeteer-core`,
-# which never downloads a browser of its own).
+# Installs what the JavaScript tests of tests/server, the format check and tests/replicas need,
+# only what is missing: Debian's chromium, nodejs, npm, clang-format and nginx-light, then
+# tests/npm/package-lock.json into tests/npm/node_modules (exact versions of the official `openai`
+# client and `puppeteer-core`, which never downloads a browser of its own).
 #
 # It never fails the suite: a step that fails is written, with its reason, to
 # tests/npm/install-failed, and the tests that need that piece exit 77 (CTest's "skipped") quoting
@@ -37,6 +37,20 @@ if ((${#missing[@]})); then
     fi
     rm -f "$log"
   fi
+fi
+
+# nginx for tests/replicas/test_replicas.sh (scripts/serve-replicas.sh in front of two
+# replicas): apart from the rest, so that a failure here costs only that test (it then exits 77).
+# Installing it as root may start Debian's own nginx service on port 80 (unless policy-rc.d
+# forbids it, as in containers); the test runs its own nginx on loopback ports either way, and
+# the system one can be stopped with `systemctl disable --now nginx`.
+if ! command -v nginx >/dev/null && [[ $(id -u) -eq 0 ]]; then
+  log=$(mktemp)
+  if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends nginx-light \
+      >"$log" 2>&1; then
+    echo "install-test-deps: apt-get install nginx-light failed (test_replicas will be skipped)" >&2
+  fi
+  rm -f "$log"
 fi
 
 # The npm packages: `npm ci` reinstalls from the lockfile, so it runs only when the lockfile

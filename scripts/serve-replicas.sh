@@ -3,7 +3,8 @@
 # machine's worth of slots: each replica is a whole server (its own model copy, scheduler and KV
 # memory), nginx spreads requests over them (least_conn: the replica with the fewest open
 # requests, which for long streaming completions is the least loaded one) and stops sending to a
-# replica that fails (passive checks: max_fails/fail_timeout). Replicas are only added to the pool
+# replica that fails (a refused connection or a 503 of a full replica sends the request to the next
+# one; below: why that is safe). Replicas are only added to the pool
 # once their /health answers 200, and a watchdog keeps polling /health and restarts a replica
 # that stops answering. Not a CI test: a starting point for a real deployment (on several
 # machines, list their addresses in the upstream block instead of the local ports).
@@ -11,7 +12,9 @@
 #   scripts/serve-replicas.sh [REPLICAS] [PORT] [-- eagle2 serve flags...]
 #   e.g. scripts/serve-replicas.sh 2 8080 -- --parallel 4 -t 1
 #
-# Stop with Ctrl-C (every replica gets SIGTERM, finishes its in-flight requests and exits).
+# Stop with Ctrl-C or SIGTERM (every replica gets SIGTERM, finishes its in-flight requests and
+# exits). EAGLE2_BIN: the eagle2 binary (default build/bin/eagle2); the test
+# tests/replicas/test_replicas.sh runs this script as it is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 replicas=${1:-2}
@@ -19,7 +22,7 @@ port=${2:-8080}
 shift $(( $# >= 2 ? 2 : $# ))
 [[ ${1:-} == "--" ]] && shift
 serve_flags=("$@")
-eagle2=build/bin/eagle2
+eagle2=${EAGLE2_BIN:-build/bin/eagle2}
 [[ -x $eagle2 ]] || { echo "error: $eagle2 not built (run the README's first command)" >&2; exit 1; }
 if ! command -v nginx >/dev/null; then
   echo "error: nginx is not installed (apt-get install nginx)" >&2
@@ -33,7 +36,11 @@ cleanup() {
   wait 2>/dev/null || true
   rm -rf "$work"
 }
-trap cleanup EXIT INT TERM
+# A signal ends the script (the watchdog loop must not go on restarting replicas); the EXIT trap
+# then stops everything.
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 start_replica() {  # $1: index
   local p=$((port + 1 + $1))
@@ -45,7 +52,10 @@ healthy() { curl -fsS -m 2 "http://127.0.0.1:$1/health" >/dev/null 2>&1; }
 upstream=""
 for ((i = 0; i < replicas; i++)); do
   start_replica "$i"
-  upstream+="    server 127.0.0.1:$((port + 1 + i)) max_fails=2 fail_timeout=5s;"$'\n'
+  # max_fails=0: nginx never marks a replica down. A full replica's 503s would count as failures
+  # and take a healthy replica out for fail_timeout; a dead one refuses the connection at once,
+  # the request goes to the next, and the watchdog below restarts it.
+  upstream+="    server 127.0.0.1:$((port + 1 + i)) max_fails=0;"$'\n'
 done
 for ((i = 0; i < replicas; i++)); do
   for _ in $(seq 1 600); do healthy $((port + 1 + i)) && break; sleep 0.2; done
@@ -68,10 +78,17 @@ $upstream  }
       proxy_pass http://eagle2;
       proxy_http_version 1.1;
       proxy_set_header Connection "";
-      proxy_set_header Host $http_host;  # the client's Host: the replicas check it (403 otherwise)
+      proxy_set_header Host \$http_host;  # the client's Host: the replicas check it (403 otherwise)
       proxy_buffering off;          # server-sent events stream through as they come
       proxy_read_timeout 600s;
-      proxy_next_upstream error timeout http_503;  # a full replica's 503: try another
+      # A full replica's 503: try another. nginx retries a POST (every completion is one) only
+      # with non_idempotent. That is safe here: a completion changes nothing on the server, so
+      # sending it again can only cost compute, and the client has received nothing of it. A
+      # replica answers 503 when its queue is full (before decoding anything) or when it is
+      # shutting down (possibly after decoding part of a non-streamed request that it then
+      # drops). Once a response has started (a stream's first chunk), nginx never retries it.
+      proxy_next_upstream error timeout http_503 non_idempotent;
+      proxy_next_upstream_tries $replicas;  # each replica once
     }
   }
 }

@@ -30,6 +30,6 @@ if [[ ${EAGLE2_SKIP_SANITIZERS:-0} != 1 ]]; then
   stage "sanitizer build"
   EAGLE2_TEST_SCALE=${EAGLE2_TEST_SCALE:-0.25} ASAN_OPTIONS=detect_leaks=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE browser
+    ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE 'browser|replicas'
   stage "sanitizer tests (ASan + UBSan)"
 fi

@@ -17,10 +17,19 @@
 #include "eagle2/drafter.h"
 #include "eagle2/generate.h"
 #include "eagle2/head.h"
+#include "eagle2/logprobs.h"
 #include "eagle2/model.h"
 #include "eagle2/runtime.h"
 
 namespace eagle2::api {
+
+// One generated token under the target (GenerateOptions::logprobs >= 0): its log-prob and the
+// most likely tokens of the distribution it was chosen from, most likely first; the numbers
+// path_logprobs (eagle2/logprobs.h) gives for the same position.
+struct TokenLogprobs {
+  double logprob = 0;
+  std::vector<TokenLogprob> top;
+};
 
 // What one step did (a server's metrics).
 struct StepReport {
@@ -80,6 +89,10 @@ class Engine {
   // Per generated token: 1 when it was an accepted draft token, 0 when the target's own (a bonus,
   // the first token, plain decoding). Parallel to tokens(id).
   const std::vector<uint8_t>& drafted(int64_t id) const;
+  // With GenerateOptions::logprobs >= 0: the log-probs of generated tokens [from,
+  // tokens(id).size()) (the target's verified logits, so the same with and without drafting); empty
+  // otherwise.
+  std::vector<TokenLogprobs> logprobs(int64_t id, size_t from) const;
   const StepReport& last_step() const;
   int64_t kv_blocks_used() const;
   int64_t kv_blocks_total() const;

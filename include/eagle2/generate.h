@@ -36,6 +36,10 @@ struct GenerateOptions {
   int64_t max_new_tokens = 128;
   SamplingOptions sampling;
   bool stop_at_eos = true;  // an EOS of the model ends the sequence (and is not emitted)
+  // api::Engine only: -1 = off; N >= 0 = record each generated token's log-prob under the target
+  // (the log-softmax of its logits at temperature 1, as eagle2/logprobs.h) and the N most likely
+  // tokens at that position (Engine::logprobs).
+  int32_t logprobs = -1;
 };
 
 // What one sequence did. The speculative part stays 0 for plain decoding.

@@ -31,6 +31,9 @@ class Head {
   Head& operator=(Head&&) noexcept;
 
   int64_t parameter_count() const;
+  // Bytes of the head's KV cache per token (its one layer's keys and values, float32): a
+  // drafter's cache holds the context plus its largest tree (a server's memory accounting).
+  int64_t kv_bytes_per_token() const;
   // "eagle" (an EAGLE-1/2 head, drafting over the target's vocabulary) or "eagle3" (an EAGLE-3
   // head: its own draft vocabulary, features from three target layers).
   std::string kind() const;

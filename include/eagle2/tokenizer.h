@@ -28,6 +28,9 @@ class Tokenizer {
   std::vector<int32_t> encode(std::string_view text, bool add_bos) const;
   std::string decode(const std::vector<int32_t>& ids) const;
   std::string piece(int32_t id) const;  // the token's piece as stored ("▁the", "<0x0A>")
+  // The bytes the token adds to a text in its middle: "▁the" -> " the", "<0x0A>" -> "\n"; a
+  // byte-fallback token -> its one byte (possibly part of a UTF-8 character); control -> "".
+  std::string token_bytes(int32_t id) const;
   int32_t vocab_size() const;
   int32_t bos_id() const;
   int32_t eos_id() const;

@@ -162,6 +162,7 @@ GenerationOptions to_internal(const GenerateOptions& o) {
   g.max_new_tokens = o.max_new_tokens;
   g.sampling = to_internal(o.sampling);
   g.stop_at_eos = o.stop_at_eos;
+  g.logprobs = o.logprobs;
   return g;
 }
 

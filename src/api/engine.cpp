@@ -81,6 +81,17 @@ void Engine::remove(int64_t id) {
 const std::vector<uint8_t>& Engine::drafted(int64_t id) const {
   return impl_->decoder.drafted(id);
 }
+std::vector<TokenLogprobs> Engine::logprobs(int64_t id, size_t from) const {
+  const std::vector<eagle2::RowLogprobs>& rows = impl_->decoder.logprobs(id);
+  std::vector<TokenLogprobs> out;
+  for (size_t i = from; i < rows.size(); ++i) {
+    TokenLogprobs t;
+    t.logprob = rows[i].chosen;
+    for (const auto& [token, logprob] : rows[i].top) t.top.push_back({token, logprob});
+    out.push_back(std::move(t));
+  }
+  return out;
+}
 const StepReport& Engine::last_step() const {
   const eagle2::StepReport& r = impl_->decoder.last_step();
   impl_->report = StepReport{r.sequences, r.rows,          r.prefill_rows,   r.accepted,

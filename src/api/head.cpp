@@ -38,6 +38,11 @@ int64_t Head::parameter_count() const {
   return impl_->head->parameter_count();
 }
 
+int64_t Head::kv_bytes_per_token() const {
+  const auto& c = impl_->head->config();
+  return 2 * static_cast<int64_t>(sizeof(float)) * c.num_kv_heads * c.head_dim;
+}
+
 void Head::restrict_vocab(const std::string& draft_vocab_tsv, int64_t n) {
   EagleHead& head = *impl_->head;
   head.require_restrictable();  // before the file: an EAGLE-3 folder has none, and that is not why

@@ -9,6 +9,7 @@
 #include "api/handles.h"
 #include "core/error.h"
 #include "model/batch.h"
+#include "model/row_logprobs.h"
 
 namespace eagle2::api {
 
@@ -18,21 +19,11 @@ namespace {
 // the path's length.
 constexpr int64_t kRowsPerForward = 64;
 
-PositionLogprobs row_logprobs(const float* logits, int64_t vocab, int32_t top, int32_t next) {
-  double max = logits[0];
-  for (int64_t v = 1; v < vocab; ++v) max = std::max<double>(max, logits[v]);
-  double sum = 0;
-  for (int64_t v = 0; v < vocab; ++v) sum += std::exp(static_cast<double>(logits[v]) - max);
-  const double lse = max + std::log(sum);
-  std::vector<int32_t> ids(static_cast<size_t>(vocab));
-  std::iota(ids.begin(), ids.end(), 0);
-  std::partial_sort(ids.begin(), ids.begin() + top, ids.end(), [&](int32_t a, int32_t b) {
-    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
-  });
+PositionLogprobs position_logprobs(const float* logits, int64_t vocab, int32_t top, int32_t next) {
+  const RowLogprobs r = row_logprobs(logits, vocab, top, next);
   PositionLogprobs row;
-  for (int32_t i = 0; i < top; ++i)
-    row.top.push_back({ids[static_cast<size_t>(i)], logits[ids[static_cast<size_t>(i)]] - lse});
-  if (next >= 0) row.next_logprob = logits[next] - lse;
+  for (const auto& [id, logprob] : r.top) row.top.push_back({id, logprob});
+  if (next >= 0) row.next_logprob = r.chosen;
   return row;
 }
 
@@ -69,7 +60,7 @@ std::vector<PositionLogprobs> path_logprobs(Model& model, const std::vector<int3
     for (int64_t r = 0; r < len; ++r) {
       const int64_t i = begin + r;
       const int32_t next = i + 1 < n ? tokens[static_cast<size_t>(i + 1)] : -1;
-      rows.push_back(row_logprobs(out.logits.data() + r * vocab, vocab, top, next));
+      rows.push_back(position_logprobs(out.logits.data() + r * vocab, vocab, top, next));
     }
   }
   return rows;

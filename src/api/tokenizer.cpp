@@ -32,6 +32,9 @@ std::string Tokenizer::decode(const std::vector<int32_t>& ids) const {
 std::string Tokenizer::piece(int32_t id) const {
   return impl_->tokenizer->piece(id);
 }
+std::string Tokenizer::token_bytes(int32_t id) const {
+  return impl_->tokenizer->token_bytes(id);
+}
 int32_t Tokenizer::vocab_size() const {
   return impl_->tokenizer->vocab_size();
 }

@@ -10,6 +10,7 @@
 #include "eagle2/error.h"
 #include "server/completion_run.h"
 #include "server/guarded_http.h"
+#include "server/logprobs_json.h"
 #include "server/openai_response.h"
 
 namespace eagle2::server {
@@ -35,6 +36,15 @@ std::string error_code(const Delta& d) {
   return d.status == 500 ? "internal_error" : "engine_error";
 }
 
+// choices[].logprobs for `tokens` when the request asked for them, else null. `offset`: the
+// completions shape's text offset of the first token, advanced past them.
+Json logprobs_for(Endpoint endpoint, int32_t logprobs, const std::vector<TokenText>& tokens,
+                  const api::Tokenizer& tok, int64_t& offset) {
+  if (logprobs < 0) return nullptr;
+  if (endpoint == Endpoint::Chat) return chat_logprobs_json(tokens, tok);
+  return completion_logprobs_json(tokens, tok, offset);
+}
+
 // A request that reached the scheduler and ended without an answer. Not thrown: the scheduler
 // has already counted it ("error" or "cancelled").
 void send_unfinished(httplib::Response& res, const Delta& d) {
@@ -49,6 +59,9 @@ struct SseStream {
   std::shared_ptr<void> in_flight;  // ServerState::response_started(): until the last write
   std::shared_ptr<CompletionRun> run;
   ResponseHeader header;
+  int32_t logprobs = -1;  // the request's (CompletionRequest::logprobs)
+  const api::Tokenizer* tokenizer = nullptr;
+  int64_t text_offset = 0;  // completions' logprobs.text_offset of the next token
   bool include_usage = false;
   Delta first;  // what arrived before the headers were sent
   bool first_pending = true;
@@ -58,7 +71,9 @@ struct SseStream {
   std::string events(const Delta& d) {
     std::string out;
     if (!d.text.empty() || !d.tokens.empty()) {
-      out += sse_event(chunk_json(header, d.text, d.tokens, first_chunk, "", include_usage));
+      out += sse_event(
+          chunk_json(header, d.text, d.tokens, first_chunk, "", include_usage,
+                     logprobs_for(header.endpoint, logprobs, d.tokens, *tokenizer, text_offset)));
       first_chunk = false;
     }
     if (d.end == RunEnd::Finished) {
@@ -205,7 +220,10 @@ void respond(ServerState& s, Endpoint endpoint, const CompletionRequest& request
       send_unfinished(res, all);
       return;
     }
-    res.set_content(json_text(completion_json(header, all.text, all.finish_reason, run->usage())),
+    int64_t offset = 0;
+    res.set_content(json_text(completion_json(header, all.text, all.finish_reason, run->usage(),
+                                              logprobs_for(endpoint, request.logprobs, all.tokens,
+                                                           s.model.tokenizer(), offset))),
                     "application/json");
     return;
   }
@@ -213,6 +231,8 @@ void respond(ServerState& s, Endpoint endpoint, const CompletionRequest& request
   st->in_flight = std::move(in_flight);
   st->run = run;
   st->header = header;
+  st->logprobs = request.logprobs;
+  st->tokenizer = &s.model.tokenizer();
   st->include_usage = request.include_usage;
   st->first = std::move(first);
   stream_response(std::move(st), res);

@@ -28,7 +28,7 @@ Delta CompletionRun::next(std::chrono::milliseconds timeout) {
     ++completion_tokens_;
     const StopMatcher::Result r = stop_.feed(piece);
     d.text += r.text;
-    d.tokens.push_back({std::move(piece), p.drafted});
+    d.tokens.push_back({std::move(piece), p.drafted, p.token, p.logprobs});
     // Tokens after the stop string are not the client's: they are not counted or listed.
     if (r.stopped) break;
   }

@@ -81,11 +81,6 @@ void only_neutral(const Json& body) {
   for (const char* name : {"presence_penalty", "frequency_penalty"})
     if (const Json* v = field(body, name); v && number_in(*v, name, -2, 2, false) != 0)
       bad(name, "only 0 is supported");
-  if (const Json* v = field(body, "logprobs")) {
-    if (!(v->is_boolean() && !v->get<bool>())) bad("logprobs", "logprobs are not supported");
-  }
-  if (const Json* v = field(body, "top_logprobs"))
-    if (integer_in(*v, "top_logprobs", 0, 20) != 0) bad("top_logprobs", "not supported");
   if (const Json* v = field(body, "logit_bias")) {
     if (!v->is_object()) bad("logit_bias", "must be an object, got " + type_name(*v));
     if (!v->empty()) bad("logit_bias", "logit_bias is not supported");
@@ -112,6 +107,28 @@ void no_meaning_changes(const Json& body) {
     if (!type || !type->is_string() || *type != "text")
       bad("response_format", "only {\"type\": \"text\"} is supported (no JSON mode or schema)");
   }
+}
+
+// Chat: "logprobs": true, with "top_logprobs" alternatives (0..20, OpenAI's range) only then.
+// Completions: "logprobs": N alternatives per token (0..kMaxLogprobs; OpenAI allows 5); false
+// reads as absent, as this server has always accepted it.
+void read_logprobs(const Json& body, CompletionRequest& r) {
+  const Json* v = field(body, "logprobs");
+  const Json* top = field(body, "top_logprobs");
+  if (r.endpoint == Endpoint::Chat) {
+    const bool on = v && boolean(*v, "logprobs");
+    if (top) {
+      const auto n = static_cast<int32_t>(integer_in(*top, "top_logprobs", 0, kMaxLogprobs));
+      if (!on) bad("top_logprobs", "needs \"logprobs\": true");
+      r.logprobs = n;
+    } else if (on) {
+      r.logprobs = 0;
+    }
+    return;
+  }
+  if (top) bad("top_logprobs", "is a chat field: /v1/completions takes \"logprobs\": N");
+  if (!v || (v->is_boolean() && !v->get<bool>())) return;
+  r.logprobs = static_cast<int32_t>(integer_in(*v, "logprobs", 0, kMaxLogprobs));
 }
 
 void read_prompt(const Json& body, CompletionRequest& r) {
@@ -266,6 +283,7 @@ CompletionRequest parse_completion_request(const std::string& body_text, Endpoin
     read_messages(body, r);
   only_neutral(body);
   no_meaning_changes(body);
+  read_logprobs(body, r);
 
   // Above the server's cap: refused, not clamped, so that the client knows its answer would be
   // cut short (--max-tokens; by default the context, past which no answer can run anyway).

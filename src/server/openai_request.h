@@ -16,6 +16,9 @@
 //   stop         a string or an array of at most 4 non-empty strings of at most 1024 bytes
 //   n            1 only;  best_of 1 only;  echo false only;  suffix null only
 //   stream       bool;  stream_options {"include_usage": bool}, only with stream true
+//   logprobs     chat: bool, with top_logprobs integer in [0, 20] (only with logprobs true);
+//                completions: integer in [0, 20] (OpenAI allows 5), false = off. The target
+//                model's log-probs of each generated token (docs/SERVER.md "Log-probs")
 //   tools, functions (only empty), tool_choice, function_call (only "none"), response_format
 //                (only {"type": "text"}): anything else changes what the answer means, so 400
 //   speculative  (extension) the name of one of the server's drafters (--drafter NAME=SPEC), or a
@@ -23,8 +26,8 @@
 //                "dynamic:auto:8:1:cal", ... (docs/SPECULATIVE.md) within the server's limits;
 //                absent: the server's --spec
 //   The body: JSON nested at most 64 deep, at most 256 keys per object, at most 4096 messages.
-//   accepted and ignored: user, presence_penalty and frequency_penalty when 0, logprobs when
-//                null/false, logit_bias when empty, and any other field not listed here.
+//   accepted and ignored: user, presence_penalty and frequency_penalty when 0, logit_bias when
+//                empty, and any other field not listed here.
 #pragma once
 
 #include <cstdint>
@@ -54,8 +57,14 @@ struct CompletionRequest {
   std::vector<std::string> stop;
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage: a last chunk with the usage
+  // -1: no log-probs; N >= 0: each token's log-prob and the N most likely alternatives.
+  int32_t logprobs = -1;
   std::optional<api::DrafterSpec> speculative;  // absent: the server's default
 };
+
+// The most log-prob alternatives per token a request may ask (chat's top_logprobs, OpenAI's
+// limit; completions' logprobs, where OpenAI stops at 5).
+constexpr int32_t kMaxLogprobs = 20;
 
 // OpenAI's default max_tokens for /v1/completions.
 constexpr int64_t kDefaultCompletionTokens = 16;

@@ -24,7 +24,8 @@ Json base(const ResponseHeader& h, const char* object) {
 
 Json tokens_json(const std::vector<TokenText>& tokens) {
   Json list = Json::array();
-  for (const TokenText& t : tokens) list.push_back({{"text", t.text}, {"drafted", t.drafted}});
+  for (const TokenText& t : tokens)
+    list.push_back({{"text", t.text}, {"drafted", t.drafted}, {"id", t.id}});
   return list;
 }
 
@@ -60,7 +61,7 @@ Json usage_json(const Usage& u) {
 }
 
 Json completion_json(const ResponseHeader& h, const std::string& text,
-                     const std::string& finish_reason, const Usage& usage) {
+                     const std::string& finish_reason, const Usage& usage, Json logprobs) {
   Json j = base(h, is_chat(h) ? "chat.completion" : "text_completion");
   Json choice;
   choice["index"] = 0;
@@ -68,7 +69,7 @@ Json completion_json(const ResponseHeader& h, const std::string& text,
     choice["message"] = {{"role", "assistant"}, {"content", text}};
   else
     choice["text"] = text;
-  choice["logprobs"] = nullptr;
+  choice["logprobs"] = std::move(logprobs);
   choice["finish_reason"] = finish_reason;
   j["choices"] = Json::array({choice});
   j["usage"] = usage_json(usage);
@@ -77,7 +78,7 @@ Json completion_json(const ResponseHeader& h, const std::string& text,
 
 Json chunk_json(const ResponseHeader& h, const std::string& text,
                 const std::vector<TokenText>& tokens, bool first, const std::string& finish_reason,
-                bool usage_null) {
+                bool usage_null, Json logprobs) {
   Json j = base(h, is_chat(h) ? "chat.completion.chunk" : "text_completion");
   Json choice;
   choice["index"] = 0;
@@ -89,7 +90,7 @@ Json chunk_json(const ResponseHeader& h, const std::string& text,
   } else {
     choice["text"] = text;
   }
-  choice["logprobs"] = nullptr;
+  choice["logprobs"] = std::move(logprobs);
   choice["finish_reason"] = finish_reason.empty() ? Json(nullptr) : Json(finish_reason);
   j["choices"] = Json::array({choice});
   if (usage_null) j["usage"] = nullptr;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "eagle2/engine.h"
 #include "server/openai_request.h"
 
 namespace eagle2::server {
@@ -21,6 +22,8 @@ using Json = nlohmann::ordered_json;
 struct TokenText {
   std::string text;
   bool drafted = false;
+  int32_t id = 0;
+  api::TokenLogprobs logprobs;  // when the request asked for them
 };
 
 struct Usage {
@@ -42,15 +45,16 @@ ResponseHeader make_response_header(Endpoint endpoint, const std::string& model)
 Json usage_json(const Usage& usage);
 
 // The whole answer of a non-streaming request. finish_reason: "stop" or "length".
+// logprobs: choices[0].logprobs (logprobs_json.h), null when not asked for.
 Json completion_json(const ResponseHeader& h, const std::string& text,
-                     const std::string& finish_reason, const Usage& usage);
+                     const std::string& finish_reason, const Usage& usage, Json logprobs = nullptr);
 
 // One streamed chunk: `text` new text, `tokens` the tokens it came from. Chat: the first chunk's
 // delta carries the role. finish_reason: empty but on the last chunk (whose delta is empty).
 // usage_null: with stream_options.include_usage every chunk carries "usage": null, as OpenAI's.
 Json chunk_json(const ResponseHeader& h, const std::string& text,
                 const std::vector<TokenText>& tokens, bool first, const std::string& finish_reason,
-                bool usage_null);
+                bool usage_null, Json logprobs = nullptr);
 // stream_options.include_usage: the chunk after the last, with no choices and the usage.
 Json usage_chunk_json(const ResponseHeader& h, const Usage& usage);
 

@@ -73,6 +73,8 @@ struct Scheduler::Active {
   int64_t id = -1;
   std::shared_ptr<RequestStream> stream;
   size_t published = 0;
+  bool logprobs = false;  // the request asked for log-probs
+  KvNeed kv;              // reserved while it is admitted
 };
 
 Scheduler::Scheduler(api::Model& model, api::Head* head, api::Threads& threads,
@@ -85,17 +87,43 @@ Scheduler::Scheduler(api::Model& model, api::Head* head, api::Threads& threads,
       metrics_(metrics) {
   if (options_.parallel < 1) throw eagle2::Error("--parallel must be >= 1");
   if (options_.max_queue < 0) throw eagle2::Error("--max-queue must be >= 0");
-  // Every slot holds a whole context, so an admitted request never waits for KV memory (and the
-  // engine never fails a step for want of it).
-  engine_ = std::make_unique<api::Engine>(
-      model_, api::Engine::kv_tokens_for(options_.parallel, options_.context), options_.context,
-      threads_, cost_);
+  // By default every slot holds a whole context. A smaller pool (--max-kv-memory) is shared by
+  // reservation: a request is admitted only when its worst case fits beside the admitted ones'
+  // (need_of), so either way the engine never fails a step for want of KV memory.
+  const int64_t block_tokens = api::Engine::kv_tokens_for(1, 1);
+  const int64_t context_blocks = api::Engine::kv_tokens_for(1, options_.context) / block_tokens;
+  pool_blocks_ =
+      options_.kv_pool_blocks > 0 ? options_.kv_pool_blocks : options_.parallel * context_blocks;
+  if (pool_blocks_ < context_blocks)
+    throw eagle2::Error("the KV pool (" + std::to_string(pool_blocks_) +
+                        " blocks) does not hold one whole context (" +
+                        std::to_string(context_blocks) + " blocks)");
+  engine_ = std::make_unique<api::Engine>(model_, pool_blocks_ * block_tokens, options_.context,
+                                          threads_, cost_);
   metrics_.kv_blocks(engine_->kv_blocks_used(), engine_->kv_blocks_total());
   thread_ = std::thread([this] { loop(); });
 }
 
 Scheduler::~Scheduler() {
   shutdown();
+}
+
+KvNeed Scheduler::need_of(const GenerationRequest& r) const {
+  if (r.kv.target_blocks > 0) return r.kv;
+  const int64_t block_tokens = api::Engine::kv_tokens_for(1, 1);
+  return {api::Engine::kv_tokens_for(1, options_.context) / block_tokens, 0};
+}
+
+bool Scheduler::fits(const KvNeed& n) const {
+  if (reserved_blocks_ + n.target_blocks > pool_blocks_) return false;
+  return options_.kv_budget_bytes <= 0 ||
+         pool_blocks_ * options_.kv_block_bytes + reserved_drafter_bytes_ + n.drafter_bytes <=
+             options_.kv_budget_bytes;
+}
+
+void Scheduler::release(const KvNeed& n) {
+  reserved_blocks_ -= n.target_blocks;
+  reserved_drafter_bytes_ -= n.drafter_bytes;
 }
 
 std::shared_ptr<RequestStream> Scheduler::submit(GenerationRequest request) {
@@ -106,6 +134,22 @@ std::shared_ptr<RequestStream> Scheduler::submit(GenerationRequest request) {
                         " tokens but the context is " + std::to_string(options_.context) +
                         ": shorten the prompt");
   request.options.sampling.validate();
+  // A request that would not fit even an idle server is refused now; one that fits later waits.
+  const KvNeed need = need_of(request);
+  const int64_t MiB = 1 << 20;
+  if (need.target_blocks > pool_blocks_)
+    throw eagle2::Error("the request needs " + std::to_string(need.target_blocks) +
+                        " blocks of KV memory (prompt + max_tokens + a draft tree) and the "
+                        "server's pool has " +
+                        std::to_string(pool_blocks_) +
+                        ": ask fewer max_tokens (the server's --max-kv-memory sets the pool)");
+  if (options_.kv_budget_bytes > 0 &&
+      pool_blocks_ * options_.kv_block_bytes + need.drafter_bytes > options_.kv_budget_bytes)
+    throw eagle2::Error(
+        "the drafter needs " + std::to_string((need.drafter_bytes + MiB - 1) / MiB) +
+        " MiB of KV memory of its own and the server's --max-kv-memory leaves " +
+        std::to_string((options_.kv_budget_bytes - pool_blocks_ * options_.kv_block_bytes) / MiB) +
+        " MiB for drafters: ask a smaller \"speculative\" tree or another drafter");
   if (request.spec.needs_head() && request.spec.head.empty() && !head_)
     throw eagle2::Error("speculative \"" + request.spec.to_string() +
                         "\" needs an EAGLE head and this server has none");
@@ -115,7 +159,12 @@ std::shared_ptr<RequestStream> Scheduler::submit(GenerationRequest request) {
   auto stream = std::make_shared<RequestStream>();
   {
     std::lock_guard lock(mutex_);
-    if (stopping_ || static_cast<int64_t>(queue_.size()) >= options_.max_queue) return nullptr;
+    // Every request passes through the queue, also one that a free slot will take at the next
+    // step: those are not waiting, so they do not count against max_queue (with --max-queue 0
+    // a server would otherwise refuse everything).
+    const int64_t free_slots = std::max<int64_t>(0, options_.parallel - active_count_);
+    if (stopping_ || static_cast<int64_t>(queue_.size()) >= options_.max_queue + free_slots)
+      return nullptr;
     // An idle loop's heartbeat is as old as its sleep: the work starts counting from now.
     if (queue_.empty() && active_count_ == 0) heartbeat_ns_ = now_ns();
     queue_.emplace_back(std::move(request), stream);
@@ -158,10 +207,15 @@ void Scheduler::publish(Active& a, bool ended, bool cancelled) {
   const std::vector<int32_t>& tokens = engine_->tokens(a.id);
   const std::vector<uint8_t>& drafted = engine_->drafted(a.id);
   RequestStream& s = *a.stream;
+  std::vector<api::TokenLogprobs> logprobs;
+  if (a.logprobs) logprobs = engine_->logprobs(a.id, a.published);
   {
     std::lock_guard lock(s.mutex_);
-    for (size_t i = a.published; i < tokens.size(); ++i)
-      s.pending_.push_back({tokens[i], drafted[i] != 0});
+    for (size_t i = a.published; i < tokens.size(); ++i) {
+      s.pending_.push_back({tokens[i], drafted[i] != 0, {}});
+      if (i - a.published < logprobs.size())
+        s.pending_.back().logprobs = std::move(logprobs[i - a.published]);
+    }
     if (ended) {
       s.stats_ = engine_->stats(a.id);
       s.reason_ = cancelled                 ? FinishReason::Cancelled
@@ -172,6 +226,7 @@ void Scheduler::publish(Active& a, bool ended, bool cancelled) {
   metrics_.tokens_generated(static_cast<int64_t>(tokens.size() - a.published));
   // Counted before the client can see the end, so that /metrics read after a response has it.
   if (ended) {
+    release(a.kv);
     bool complete = false;
     {
       std::lock_guard lock(s.mutex_);
@@ -187,6 +242,7 @@ void Scheduler::publish(Active& a, bool ended, bool cancelled) {
 
 // Ends an admitted request as a server fault (HTTP 500): its step failed when run alone.
 void Scheduler::fail(Active& a) {
+  release(a.kv);
   metrics_.request_done("error");
   engine_->remove(a.id);
   {
@@ -230,8 +286,13 @@ void Scheduler::loop() {
           ++it;
         }
       }
+      // In order: the front waits for memory rather than being overtaken (it would starve).
       while (!queue_.empty() &&
              static_cast<int64_t>(active_.size() + admitted.size()) < options_.parallel) {
+        const KvNeed need = need_of(queue_.front().first);
+        if (!fits(need)) break;
+        reserved_blocks_ += need.target_blocks;
+        reserved_drafter_bytes_ += need.drafter_bytes;
         admitted.push_back(std::move(queue_.front()));
         queue_.pop_front();
       }
@@ -256,7 +317,9 @@ void Scheduler::loop() {
       stream->changed_.notify_all();
     }
     for (auto& [request, stream] : admitted) {
+      const KvNeed need = need_of(request);
       if (stream->cancelled()) {  // cancelled while queued: never reaches the engine
+        release(need);
         metrics_.request_done("cancelled");
         {
           std::lock_guard lock(mutex_);
@@ -270,6 +333,7 @@ void Scheduler::loop() {
         continue;
       }
       try {
+        const bool logprobs = request.options.logprobs >= 0;
         const int64_t id = engine_->add(std::move(request.prompt), request.options, request.spec,
                                         request.spec.needs_head() ? head_ : nullptr);
         {
@@ -277,8 +341,9 @@ void Scheduler::loop() {
           stream->admitted_ = true;
         }
         stream->changed_.notify_all();
-        active_.push_back(Active{id, stream, 0});
+        active_.push_back(Active{id, stream, 0, logprobs, need});
       } catch (const std::exception& e) {
+        release(need);
         metrics_.request_done("error");
         {
           std::lock_guard lock(mutex_);

@@ -24,6 +24,7 @@
 #include "eagle2/head.h"
 #include "eagle2/model.h"
 #include "eagle2/runtime.h"
+#include "server/kv_budget.h"
 #include "server/metrics.h"
 
 namespace eagle2::server {
@@ -32,6 +33,9 @@ struct GenerationRequest {
   std::vector<int32_t> prompt;  // tokenized (BOS included when the tokenizer adds one)
   api::GenerateOptions options;
   api::DrafterSpec spec;  // parse_drafter_spec of the request's "speculative" or the default
+  // The most KV memory it can use (kv_budget.h). Zero: not accounted (a whole context's blocks
+  // are then assumed, and no drafter bytes).
+  KvNeed kv;
 };
 
 // One committed token and whether it was an accepted draft token (false: the target's own token,
@@ -39,6 +43,9 @@ struct GenerationRequest {
 struct TokenPiece {
   int32_t token = 0;
   bool drafted = false;
+  // With GenerateOptions::logprobs >= 0: the token's log-prob under the target and the most
+  // likely tokens where it was chosen (Engine::logprobs).
+  api::TokenLogprobs logprobs;
 };
 
 enum class FinishReason {
@@ -90,6 +97,14 @@ struct SchedulerOptions {
   int max_queue = 64;      // requests waiting for a slot; more are refused (HTTP 503)
   int64_t context = 2048;  // each sequence's context (prompt included), as generate's --ctx
   std::function<void()> before_step = {};  // tests only: called before each engine step
+  // The target's shared KV pool, in blocks of api::Engine::kv_tokens_for(1, 1) tokens; 0 =
+  // `parallel` whole contexts (then a request never waits for memory).
+  int64_t kv_pool_blocks = 0;
+  // Bytes the pool and the admitted requests' drafter caches may take together (--max-kv-memory);
+  // 0 = no bound on the drafter caches. A request is admitted only when its KvNeed fits what the
+  // admitted ones left of both; one that could never fit is refused at submit().
+  int64_t kv_budget_bytes = 0;
+  int64_t kv_block_bytes = 0;  // bytes of one pool block (with kv_budget_bytes)
 };
 
 class Scheduler {
@@ -121,10 +136,14 @@ class Scheduler {
   // when idle. A step takes milliseconds to seconds; much longer means the loop is stuck, and
   // /health says so (--stall-timeout).
   std::chrono::milliseconds stalled_for() const;
+  int64_t kv_pool_blocks() const { return pool_blocks_; }
 
  private:
   struct Active;
   void loop();
+  KvNeed need_of(const GenerationRequest& r) const;
+  bool fits(const KvNeed& n) const;  // beside what is reserved now (loop thread)
+  void release(const KvNeed& n);     // an admitted request ended (loop thread)
   void publish(Active& a, bool ended, bool cancelled);
   void fail(Active& a);
 
@@ -140,6 +159,9 @@ class Scheduler {
   std::condition_variable wake_;
   std::deque<std::pair<GenerationRequest, std::shared_ptr<RequestStream>>> queue_;
   int64_t active_count_ = 0;
+  int64_t pool_blocks_ = 0;             // the pool's blocks
+  int64_t reserved_blocks_ = 0;         // loop thread: admitted requests' target_blocks
+  int64_t reserved_drafter_bytes_ = 0;  // loop thread: their drafter_bytes
   bool stopping_ = false;
   // When the loop last came round (steady clock, ns), or a request arrived at an idle loop.
   std::atomic<int64_t> heartbeat_ns_{0};

@@ -69,6 +69,20 @@ ServedModel::ServedModel(const ServerOptions& o) : id_(folder_name(o.model_dir))
 
   make_policy(o);  // before the slow part: a wrong --drafter fails at once
 
+  const api::ModelConfig& mc = model_->config();
+  kv_costs_.context = ctx_;
+  kv_costs_.block_tokens = api::Engine::kv_tokens_for(1, 1);
+  kv_costs_.block_bytes = kv_costs_.block_tokens * mc.num_layers * mc.num_kv_heads * mc.head_dim *
+                          2 * static_cast<int64_t>(sizeof(float));
+  kv_costs_.head_token_bytes = head_ ? head_->kv_bytes_per_token() : 0;
+  for (const auto& [name, spec] : policy_.drafters) {
+    if (!spec.head.empty())
+      kv_costs_.folder_token_bytes[spec.head] = folder_kv_token_bytes(spec.head, true);
+    if (spec.kind == "sps")
+      kv_costs_.folder_token_bytes[spec.folder] = folder_kv_token_bytes(spec.folder, false);
+  }
+  (void)scheduler_options(o);  // a budget too small fails the start now, not after the load
+
   if (!o.chat_template.empty())
     chat_.emplace(api::ChatTemplate::from_file(o.chat_template));
   else if (has_config_template(o.model_dir))
@@ -84,6 +98,48 @@ ServedModel::ServedModel(const ServerOptions& o) : id_(folder_name(o.model_dir))
   for (const auto& [name, spec] : policy_.drafters)
     if (loads_weights(spec))
       api::Drafter::make(spec, *model_, head(), *threads_, ctx_, 0.0f, cost());
+}
+
+SchedulerOptions ServedModel::scheduler_options(const ServerOptions& o) const {
+  SchedulerOptions s;
+  s.parallel = o.parallel;
+  s.max_queue = o.max_queue;
+  s.context = ctx_;
+  s.before_step = o.before_step;  // tests only
+  const int64_t context_blocks = api::Engine::kv_tokens_for(1, ctx_) / kv_costs_.block_tokens;
+  const int64_t whole = context_blocks * kv_costs_.block_bytes;
+  const int64_t drafter = kv_need(kv_costs_, 0, 0, default_spec_).drafter_bytes;
+  s.kv_block_bytes = kv_costs_.block_bytes;
+  if (o.max_kv_memory <= 0) {
+    // As before the budget existed: every slot can hold a whole context and the largest drafter
+    // cache any request may ask (the operator's drafters, or the deepest EAGLE tree within the
+    // request limits), so no valid request waits for memory or is refused for it.
+    int64_t largest = drafter;
+    for (const auto& [name, spec] : policy_.drafters)
+      largest = std::max(largest, kv_need(kv_costs_, 0, 0, spec).drafter_bytes);
+    if (head_) {
+      api::DrafterSpec deepest = api::parse_drafter_spec("dynamic");
+      deepest.dynamic.depth = policy_.draft.max_depth;
+      deepest.dynamic.top_k = policy_.draft.max_top_k;
+      largest = std::max(largest, kv_need(kv_costs_, 0, 0, deepest).drafter_bytes);
+    }
+    s.kv_pool_blocks = o.parallel * context_blocks;
+    s.kv_budget_bytes = o.parallel * (whole + largest);
+    return s;
+  }
+  if (o.max_kv_memory < whole + drafter) {
+    const int64_t MiB = 1 << 20;
+    fail("--max-kv-memory ", o.max_kv_memory, ": one request with the whole context (", ctx_,
+         " tokens) and the default drafter needs ", (whole + drafter + MiB - 1) / MiB, " MiB (",
+         whole + drafter, " bytes); give at least that, or a smaller --ctx");
+  }
+  // As many whole contexts with a default drafter's cache as the budget holds (at most one per
+  // slot): their contexts are the pool, shared by reservation, and the rest of the budget is for
+  // the drafters' caches (an EAGLE head's spans the whole context, however short the request).
+  const int64_t whole_contexts = std::min<int64_t>(o.parallel, o.max_kv_memory / (whole + drafter));
+  s.kv_pool_blocks = whole_contexts * context_blocks;
+  s.kv_budget_bytes = o.max_kv_memory;
+  return s;
 }
 
 void ServedModel::make_policy(const ServerOptions& o) {
@@ -163,6 +219,9 @@ GenerationRequest ServedModel::generation_request(const CompletionRequest& r,
                              : r.endpoint == Endpoint::Chat ? ctx_
                                                             : kDefaultCompletionTokens;
   g.options.stop_at_eos = true;
+  g.options.logprobs = r.logprobs;
+  g.kv =
+      kv_need(kv_costs_, static_cast<int64_t>(g.prompt.size()), g.options.max_new_tokens, g.spec);
   return g;
 }
 

@@ -15,6 +15,7 @@
 #include "eagle2/model.h"
 #include "eagle2/runtime.h"
 #include "eagle2/tokenizer.h"
+#include "server/kv_budget.h"
 #include "server/openai_request.h"
 #include "server/request_policy.h"
 #include "server/scheduler.h"
@@ -44,6 +45,11 @@ class ServedModel {
   GenerationRequest generation_request(const CompletionRequest& request,
                                        std::vector<int32_t> prompt) const;
 
+  // The scheduler's options: slots, queue, context and the KV memory (pool and budget) from
+  // --max-kv-memory. Error when the budget does not hold one whole context and its drafter.
+  SchedulerOptions scheduler_options(const ServerOptions& options) const;
+  const KvCosts& kv_costs() const { return kv_costs_; }
+
   const api::Tokenizer& tokenizer() const { return *tok_; }
   api::Model& model() { return *model_; }
   api::Head* head() { return head_ ? &*head_ : nullptr; }
@@ -62,6 +68,7 @@ class ServedModel {
   std::optional<api::VerifyCost> cost_;
   api::DrafterSpec default_spec_;
   RequestPolicy policy_;
+  KvCosts kv_costs_;
   int64_t ctx_ = 0;
 };
 

@@ -62,6 +62,10 @@ struct ServerOptions {
                                // lookahead rows (W + G) * (N - 1))
   int max_draft_depth = 32;    // draft levels (chain, lookup and dynamic D, static path length)
   int max_draft_top_k = 16;    // dynamic K
+  // Bytes of KV memory all requests together may use: the target's shared pool and the admitted
+  // requests' drafter caches (docs/SERVER.md "Memory"). 0: --parallel whole contexts and as many
+  // caches of the default drafter.
+  int64_t max_kv_memory = 0;
 
   // Browser safety (docs/SERVER.md "Browser safety"). Host names accepted besides the bound
   // address (and the loopback names for a loopback bind); "*": any.

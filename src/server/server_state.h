@@ -22,11 +22,7 @@ struct ServerState {
       : options(o),
         model(o),
         scheduler(model.model(), model.head(), model.threads(), model.cost(),
-                  SchedulerOptions{.parallel = o.parallel,
-                                   .max_queue = o.max_queue,
-                                   .context = model.context(),
-                                   .before_step = o.before_step},
-                  metrics) {}
+                  model.scheduler_options(o), metrics) {}
 
   const ServerOptions options;
   ServedModel model;

@@ -23,7 +23,8 @@ struct BatchDecoder::Sequence {
   KvCache kv;
   SpeculativeStats stats;
   std::vector<int32_t> tokens;
-  std::vector<uint8_t> drafted;  // per token of `tokens`
+  std::vector<uint8_t> drafted;       // per token of `tokens`
+  std::vector<RowLogprobs> logprobs;  // per token of `tokens` when options.logprobs >= 0
   int32_t root = 0;
   int64_t prefilled = 0;                   // prompt tokens in the cache
   std::vector<float> prompt_features;      // their features, for the drafter's begin()
@@ -89,6 +90,9 @@ const SpeculativeStats& BatchDecoder::stats(int64_t id) const {
 const std::vector<uint8_t>& BatchDecoder::drafted(int64_t id) const {
   return at(id).drafted;
 }
+const std::vector<RowLogprobs>& BatchDecoder::logprobs(int64_t id) const {
+  return at(id).logprobs;
+}
 
 int64_t BatchDecoder::live() const {
   int64_t n = 0;
@@ -108,7 +112,7 @@ void BatchDecoder::remove(int64_t id) {
 }
 
 // The same rule as speculative_generate's: EOS ends the sequence without being emitted.
-bool BatchDecoder::emit(Sequence& s, int32_t token, bool drafted) {
+bool BatchDecoder::emit(Sequence& s, int32_t token, bool drafted, const float* logits) {
   if (s.options.stop_at_eos && is_eos(model_.config(), token)) {
     s.stats.stopped_at_eos = true;
     return false;
@@ -116,6 +120,11 @@ bool BatchDecoder::emit(Sequence& s, int32_t token, bool drafted) {
   ++s.stats.new_tokens;
   s.tokens.push_back(token);
   s.drafted.push_back(drafted ? 1 : 0);
+  if (s.options.logprobs >= 0)
+    s.logprobs.push_back(row_logprobs(
+        logits, model_.config().vocab_size,
+        std::min<int32_t>(s.options.logprobs, static_cast<int32_t>(model_.config().vocab_size)),
+        token));
   return s.stats.new_tokens < s.options.max_new_tokens;
 }
 
@@ -136,7 +145,7 @@ void BatchDecoder::begin_decoding(Sequence& s, const float* last_logits) {
   bool go = s.options.max_new_tokens > 0;
   if (go) {
     s.root = sample_token(last_logits, V, s.options.sampling, 0);
-    go = emit(s, s.root, false);
+    go = emit(s, s.root, false, last_logits);
   }
   if (go) {
     const auto td = SteadyClock::now();
@@ -171,9 +180,13 @@ void BatchDecoder::verify(Sequence& s, const float* logits, const FeatureRows& f
 
   const int64_t before = s.stats.new_tokens;
   bool go = true;
+  // Each token was chosen from its parent node's row: the accepted path's tokens from the rows
+  // of the nodes before them, the bonus from the last accepted node's.
+  auto row = [&](int32_t node) { return logits + static_cast<int64_t>(node) * V; };
   for (size_t k = 1; k < verdict.path.size() && go; ++k)
-    go = emit(s, s.tree.tokens[static_cast<size_t>(verdict.path[k])], true);
-  if (go) go = emit(s, verdict.bonus, false);
+    go = emit(s, s.tree.tokens[static_cast<size_t>(verdict.path[k])], true,
+              row(verdict.path[k - 1]));
+  if (go) go = emit(s, verdict.bonus, false, row(verdict.path.back()));
   last_step_.committed += s.stats.new_tokens - before;
   if (!go) {
     finish(s);

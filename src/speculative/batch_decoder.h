@@ -13,6 +13,7 @@
 
 #include "core/thread_pool.h"
 #include "model/llama_model.h"
+#include "model/row_logprobs.h"
 #include "speculative/batch_budget.h"
 #include "speculative/batch_pacing.h"
 #include "speculative/drafter.h"
@@ -78,6 +79,10 @@ class BatchDecoder {
   // Per generated token: 1 when it was an accepted draft token, 0 when it is the target's own
   // (a cycle's bonus, or the first token after the prompt). Parallel to tokens(id).
   const std::vector<uint8_t>& drafted(int64_t id) const;
+  // With GenerationOptions::logprobs >= 0: per generated token, its log-prob and the most likely
+  // tokens of the target's distribution it was chosen from (the verified logits: the same with
+  // and without drafting). Empty otherwise. Parallel to tokens(id).
+  const std::vector<RowLogprobs>& logprobs(int64_t id) const;
   const StepReport& last_step() const { return last_step_; }
   const KvPool& kv_pool() const { return *kv_pool_; }
   // Ends a sequence now (a no-op when it has finished): its drafter and KV memory are released,
@@ -93,7 +98,8 @@ class BatchDecoder {
   void begin_decoding(Sequence& s, const float* last_logits);
   void verify(Sequence& s, const float* logits, const FeatureRows& features,
               double forward_seconds);
-  bool emit(Sequence& s, int32_t token, bool drafted);
+  // logits: the target's row the token was chosen from.
+  bool emit(Sequence& s, int32_t token, bool drafted, const float* logits);
   void finish(Sequence& s);
 
   LlamaModel& model_;

@@ -19,6 +19,9 @@ struct GenerationOptions {
   bool stop_at_eos = true;
   // Prompts are run in chunks of this many tokens (results do not depend on it: batch invariance).
   int64_t prefill_chunk = 64;
+  // The batch decoder only (a server's `logprobs`): -1 = off; N >= 0 = record each generated
+  // token's log-prob and the N most likely tokens of the distribution it came from.
+  int32_t logprobs = -1;
 };
 
 struct GenerationStats {

@@ -15,6 +15,10 @@ namespace eagle2 {
 class ByteTokenizer : public Tokenizer {
  public:
   std::unique_ptr<TokenStream> open_stream(std::vector<int32_t> context) const override;
+  std::string token_bytes(int32_t id) const override {
+    check_id(id);
+    return token_bytes_[static_cast<size_t>(id)];
+  }
 
  protected:
   std::string decode_ids(const std::vector<int32_t>& ids) const override;

@@ -109,6 +109,21 @@ std::string SentencePieceTokenizer::piece(int32_t id) const {
   return sp_->IdToPiece(id);
 }
 
+std::string SentencePieceTokenizer::token_bytes(int32_t id) const {
+  check_id(id);
+  if (byte_value_[static_cast<size_t>(id)] >= 0)
+    return std::string(1, static_cast<char>(byte_value_[static_cast<size_t>(id)]));
+  if (sp_->IsControl(id) || sp_->IsUnused(id)) return {};
+  // Mid-text, as the streaming decoder reads it: after the anchor, whose text is dropped, so
+  // that SentencePiece keeps the leading space it strips at the start of a text.
+  if (anchor_id_ < 0) return decode({id});
+  // decode([anchor, id]) starts with the anchor's text (as the stream relies on); should a
+  // normalizer ever make it not, the token's text alone is the best left.
+  const std::string text = decode({anchor_id_, id});
+  if (!text.starts_with(anchor_text_)) return decode({id});
+  return text.substr(anchor_text_.size());
+}
+
 int32_t SentencePieceTokenizer::vocab_size() const {
   return sp_->GetPieceSize();
 }

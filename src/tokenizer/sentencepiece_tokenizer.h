@@ -22,6 +22,7 @@ class SentencePieceTokenizer : public Tokenizer {
   ~SentencePieceTokenizer() override;
 
   std::string piece(int32_t id) const override;
+  std::string token_bytes(int32_t id) const override;
   int32_t vocab_size() const override;
   int32_t bos_id() const override;
   int32_t eos_id() const override;

@@ -37,6 +37,9 @@ class Tokenizer {
   std::string decode(const std::vector<int32_t>& ids) const;
   // The vocabulary entry of `id` as the tokenizer stores it ("▁Hello", "ĠHello", "<0x0A>", "<s>").
   virtual std::string piece(int32_t id) const = 0;
+  // The bytes `id` adds to a text in its middle (after other text): "▁the" -> " the", "<0x0A>"
+  // -> "\n", a byte token -> its one byte (possibly half a UTF-8 character), control tokens -> "".
+  virtual std::string token_bytes(int32_t id) const = 0;
 
   virtual int32_t vocab_size() const = 0;
   virtual int32_t bos_id() const = 0;  // -1 when the model has none

@@ -1,8 +1,9 @@
 // `eagle2 serve` against a hostile client (issue 43), over real loopback sockets to the real
 // binary: requests that name files, deep JSON, huge drafter parameters, chunked and gzip bodies
 // over --max-body, huge max_tokens, too many messages or stop strings, bodies on other routes,
-// and a bounded fuzz of mutated valid requests. Each gets one 4xx (or the connection closed),
-// the process never dies, and afterwards a normal request still gets generate's text.
+// (the bounded fuzz of mutated valid requests: test_serve_fuzz_hostile.cpp). Each gets one 4xx
+// (or the connection closed), the process never dies, and afterwards a normal request still gets
+// generate's text.
 // Labelled "hostile" (ctest -L hostile). Bounded in count and time; 127.0.0.1 only.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -18,7 +19,6 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -525,77 +525,5 @@ TEST(Hostile, BodiesOnOtherRoutesAreNotRead) {
 // Mutations of valid requests (fixed seed, bounded count and time): bytes flipped, inserted,
 // deleted, truncated; deep or long splices, bad UTF-8, huge numbers. Every one gets an HTTP
 // answer or a closed connection, never a dead server.
-TEST(Hostile, FuzzedBodiesNeverCrashTheServer) {
-  HOSTILE_SERVER(f);
-  const std::vector<std::pair<std::string, std::string>> seeds = {
-      {"/v1/completions",
-       R"({"prompt": "Once upon a time", "max_tokens": 4, "temperature": 0.5, "seed": 7,)"
-       R"( "stop": ["\n", "end"], "speculative": "dynamic:20:4:4", "top_p": 0.9})"},
-      {"/v1/completions", R"({"prompt": [1, 400, 23], "max_tokens": 4, "speculative": "chain:3"})"},
-      {"/v1/chat/completions",
-       R"({"messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}],)"
-       R"( "max_tokens": 4, "stream": true, "stream_options": {"include_usage": true}})"},
-  };
-  const std::vector<std::string> splices = {std::string(300, '['),
-                                            std::string(300, '{'),
-                                            "\xff\xfe\xc3(",
-                                            "\xed\xa0\x80",
-                                            "1e999999",
-                                            "-1e-999999",
-                                            "18446744073709551616",
-                                            "-9223372036854775809",
-                                            "123456789012345678901234567890",
-                                            "\"\\ud800\"",
-                                            "\\u0000",
-                                            "null",
-                                            "[]",
-                                            "{}",
-                                            std::string(4000, 'x'),
-                                            "\"speculative\": \"chain:99999\",",
-                                            "\"speculative\": \"sps:/etc\",",
-                                            "\"max_tokens\": 99999999999,"};
-  std::mt19937 rng(43);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  int answered = 0, closed = 0, count = 0;
-  for (; count < 1000 && std::chrono::steady_clock::now() < deadline; ++count) {
-    const auto& [path, seed] = seeds[rng() % seeds.size()];
-    std::string body = seed;
-    const int edits = 1 + static_cast<int>(rng() % 4);
-    for (int e = 0; e < edits && !body.empty(); ++e) {
-      const size_t at = rng() % body.size();
-      switch (rng() % 5) {
-        case 0:
-          body[at] = static_cast<char>(rng() % 256);
-          break;
-        case 1:
-          body.insert(at, 1, static_cast<char>(rng() % 256));
-          break;
-        case 2:
-          body.erase(at, 1 + rng() % 8);
-          break;
-        case 3:
-          body.resize(at);
-          break;
-        default:
-          body.insert(at, splices[rng() % splices.size()]);
-          break;
-      }
-    }
-    const httplib::Result r = post(f, path, body);
-    if (r) {
-      ++answered;
-      EXPECT_TRUE(r->status == 200 || (r->status >= 400 && r->status < 600))
-          << r->status << " for " << printable(body);
-    } else {
-      ++closed;
-    }
-    ASSERT_TRUE(f.server->alive())
-        << "the server died on " << printable(body) << " (" << path << ")";
-  }
-  EXPECT_GE(count, 50) << "too few fuzzed requests in the time";
-  std::printf("fuzz: %d bodies, %d answered, %d connections closed\n", count, answered, closed);
-  expect_still_serving(f);
-}
-
 }  // namespace
 }  // namespace eagle2

@@ -1,6 +1,6 @@
 // Drives `eagle2 serve` on the bundled model with the official `openai` npm client, unchanged:
 // completions and chat completions, streaming and not, models.list(), a wrong API key (401) and
-// an unknown model (404). Greedy text must equal `eagle2 generate`'s, streamed text the
+// an unknown model (404); logprobs on both endpoints. Greedy text must equal `eagle2 generate`'s, streamed text the
 // non-streamed text, and usage must add up. Ends the server with SIGTERM: it must exit 0.
 //   node tests/server/openai_client.mjs PATH/TO/eagle2
 // Exit 77 (skipped) when the npm packages could not be installed.
@@ -158,6 +158,45 @@ async function chat(api, model) {
   console.log(`chat: ${JSON.stringify(text)} (${r.usage.completion_tokens} tokens)`);
 }
 
+// logprobs through the official client: completions' tokens/token_logprobs/top_logprobs/
+// text_offset and chat's logprobs.content, the same numbers with and without speculation (they
+// are the target's verified logits).
+async function logprobs(api, model, generated) {
+  const request = { model, prompt: PROMPT, max_tokens: 12, temperature: 0, logprobs: 3 };
+  const plain = await api.completions.create({ ...request, speculative: "none" });
+  const eagle = await api.completions.create({ ...request, speculative: SPEC });
+  const lp = plain.choices[0].logprobs;
+  check(lp && Array.isArray(lp.tokens), "completion logprobs: no tokens");
+  checkEqual(lp.tokens.length, plain.usage.completion_tokens, "completion logprobs: tokens");
+  checkEqual(lp.tokens.join(""), plain.choices[0].text, "completion logprobs: tokens joined");
+  checkEqual(lp.text_offset[1], lp.tokens[0].length, "completion logprobs: text_offset[1]");
+  check(lp.token_logprobs.every((x) => typeof x === "number" && x <= 0),
+        "completion logprobs: token_logprobs");
+  check(lp.top_logprobs.every((t) => Object.keys(t).length >= 1 && Object.keys(t).length <= 4),
+        "completion logprobs: top_logprobs sizes");
+  checkEqual(JSON.stringify(eagle.choices[0].logprobs), JSON.stringify(lp),
+             `completion logprobs with ${SPEC} vs speculative: none`);
+  checkEqual(plain.choices[0].text, generated.text.slice(0, plain.choices[0].text.length),
+             "completion logprobs: text");
+  if (!haveTemplate) return;
+  const messages = [{ role: "user", content: "Write a function that adds two numbers." }];
+  const chatRequest = { model, messages, max_tokens: 12, logprobs: true, top_logprobs: 2 };
+  const c = await api.chat.completions.create({ ...chatRequest, speculative: "none" });
+  const content = c.choices[0].logprobs?.content;
+  check(Array.isArray(content), "chat logprobs: no content");
+  checkEqual(content.length, c.usage.completion_tokens, "chat logprobs: entries");
+  for (const t of content) {
+    check(typeof t.token === "string" && typeof t.logprob === "number" && Array.isArray(t.bytes),
+          `chat logprobs entry ${JSON.stringify(t)}`);
+    checkEqual(t.top_logprobs.length, 2, "chat logprobs: top_logprobs per token");
+  }
+  const ce = await api.chat.completions.create({ ...chatRequest, speculative: SPEC });
+  checkEqual(JSON.stringify(ce.choices[0].logprobs), JSON.stringify(c.choices[0].logprobs),
+             `chat logprobs with ${SPEC} vs speculative: none`);
+  console.log(`logprobs: ${lp.tokens.length} completion tokens, ${content.length} chat tokens, ` +
+              "equal with and without speculation");
+}
+
 async function errors(api, bad, url, model) {
   // An unknown model is a 404 in OpenAI's error shape, which the client turns into NotFoundError.
   try {
@@ -218,6 +257,7 @@ runTest(async () => {
         check(e instanceof OpenAI.BadRequestError, `chat without a template: ${e}, not a 400`);
       }
     }
+    await logprobs(api, model, generated);
     await errors(api, client("wrong-key", `${server.url}/v1`), server.url, model);
   } finally {
     code = await server.stop();

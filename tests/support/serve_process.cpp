@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <stdexcept>
+#include <string>
 
 extern char** environ;
 
@@ -54,6 +56,13 @@ ServeProcess::ServeProcess(const std::string& args) {
     return;
   }
   port_ = std::stoi(err_.substr(at + marker.size()));
+}
+
+int64_t ServeProcess::rss_bytes() const {
+  std::ifstream in("/proc/" + std::to_string(pid_) + "/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.starts_with("VmRSS:")) return std::stoll(line.substr(6)) * 1024;  // "... kB"
+  return -1;
 }
 
 }  // namespace eagle2::test

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -28,6 +29,9 @@ class ServeProcess {
     reader_.join();
   }
   int port() const { return port_; }
+  pid_t pid() const { return pid_; }
+  // The process's resident memory (VmRSS of /proc/PID/status) in bytes; -1 if unreadable.
+  int64_t rss_bytes() const;
   void signal(int sig) const { kill(pid_, sig); }
   // Whether the process still runs (it has not exited or died of a signal), without waiting.
   bool alive() {

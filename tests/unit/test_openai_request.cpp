@@ -367,8 +367,11 @@ TEST(OpenAiRequest, WrongTypesAndRanges) {
       {R"("stream_options": {"include_usage": "yes"})", "stream_options.include_usage"},
       {R"("presence_penalty": 0.5)", "presence_penalty"},
       {R"("frequency_penalty": "0")", "frequency_penalty"},
-      {R"("logprobs": 5)", "logprobs"},
+      {R"("logprobs": 21)", "logprobs"},
+      {R"("logprobs": -1)", "logprobs"},
       {R"("logprobs": true)", "logprobs"},
+      {R"("logprobs": 2.5)", "logprobs"},
+      {R"("top_logprobs": 2)", "top_logprobs"},
       {R"("logit_bias": {"50": 1})", "logit_bias"},
       {R"("suffix": "end")", "suffix"},
       {R"("user": 7)", "user"},
@@ -422,6 +425,26 @@ TEST(OpenAiRequest, ErrorsNameTheParam) {
   const ApiError e = refusal(R"({"prompt": "x", "temperature": 9})");
   EXPECT_EQ(e.param(), "temperature");
   EXPECT_NE(std::string(e.what()).find("[0, 2]"), std::string::npos) << e.what();
+}
+
+// logprobs as OpenAI spells it per endpoint: chat a boolean plus top_logprobs (0..20, only with
+// logprobs true), completions an integer (0..20 here; OpenAI stops at 5).
+TEST(OpenAiRequest, Logprobs) {
+  EXPECT_EQ(completion(R"({"prompt": "x"})").logprobs, -1);
+  EXPECT_EQ(completion(R"({"prompt": "x", "logprobs": null})").logprobs, -1);
+  EXPECT_EQ(completion(R"({"prompt": "x", "logprobs": false})").logprobs, -1);
+  EXPECT_EQ(completion(R"({"prompt": "x", "logprobs": 0})").logprobs, 0);
+  EXPECT_EQ(completion(R"({"prompt": "x", "logprobs": 20})").logprobs, 20);
+  const std::string m = R"({"messages": [{"role": "user", "content": "x"}], )";
+  EXPECT_EQ(chat(m + R"("logprobs": false})").logprobs, -1);
+  EXPECT_EQ(chat(m + R"("logprobs": true})").logprobs, 0);
+  EXPECT_EQ(chat(m + R"("logprobs": true, "top_logprobs": 20})").logprobs, 20);
+  EXPECT_EQ(chat(m + R"("logprobs": true, "top_logprobs": 3})").logprobs, 3);
+  expect_400(m + R"("logprobs": true, "top_logprobs": 21})", "top_logprobs", Endpoint::Chat);
+  expect_400(m + R"("logprobs": true, "top_logprobs": -1})", "top_logprobs", Endpoint::Chat);
+  expect_400(m + R"("top_logprobs": 2})", "top_logprobs", Endpoint::Chat);
+  expect_400(m + R"("logprobs": false, "top_logprobs": 2})", "top_logprobs", Endpoint::Chat);
+  expect_400(m + R"("logprobs": 3})", "logprobs", Endpoint::Chat);
 }
 
 }  // namespace

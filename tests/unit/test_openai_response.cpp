@@ -56,7 +56,7 @@ TEST(OpenAiResponse, ChatCompletion) {
 
 TEST(OpenAiResponse, CompletionChunks) {
   const ResponseHeader h = header(Endpoint::Completions);
-  const Json c = chunk_json(h, "ab", {{"a", true}, {"b", false}}, true, "", false);
+  const Json c = chunk_json(h, "ab", {{"a", true, 7, {}}, {"b", false, 0, {}}}, true, "", false);
   EXPECT_EQ(c["object"], "text_completion");
   EXPECT_EQ(c["choices"][0]["text"], "ab");
   EXPECT_TRUE(c["choices"][0]["finish_reason"].is_null());
@@ -64,6 +64,7 @@ TEST(OpenAiResponse, CompletionChunks) {
   ASSERT_EQ(c["x_eagle2"]["tokens"].size(), 2u);
   EXPECT_EQ(c["x_eagle2"]["tokens"][0]["text"], "a");
   EXPECT_EQ(c["x_eagle2"]["tokens"][0]["drafted"], true);
+  EXPECT_EQ(c["x_eagle2"]["tokens"][0]["id"], 7);
   EXPECT_EQ(c["x_eagle2"]["tokens"][1]["drafted"], false);
 
   const Json last = chunk_json(h, "", {}, false, "stop", true);
@@ -81,18 +82,18 @@ TEST(OpenAiResponse, CompletionChunks) {
 
 TEST(OpenAiResponse, ChatChunksCarryTheRoleFirstThenContent) {
   const ResponseHeader h = header(Endpoint::Chat);
-  const Json first = chunk_json(h, "Hi", {{"Hi", false}}, true, "", false);
+  const Json first = chunk_json(h, "Hi", {{"Hi", false, 0, {}}}, true, "", false);
   EXPECT_EQ(first["object"], "chat.completion.chunk");
   EXPECT_EQ(first["choices"][0]["delta"]["role"], "assistant");
   EXPECT_EQ(first["choices"][0]["delta"]["content"], "Hi");
-  const Json next = chunk_json(h, " there", {{" there", true}}, false, "", false);
+  const Json next = chunk_json(h, " there", {{" there", true, 0, {}}}, false, "", false);
   EXPECT_FALSE(next["choices"][0]["delta"].contains("role"));
   EXPECT_EQ(next["choices"][0]["delta"]["content"], " there");
   const Json last = chunk_json(h, "", {}, false, "length", false);
   EXPECT_TRUE(last["choices"][0]["delta"].empty());
   EXPECT_EQ(last["choices"][0]["finish_reason"], "length");
   // A held-back chunk (tokens, no text yet) has an empty delta rather than "content": "".
-  const Json held = chunk_json(h, "", {{"\n", false}}, false, "", false);
+  const Json held = chunk_json(h, "", {{"\n", false, 0, {}}}, false, "", false);
   EXPECT_FALSE(held["choices"][0]["delta"].contains("content"));
 }
 

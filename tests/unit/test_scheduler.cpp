@@ -152,6 +152,138 @@ TEST(Scheduler, FullQueueRefusesAndCancelFreesEverything) {
   EXPECT_NE(text.find("eagle2_requests_total{status=\"cancelled\"} 2"), std::string::npos) << text;
 }
 
+// --max-queue 0: no request waits, but one that a free slot takes is served (a request passes
+// through the queue on its way to a slot; that is not waiting).
+TEST(Scheduler, NoQueueStillServesFreeSlots) {
+  const Fixture fx;
+  api::Model model = api::Model::load(fx.model_dir);
+  api::Threads threads(1);
+  server::Metrics metrics;
+  server::Scheduler scheduler(model, nullptr, threads, nullptr, {1, 0, 512}, metrics);
+  server::GenerationRequest request;
+  request.prompt = fx.prompts[0];
+  request.options.max_new_tokens = 400;
+  request.options.stop_at_eos = false;
+  request.spec = api::parse_drafter_spec("plain");
+  auto running = scheduler.submit(request);
+  ASSERT_TRUE(running) << "a free slot, no queue: served";
+  EXPECT_FALSE(scheduler.submit(request)) << "the one slot is taken and nothing may wait";
+  std::vector<TokenPiece> first;
+  while (first.empty()) running->take(first, 50ms);  // admitted and decoding
+  EXPECT_FALSE(scheduler.submit(request));
+  running->cancel();
+  drain(*running);
+  request.options.max_new_tokens = 3;
+  auto next = scheduler.submit(request);
+  ASSERT_TRUE(next) << "the slot is free again";
+  EXPECT_EQ(drain(*next).size(), 3u);
+}
+
+// KV memory accounted at admission (--max-kv-memory): a request is admitted only when its worst
+// case (GenerationRequest::kv) fits beside the admitted ones', in the pool's blocks and in the
+// budget's bytes; in order (the front waits rather than being overtaken); one that could never
+// fit is refused at submit. Every admitted request completes with its solo tokens.
+TEST(Scheduler, KvBudgetAdmitsWhatFitsQueuesTheRestRefusesTheImpossible) {
+  const Fixture fx;
+  LlamaConfig long_config = test::tiny_config();
+  long_config.max_position_embeddings = 4096;
+  auto target = test::load_random_model("scheduler-long", long_config, DType::BF16, 21, 0.3f);
+  api::Model model = api::Model::load(target->dir());
+  api::Threads threads(1);
+  server::Metrics metrics;
+  // A context of 4096 tokens is 256 blocks; `big` runs until it is cancelled (4000 tokens take
+  // far longer than the checks), so what is admitted beside it does not depend on timing.
+  server::SchedulerOptions so{3, 8, 4096};
+  so.kv_pool_blocks = 300;
+  so.kv_block_bytes = 100;
+  so.kv_budget_bytes = 300 * 100 + 50;  // 50 bytes for drafters
+  server::Scheduler scheduler(model, nullptr, threads, nullptr, so, metrics);
+  EXPECT_EQ(scheduler.kv_pool_blocks(), 300);
+  auto request = [&](int64_t max_new, server::KvNeed kv) {
+    server::GenerationRequest r;
+    r.prompt = fx.prompts[0];
+    r.options.max_new_tokens = max_new;
+    r.options.stop_at_eos = false;
+    r.spec = api::parse_drafter_spec("plain");
+    r.kv = kv;
+    return r;
+  };
+  EXPECT_THROW(scheduler.submit(request(4, {301, 0})), Error) << "more blocks than the pool";
+  EXPECT_THROW(scheduler.submit(request(4, {1, 51})), Error) << "more bytes than the budget";
+
+  auto big = scheduler.submit(request(4000, {256, 0}));
+  auto small = scheduler.submit(request(4, {44, 20}));  // fits beside it: 300 blocks, 20 bytes
+  auto waits = scheduler.submit(request(5, {256, 0}));  // does not, until `big` ends
+  auto behind = scheduler.submit(request(3, {1, 40}));  // would fit, but queues behind it
+  ASSERT_TRUE(big && small && waits && behind);
+  EXPECT_EQ(drain(*small).size(), 4u) << "admitted beside `big`";
+  // Steps after `small` left, each with an admission pass: `behind` would fit now, `waits` not.
+  std::vector<TokenPiece> got;
+  while (got.size() < 20) big->take(got, 50ms);
+  EXPECT_FALSE(waits->admitted()) << "256 + 256 blocks do not fit a pool of 300";
+  EXPECT_FALSE(behind->admitted()) << "requests are admitted in order";
+  big->cancel();
+  drain(*big);
+  EXPECT_EQ(big->finish_reason(), FinishReason::Cancelled);
+  EXPECT_LT(big->stats().new_tokens, 4000);
+  const std::vector<TokenPiece> w = drain(*waits), b = drain(*behind);
+  EXPECT_EQ(waits->finish_reason(), FinishReason::Length);
+  EXPECT_EQ(ids_of(w), solo(model, fx.prompts[0], request(5, {}).options, threads, 4096));
+  EXPECT_EQ(b.size(), 3u);
+  // Every end released its reservation: the whole pool is admissible again.
+  auto last = scheduler.submit(request(2, {300, 50}));
+  ASSERT_TRUE(last);
+  EXPECT_EQ(drain(*last).size(), 2u);
+  const std::string text = metrics.render();
+  EXPECT_EQ(metric(text, "eagle2_kv_blocks_used"), 0) << text;
+  EXPECT_NE(text.find("eagle2_requests_total{status=\"ok\"} 4"), std::string::npos) << text;
+}
+
+// The reservation kv_need makes is what the engine can use at most: two requests whose worst
+// cases exactly fill the pool together decode side by side to their last token, for every
+// drafter kind (one block more than reserved would fail the step: the pool is exhausted).
+TEST(Scheduler, KvNeedCoversWhatEveryDrafterUses) {
+  const Fixture fx;
+  api::Model model = api::Model::load(fx.model_dir);
+  api::Head head = api::Head::load(fx.head_dir, model);
+  api::Threads threads(1);
+  const int64_t ctx = 512;
+  const api::VerifyCost cost = api::VerifyCost::measure(model, ctx, threads, 2);
+  server::KvCosts costs;
+  costs.context = ctx;
+  for (const char* text : {"plain", "none", "lookup", "chain:3", "dynamic:12:3:4",
+                           "dynamic:auto:3:4:cal", "static:8", "lookahead:2:3:2"}) {
+    SCOPED_TRACE(text);
+    const api::DrafterSpec spec = api::parse_drafter_spec(text);
+    // 256 tokens (16 blocks) each: the prompt, max_new_tokens and one cycle's tree.
+    const int64_t max_new =
+        256 - static_cast<int64_t>(fx.prompts[0].size()) - server::tree_rows_bound(spec);
+    const server::KvNeed need =
+        server::kv_need(costs, static_cast<int64_t>(fx.prompts[0].size()), max_new, spec);
+    ASSERT_EQ(need.target_blocks, 16);
+    server::Metrics metrics;
+    server::SchedulerOptions so{2, 4, ctx};
+    so.kv_pool_blocks = 32;  // exactly the two reservations
+    server::Scheduler scheduler(model, &head, threads, &cost, so, metrics);
+    std::vector<std::shared_ptr<server::RequestStream>> streams;
+    for (int i = 0; i < 2; ++i) {
+      server::GenerationRequest r;
+      r.prompt = fx.prompts[0];
+      r.options.max_new_tokens = max_new;
+      r.options.stop_at_eos = false;
+      r.spec = spec;
+      r.kv = need;
+      streams.push_back(scheduler.submit(r));
+      ASSERT_TRUE(streams.back());
+    }
+    for (auto& st : streams) {
+      const auto got = drain(*st);
+      EXPECT_EQ(st->finish_reason(), FinishReason::Length) << st->error();
+      EXPECT_EQ(static_cast<int64_t>(got.size()), max_new);
+    }
+  }
+}
+
 TEST(Scheduler, RequestsThatCanNeverRunAreRefusedAtOnce) {
   const Fixture fx;
   api::Model model = api::Model::load(fx.model_dir);

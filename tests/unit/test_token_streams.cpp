@@ -51,6 +51,10 @@ void check(const Tokenizer& tok, const std::vector<int32_t>& byte_ids,
     const auto ids = tok.encode(text, false);
     EXPECT_EQ(stream(tok, {}, ids), text) << tok.kind();
     EXPECT_EQ(stream(tok, prompt, ids), expected(tok, prompt, ids)) << tok.kind() << ": " << text;
+    // token_bytes (a server's logprobs): each token's bytes mid-text add up to the text.
+    std::string bytes;
+    for (const int32_t id : ids) bytes += tok.token_bytes(id);
+    EXPECT_EQ(bytes, expected(tok, prompt, ids)) << tok.kind() << ": " << text;
   }
   std::mt19937 gen(99);
   auto below = [&gen](size_t n) { return static_cast<size_t>(gen() % n); };

@@ -145,6 +145,26 @@ TEST(Tokenizer, SmallVocabularyUsesByteFallbackForEmojiAndCjk) {
   EXPECT_EQ(tok->decode({e2, x82, ac}), "\xE2\x82\xAC");
 }
 
+// What a token adds mid-text (a server's logprobs): its bytes, the dummy-prefix space kept, byte
+// fallback tokens one raw byte each (half a character here), control tokens nothing.
+TEST(Tokenizer, TokenBytesAddUpToTheTextMidSequence) {
+  for (const char* rel : {kStories, kLlama2}) {
+    EAGLE2_SHARED_FILE(path, rel);
+    auto tok = Tokenizer::load(path);
+    const std::string text = "Hello world, caf\xC3\xA9 \xF0\x9F\x98\x80 ok";
+    std::string bytes;
+    for (const int32_t id : tok->encode(text, true)) bytes += tok->token_bytes(id);
+    EXPECT_EQ(bytes, " " + text) << rel;  // SentencePiece's dummy prefix, kept mid-text
+    EXPECT_EQ(tok->token_bytes(tok->bos_id()), "");
+  }
+  EAGLE2_SHARED_FILE(path, kStories);
+  auto tok = Tokenizer::load(path);
+  const std::vector<int32_t> emoji = tok->encode("\xF0\x9F\x98\x80", false);
+  ASSERT_GE(emoji.size(), 4u);  // byte fallback in a 512-token vocabulary
+  EXPECT_EQ(tok->token_bytes(emoji[emoji.size() - 4]), "\xF0");
+  EXPECT_THROW(tok->token_bytes(tok->vocab_size()), Error);
+}
+
 TEST(Tokenizer, IdsOutOfRangeAreErrors) {
   EAGLE2_SHARED_FILE(path, kStories);
   auto tok = Tokenizer::load(path);

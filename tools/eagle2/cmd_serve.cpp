@@ -206,6 +206,13 @@ Command add_serve(CLI::App& app) {
   cmd->add_option("--max-tokens", o.max_tokens,
                   "Largest max_tokens a request may ask; more gets 400 (default: 0 = --ctx)")
       ->check(integer_in(0, int64_t{1} << 30));
+  cmd->add_option("--max-kv-memory", o.max_kv_memory,
+                  "KV memory all requests together may use, in bytes (suffixes K, M, G: 1024s): "
+                  "the target's KV pool plus the drafters' caches. A request is admitted only "
+                  "when its worst case fits (else it waits; one that never could gets 400). "
+                  "Default: --parallel whole contexts and their default drafters")
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 50));
   cmd->add_option("--max-draft-tokens", o.max_draft_tokens,
                   "Largest draft a request's \"speculative\" may ask, in tokens per cycle "
                   "(default: 128)")
