@@ -219,10 +219,9 @@ void start_values(const QuantRowsView& x, int64_t m0, int64_t m1, int64_t blocks
 template <DType DT, int R>
 __attribute__((always_inline)) inline void rows_terms(const QuantRowsView& x, int64_t m,
                                                       const int32_t* off, int64_t blocks, int64_t i,
-                                                      __m512 dw, const __m512i wv[8],
+                                                      int j, __m512 dw, const __m512i wv[8],
                                                       __m512 (*acc)[8]) {
   const int64_t K = x.cols;
-  const int j = static_cast<int>(i % 8);
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
     const int8_t* xq = x.qs + (m + r) * K + i * 32;
@@ -249,9 +248,37 @@ void tile16(const QuantRowsView& x, int64_t m, const int32_t* off, const Source&
     __m512 dw;
     __m512i wv[8];
     src.load(i, &dw, wv);
-    rows_terms<DT, R>(x, m, off, blocks, i, dw, wv, acc);
+    rows_terms<DT, R>(x, m, off, blocks, i, static_cast<int>(i % 8), dw, wv, acc);
   }
   for (int r = 0; r < R; ++r) store_total(acc[r], y + (m + r) * ldy);
+}
+
+// Two activation rows: their sixteen accumulators fit in registers, with the block loop unrolled
+// by eight so that every accumulator index is a constant. On weights streamed from memory this
+// measured ~15 % faster than tile16<DT, 2> (1 thread, 2048 x 5632 grouped Q8_0: 222 against 262
+// us a row), in cache the same.
+template <DType DT, class Source>
+void tile16_pair(const QuantRowsView& x, int64_t m, const int32_t* off, const Source& src,
+                 int64_t blocks, float* y, int64_t ldy) {
+  __m512 acc[2][8];
+  for (int r = 0; r < 2; ++r)
+    for (int j = 0; j < 8; ++j) acc[r][j] = _mm512_setzero_ps();
+  auto block = [&](int64_t i, int j) __attribute__((always_inline)) {
+    __m512 dw;
+    __m512i wv[8];
+    src.load(i, &dw, wv);
+    rows_terms<DT, 2>(x, m, off, blocks, i, j, dw, wv, acc);
+  };
+  int64_t i0 = 0;
+  for (; i0 + 8 <= blocks; i0 += 8) {
+#pragma GCC unroll 8
+    for (int j = 0; j < 8; ++j) block(i0 + j, j);
+  }
+  // The last blocks (fewer than 8) with constant j as well, each behind its own test.
+#pragma GCC unroll 8
+  for (int j = 0; j < 7; ++j)
+    if (i0 + j < blocks) block(i0 + j, j);
+  for (int r = 0; r < 2; ++r) store_total(acc[r], y + (m + r) * ldy);
 }
 
 // tile16<DT, rows> for a run-time rows in 2 .. kRowChunk.
@@ -260,8 +287,10 @@ void tile16_rows(const QuantRowsView& x, int64_t m, int64_t rows, const int32_t*
                  const Source& src, int64_t blocks, float* y, int64_t ldy) {
   if constexpr (R > 2) {
     if (rows < R) return tile16_rows<DT, Source, R - 1>(x, m, rows, off, src, blocks, y, ldy);
+    tile16<DT, R>(x, m, off, src, blocks, y, ldy);
+  } else {
+    tile16_pair<DT>(x, m, off, src, blocks, y, ldy);
   }
-  tile16<DT, R>(x, m, off, src, blocks, y, ldy);
 }
 
 // Rows m0 .. m1 - 1 against one group of sixteen weight rows: one row alone takes the one-row
