@@ -11,12 +11,13 @@
 // elements), and vector t gets dword t of rows 0..15. The scales come in one gather.
 //
 // Several activation rows (a verification batch, a prompt) share each loaded block: up to
-// kRowChunk rows, whose accumulators sit in L1. Per row and block that leaves the eight vpdpbusd
-// and four vector operations (int-to-float, two multiplies, the add) that the reference's per-block
-// float step needs; the offset correction is folded into the integer sum's start value. Measured
-// (1 thread, 512 x 2048 grouped, thread CPU per row, 2026-12-07, 2-core Intel Xeon model 207):
-// 8-16 rows Q8_0 8.4-8.7 -> 6.1-6.3 us, Q4_0 8.8 -> 6.1-6.5 us, against a bound of about 5.1 us
-// (3.4 us of vpdpbusd plus the float step's share at the same rate).
+// kRowChunk rows, whose accumulators sit in L1 (two rows: in registers). Per row and block that
+// leaves the eight vpdpbusd and four vector operations (int-to-float, two multiplies, the add)
+// that the reference's per-block float step needs; the offset correction is folded into the
+// integer sum's start value. Measured (1 thread, 512 x 2048 grouped, thread CPU per row,
+// 2026-12-07, 2-core Intel Xeon model 207): 8-16 rows Q8_0 8.4-8.6 -> 6.3-6.7 us, Q4_0 8.8-8.9 ->
+// 6.5-6.6 us, against a bound of about 5.1 us for this order (3.4 us of vpdpbusd plus the float
+// step's four operations per eight at the same rate; docs/QUANTIZATION.md, "Verify cost").
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
