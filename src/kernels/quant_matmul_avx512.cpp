@@ -35,11 +35,13 @@ struct VnniDot {
   }
 };
 
-// Below this many activation rows the per-row kernel is faster: transposing sixteen rows' blocks
-// costs about as much as the horizontal sums it saves until enough rows share the transposed
-// weights (measured, 1 thread, 2048x2048: M=1 2.2x slower, M=4 even, M=16 1.4x and M=64 1.7x
-// faster).
-constexpr int64_t kRows16MinRows = 8;
+// Below this many activation rows the per-row kernel is faster: one row gains nothing from
+// sharing the transposed block (M=1 2.2x slower, 2048x2048). From two rows on the rows-in-lanes
+// kernel, which transposes each block once for up to twelve rows, wins (1 thread, thread CPU per
+// row, 2026-12-07, 2-core Intel Xeon model 207: 512x2048 Q8_0 M=2 27.6 -> 18.3 us, M=4 30.0 ->
+// 12.4; Q4_0 M=2 34.5 -> 15.0, M=4 33.2 -> 10.5; 2048x5632 Q8_0 M=2 348 -> 228, Q4_0 M=4 367 ->
+// 120).
+constexpr int64_t kRows16MinRows = 2;
 
 }  // namespace
 

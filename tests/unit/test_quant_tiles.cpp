@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -74,6 +75,46 @@ TEST(QuantTiles, EveryBatchOf1To64RowsInAnyCompanyGivesTheReferenceBits) {
                                      N * sizeof(float)))
                 << kernel_path_name(path) << " " << dtype_name(c.dt) << " K=" << c.K << " M=" << M
                 << " row " << first + m << " threads " << threads;
+        }
+      }
+  }
+}
+
+// The same for Q8_0/Q4_0 matrices in MatrixLayout::kRowGroups16, the layout the model loader
+// gives them (and what the AVX-512 VNNI kernel reads as it is; other paths de-interleave rows):
+// 48 columns (three groups of sixteen, split between 1, 2 and 3 threads), every batch of 1..64
+// rows, against the reference on the row layout.
+TEST(QuantTiles, GroupedRowsEveryBatchOf1To64RowsGivesTheReferenceBits) {
+  std::mt19937 rng(43);
+  const int64_t kPool = 80, N = 48;
+  const Case cases[] = {
+      {DType::Q8_0, 3 * 32}, {DType::Q8_0, 19 * 32}, {DType::Q4_0, 3 * 32}, {DType::Q4_0, 19 * 32}};
+  const std::vector<KernelPath> paths = simd_paths();
+  for (const Case& c : cases) {
+    const auto w = random_blocks(c.dt, N, c.K, rng);
+    const Matrix W{c.dt, N, c.K, w.data()};
+    std::vector<unsigned char> grouped = w;
+    Matrix G{c.dt, N, c.K, grouped.data()};
+    ASSERT_TRUE(can_group_rows16(G));
+    group_rows16(G, grouped.data());
+    std::vector<float> x(static_cast<size_t>(kPool * c.K));
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    for (auto& v : x) v = normal(rng);
+    ThreadPool one(1);
+    std::vector<float> want(static_cast<size_t>(kPool * N));
+    matmul_with(KernelPath::Scalar, x.data(), kPool, W, want.data(), one);
+    for (KernelPath path : paths)
+      for (int threads : {1, 2, 3}) {
+        ThreadPool pool(threads);
+        for (int64_t M = 1; M <= 64; ++M) {
+          const int64_t first = (M * 5 + threads) % (kPool - M + 1);
+          std::vector<float> got(static_cast<size_t>(M * N));
+          matmul_with(path, x.data() + first * c.K, M, G, got.data(), pool);
+          for (int64_t m = 0; m < M; ++m)
+            ASSERT_EQ(0, std::memcmp(want.data() + (first + m) * N, got.data() + m * N,
+                                     N * sizeof(float)))
+                << kernel_path_name(path) << " grouped " << dtype_name(c.dt) << " K=" << c.K
+                << " M=" << M << " row " << first + m << " threads " << threads;
         }
       }
   }

@@ -5,7 +5,8 @@
 # (the code head, its 1024 most frequent tokens, 128 new tokens, HumanEval), fewer prompts and
 # drafters (plain, the demo default dynamic:auto:8:1:cal, chain:6, dynamic:8:6:2:cal).
 # Usage: e2e.sh BASE_BIN NEW_BIN OUT_DIR   (RUNS default 3, PROMPTS default 12, THREADS default 2,
-#   SHARED default ../shared, run from the repository root)
+#   SHARED default ../shared, FILES default "q4_k_m q8_0" (code-lm-FILE.gguf), run from the
+#   repository root)
 set -euo pipefail
 base=$1; new=$2; out=$3
 runs=${RUNS:-3}; prompts=${PROMPTS:-12}; threads=${THREADS:-2}; shared=${SHARED:-../shared}
@@ -13,7 +14,7 @@ humaneval=$shared/data/prompts/HumanEval.jsonl.gz
 drafters="plain,dynamic:auto:8:1:cal,chain:6,dynamic:8:6:2:cal"
 mkdir -p "$out"
 for r in $(seq 1 "$runs"); do
-  for q in q4_k_m q8_0; do
+  for q in ${FILES:-q4_k_m q8_0}; do
     model=$shared/data/gguf/code-lm-$q.gguf
     for b in base new; do
       bin=$base; [ "$b" = new ] && bin=$new

@@ -11,13 +11,15 @@ def rng(v, f="{:.2f}"):
 
 print("| file | binary | plain tok/s | drafter | speedup | tau | mean tree tokens |")
 print("|---|---|---|---|---|---|---|")
-for q in ("q4_k_m", "q8_0"):
+for q in ("q4_k_m", "q8_0", "q4_0"):
     for b in ("base", "new"):
         rows = defaultdict(lambda: defaultdict(list))
         for path in sorted(glob.glob(f"{d}/bench-{q}-{b}.run*.csv")):
             for r in csv.DictReader(open(path)):
                 for k in ("tokens_per_second", "speedup", "tau", "tree_tokens"):
                     rows[r["drafter"]][k].append(float(r[k]))
+        if not rows:
+            continue  # a file this set did not measure
         plain = rng(rows["plain"]["tokens_per_second"], "{:.0f}")
         for dr, v in rows.items():
             if dr == "plain":
@@ -28,7 +30,7 @@ print()
 ks = [1, 2, 4, 8, 16, 64]
 print("| file | binary | ms at k=1 | " + " | ".join(f"k={k} / k=1" for k in ks[1:]) + " |")
 print("|---|---|---|" + "---|" * (len(ks) - 1))
-for q in ("q4_k_m", "q8_0"):
+for q in ("q4_k_m", "q8_0", "q4_0"):
     for b in ("base", "new"):
         ms1, cost = [], defaultdict(list)
         for path in sorted(glob.glob(f"{d}/cost-{q}-{b}.run*.txt")):
@@ -40,4 +42,6 @@ for q in ("q4_k_m", "q8_0"):
                         ms1.append(float(m.group(2)))
                     else:
                         cost[k].append(float(m.group(3)))
+        if not ms1:
+            continue
         print(f"| {q} | {b} | {rng(ms1)} | " + " | ".join(rng(cost[k]) for k in ks[1:]) + " |")
