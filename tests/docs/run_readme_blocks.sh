@@ -104,7 +104,8 @@ done < <(grep -rhoE '(136a469:)?docs/bench/[A-Za-z0-9_.-]+' README.md CONTRIBUTI
 while IFS= read -r named; do
   fail "docs/ has a file named after an issue or a session: $named"
 done < <(find docs -iname '*issue*' -o -iname '*session*' -o -iname '*progress*' \
-           -o -regex '.*-s[0-9]+\(/.*\)?')
+           -o -regex '.*[-_]s[0-9]+\([-/._].*\)?' \
+           -o -regex '.*[-_]k[0-9][0-9][a-z]?\([-/._].*\)?')
 
 if ((failures)); then
   echo "$failures failure(s)"
