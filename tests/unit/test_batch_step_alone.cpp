@@ -144,6 +144,41 @@ TEST(BatchStepAlone, AFailureInDraftingFailsThatSequenceAlone) {
   b_fails_alone_while_a_decodes_on(FailingDrafter::In::Draft, "draft");
 }
 
+// A step where b's drafting fails and then the forward of a's and c's trees fails too (the pool
+// cannot hold both): b is reported as failed alone (a server must not retry it), the step is one
+// to retry, and a and c stepped alone end with their solo tokens.
+TEST(BatchStepAlone, ADraftingFailureIsReportedWhenTheForwardFailsToo) {
+  auto target = test::load_random_model("batch-dec", test::tiny_config(), DType::BF16, 21, 0.3f);
+  auto head = EagleHead::load(test::write_random_head("batch-dec", *target), *target);
+  ThreadPool pool(1);
+  // 7 blocks of 16: three 32-token prompts take 6; b's 2 go back when it fails, and a tree (31
+  // rows: the context left) takes 2, so two trees do not fit but one does.
+  auto kv_pool = target->make_pool(7 * 16, 16);
+  BatchDecoder decoder(*target, kv_pool, 64, pool);
+  GenerationOptions opt;
+  opt.max_new_tokens = 12;
+  opt.stop_at_eos = false;
+  EagleDrafterOptions eagle;
+  eagle.context = 64;
+  const std::vector<int32_t> prompt_a(32, 5), prompt_b(32, 6), prompt_c(32, 7);
+  const int64_t a = decoder.add(prompt_a, opt, std::make_unique<EagleDrafter>(*head, pool, eagle));
+  const int64_t b = decoder.add(
+      prompt_b, opt,
+      std::make_unique<FailingDrafter>(target->config().vocab_size, FailingDrafter::In::Draft, 1));
+  const int64_t c = decoder.add(prompt_c, opt, std::make_unique<EagleDrafter>(*head, pool, eagle));
+  decoder.step();  // the prompts: 6 blocks
+  EXPECT_NE(test::error_of([&] { decoder.step(); }).find("KV memory full"), std::string::npos);
+  ASSERT_TRUE(decoder.last_failure_in_forward());
+  EXPECT_EQ(decoder.failed_in_last_step(), std::vector<int64_t>{b});
+  EXPECT_TRUE(decoder.finished(b));
+  EXPECT_EQ(kv_pool->used_blocks(), 4);  // a's and c's prompts
+  while (!decoder.finished(a)) decoder.step_alone(a);
+  while (!decoder.finished(c)) decoder.step_alone(c);
+  EXPECT_EQ(decoder.tokens(a), test::plain_tokens(*target, prompt_a, opt, 64, pool));
+  EXPECT_EQ(decoder.tokens(c), test::plain_tokens(*target, prompt_c, opt, 64, pool));
+  EXPECT_EQ(kv_pool->used_blocks(), 0);
+}
+
 // When every sequence of the step fails alone, the step fails (as a step of one always did), with
 // the first failure, and reports them; nothing of the forward stays in the pool.
 TEST(BatchStepAlone, AStepWhoseEverySequenceFailsThrows) {
