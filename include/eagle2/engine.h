@@ -71,6 +71,8 @@ class Engine {
   // bonus, and a sequence whose prompt is in gets its first token. A sequence that reaches its
   // token limit, an EOS or the end of its context finishes (its KV memory is freed at once).
   // Returns the live sequences left.
+  // Throws when the forward fails (last_failure_in_forward()) or every sequence of the step failed
+  // alone; a failure of some sequences only is reported by failed_in_last_step().
   int64_t step();
   // One step for sequence `id` alone, the others taking no part: after a step() that failed in
   // its forward (last_failure_in_forward(): it kept nothing of its work), a server steps its
@@ -79,8 +81,16 @@ class Engine {
   int64_t step_alone(int64_t id);
   // Whether the last step() that threw failed in its target forward: only then did it keep
   // nothing of its work, so that its sequences may be stepped again (step_alone) with their exact
-  // tokens. A failure in drafting or verification may leave a sequence half-updated.
+  // tokens. A failure in drafting or verification fails its own sequence alone (below).
   bool last_failure_in_forward() const;
+  // The sequences that failed alone in the last step() or step_alone(): a sequence whose drafter,
+  // verification or prompt progress threw is finished there (its KV memory and drafter released,
+  // finished(id) true, its tokens so far readable but incomplete) while the others decode on with
+  // their tokens unchanged; step() then returns normally when any sequence of the step survived,
+  // and throws (the first failure's exception) only when all failed. A server fails exactly these
+  // requests. Empty after a step without one; never throws. Not thread-safe, like every Engine
+  // call: read it on the thread that steps.
+  const std::vector<int64_t>& failed_in_last_step() const;
 
   int64_t live() const;  // sequences not finished
   bool finished(int64_t id) const;

@@ -60,6 +60,9 @@ int64_t Engine::step_alone(int64_t id) {
 bool Engine::last_failure_in_forward() const {
   return impl_->decoder.last_failure_in_forward();
 }
+const std::vector<int64_t>& Engine::failed_in_last_step() const {
+  return impl_->decoder.failed_in_last_step();
+}
 int64_t Engine::live() const {
   return impl_->decoder.live();
 }

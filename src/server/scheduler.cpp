@@ -385,27 +385,37 @@ void Scheduler::loop() {
     }
     // 3. One step for all of them.
     bool stepped = true, engine_called = false;
+    // Requests whose own part of the step (drafting, verification) failed: the engine ended them
+    // alone and the others went on (their tokens unchanged); each fails here.
+    std::vector<int64_t> failed_alone;
+    auto note_failed_alone = [&] {
+      const std::vector<int64_t>& ids = engine_->failed_in_last_step();
+      failed_alone.insert(failed_alone.end(), ids.begin(), ids.end());
+    };
     try {
       if (options_.before_step) options_.before_step();
       engine_called = true;
       engine_->step();
+      note_failed_alone();
     } catch (const std::exception& e) {
       // A step that failed before the engine ran it, or in its forward, kept nothing of its work
       // (the engine drops the forward's KV rows; nothing was verified or accepted; the trees are
       // drafted again): each of its requests is stepped again alone, and only those that fail
       // alone fail. Alone, a request's tokens are the batch's (they never depend on the company).
-      // A failure in drafting or verification may leave a request half-updated: then every
-      // request of the step fails, as does a failed step of one request. A failed request is a
-      // server fault: 500, with a fixed message (the exception's text may name files; it goes to
-      // the log).
+      // Any other failure of the engine's step (every request of it failed alone, or a
+      // batch-wide part failed) fails every request of the step, as does a failed step of one
+      // request. A failed request is a server fault: 500, with a fixed message (the exception's
+      // text may name files; it goes to the log).
       stepped = false;
       std::fprintf(stderr, "eagle2 serve: a step of %zu requests failed: %s\n", active_.size(),
                    e.what());
+      if (engine_called) note_failed_alone();
       const bool retry =
           active_.size() > 1 && (!engine_called || engine_->last_failure_in_forward());
       for (auto it = active_.begin(); it != active_.end();) {
         bool ok = false;
-        if (retry) {
+        if (retry &&
+            std::find(failed_alone.begin(), failed_alone.end(), it->id) == failed_alone.end()) {
           try {
             engine_->step_alone(it->id);
             ok = true;
@@ -414,6 +424,19 @@ void Scheduler::loop() {
           }
         }
         if (ok) {
+          ++it;
+          continue;
+        }
+        fail(*it);
+        it = active_.erase(it);
+      }
+      failed_alone.clear();  // all failed above
+    }
+    if (!failed_alone.empty()) {
+      std::fprintf(stderr, "eagle2 serve: %zu of %zu requests failed in their own step\n",
+                   failed_alone.size(), active_.size());
+      for (auto it = active_.begin(); it != active_.end();) {
+        if (std::find(failed_alone.begin(), failed_alone.end(), it->id) == failed_alone.end()) {
           ++it;
           continue;
         }

@@ -30,6 +30,8 @@ struct BatchDecoder::Sequence {
   std::vector<float> prompt_features;      // their features, for the drafter's begin()
   std::vector<int32_t> feature_layers;     // the drafter's (empty: final-norm states)
   bool started = false, finished = false;  // started: decoding (the prompt is in)
+  bool failed = false;                     // finished by a failure of its own (fail_alone)
+  int64_t id = 0;
   DraftTree tree;
   SteadyClock::time_point decode_start;
 };
@@ -62,6 +64,7 @@ int64_t BatchDecoder::add(std::vector<int32_t> prompt, const GenerationOptions& 
   const std::span<const int32_t> layers = s->drafter->feature_layers();
   s->feature_layers.assign(layers.begin(), layers.end());
   s->stats.prompt_tokens = static_cast<int64_t>(s->prompt.size());
+  s->id = static_cast<int64_t>(sequences_.size());
   sequences_.push_back(std::move(s));
   return static_cast<int64_t>(sequences_.size()) - 1;
 }
@@ -133,6 +136,17 @@ void BatchDecoder::finish(Sequence& s) {
   if (s.started) s.stats.decode_seconds = seconds_since(s.decode_start);
   s.kv.truncate(0);  // its blocks go back to the pool now, not when it is removed
   s.drafter.reset();
+}
+
+// s failed in its own part of the step (drafting, verification or its prompt's progress): it
+// ends here, alone. Its drafter and cache may be half-updated, so both go (the cache's rows of this
+// step's forward first: the pool holds committed rows only); the other sequences go on untouched.
+void BatchDecoder::fail_alone(Sequence& s, std::exception_ptr error) {
+  s.kv.drop_pending();
+  finish(s);
+  s.failed = true;
+  failed_in_step_.push_back(s.id);
+  if (!first_failure_) first_failure_ = std::move(error);
 }
 
 // The prompt is in: the first token from its last row's logits at output position 0, then the
@@ -223,6 +237,16 @@ int64_t BatchDecoder::step_alone(int64_t id) {
 int64_t BatchDecoder::step() {
   last_step_ = StepReport{};
   failed_in_forward_ = false;
+  failed_in_step_.clear();
+  first_failure_ = nullptr;
+  const int64_t survivors = step_sequences();
+  // Every sequence of the step failed on its own: the step as a whole failed (with the first
+  // failure), as a step of one sequence always did. With a survivor, the failures are reported.
+  if (first_failure_ && survivors == 0) std::rethrow_exception(first_failure_);
+  return live();
+}
+
+int64_t BatchDecoder::step_sequences() {
   const int64_t V = model_.config().vocab_size, d = model_.config().hidden_size;
 
   // 1. Drafting. Sequences whose tree size is fixed complete at once; those with a choosable size
@@ -258,9 +282,12 @@ int64_t BatchDecoder::step() {
   };
   // EAGLE-2 dynamic trees on one head are drafted in lockstep (batch_drafting.h), per head.
   std::map<EagleHead*, std::vector<std::pair<Sequence*, int64_t>>> lockstep;
+  int64_t participants = 0;
+  auto survivors = [&] { return participants - static_cast<int64_t>(failed_in_step_.size()); };
   for (auto& p : sequences_) {
     if (!p || p->finished || (alone_ && p.get() != alone_)) continue;
     Sequence& s = *p;
+    ++participants;
     if (!s.started) {
       prefilling.push_back(&s);
       continue;
@@ -271,21 +298,28 @@ int64_t BatchDecoder::step() {
       finish(s);
       continue;
     }
-    const auto td = SteadyClock::now();
-    if (!batch_cost_) {
-      s.drafter->draft(room, s.tree);
-      drafted(s, room, seconds_since(td));
-      decoding.push_back(&s);
-      continue;
+    // Drafting commits nothing of the target, and each sequence drafts its own tree: a drafter
+    // that fails fails its sequence alone (its drafter's state is unknown), before the forward.
+    try {
+      const auto td = SteadyClock::now();
+      if (!batch_cost_) {
+        s.drafter->draft(room, s.tree);
+        drafted(s, room, seconds_since(td));
+        decoding.push_back(&s);
+        continue;
+      }
+      const int64_t limit = !drafting && s.drafter->choosable() ? 1 : room;
+      auto* eagle = dynamic_cast<EagleDrafter*>(s.drafter.get());
+      if (eagle && eagle->lockstep_capable(eagle->head())) {
+        lockstep[&eagle->head()].emplace_back(&s, limit);
+        continue;
+      }
+      const Drafter::Proposal proposal = s.drafter->propose(limit);
+      take(s, proposal, room, seconds_since(td));
+    } catch (...) {
+      std::erase(decoding, &s);
+      fail_alone(s, std::current_exception());
     }
-    const int64_t limit = !drafting && s.drafter->choosable() ? 1 : room;
-    auto* eagle = dynamic_cast<EagleDrafter*>(s.drafter.get());
-    if (eagle && eagle->lockstep_capable(eagle->head())) {
-      lockstep[&eagle->head()].emplace_back(&s, limit);
-      continue;
-    }
-    const Drafter::Proposal proposal = s.drafter->propose(limit);
-    take(s, proposal, room, seconds_since(td));
   }
   for (auto& [head, group] : lockstep) {
     std::vector<EagleDrafter*> drafters;
@@ -296,11 +330,23 @@ int64_t BatchDecoder::step() {
     }
     std::vector<Drafter::Proposal> made;
     const auto td = SteadyClock::now();
-    propose_in_lockstep(drafters, limits, *head, pool_, made);
+    try {
+      propose_in_lockstep(drafters, limits, *head, pool_, made);
+    } catch (...) {
+      // Drafted together, their drafters' states are all unknown: the group fails (alone: the
+      // other groups and sequences go on).
+      for (auto [s, limit] : group) fail_alone(*s, std::current_exception());
+      continue;
+    }
     const double share = seconds_since(td) / static_cast<double>(group.size());
     for (size_t j = 0; j < group.size(); ++j) {
       Sequence& s = *group[j].first;
-      take(s, made[j], s.kv.capacity() - s.kv.size(), share);
+      try {
+        take(s, made[j], s.kv.capacity() - s.kv.size(), share);
+      } catch (...) {
+        std::erase(decoding, &s);
+        fail_alone(s, std::current_exception());
+      }
     }
   }
   std::vector<int64_t> chunk(prefilling.size());
@@ -321,19 +367,27 @@ int64_t BatchDecoder::step() {
     budget = choose_batch_budget(candidates, n_steps, fixed_rows,
                                  static_cast<double>(decoding.size() - choosing.size()),
                                  step_draft_seconds, *batch_cost_);
+    std::vector<Sequence*> completed;
     for (size_t j = 0; j < choosing.size(); ++j) {
       Sequence& s = *choosing[j];
-      const auto td = SteadyClock::now();
-      s.drafter->complete(budget.total_tokens[j], s.tree);
-      const double completing = seconds_since(td);
-      choosing_draft_seconds += completing;
-      choosing_rows += s.tree.size();
-      s.stats.draft_seconds += completing;
-      last_step_.draft_seconds += completing;
-      check_drafted_tree(s.tree, V, s.root, proposals[j].max_tokens, s.drafter->name());
+      try {
+        const auto td = SteadyClock::now();
+        s.drafter->complete(budget.total_tokens[j], s.tree);
+        const double completing = seconds_since(td);
+        choosing_draft_seconds += completing;
+        s.stats.draft_seconds += completing;
+        last_step_.draft_seconds += completing;
+        check_drafted_tree(s.tree, V, s.root, proposals[j].max_tokens, s.drafter->name());
+        choosing_rows += s.tree.size();
+        completed.push_back(&s);
+      } catch (...) {
+        std::erase(decoding, &s);
+        fail_alone(s, std::current_exception());
+      }
     }
+    choosing = std::move(completed);
   }
-  if (decoding.empty() && prefilling.empty()) return live();
+  if (decoding.empty() && prefilling.empty()) return survivors();
 
   // 3. One forward: every tree, then every prompt chunk. The rows of sequences whose drafters
   // read layer inputs (EAGLE-3 heads) are captured too, the union of their layers (every tree
@@ -388,9 +442,10 @@ int64_t BatchDecoder::step() {
   last_step_.rows = batch.size();
   last_step_.forward_seconds = forward_seconds;
 
-  // 4. Verification and the prompts' progress. A failure here leaves no cache with rows of this
-  // forward pending (the sequences not yet verified drop theirs); those already verified have
-  // committed theirs, so the step is not one to retry (last_failure_in_forward() stays false).
+  // 4. Verification and the prompts' progress, each sequence's on its own (a failure fails that
+  // sequence alone). A failure outside them (the pacing's judgement) leaves no cache with rows of
+  // this forward pending; those already verified have committed theirs, so the step is not one to
+  // retry (last_failure_in_forward() stays false).
   try {
     [&] {
       auto features_of = [&](const Sequence& s, size_t at) {
@@ -402,10 +457,17 @@ int64_t BatchDecoder::step() {
                            .capture_base = first_capture[at]};
       };
       int64_t choosing_committed = 0;
+      // Each sequence is verified on its own: one that fails (check_verdict, its cache, its
+      // drafter's accept) fails alone; the others' verification reads only their own rows.
       for (size_t j = 0; j < decoding.size(); ++j) {
         Sequence& s = *decoding[j];
         const int64_t before = s.stats.new_tokens;
-        verify(s, out.logits.data() + first_logit[j] * V, features_of(s, j), forward_seconds);
+        try {
+          verify(s, out.logits.data() + first_logit[j] * V, features_of(s, j), forward_seconds);
+        } catch (...) {
+          fail_alone(s, std::current_exception());
+          continue;
+        }
         if (std::find(choosing.begin(), choosing.end(), &s) != choosing.end())
           choosing_committed += s.stats.new_tokens - before;
       }
@@ -422,20 +484,24 @@ int64_t BatchDecoder::step() {
       for (size_t j = 0; j < prefilling.size(); ++j) {
         Sequence& s = *prefilling[j];
         const size_t at = decoding.size() + j;
-        s.kv.keep_all();
-        const FeatureRows features = features_of(s, at);
-        for (int64_t r = 0; r < chunk[j]; ++r) features.append(r, s.prompt_features);
-        s.prefilled += chunk[j];
-        s.stats.prefill_seconds += forward_seconds;  // it waited for the whole shared forward
-        last_step_.prefill_rows += chunk[j];
-        if (first_logit[at] >= 0) begin_decoding(s, out.logits.data() + first_logit[at] * V);
+        try {
+          s.kv.keep_all();
+          const FeatureRows features = features_of(s, at);
+          for (int64_t r = 0; r < chunk[j]; ++r) features.append(r, s.prompt_features);
+          s.prefilled += chunk[j];
+          s.stats.prefill_seconds += forward_seconds;  // it waited for the whole shared forward
+          last_step_.prefill_rows += chunk[j];
+          if (first_logit[at] >= 0) begin_decoding(s, out.logits.data() + first_logit[at] * V);
+        } catch (...) {
+          fail_alone(s, std::current_exception());
+        }
       }
     }();
   } catch (...) {
     for (KvCache* kv : caches) kv->drop_pending();
     throw;
   }
-  return live();
+  return survivors();
 }
 
 }  // namespace eagle2

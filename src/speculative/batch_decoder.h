@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <vector>
 
@@ -59,6 +60,11 @@ class BatchDecoder {
   // first token and starts decoding at the next step. A sequence that reaches its limit, EOS or
   // the end of its context finishes (its KV memory goes back to the pool at once). Returns the
   // number of live sequences left.
+  // Faults stay per sequence: a sequence whose drafting, verification or prompt progress throws
+  // fails alone (it finishes with its KV rows and drafter released: failed_in_last_step()); the
+  // others' tokens are unchanged. The step throws only when its forward fails
+  // (last_failure_in_forward()), when a batch-wide part fails, or when every sequence that took
+  // part failed alone (the first failure's exception).
   int64_t step();
   // One step for sequence `id` alone: the others take no part and keep their state. What a
   // server does with the sequences of a step that failed in its forward (which kept nothing of
@@ -69,8 +75,12 @@ class BatchDecoder {
   // Whether the last step() that threw failed in its one target forward. Only then did it keep
   // nothing of its work (its KV rows dropped, nothing verified, emitted or accepted; the trees
   // are drafted again), so that its sequences may be stepped again (step_alone) with their exact
-  // tokens. A failure in drafting or verification may leave a sequence half-updated.
+  // tokens. A failure in drafting or verification fails its sequence alone (below).
   bool last_failure_in_forward() const { return failed_in_forward_; }
+  // The sequences that failed alone in the last step() or step_alone() (returned or threw), in
+  // the order they failed: each is finished (finished(id) is true, its tokens so far readable)
+  // but its output is incomplete; a server fails their requests. Empty after a step without one.
+  const std::vector<int64_t>& failed_in_last_step() const { return failed_in_step_; }
 
   int64_t live() const;  // sequences not finished
   bool finished(int64_t id) const;
@@ -101,6 +111,8 @@ class BatchDecoder {
   // logits: the target's row the token was chosen from.
   bool emit(Sequence& s, int32_t token, bool drafted, const float* logits);
   void finish(Sequence& s);
+  void fail_alone(Sequence& s, std::exception_ptr error);
+  int64_t step_sequences();  // step()'s work; returns the sequences of the step that did not fail
 
   LlamaModel& model_;
   std::shared_ptr<KvPool> kv_pool_;
@@ -108,8 +120,10 @@ class BatchDecoder {
   ThreadPool& pool_;
   std::shared_ptr<const BatchCostModel> batch_cost_;
   Sequence* alone_ = nullptr;
-  bool failed_in_forward_ = false;  // step_alone(): the only sequence the step looks at
-  BatchPacing batch_pacing_;        // with batch_cost_: whether drafting pays for the batch
+  bool failed_in_forward_ = false;       // step_alone(): the only sequence the step looks at
+  std::vector<int64_t> failed_in_step_;  // failed_in_last_step()
+  std::exception_ptr first_failure_;     // of failed_in_step_'s: rethrown when none survived
+  BatchPacing batch_pacing_;             // with batch_cost_: whether drafting pays for the batch
   std::vector<std::unique_ptr<Sequence>> sequences_;  // by id; null once removed
   StepReport last_step_;
   std::vector<float> path_features_;    // scratch: the accepted path's features

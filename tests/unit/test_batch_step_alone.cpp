@@ -1,7 +1,9 @@
-// BatchDecoder::step_alone: one sequence steps while the others take no part and keep their
-// state, each sequence's tokens still exactly its own plain decoding. What the server does with
-// the sequences of a failed step (docs/SERVER.md "Faults stay local"): here the step fails
-// because the KV pool cannot hold both prompts at once, and each sequence alone runs to its end.
+// BatchDecoder's faults stay per sequence. step_alone: one sequence steps while the others take
+// no part and keep their state, each sequence's tokens still exactly its own plain decoding. What
+// the server does with the sequences of a step that failed in its forward (docs/SERVER.md "Faults
+// stay local"): here the step fails because the KV pool cannot hold both prompts at once, and each
+// sequence alone runs to its end. A failure in one sequence's drafting or verification fails that
+// sequence alone (failed_in_last_step()) while the others decode on.
 #include <gtest/gtest.h>
 
 #include "draft/eagle_head.h"
@@ -72,17 +74,114 @@ TEST(BatchStepAlone, DraftedTreesThatFailTheForwardAreDraftedAgainAlone) {
   EXPECT_GT(decoder.stats(a).drafted_tokens, 0);  // it did draft trees
 }
 
-// A drafter whose accept() fails: the step fails after its forward, in verification, which is
-// not a failure to retry (a sequence may be half-updated); no rows of the forward stay pending.
-class FailingAccept : public test::ScriptedDrafter {
+// A scripted drafter (random trees) that fails once, in its `failing`-th call of accept() (after
+// its sequence's cache kept the path and the tokens were emitted: a half-updated sequence) or of
+// draft() (before the forward: nothing of the target committed).
+class FailingDrafter : public test::ScriptedDrafter {
  public:
-  FailingAccept() : ScriptedDrafter([](const std::vector<int32_t>&, int64_t, DraftTree&) {}) {}
-  void accept(const DraftTree&, std::span<const int32_t>, const float*, int32_t) override {
-    throw Error("accept failed");
+  enum class In { Accept, Draft };
+  FailingDrafter(int64_t vocab, In in, int failing)
+      : ScriptedDrafter(test::random_tree_script(vocab, 7)), in_(in), failing_(failing) {}
+  void draft(int64_t max_tokens, DraftTree& tree) override {
+    ScriptedDrafter::draft(max_tokens, tree);
+    if (in_ == In::Draft && ++calls_ == failing_) throw Error("draft failed");
   }
+  void accept(const DraftTree& tree, std::span<const int32_t> path, const float* features,
+              int32_t bonus) override {
+    ScriptedDrafter::accept(tree, path, features, bonus);
+    if (in_ == In::Accept && ++calls_ == failing_) throw Error("accept failed");
+  }
+
+ private:
+  In in_;
+  int failing_, calls_ = 0;
 };
 
-TEST(BatchStepAlone, AFailureInVerificationIsNotOneToRetry) {
+// Sequence a decodes with EAGLE-2 dynamic trees, b with a drafter that fails in its second cycle:
+// b fails alone (reported, finished, its KV memory released), the step does not throw, and a
+// decodes on to exactly its solo tokens; the pool holds a's committed rows only.
+void b_fails_alone_while_a_decodes_on(FailingDrafter::In in, const std::string& message) {
+  auto target = test::load_random_model("batch-dec", test::tiny_config(), DType::BF16, 21, 0.3f);
+  auto head = EagleHead::load(test::write_random_head("batch-dec", *target), *target);
+  ThreadPool pool(1);
+  auto kv_pool = target->make_pool(10 * 16, 16);
+  BatchDecoder decoder(*target, kv_pool, 64, pool);
+  GenerationOptions opt;
+  opt.max_new_tokens = 16;
+  opt.stop_at_eos = false;
+  EagleDrafterOptions eagle;
+  eagle.context = 64;
+  const std::vector<int32_t> prompt_a(32, 5), prompt_b(32, 6);
+  const int64_t a = decoder.add(prompt_a, opt, std::make_unique<EagleDrafter>(*head, pool, eagle));
+  const int64_t b = decoder.add(
+      prompt_b, opt, std::make_unique<FailingDrafter>(target->config().vocab_size, in, 2));
+  decoder.step();  // the prompts
+  EXPECT_TRUE(decoder.failed_in_last_step().empty());
+  decoder.step();  // b's first cycle
+  EXPECT_TRUE(decoder.failed_in_last_step().empty());
+  EXPECT_FALSE(decoder.finished(b));
+  EXPECT_EQ(decoder.step(), 1);  // b fails: a is the one live
+  EXPECT_EQ(decoder.failed_in_last_step(), std::vector<int64_t>{b});
+  EXPECT_TRUE(decoder.finished(b));
+  EXPECT_FALSE(decoder.last_failure_in_forward());
+  // a's cache: its prompt and every token but its root (the next tree's first row).
+  const auto committed = static_cast<int64_t>(prompt_a.size() + decoder.tokens(a).size()) - 1;
+  EXPECT_EQ(kv_pool->used_blocks(), (committed + 15) / 16) << message;
+  while (!decoder.finished(a)) {
+    decoder.step();
+    EXPECT_TRUE(decoder.failed_in_last_step().empty());
+  }
+  EXPECT_EQ(decoder.tokens(a), test::plain_tokens(*target, prompt_a, opt, 64, pool));
+  EXPECT_GT(decoder.stats(a).drafted_tokens, 0);  // it did draft trees
+  EXPECT_EQ(kv_pool->used_blocks(), 0);
+}
+
+TEST(BatchStepAlone, AFailureInVerificationFailsThatSequenceAlone) {
+  b_fails_alone_while_a_decodes_on(FailingDrafter::In::Accept, "accept");
+}
+
+TEST(BatchStepAlone, AFailureInDraftingFailsThatSequenceAlone) {
+  b_fails_alone_while_a_decodes_on(FailingDrafter::In::Draft, "draft");
+}
+
+// A step where b's drafting fails and then the forward of a's and c's trees fails too (the pool
+// cannot hold both): b is reported as failed alone (a server must not retry it), the step is one
+// to retry, and a and c stepped alone end with their solo tokens.
+TEST(BatchStepAlone, ADraftingFailureIsReportedWhenTheForwardFailsToo) {
+  auto target = test::load_random_model("batch-dec", test::tiny_config(), DType::BF16, 21, 0.3f);
+  auto head = EagleHead::load(test::write_random_head("batch-dec", *target), *target);
+  ThreadPool pool(1);
+  // 7 blocks of 16: three 32-token prompts take 6; b's 2 go back when it fails, and a tree (31
+  // rows: the context left) takes 2, so two trees do not fit but one does.
+  auto kv_pool = target->make_pool(7 * 16, 16);
+  BatchDecoder decoder(*target, kv_pool, 64, pool);
+  GenerationOptions opt;
+  opt.max_new_tokens = 12;
+  opt.stop_at_eos = false;
+  EagleDrafterOptions eagle;
+  eagle.context = 64;
+  const std::vector<int32_t> prompt_a(32, 5), prompt_b(32, 6), prompt_c(32, 7);
+  const int64_t a = decoder.add(prompt_a, opt, std::make_unique<EagleDrafter>(*head, pool, eagle));
+  const int64_t b = decoder.add(
+      prompt_b, opt,
+      std::make_unique<FailingDrafter>(target->config().vocab_size, FailingDrafter::In::Draft, 1));
+  const int64_t c = decoder.add(prompt_c, opt, std::make_unique<EagleDrafter>(*head, pool, eagle));
+  decoder.step();  // the prompts: 6 blocks
+  EXPECT_NE(test::error_of([&] { decoder.step(); }).find("KV memory full"), std::string::npos);
+  ASSERT_TRUE(decoder.last_failure_in_forward());
+  EXPECT_EQ(decoder.failed_in_last_step(), std::vector<int64_t>{b});
+  EXPECT_TRUE(decoder.finished(b));
+  EXPECT_EQ(kv_pool->used_blocks(), 4);  // a's and c's prompts
+  while (!decoder.finished(a)) decoder.step_alone(a);
+  while (!decoder.finished(c)) decoder.step_alone(c);
+  EXPECT_EQ(decoder.tokens(a), test::plain_tokens(*target, prompt_a, opt, 64, pool));
+  EXPECT_EQ(decoder.tokens(c), test::plain_tokens(*target, prompt_c, opt, 64, pool));
+  EXPECT_EQ(kv_pool->used_blocks(), 0);
+}
+
+// When every sequence of the step fails alone, the step fails (as a step of one always did), with
+// the first failure, and reports them; nothing of the forward stays in the pool.
+TEST(BatchStepAlone, AStepWhoseEverySequenceFailsThrows) {
   auto target = test::load_random_model("batch-dec", test::tiny_config(), DType::BF16, 21, 0.3f);
   ThreadPool pool(1);
   auto kv_pool = target->make_pool(96, 16);
@@ -90,14 +189,19 @@ TEST(BatchStepAlone, AFailureInVerificationIsNotOneToRetry) {
   GenerationOptions opt;
   opt.max_new_tokens = 8;
   opt.stop_at_eos = false;
-  decoder.add(std::vector<int32_t>(32, 5), opt, std::make_unique<FailingAccept>());
-  decoder.add(std::vector<int32_t>(32, 6), opt, nullptr);
+  const int64_t vocab = target->config().vocab_size;
+  const int64_t a =
+      decoder.add(std::vector<int32_t>(32, 5), opt,
+                  std::make_unique<FailingDrafter>(vocab, FailingDrafter::In::Accept, 1));
+  const int64_t b =
+      decoder.add(std::vector<int32_t>(32, 6), opt,
+                  std::make_unique<FailingDrafter>(vocab, FailingDrafter::In::Accept, 1));
   decoder.step();  // the prompts
   EXPECT_EQ(test::error_of([&] { decoder.step(); }), "accept failed");
   EXPECT_FALSE(decoder.last_failure_in_forward());
-  // Each cache holds its committed rows only: the unverified sequence its prompt (32: two blocks;
-  // its pending root row would take a third), the failed one also its verified root (33: three).
-  EXPECT_EQ(kv_pool->used_blocks(), 5);
+  EXPECT_EQ(decoder.failed_in_last_step(), (std::vector<int64_t>{a, b}));
+  EXPECT_EQ(decoder.live(), 0);
+  EXPECT_EQ(kv_pool->used_blocks(), 0);
 }
 
 }  // namespace
