@@ -240,7 +240,9 @@ void Scheduler::publish(Active& a, bool ended, bool cancelled) {
   s.changed_.notify_all();
 }
 
-// Ends an admitted request as a server fault (HTTP 500): its step failed when run alone.
+// Ends an admitted request as a server fault (HTTP 500): it failed in its own part of a step
+// (the engine ended it alone: failed_in_last_step()), its step failed when run alone, or its step
+// failed in a way that is not retried (every request of it failed, or a batch-wide part).
 void Scheduler::fail(Active& a) {
   release(a.kv);
   metrics_.request_done("error");
@@ -396,7 +398,6 @@ void Scheduler::loop() {
       if (options_.before_step) options_.before_step();
       engine_called = true;
       engine_->step();
-      note_failed_alone();
     } catch (const std::exception& e) {
       // A step that failed before the engine ran it, or in its forward, kept nothing of its work
       // (the engine drops the forward's KV rows; nothing was verified or accepted; the trees are
@@ -432,6 +433,9 @@ void Scheduler::loop() {
       }
       failed_alone.clear();  // all failed above
     }
+    // Outside the try: a failure to copy the list is not a failed step (whose requests would be
+    // stepped again alone, those that failed alone among them).
+    if (stepped) note_failed_alone();
     if (!failed_alone.empty()) {
       std::fprintf(stderr, "eagle2 serve: %zu of %zu requests failed in their own step\n",
                    failed_alone.size(), active_.size());
