@@ -100,7 +100,16 @@ int run(const std::string& model_dir, const std::string& head_dir, int64_t max_n
                "%d threads, %s kernels\n",
                static_cast<long long>(sequences), static_cast<long long>(steps),
                static_cast<long long>(rows), threads.size(), kernel_name());
-  return 0;
+  // A sequence that failed alone (its drafter or verification threw) finished with its output
+  // incomplete while the others went on: finished() alone does not tell it from a length stop.
+  int failed = 0;
+  for (const int64_t id : ids)
+    if (engine.failed(id)) {
+      std::fprintf(stderr, "error: sequence %lld failed; its output above is incomplete\n",
+                   static_cast<long long>(id));
+      failed = 1;
+    }
+  return failed;
 }
 
 }  // namespace

@@ -88,12 +88,22 @@ class Engine {
   // finished(id) true, its tokens so far readable but incomplete) while the others decode on with
   // their tokens unchanged; step() then returns normally when any sequence of the step survived,
   // and throws (the first failure's exception) only when all failed. A server fails exactly these
-  // requests. Empty after a step without one; never throws. Not thread-safe, like every Engine
-  // call: read it on the thread that steps.
+  // requests. It stays valid when step() threw, whether every sequence failed or the forward
+  // failed (sequences whose drafting failed before the forward are ended and named even then: do
+  // not step them again), until the next step() or step_alone(), which clear it (a no-op
+  // step_alone of a finished sequence too). Empty after a step without one; never throws. Not
+  // thread-safe, like every Engine call: read it on the thread that steps.
   const std::vector<int64_t>& failed_in_last_step() const;
 
   int64_t live() const;  // sequences not finished
   bool finished(int64_t id) const;
+  // Whether sequence `id` ended by a failure of its own (its drafter, verification or prompt
+  // progress threw in some step: failed_in_last_step() named it then): finished(id) is true too
+  // and its stats() look like any ended sequence's, but its tokens are incomplete. Unlike
+  // failed_in_last_step() it stays true after later steps, until remove(id): check it for every
+  // finished sequence whose output you use. Error for an id never added or removed. Not
+  // thread-safe, like every Engine call.
+  bool failed(int64_t id) const;
   const std::vector<int32_t>& tokens(int64_t id) const;  // generated so far (EOS not included)
   Stats stats(int64_t id) const;
   // Per generated token: 1 when it was an accepted draft token, 0 when the target's own (a bonus,

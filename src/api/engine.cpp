@@ -69,6 +69,9 @@ int64_t Engine::live() const {
 bool Engine::finished(int64_t id) const {
   return impl_->decoder.finished(id);
 }
+bool Engine::failed(int64_t id) const {
+  return impl_->decoder.failed(id);
+}
 const std::vector<int32_t>& Engine::tokens(int64_t id) const {
   return impl_->decoder.tokens(id);
 }

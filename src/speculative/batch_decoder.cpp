@@ -6,35 +6,13 @@
 
 #include "core/error.h"
 #include "core/stopwatch.h"
+#include "speculative/batch_decoder_sequence.h"
 #include "speculative/batch_drafting.h"
 #include "speculative/cycle_checks.h"
 #include "speculative/eagle_drafter.h"
 #include "speculative/feature_capture.h"
 
 namespace eagle2 {
-
-struct BatchDecoder::Sequence {
-  Sequence(std::vector<int32_t> p, const GenerationOptions& o, std::unique_ptr<Drafter> dr,
-           KvCache cache)
-      : prompt(std::move(p)), options(o), drafter(std::move(dr)), kv(std::move(cache)) {}
-  std::vector<int32_t> prompt;
-  GenerationOptions options;
-  std::unique_ptr<Drafter> drafter;
-  KvCache kv;
-  SpeculativeStats stats;
-  std::vector<int32_t> tokens;
-  std::vector<uint8_t> drafted;       // per token of `tokens`
-  std::vector<RowLogprobs> logprobs;  // per token of `tokens` when options.logprobs >= 0
-  int32_t root = 0;
-  int64_t prefilled = 0;                   // prompt tokens in the cache
-  std::vector<float> prompt_features;      // their features, for the drafter's begin()
-  std::vector<int32_t> feature_layers;     // the drafter's (empty: final-norm states)
-  bool started = false, finished = false;  // started: decoding (the prompt is in)
-  bool failed = false;                     // finished by a failure of its own (fail_alone)
-  int64_t id = 0;
-  DraftTree tree;
-  SteadyClock::time_point decode_start;
-};
 
 BatchDecoder::BatchDecoder(LlamaModel& model, std::shared_ptr<KvPool> kv_pool, int64_t context,
                            ThreadPool& pool, std::shared_ptr<const BatchCostModel> batch_cost)
@@ -83,6 +61,9 @@ const BatchDecoder::Sequence& BatchDecoder::at(int64_t id) const {
 
 bool BatchDecoder::finished(int64_t id) const {
   return at(id).finished;
+}
+bool BatchDecoder::failed(int64_t id) const {
+  return at(id).failed;
 }
 const std::vector<int32_t>& BatchDecoder::tokens(int64_t id) const {
   return at(id).tokens;
@@ -136,17 +117,6 @@ void BatchDecoder::finish(Sequence& s) {
   if (s.started) s.stats.decode_seconds = seconds_since(s.decode_start);
   s.kv.truncate(0);  // its blocks go back to the pool now, not when it is removed
   s.drafter.reset();
-}
-
-// s failed in its own part of the step (drafting, verification or its prompt's progress): it
-// ends here, alone. Its drafter and cache may be half-updated, so both go (the cache's rows of this
-// step's forward first: the pool holds committed rows only); the other sequences go on untouched.
-void BatchDecoder::fail_alone(Sequence& s, std::exception_ptr error) {
-  s.kv.drop_pending();
-  finish(s);
-  s.failed = true;
-  failed_in_step_.push_back(s.id);
-  if (!first_failure_) first_failure_ = std::move(error);
 }
 
 // The prompt is in: the first token from its last row's logits at output position 0, then the
@@ -218,32 +188,6 @@ void BatchDecoder::verify(Sequence& s, const float* logits, const FeatureRows& f
   s.stats.draft_seconds += accept_seconds;
   last_step_.draft_seconds += accept_seconds;
   s.root = verdict.bonus;
-}
-
-int64_t BatchDecoder::step_alone(int64_t id) {
-  Sequence& s = at(id);
-  if (s.finished) return live();
-  alone_ = &s;
-  try {
-    step();
-  } catch (...) {
-    alone_ = nullptr;
-    throw;
-  }
-  alone_ = nullptr;
-  return live();
-}
-
-int64_t BatchDecoder::step() {
-  last_step_ = StepReport{};
-  failed_in_forward_ = false;
-  failed_in_step_.clear();
-  first_failure_ = nullptr;
-  const int64_t survivors = step_sequences();
-  // Every sequence of the step failed on its own: the step as a whole failed (with the first
-  // failure), as a step of one sequence always did. With a survivor, the failures are reported.
-  if (first_failure_ && survivors == 0) std::rethrow_exception(first_failure_);
-  return live();
 }
 
 int64_t BatchDecoder::step_sequences() {

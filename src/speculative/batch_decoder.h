@@ -70,7 +70,7 @@ class BatchDecoder {
   // server does with the sequences of a step that failed in its forward (which kept nothing of
   // its work: last_failure_in_forward()), one by one, so that one sequence's failure is its own.
   // Its tokens are those of step() (a sequence's tokens never depend on its company). A no-op for a
-  // finished sequence; Error for an unknown id.
+  // finished sequence (it still clears failed_in_last_step()); Error for an unknown id.
   int64_t step_alone(int64_t id);
   // Whether the last step() that threw failed in its one target forward. Only then did it keep
   // nothing of its work (its KV rows dropped, nothing verified, emitted or accepted; the trees
@@ -79,11 +79,16 @@ class BatchDecoder {
   bool last_failure_in_forward() const { return failed_in_forward_; }
   // The sequences that failed alone in the last step() or step_alone() (returned or threw), in
   // the order they failed: each is finished (finished(id) is true, its tokens so far readable)
-  // but its output is incomplete; a server fails their requests. Empty after a step without one.
+  // but its output is incomplete (failed(id) stays true); a server fails their requests. Valid too
+  // after a step() that threw, until the next step() or step_alone(). Empty after a step without
+  // one.
   const std::vector<int64_t>& failed_in_last_step() const { return failed_in_step_; }
 
   int64_t live() const;  // sequences not finished
   bool finished(int64_t id) const;
+  // Whether the sequence finished by a failure of its own (failed alone in some step: its tokens
+  // are incomplete), not by its limit, EOS, context or cancel(). Stays true until remove().
+  bool failed(int64_t id) const;
   const std::vector<int32_t>& tokens(int64_t id) const;  // generated so far (EOS not included)
   const SpeculativeStats& stats(int64_t id) const;
   // Per generated token: 1 when it was an accepted draft token, 0 when it is the target's own
@@ -112,6 +117,7 @@ class BatchDecoder {
   bool emit(Sequence& s, int32_t token, bool drafted, const float* logits);
   void finish(Sequence& s);
   void fail_alone(Sequence& s, std::exception_ptr error);
+  void reset_failures();  // of the last step: failed_in_forward_, failed_in_step_, first_failure_
   int64_t step_sequences();  // step()'s work; returns the sequences of the step that did not fail
 
   LlamaModel& model_;
@@ -119,8 +125,8 @@ class BatchDecoder {
   int64_t context_;
   ThreadPool& pool_;
   std::shared_ptr<const BatchCostModel> batch_cost_;
-  Sequence* alone_ = nullptr;
-  bool failed_in_forward_ = false;       // step_alone(): the only sequence the step looks at
+  Sequence* alone_ = nullptr;            // step_alone(): the only sequence the step looks at
+  bool failed_in_forward_ = false;       // last_failure_in_forward()
   std::vector<int64_t> failed_in_step_;  // failed_in_last_step()
   std::exception_ptr first_failure_;     // of failed_in_step_'s: rethrown when none survived
   BatchPacing batch_pacing_;             // with batch_cost_: whether drafting pays for the batch

@@ -6,8 +6,11 @@
 // sequence alone (failed_in_last_step()) while the others decode on.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "draft/eagle_head.h"
 #include "speculative/batch_decoder.h"
+#include "speculative/draft_policy.h"
 #include "speculative/eagle_drafter.h"
 #include "support/decoding.h"
 #include "support/errors.h"
@@ -75,11 +78,13 @@ TEST(BatchStepAlone, DraftedTreesThatFailTheForwardAreDraftedAgainAlone) {
 }
 
 // A scripted drafter (random trees) that fails once, in its `failing`-th call of accept() (after
-// its sequence's cache kept the path and the tokens were emitted: a half-updated sequence) or of
-// draft() (before the forward: nothing of the target committed).
+// its sequence's cache kept the path and the tokens were emitted: a half-updated sequence), of
+// draft() (before the forward: nothing of the target committed), or of complete() (In::Complete:
+// then its tree size is choosable, so with a batch cost model it waits for the batch-wide budget
+// and fails there, in the step's second phase).
 class FailingDrafter : public test::ScriptedDrafter {
  public:
-  enum class In { Accept, Draft };
+  enum class In { Accept, Draft, Complete };
   FailingDrafter(int64_t vocab, In in, int failing)
       : ScriptedDrafter(test::random_tree_script(vocab, 7)), in_(in), failing_(failing) {}
   void draft(int64_t max_tokens, DraftTree& tree) override {
@@ -91,28 +96,54 @@ class FailingDrafter : public test::ScriptedDrafter {
     ScriptedDrafter::accept(tree, path, features, bonus);
     if (in_ == In::Accept && ++calls_ == failing_) throw Error("accept failed");
   }
+  bool choosable() const override { return in_ == In::Complete; }
+  Proposal propose(int64_t max_tokens) override {
+    if (in_ != In::Complete) return ScriptedDrafter::propose(max_tokens);
+    proposed_ = max_tokens;
+    values_.clear();  // a tree of T tokens keeps the first T - 1 values, best first
+    for (int64_t j = 1; j < max_tokens; ++j) values_.push_back(-0.1f * static_cast<float>(j));
+    return Proposal{true, values_, 1, max_tokens, 0};
+  }
+  void complete(int64_t total_tokens, DraftTree& tree) override {
+    if (in_ != In::Complete) return ScriptedDrafter::complete(total_tokens, tree);
+    ScriptedDrafter::draft(std::clamp<int64_t>(total_tokens, 1, proposed_), tree);
+    if (++calls_ == failing_) throw Error("complete failed");
+  }
 
  private:
   In in_;
   int failing_, calls_ = 0;
+  int64_t proposed_ = 1;
+  std::vector<float> values_;
 };
 
 // Sequence a decodes with EAGLE-2 dynamic trees, b with a drafter that fails in its second cycle:
 // b fails alone (reported, finished, its KV memory released), the step does not throw, and a
-// decodes on to exactly its solo tokens; the pool holds a's committed rows only.
-void b_fails_alone_while_a_decodes_on(FailingDrafter::In in, const std::string& message) {
+// decodes on to exactly its solo tokens; the pool holds a's committed rows only. with_cost: as the
+// server runs it, with a batch cost model: a's tree size (auto budget) is chosen for the whole
+// step with b's proposal, and a is drafted in lockstep (the second phase, complete(), too).
+void b_fails_alone_while_a_decodes_on(FailingDrafter::In in, const std::string& message,
+                                      bool with_cost = false) {
   auto target = test::load_random_model("batch-dec", test::tiny_config(), DType::BF16, 21, 0.3f);
   auto head = EagleHead::load(test::write_random_head("batch-dec", *target), *target);
   ThreadPool pool(1);
   auto kv_pool = target->make_pool(10 * 16, 16);
-  BatchDecoder decoder(*target, kv_pool, 64, pool);
+  const VerifyCostModel curve({{1, 1e-3}, {12, 1.1e-3}, {64, 6e-3}});
+  BatchDecoder decoder(
+      *target, kv_pool, 64, pool,
+      with_cost ? std::make_shared<const BatchCostModel>(BatchCostModel::single(curve)) : nullptr);
   GenerationOptions opt;
   opt.max_new_tokens = 16;
   opt.stop_at_eos = false;
   EagleDrafterOptions eagle;
   eagle.context = 64;
+  eagle.auto_budget = with_cost;
+  eagle.dynamic.top_k = 4;
+  eagle.dynamic.depth = 3;
+  auto policy = std::make_shared<DraftPolicy>(std::make_shared<const VerifyCostModel>(curve));
   const std::vector<int32_t> prompt_a(32, 5), prompt_b(32, 6);
-  const int64_t a = decoder.add(prompt_a, opt, std::make_unique<EagleDrafter>(*head, pool, eagle));
+  const int64_t a =
+      decoder.add(prompt_a, opt, std::make_unique<EagleDrafter>(*head, pool, eagle, policy));
   const int64_t b = decoder.add(
       prompt_b, opt, std::make_unique<FailingDrafter>(target->config().vocab_size, in, 2));
   decoder.step();  // the prompts
@@ -123,10 +154,15 @@ void b_fails_alone_while_a_decodes_on(FailingDrafter::In in, const std::string& 
   EXPECT_EQ(decoder.step(), 1);  // b fails: a is the one live
   EXPECT_EQ(decoder.failed_in_last_step(), std::vector<int64_t>{b});
   EXPECT_TRUE(decoder.finished(b));
+  EXPECT_TRUE(decoder.failed(b));
+  EXPECT_FALSE(decoder.failed(a));
   EXPECT_FALSE(decoder.last_failure_in_forward());
   // a's cache: its prompt and every token but its root (the next tree's first row).
   const auto committed = static_cast<int64_t>(prompt_a.size() + decoder.tokens(a).size()) - 1;
   EXPECT_EQ(kv_pool->used_blocks(), (committed + 15) / 16) << message;
+  // A no-op step_alone (b has finished) reports on itself, not on the step before it.
+  EXPECT_EQ(decoder.step_alone(b), 1);
+  EXPECT_TRUE(decoder.failed_in_last_step().empty());
   while (!decoder.finished(a)) {
     decoder.step();
     EXPECT_TRUE(decoder.failed_in_last_step().empty());
@@ -134,6 +170,9 @@ void b_fails_alone_while_a_decodes_on(FailingDrafter::In in, const std::string& 
   EXPECT_EQ(decoder.tokens(a), test::plain_tokens(*target, prompt_a, opt, 64, pool));
   EXPECT_GT(decoder.stats(a).drafted_tokens, 0);  // it did draft trees
   EXPECT_EQ(kv_pool->used_blocks(), 0);
+  // Later steps cleared failed_in_last_step(); failed() still tells b's end from a's length stop.
+  EXPECT_TRUE(decoder.failed(b));
+  EXPECT_FALSE(decoder.failed(a));
 }
 
 TEST(BatchStepAlone, AFailureInVerificationFailsThatSequenceAlone) {
@@ -142,6 +181,20 @@ TEST(BatchStepAlone, AFailureInVerificationFailsThatSequenceAlone) {
 
 TEST(BatchStepAlone, AFailureInDraftingFailsThatSequenceAlone) {
   b_fails_alone_while_a_decodes_on(FailingDrafter::In::Draft, "draft");
+}
+
+TEST(BatchStepAlone, AFailureInVerificationFailsThatSequenceAloneUnderABatchCostModel) {
+  b_fails_alone_while_a_decodes_on(FailingDrafter::In::Accept, "accept", true);
+}
+
+TEST(BatchStepAlone, AFailureInDraftingFailsThatSequenceAloneUnderABatchCostModel) {
+  b_fails_alone_while_a_decodes_on(FailingDrafter::In::Draft, "draft", true);
+}
+
+// b's tree size is the batch's to choose: it fails in complete(), after the budget was chosen for
+// it and a; a's tree, sized with b's proposal, still verifies to a's solo tokens.
+TEST(BatchStepAlone, AFailureInCompletingAChosenTreeFailsThatSequenceAlone) {
+  b_fails_alone_while_a_decodes_on(FailingDrafter::In::Complete, "complete", true);
 }
 
 // A step where b's drafting fails and then the forward of a's and c's trees fails too (the pool

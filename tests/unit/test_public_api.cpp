@@ -301,6 +301,7 @@ TEST(PublicApi, EngineDecodesEverySequenceAsAlone) {
   EXPECT_EQ(engine.live(), 0);
   for (const Want& w : wants) {
     EXPECT_TRUE(engine.finished(w.id));
+    EXPECT_FALSE(engine.failed(w.id));  // a length stop, not a failure (test_batch_step_alone)
     EXPECT_EQ(engine.tokens(w.id), w.tokens) << "sequence " << w.id;
     EXPECT_EQ(engine.stats(w.id).new_tokens, static_cast<int64_t>(w.tokens.size()));
     engine.remove(w.id);
