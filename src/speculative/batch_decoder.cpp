@@ -198,7 +198,10 @@ int64_t BatchDecoder::step_sequences() {
   // Whether choosable drafters draft in this step (the batch pauses them while drafting loses).
   const bool drafting = !batch_cost_ || batch_pacing_.drafting_step();
   std::vector<Sequence*> decoding, prefilling, choosing;
-  std::vector<Drafter::Proposal> proposals;
+  std::vector<Drafter::Proposal> proposals;  // parallel to choosing
+  decoding.reserve(sequences_.size());
+  choosing.reserve(sequences_.size());
+  proposals.reserve(sequences_.size());
   int64_t fixed_rows = 0, choosing_rows = 0;
   double step_draft_seconds = 0, choosing_draft_seconds = 0;
   // A tree of fixed size drafted (in `seconds`, for `room` tokens at most): its rows are fixed.
@@ -223,6 +226,19 @@ int64_t BatchDecoder::step_sequences() {
     const auto td = SteadyClock::now();
     s.drafter->complete(room, s.tree);
     drafted(s, room, seconds_since(td));
+  };
+  // A sequence whose drafting failed leaves the step's lists (take() may have failed between its
+  // pushes, a proposal's copy: choosing one longer than proposals), so step 2 never calls its
+  // drafter (reset by fail_alone).
+  auto drop_drafting = [&](Sequence& s, std::exception_ptr error) {
+    std::erase(decoding, &s);
+    const auto it = std::find(choosing.begin(), choosing.end(), &s);
+    if (it != choosing.end()) {
+      const auto j = it - choosing.begin();
+      choosing.erase(it);
+      if (j < static_cast<std::ptrdiff_t>(proposals.size())) proposals.erase(proposals.begin() + j);
+    }
+    fail_alone(s, std::move(error));
   };
   // EAGLE-2 dynamic trees on one head are drafted in lockstep (batch_drafting.h), per head.
   std::map<EagleHead*, std::vector<std::pair<Sequence*, int64_t>>> lockstep;
@@ -261,8 +277,7 @@ int64_t BatchDecoder::step_sequences() {
       const Drafter::Proposal proposal = s.drafter->propose(limit);
       take(s, proposal, room, seconds_since(td));
     } catch (...) {
-      std::erase(decoding, &s);
-      fail_alone(s, std::current_exception());
+      drop_drafting(s, std::current_exception());
     }
   }
   for (auto& [head, group] : lockstep) {
@@ -288,8 +303,7 @@ int64_t BatchDecoder::step_sequences() {
       try {
         take(s, made[j], s.kv.capacity() - s.kv.size(), share);
       } catch (...) {
-        std::erase(decoding, &s);
-        fail_alone(s, std::current_exception());
+        drop_drafting(s, std::current_exception());
       }
     }
   }
