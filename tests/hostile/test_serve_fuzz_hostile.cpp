@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "support/cli.h"
+#include "support/hostile_server.h"
 #include "support/serve_process.h"
 #include "support/shared_data.h"
 
@@ -25,69 +26,24 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kModel = "data/models/stories260K-hf/config.json";
-constexpr const char* kHead = "data/models/stories260K-eagle-head/config.json";
-constexpr const char* kPrompt = "Once upon a time";
-constexpr int kTokens = 8;
+constexpr const char* kModel = test::kHostileModel;
+constexpr const char* kPrompt = test::kHostilePrompt;
+using test::expect_still_serving;
+using test::printable;
 
-std::string dir_of(const std::string& file) {
-  return file.substr(0, file.rfind('/'));
-}
-
-// stories260K with its EAGLE head and two drafters offered by name (one with its own head
-// folder, one a draft model), a small --max-body, as test_serve_hostile.cpp's server.
-struct Fixture {
-  std::string model_dir, head_dir, expected;
-  std::unique_ptr<test::ServeProcess> server;
-};
-
-httplib::Result post(const Fixture& f, const std::string& path, const std::string& body) {
-  httplib::Client c("127.0.0.1", f.server->port());
-  c.set_read_timeout(60);
-  c.set_write_timeout(10);
-  return c.Post(path.c_str(), body, "application/json");
-}
-
-// The server is alive and a normal request gets generate's text.
-void expect_still_serving(Fixture& f) {
-  ASSERT_TRUE(f.server->alive()) << "the server died: wait status " << f.server->exit_status();
-  const json body = {{"prompt", kPrompt}, {"max_tokens", kTokens}};
-  const httplib::Result r = post(f, "/v1/completions", body.dump());
-  ASSERT_TRUE(r) << "no answer to a normal request";
-  ASSERT_EQ(r->status, 200) << r->body;
-  EXPECT_EQ(json::parse(r->body)["choices"][0]["text"], f.expected);
-}
-
-// The body for a failure message: bytes outside printable ASCII as \xNN, at most 300.
-std::string printable(const std::string& body) {
-  std::string out;
-  for (const char c : body.substr(0, 300)) {
-    if (c >= 0x20 && c < 0x7f) {
-      out += c;
-    } else {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "\\x%02x", static_cast<unsigned char>(c));
-      out += hex;
-    }
-  }
-  return out;
+httplib::Result post(const test::HostileServer& f, const std::string& path,
+                     const std::string& body) {
+  return test::post_json(f, path, body);
 }
 
 TEST(HostileFuzz, FuzzedBodiesNeverCrashTheServerAndMemoryReturns) {
   EAGLE2_SHARED_FILE(model_cfg, kModel);
-  EAGLE2_SHARED_FILE(head_cfg, kHead);
-  Fixture f;
-  f.model_dir = dir_of(model_cfg);
-  f.head_dir = dir_of(head_cfg);
-  f.server = std::make_unique<test::ServeProcess>(
-      "-m " + f.model_dir + " --draft " + f.head_dir + " --max-body 65536" +
-      " --drafter wide=dynamic:8:3:2@" + f.head_dir + " --drafter self=sps:" + f.model_dir + ":2");
+  EAGLE2_SHARED_FILE(head_cfg, test::kHostileHead);
+  // test_serve_hostile.cpp's server, a fresh one: its resident memory is measured.
+  const std::unique_ptr<test::HostileServer> server = test::start_hostile_server(65536);
+  test::HostileServer& f = *server;
   ASSERT_GT(f.server->port(), 0) << "the server did not start";
-  const test::CliRun run = test::run_cli_split("generate -m " + f.model_dir + " -p '" + kPrompt +
-                                               "' -n " + std::to_string(kTokens));
-  ASSERT_EQ(run.code, 0) << run.err;
-  f.expected =
-      run.out.substr(std::string(kPrompt).size(), run.out.size() - std::string(kPrompt).size() - 1);
+  ASSERT_TRUE(f.generate_error.empty()) << f.generate_error;
   // The resident memory at rest, after normal requests have warmed the allocator's arenas and
   // the engine's scratch buffers (each first use grows them once).
   for (int i = 0; i < 8; ++i) expect_still_serving(f);

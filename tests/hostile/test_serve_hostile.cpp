@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "support/cli.h"
+#include "support/hostile_server.h"
 #include "support/serve_process.h"
 #include "support/shared_data.h"
 
@@ -32,42 +33,19 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kModel = "data/models/stories260K-hf/config.json";
-constexpr const char* kHead = "data/models/stories260K-eagle-head/config.json";
+constexpr const char* kModel = test::kHostileModel;
 constexpr size_t kMaxBody = 65536;  // the server's --max-body here
-constexpr const char* kPrompt = "Once upon a time";
-constexpr int kTokens = 8;
+constexpr const char* kPrompt = test::kHostilePrompt;
+constexpr int kTokens = test::kHostileTokens;
+using Fixture = test::HostileServer;
+using test::expect_still_serving;
+using test::printable;
 
-std::string dir_of(const std::string& file) {
-  return file.substr(0, file.rfind('/'));
-}
-
-// One server for the whole suite (started on first use, killed at exit): stories260K with its
-// EAGLE head, two drafters offered by name (one with its own head folder, one a draft model), a
-// small --max-body and the default limits otherwise.
-struct Fixture {
-  std::string model_dir, head_dir, expected;
-  std::unique_ptr<test::ServeProcess> server;
-};
-
+// One server for the whole suite (started on first use, killed at exit), with the default
+// limits apart from --max-body.
 Fixture* fixture() {
   // Destroyed at exit, which kills the server.
-  static const std::unique_ptr<Fixture> f = [] {
-    auto x = std::make_unique<Fixture>();
-    if (test::shared_dir().empty()) return x;
-    x->model_dir = dir_of(test::shared_dir() + "/" + kModel);
-    x->head_dir = dir_of(test::shared_dir() + "/" + kHead);
-    x->server = std::make_unique<test::ServeProcess>(
-        "-m " + x->model_dir + " --draft " + x->head_dir + " --max-body " +
-        std::to_string(kMaxBody) + " --drafter wide=dynamic:8:3:2@" + x->head_dir +
-        " --drafter self=sps:" + x->model_dir + ":2");
-    const test::CliRun run = test::run_cli_split("generate -m " + x->model_dir + " -p '" + kPrompt +
-                                                 "' -n " + std::to_string(kTokens));
-    if (run.code == 0 && run.out.size() > std::string(kPrompt).size())
-      x->expected = run.out.substr(std::string(kPrompt).size(),
-                                   run.out.size() - std::string(kPrompt).size() - 1);
-    return x;
-  }();
+  static const std::unique_ptr<Fixture> f = test::start_hostile_server(kMaxBody);
   return f.get();
 }
 
@@ -78,33 +56,15 @@ Fixture* fixture() {
   ASSERT_TRUE(var.server->alive())                                                \
       << "the server died earlier: wait status " << var.server->exit_status()
 
-httplib::Client client(const Fixture& f) {
-  httplib::Client c("127.0.0.1", f.server->port());
-  c.set_read_timeout(60);
-  c.set_write_timeout(10);
-  return c;
-}
-
 httplib::Result post(const Fixture& f, const std::string& path, const std::string& body,
                      const httplib::Headers& headers = {}) {
-  httplib::Client c = client(f);
-  return c.Post(path.c_str(), headers, body, "application/json");
+  return test::post_json(f, path, body, headers);
 }
 
 std::string error_message(const httplib::Result& r) {
   const json body = json::parse(r->body, nullptr, false);
   if (!body.is_object() || !body.contains("error")) return "";
   return body["error"].value("message", "");
-}
-
-// The server is alive and a normal request gets generate's text.
-void expect_still_serving(Fixture& f) {
-  ASSERT_TRUE(f.server->alive()) << "the server died: wait status " << f.server->exit_status();
-  const json body = {{"prompt", kPrompt}, {"max_tokens", kTokens}};
-  const httplib::Result r = post(f, "/v1/completions", body.dump());
-  ASSERT_TRUE(r) << "no answer to a normal request";
-  ASSERT_EQ(r->status, 200) << r->body;
-  EXPECT_EQ(json::parse(r->body)["choices"][0]["text"], f.expected);
 }
 
 // 400 whose message contains `mentions`.
@@ -115,21 +75,6 @@ void expect_400(const Fixture& f, const std::string& path, const std::string& bo
   EXPECT_EQ(r->status, 400) << body.substr(0, 200) << " -> " << r->body;
   EXPECT_NE(error_message(r).find(mentions), std::string::npos)
       << body.substr(0, 200) << " -> " << r->body;
-}
-
-// The body for a failure message: bytes outside printable ASCII as \xNN, at most 300.
-std::string printable(const std::string& body) {
-  std::string out;
-  for (const char c : body.substr(0, 300)) {
-    if (c >= 0x20 && c < 0x7f) {
-      out += c;
-    } else {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "\\x%02x", static_cast<unsigned char>(c));
-      out += hex;
-    }
-  }
-  return out;
 }
 
 std::string completion_with(const std::string& field, const json& value) {
