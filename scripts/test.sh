@@ -2,7 +2,10 @@
 # The README's second command: the whole test suite. Stage 1 builds and runs every test in a
 # release build; stage 2 rebuilds under AddressSanitizer + UndefinedBehaviorSanitizer and runs the
 # suite again, with the sample sizes of tests labelled "slow" scaled down, and without the
-# browser test (label "browser": the web page is the same bytes in both builds).
+# browser test (label "browser": the web page is the same bytes in both builds), the replica
+# tests (nginx in front of two servers) and the comparisons with llama.cpp's programs (label
+# "llamacpp": numbers, which the sanitizers do not change; tests/CMakeLists.txt says which
+# sanitizer tests run their code).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
@@ -30,6 +33,6 @@ if [[ ${EAGLE2_SKIP_SANITIZERS:-0} != 1 ]]; then
   stage "sanitizer build"
   EAGLE2_TEST_SCALE=${EAGLE2_TEST_SCALE:-0.25} ASAN_OPTIONS=detect_leaks=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE 'browser|replicas'
+    ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE 'browser|replicas|llamacpp'
   stage "sanitizer tests (ASan + UBSan)"
 fi
