@@ -39,8 +39,8 @@ const char* type_name(const json& v) {
 // The bytes of a file, as an iterator type of this file's own. nlohmann-json's lexer and parser
 // are templates of their input's type: over std::string's iterators every file that parses a
 // string shares one copy, and the linker keeps whichever it meets first. In the sanitizer build
-// the small JSON readers compile at -O0 (src/CMakeLists.txt), so that copy ran this multi-megabyte
-// parse several times slower. A type local to this file gives the parser its own copy.
+// the copy it kept was slower than this file's own (Qwen3's tokenizer.json: 4.4 against 3.4 s of
+// CPU). A type local to this file gives the parser its own copy, compiled here.
 struct FileByte {
   using iterator_category = std::forward_iterator_tag;
   using value_type = char;
