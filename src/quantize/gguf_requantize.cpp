@@ -17,7 +17,7 @@ namespace eagle2 {
 
 namespace {
 
-constexpr int64_t kChunkElements = int64_t{1} << 20;
+constexpr int64_t kRequantizeChunkElements = int64_t{1} << 20;
 
 struct Source {
   const GgufTensorInfo* info;
@@ -32,7 +32,7 @@ void convert_tensor(const GgufFile& g, const Source& s, DType type, unsigned cha
     std::memcpy(dst, src, static_cast<size_t>(s.info->bytes));
     return;
   }
-  const int64_t step = std::min(s.rows, std::max<int64_t>(1, kChunkElements / s.cols));
+  const int64_t step = std::min(s.rows, std::max<int64_t>(1, kRequantizeChunkElements / s.cols));
   const size_t in_row = dtype_bytes(s.from, s.cols), out_row = dtype_bytes(type, s.cols);
   std::vector<float> rows(static_cast<size_t>(step * s.cols));
   for (int64_t first = 0; first < s.rows; first += step) {

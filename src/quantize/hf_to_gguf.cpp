@@ -16,7 +16,7 @@ namespace {
 
 // Rows are converted and quantized this many elements at a time: 16 MB of floats, whatever
 // the tensor's size.
-constexpr int64_t kChunkElements = int64_t{1} << 22;
+constexpr int64_t kConvertChunkElements = int64_t{1} << 22;
 
 struct Planned {
   HfTensor t;
@@ -34,7 +34,7 @@ void check_finite(const float* x, int64_t n, const Planned& p, int64_t first_row
 
 void fill_tensor(const Planned& p, int64_t head_dim, unsigned char* dst) {
   // Whole heads per chunk for Q and K, so that a chunk's interleaved rows come from its own rows.
-  int64_t step = std::max<int64_t>(1, kChunkElements / std::max<int64_t>(1, p.cols));
+  int64_t step = std::max<int64_t>(1, kConvertChunkElements / std::max<int64_t>(1, p.cols));
   if (p.interleave) step = std::max<int64_t>(1, step / head_dim) * head_dim;
   step = std::min(step, p.rows);
   std::vector<float> hf(static_cast<size_t>(step * p.cols));

@@ -10,7 +10,7 @@ namespace eagle2::train {
 
 namespace {
 
-constexpr int64_t kRows = 4;  // rows of a vocabulary-sized softmax per task
+constexpr int64_t kSoftmaxRowsPerTask = 4;  // rows of a vocabulary-sized softmax per task
 
 bool counts(const uint8_t* mask, int64_t m) {
   return !mask || mask[m] != 0;
@@ -21,9 +21,9 @@ bool counts(const uint8_t* mask, int64_t m) {
 template <class RowLoss>
 double mean_loss(const uint8_t* mask, int64_t M, ThreadPool& pool, const RowLoss& row_loss) {
   std::vector<double> loss(static_cast<size_t>(M), 0.0);
-  pool.parallel_for((M + kRows - 1) / kRows, [&](int64_t t) {
-    const int64_t m1 = std::min(M, (t + 1) * kRows);
-    for (int64_t m = t * kRows; m < m1; ++m)
+  pool.parallel_for((M + kSoftmaxRowsPerTask - 1) / kSoftmaxRowsPerTask, [&](int64_t t) {
+    const int64_t m1 = std::min(M, (t + 1) * kSoftmaxRowsPerTask);
+    for (int64_t m = t * kSoftmaxRowsPerTask; m < m1; ++m)
       loss[static_cast<size_t>(m)] = row_loss(m, counts(mask, m));
   });
   const int64_t n = count_rows(mask, M);
@@ -63,9 +63,9 @@ void cross_entropy_backward(float* dlogits, const float* probs, const int32_t* t
   const int64_t n = count_rows(mask, M);
   if (n == 0) return;
   const float g = dloss / static_cast<float>(n);
-  pool.parallel_for((M + kRows - 1) / kRows, [&](int64_t t) {
-    const int64_t m1 = std::min(M, (t + 1) * kRows);
-    for (int64_t m = t * kRows; m < m1; ++m) {
+  pool.parallel_for((M + kSoftmaxRowsPerTask - 1) / kSoftmaxRowsPerTask, [&](int64_t t) {
+    const int64_t m1 = std::min(M, (t + 1) * kSoftmaxRowsPerTask);
+    for (int64_t m = t * kSoftmaxRowsPerTask; m < m1; ++m) {
       if (!counts(mask, m)) continue;
       float* d = dlogits + m * V;
       const float* p = probs + m * V;
@@ -101,9 +101,9 @@ void soft_cross_entropy_backward(float* dlogits, const float* probs, const float
   const int64_t n = count_rows(mask, M);
   if (n == 0) return;
   const float g = dloss / static_cast<float>(n);
-  pool.parallel_for((M + kRows - 1) / kRows, [&](int64_t t) {
-    const int64_t m1 = std::min(M, (t + 1) * kRows);
-    for (int64_t m = t * kRows; m < m1; ++m) {
+  pool.parallel_for((M + kSoftmaxRowsPerTask - 1) / kSoftmaxRowsPerTask, [&](int64_t t) {
+    const int64_t m1 = std::min(M, (t + 1) * kSoftmaxRowsPerTask);
+    for (int64_t m = t * kSoftmaxRowsPerTask; m < m1; ++m) {
       if (!counts(mask, m)) continue;
       const float* tp = teacher + m * V;
       const float* p = probs + m * V;

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "train/attention.h"
+#include "train/buffers.h"
 #include "train/linear.h"
 #include "train/rmsnorm.h"
 #include "train/rope.h"
@@ -15,14 +16,6 @@
 namespace eagle2::train {
 
 namespace {
-
-void zeroed(std::vector<float>& buf, int64_t n) {
-  buf.assign(static_cast<size_t>(n), 0.0f);
-}
-
-void sized(std::vector<float>& buf, int64_t n) {
-  buf.resize(static_cast<size_t>(n));
-}
 
 void fill_normal(Parameter& p, TrainRng& rng, float std) {
   for (float& x : p.value) x = std * normal_sample(rng);

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "kernels/ops.h"
+#include "train/buffers.h"
 #include "train/cross_entropy.h"
 #include "train/linear.h"
 #include "train/rmsnorm.h"
@@ -17,13 +18,6 @@
 namespace eagle2::train {
 
 namespace {
-
-void sized(std::vector<float>& buf, int64_t n) {
-  buf.resize(static_cast<size_t>(n));
-}
-void zeroed(std::vector<float>& buf, int64_t n) {
-  buf.assign(static_cast<size_t>(n), 0.0f);
-}
 
 void check_shape(const Parameter& p, std::vector<int64_t> shape) {
   if (p.shape != shape)

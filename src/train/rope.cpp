@@ -10,7 +10,7 @@ namespace eagle2::train {
 
 namespace {
 
-constexpr int64_t kRows = 16;
+constexpr int64_t kRopeRowsPerTask = 16;
 
 void check_head_dim(const char* what, int64_t head_dim) {
   if (head_dim <= 0 || head_dim % 2 != 0)
@@ -23,9 +23,9 @@ void rope_forward(float* x, const float* cos, const float* sin, int64_t T, int64
                   int64_t head_dim, ThreadPool& pool) {
   check_head_dim("rope_forward", head_dim);
   const int64_t half = head_dim / 2, width = n_heads * head_dim;
-  pool.parallel_for((T + kRows - 1) / kRows, [&](int64_t task) {
-    const int64_t t1 = std::min(T, (task + 1) * kRows);
-    for (int64_t t = task * kRows; t < t1; ++t)
+  pool.parallel_for((T + kRopeRowsPerTask - 1) / kRopeRowsPerTask, [&](int64_t task) {
+    const int64_t t1 = std::min(T, (task + 1) * kRopeRowsPerTask);
+    for (int64_t t = task * kRopeRowsPerTask; t < t1; ++t)
       for (int64_t h = 0; h < n_heads; ++h)
         rope_rotate_half(x + t * width + h * head_dim, cos + t * half, sin + t * half, head_dim);
   });
@@ -35,9 +35,9 @@ void rope_backward(float* dx, const float* cos, const float* sin, int64_t T, int
                    int64_t head_dim, ThreadPool& pool) {
   check_head_dim("rope_backward", head_dim);
   const int64_t half = head_dim / 2, width = n_heads * head_dim;
-  pool.parallel_for((T + kRows - 1) / kRows, [&](int64_t task) {
-    const int64_t t1 = std::min(T, (task + 1) * kRows);
-    for (int64_t t = task * kRows; t < t1; ++t) {
+  pool.parallel_for((T + kRopeRowsPerTask - 1) / kRopeRowsPerTask, [&](int64_t task) {
+    const int64_t t1 = std::min(T, (task + 1) * kRopeRowsPerTask);
+    for (int64_t t = task * kRopeRowsPerTask; t < t1; ++t) {
       const float* c = cos + t * half;
       const float* s = sin + t * half;
       for (int64_t h = 0; h < n_heads; ++h) {

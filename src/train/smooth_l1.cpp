@@ -10,7 +10,7 @@ namespace eagle2::train {
 
 namespace {
 
-constexpr int64_t kRows = 16;
+constexpr int64_t kLossRowsPerTask = 16;
 
 bool counts(const uint8_t* mask, int64_t m) {
   return !mask || mask[m] != 0;
@@ -24,9 +24,9 @@ double smooth_l1_forward(const float* pred, const float* target, const uint8_t* 
   if (n == 0 || C == 0) return 0.0;
   // Row sums in parallel, then added in row order: one summation order for any thread count.
   std::vector<double> rows(static_cast<size_t>(M), 0.0);
-  pool.parallel_for((M + kRows - 1) / kRows, [&](int64_t t) {
-    const int64_t m1 = std::min(M, (t + 1) * kRows);
-    for (int64_t m = t * kRows; m < m1; ++m) {
+  pool.parallel_for((M + kLossRowsPerTask - 1) / kLossRowsPerTask, [&](int64_t t) {
+    const int64_t m1 = std::min(M, (t + 1) * kLossRowsPerTask);
+    for (int64_t m = t * kLossRowsPerTask; m < m1; ++m) {
       if (!counts(mask, m)) continue;
       double s = 0.0;
       for (int64_t c = 0; c < C; ++c) {
@@ -47,9 +47,9 @@ void smooth_l1_backward(float* dpred, const float* pred, const float* target, co
   const int64_t n = count_rows(mask, M);
   if (n == 0 || C == 0) return;
   const float g = static_cast<float>(static_cast<double>(dloss) / (static_cast<double>(n) * C));
-  pool.parallel_for((M + kRows - 1) / kRows, [&](int64_t t) {
-    const int64_t m1 = std::min(M, (t + 1) * kRows);
-    for (int64_t m = t * kRows; m < m1; ++m) {
+  pool.parallel_for((M + kLossRowsPerTask - 1) / kLossRowsPerTask, [&](int64_t t) {
+    const int64_t m1 = std::min(M, (t + 1) * kLossRowsPerTask);
+    for (int64_t m = t * kLossRowsPerTask; m < m1; ++m) {
       if (!counts(mask, m)) continue;
       for (int64_t c = 0; c < C; ++c) {
         const float d = pred[m * C + c] - target[m * C + c];
