@@ -118,6 +118,8 @@ class BatchDecoder {
   void finish(Sequence& s);
   void fail_alone(Sequence& s, std::exception_ptr error);
   void reset_failures();  // of the last step: failed_in_forward_, failed_in_step_, first_failure_
+  // GenerationOptions::test_fault: throws when s's options inject `at` by now (tests only).
+  void injected_fault(const Sequence& s, GenerationOptions::TestFault at) const;
   int64_t step_sequences();  // step()'s work; returns the sequences of the step that did not fail
 
   LlamaModel& model_;
