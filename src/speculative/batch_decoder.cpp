@@ -435,10 +435,14 @@ int64_t BatchDecoder::step_sequences() {
       // drafter's accept) fails alone; the others' verification reads only their own rows.
       for (size_t j = 0; j < decoding.size(); ++j) {
         Sequence& s = *decoding[j];
-        const int64_t before = s.stats.new_tokens;
+        const int64_t before = s.stats.new_tokens, committed_before = last_step_.committed;
+        const size_t accepted_before = last_step_.accepted.size();
         try {
           verify(s, out.logits.data() + first_logit[j] * V, features_of(s, j), forward_seconds);
         } catch (...) {
+          // Its tokens never reach anyone (its request fails): the report does not count them.
+          last_step_.accepted.resize(accepted_before);
+          last_step_.committed = committed_before;
           fail_alone(s, std::current_exception());
           continue;
         }
