@@ -44,7 +44,8 @@ struct GenerateOptions {
   // only from its test-only EAGLE2_TEST_FAULT, docs/SERVER.md): from its
   // `test_fault_after_cycles`-th verified cycle on, this sequence's drafting or verification
   // throws, as a faulty drafter would; the engine then fails it alone (Engine::failed).
-  enum class TestFault { None, Drafting, Verification };
+  // Admission: Engine::add throws std::bad_alloc (an exception that is not an eagle2::Error).
+  enum class TestFault { None, Drafting, Verification, Admission };
   TestFault test_fault = TestFault::None;
   int64_t test_fault_after_cycles = 0;
 };

@@ -229,6 +229,8 @@ GenerationRequest ServedModel::generation_request(const CompletionRequest& r,
       g.options.test_fault = api::GenerateOptions::TestFault::Drafting;
     else if (text.find(test_fault_marker_ + ":verification") != std::string::npos)
       g.options.test_fault = api::GenerateOptions::TestFault::Verification;
+    else if (text.find(test_fault_marker_ + ":admission") != std::string::npos)
+      g.options.test_fault = api::GenerateOptions::TestFault::Admission;
   }
   g.kv =
       kv_need(kv_costs_, static_cast<int64_t>(g.prompt.size()), g.options.max_new_tokens, g.spec);

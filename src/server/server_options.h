@@ -54,7 +54,8 @@ struct ServerOptions {
   // Tests only (`eagle2 serve` takes it from the environment variable EAGLE2_TEST_FAULT, never
   // from a request; docs/SERVER.md "Faults stay local"): a request whose prompt text contains
   // MARKER + ":drafting" or MARKER + ":verification" has its drafting or verification throw at its
-  // first cycle (api::GenerateOptions::test_fault). Empty: off.
+  // first cycle, one with MARKER + ":admission" its admission to the engine (std::bad_alloc)
+  // (api::GenerateOptions::test_fault). Empty: off.
   std::string test_fault_marker;
 
   // Drafters the operator offers by name (--drafter NAME=SPEC, in order): a request's

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <new>
 
 #include "core/error.h"
 #include "core/stopwatch.h"
@@ -30,6 +31,7 @@ BatchDecoder::~BatchDecoder() = default;
 int64_t BatchDecoder::add(std::vector<int32_t> prompt, const GenerationOptions& options,
                           std::unique_ptr<Drafter> drafter) {
   options.sampling.validate();
+  if (options.test_fault == GenerationOptions::TestFault::Admission) throw std::bad_alloc();
   if (prompt.empty()) fail("the prompt is empty");
   if (static_cast<int64_t>(prompt.size()) > context_)
     fail("the prompt has ", prompt.size(), " tokens but the context holds ", context_,

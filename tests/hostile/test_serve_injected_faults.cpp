@@ -4,7 +4,8 @@
 // "Faults stay local"). A request whose prompt asks for a fault in its drafting (inside the
 // lockstep of the requests beside it) or in its verification gets a 500 that says nothing of what
 // failed inside; the requests decoding beside it get exactly `eagle2 generate`'s text; the server
-// serves on.
+// serves on. A request whose admission throws something other than the engine's refusal gets a
+// 500 as well.
 #include <gtest/gtest.h>
 
 #include <csignal>
@@ -100,8 +101,10 @@ TEST(ServeInjectedFaults, AFaultyRequestFailsAloneBesideRequestsThatGetTheirText
   ASSERT_EQ(second.status, 200) << second.body;
   EXPECT_EQ(json::parse(second.body)["choices"][0]["text"], expected_other);
 
-  // The server serves on: a faulty request alone fails, a normal one gets its text.
+  // The server serves on: a faulty request alone fails, a normal one gets its text. An admission
+  // that throws something other than the engine's refusal (eagle2::Error, a 400) is a 500.
   expect_internal_error(complete(s, std::string(kMarker) + ":drafting", 8));
+  expect_internal_error(complete(s, std::string(kMarker) + ":admission", 8));
   ASSERT_TRUE(server.alive());
   const Answer after = complete(s, prompt, kLongTokens);
   ASSERT_EQ(after.status, 200) << after.body;
@@ -111,6 +114,7 @@ TEST(ServeInjectedFaults, AFaultyRequestFailsAloneBesideRequestsThatGetTheirText
   EXPECT_EQ(server.wait(), 0);
   const std::string log = server.err();
   EXPECT_NE(log.find("EAGLE2_TEST_FAULT is set"), std::string::npos) << log;
+  EXPECT_NE(log.find("a request failed to start: std::bad_alloc"), std::string::npos) << log;
   // Both faulty requests failed in their own steps beside other requests (the lone one after
   // them alone), and no step failed as a whole.
   EXPECT_EQ(failed_beside_others(log), 2) << log;
