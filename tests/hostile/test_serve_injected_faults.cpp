@@ -109,6 +109,14 @@ TEST(ServeInjectedFaults, AFaultyRequestFailsAloneBesideRequestsThatGetTheirText
   const Answer after = complete(s, prompt, kLongTokens);
   ASSERT_EQ(after.status, 200) << after.body;
   EXPECT_EQ(json::parse(after.body)["choices"][0]["text"], expected);
+  // The failed requests gave back their KV memory and its reservation.
+  const httplib::Result metrics = s.client().Get("/metrics");
+  ASSERT_TRUE(metrics);
+  for (const char* line :
+       {"eagle2_kv_blocks_used 0", "eagle2_kv_blocks_reserved 0",
+        "eagle2_kv_drafter_bytes_reserved 0", "eagle2_requests_total{status=\"error\"} 4"})
+    EXPECT_NE(metrics->body.find(std::string("\n") + line + "\n"), std::string::npos)
+        << line << " in " << metrics->body;
 
   server.signal(SIGTERM);
   EXPECT_EQ(server.wait(), 0);
