@@ -156,7 +156,8 @@ TEST(ServeConnections, IdleConnectionsHoldingEveryConnectionLeaveHealthAnswering
 }
 
 // Beyond the limit, slow clients hold no thread: ten more idle connections leave /health as fast,
-// each gets its 503 after the lane's 1 s for a head, and the lane checks Host as the routes do.
+// each gets its 503 after the lane's 1 s for a head, and the lane checks Host and Origin as the
+// routes do.
 TEST(ServeConnections, SlowClientsBeyondTheLimitDelayNothing) {
   EAGLE2_SHARED_FILE(model_cfg, kModel);
   test::RunningServer srv(options(model_cfg));
@@ -175,6 +176,16 @@ TEST(ServeConnections, SlowClientsBeyondTheLimitDelayNothing) {
     const httplib::Result r = c.Get("/health", {{"Host", "rebound.example"}});
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 403) << r->body;
+    const httplib::Result foreign = c.Get("/health", {{"Origin", "http://evil.example"}});
+    ASSERT_TRUE(foreign);
+    EXPECT_EQ(foreign->status, 403) << foreign->body;
+    EXPECT_NE(foreign->body.find("Origin"), std::string::npos) << foreign->body;
+    // The server's own page (http:// + its Host) may.
+    const httplib::Result own =
+        c.Get("/health", {{"Host", "127.0.0.1:" + std::to_string(srv.port())},
+                          {"Origin", "http://127.0.0.1:" + std::to_string(srv.port())}});
+    ASSERT_TRUE(own);
+    EXPECT_EQ(own->status, 200) << own->body;
   }
   for (int i = kMaxConnections; i < kMaxConnections + 10; ++i) {
     bool closed = false;
