@@ -312,5 +312,28 @@ TEST(ServeConnections, AStuckSchedulerMakesHealthAnswer503) {
   EXPECT_EQ(timed_get(srv.port(), "/health").status, 200);  // the step ended: alive again
 }
 
+// A head or a body that does not arrive within --read-timeout gets 408 with Connection: close,
+// then the close (the head's timer starts at the accept, the body's is the same request's).
+TEST(ServeConnections, AHeadOrBodyPastTheReadTimeoutGets408) {
+  EAGLE2_SHARED_FILE(model_cfg, kModel);
+  server::ServerOptions o = options(model_cfg);
+  o.read_timeout = 1;
+  test::RunningServer srv(o);
+  test::RawConnection head(srv.port()), body(srv.port());
+  ASSERT_TRUE(head.connected() && body.connected());
+  EXPECT_TRUE(head.send("GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n"));
+  EXPECT_TRUE(body.send(
+      "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+      "Content-Length: 100\r\n\r\n{\"prompt\": "));
+  for (test::RawConnection* c : {&head, &body}) {
+    bool closed = false;
+    const std::string out = c->read_until_close(milliseconds(10000), &closed);
+    EXPECT_TRUE(out.starts_with("HTTP/1.1 408 ")) << out;
+    EXPECT_NE(out.find("Connection: close"), std::string::npos) << out;
+    EXPECT_TRUE(closed);
+  }
+  expect_serving(srv.port());
+}
+
 }  // namespace
 }  // namespace eagle2
