@@ -335,5 +335,29 @@ TEST(ServeConnections, AHeadOrBodyPastTheReadTimeoutGets408) {
   expect_serving(srv.port());
 }
 
+// A body whose chunk framing outweighs it (one byte per chunk: 6 bytes on the wire for each) is
+// cut at the bytes the server reads for one request (64 KiB + --max-body + max(64 KiB,
+// --max-body / 2)) before its payload reaches --max-body: 413, not a 400 for malformed framing.
+TEST(ServeConnections, ABodyOfTinyChunksIsCutAtTheRequestBudget) {
+  EAGLE2_SHARED_FILE(model_cfg, kModel);
+  server::ServerOptions o = options(model_cfg);
+  o.max_body = 65536;
+  test::RunningServer srv(o);
+  test::RawConnection c(srv.port());
+  ASSERT_TRUE(c.connected());
+  std::string body;
+  for (int i = 0; i < 40000; ++i) body += "1\r\na\r\n";  // 40000 payload bytes, 240000 sent
+  c.send(
+      "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+      "Transfer-Encoding: chunked\r\n\r\n" +
+      body);
+  bool closed = false;
+  const std::string out = c.read_until_close(milliseconds(10000), &closed);
+  EXPECT_TRUE(out.starts_with("HTTP/1.1 413 ")) << out.substr(0, 400);
+  EXPECT_NE(out.find("larger than the server reads for one request"), std::string::npos) << out;
+  EXPECT_TRUE(closed);
+  expect_serving(srv.port());
+}
+
 }  // namespace
 }  // namespace eagle2
