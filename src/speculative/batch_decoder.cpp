@@ -433,6 +433,7 @@ int64_t BatchDecoder::step_sequences() {
                            .capture_base = first_capture[at]};
       };
       int64_t choosing_committed = 0;
+      bool choosing_failed = false;  // a choosable sequence failed in verification
       // Each sequence is verified on its own: one that fails (check_verdict, its cache, its
       // drafter's accept) fails alone; the others' verification reads only their own rows.
       for (size_t j = 0; j < decoding.size(); ++j) {
@@ -445,13 +446,17 @@ int64_t BatchDecoder::step_sequences() {
           // Its tokens never reach anyone (its request fails): the report does not count them.
           last_step_.accepted.resize(accepted_before);
           last_step_.committed = committed_before;
+          if (std::find(choosing.begin(), choosing.end(), &s) != choosing.end())
+            choosing_failed = true;
           fail_alone(s, std::current_exception());
           continue;
         }
         if (std::find(choosing.begin(), choosing.end(), &s) != choosing.end())
           choosing_committed += s.stats.new_tokens - before;
       }
-      if (!choosing.empty()) {
+      // A step in which a choosable sequence failed says nothing of whether drafting pays (its
+      // tokens are lost, its rows were paid): it is not judged.
+      if (!choosing.empty() && !choosing_failed) {
         // Judged on the model's forward cost (as the budget was chosen) and the measured drafting:
         // this step against the same step with the choosable sequences' roots alone.
         const auto n_seq = static_cast<int64_t>(caches.size());

@@ -100,6 +100,8 @@ class BatchDecoder {
   const std::vector<RowLogprobs>& logprobs(int64_t id) const;
   const StepReport& last_step() const { return last_step_; }
   const KvPool& kv_pool() const { return *kv_pool_; }
+  // With a batch cost model: whether drafting pays for the batch (for tests and diagnostics).
+  const BatchPacing& batch_pacing() const { return batch_pacing_; }
   // Ends a sequence now (a no-op when it has finished): its drafter and KV memory are released,
   // its tokens and statistics stay readable until remove().
   void cancel(int64_t id);

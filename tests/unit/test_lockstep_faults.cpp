@@ -215,10 +215,22 @@ TEST(LockstepFaults, TheInjectedDraftingFaultIsTheHeadExpansions) {
 }
 
 // An injected verification fault (after the drafter's accept) fails the lockstep member alone too.
+// The batch pacing judges every drafting step but that one (a lost sequence's tokens would count
+// as drafting that did not pay).
 TEST(LockstepFaults, AMemberWhoseVerificationFailsFailsAlone) {
   auto g = lockstep_group(GenerationOptions::TestFault::Verification, 2);
   BatchDecoder& d = *g->decoder;
-  while (d.live() > 0) d.step();
+  int64_t judged_before_failure = 0;
+  while (d.live() > 0) {
+    const int64_t judged = d.batch_pacing().steps_judged();
+    d.step();
+    if (!d.failed_in_last_step().empty()) {
+      EXPECT_EQ(d.batch_pacing().steps_judged(), judged) << "the failing step was judged";
+      judged_before_failure = judged;
+    }
+  }
+  EXPECT_GT(judged_before_failure, 0) << "no drafting step was judged before the failure";
+  EXPECT_GT(d.batch_pacing().steps_judged(), judged_before_failure) << "none after it";
   EXPECT_TRUE(d.failed(g->ids[1]));
   EXPECT_EQ(d.stats(g->ids[1]).cycles, 2);
   for (int64_t id : {g->ids[0], g->ids[2]}) {
