@@ -40,6 +40,14 @@ struct GenerateOptions {
   // (the log-softmax of its logits at temperature 1, as eagle2/logprobs.h) and the N most likely
   // tokens at that position (Engine::logprobs).
   int32_t logprobs = -1;
+  // api::Engine only, for tests of fault handling (never from a client: `eagle2 serve` sets it
+  // only from its test-only EAGLE2_TEST_FAULT, docs/SERVER.md): from its
+  // `test_fault_after_cycles`-th verified cycle on, this sequence's drafting or verification
+  // throws, as a faulty drafter would; the engine then fails it alone (Engine::failed).
+  // Admission: Engine::add throws std::bad_alloc (an exception that is not an eagle2::Error).
+  enum class TestFault { None, Drafting, Verification, Admission };
+  TestFault test_fault = TestFault::None;
+  int64_t test_fault_after_cycles = 0;
 };
 
 // What one sequence did. The speculative part stays 0 for plain decoding.

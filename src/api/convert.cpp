@@ -163,6 +163,8 @@ GenerationOptions to_internal(const GenerateOptions& o) {
   g.sampling = to_internal(o.sampling);
   g.stop_at_eos = o.stop_at_eos;
   g.logprobs = o.logprobs;
+  g.test_fault = static_cast<GenerationOptions::TestFault>(o.test_fault);
+  g.test_fault_after_cycles = o.test_fault_after_cycles;
   return g;
 }
 

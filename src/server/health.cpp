@@ -76,11 +76,18 @@ std::string overflow_answer(const OverflowRequest& r, const ServerState& state,
                                             std::to_string(limits.max_connections) +
                                             ") connections open: retry later",
                                         "", "too_many_connections"));
-  if (r.hosts.size() > 1 ||
-      !host_allowed(r.hosts.empty() ? "" : r.hosts[0], !r.hosts.empty(), state.options))
+  const std::string host = r.hosts.empty() ? "" : r.hosts[0];
+  if (r.hosts.size() > 1 || !host_allowed(host, !r.hosts.empty(), state.options))
     return raw_response(403, error_json(403,
                                         "the Host header names neither this server's address "
                                         "nor a name given with --allowed-host",
+                                        "", "forbidden"));
+  // As the routes do (http_server.cpp): another site's page may not read even /health.
+  if (r.origins.size() > 1 ||
+      (r.origins.size() == 1 && !origin_allowed(r.origins[0], host, state.options)))
+    return raw_response(403, error_json(403,
+                                        "requests from the Origin of another site are refused "
+                                        "(see --allowed-origins)",
                                         "", "forbidden"));
   const auto [status, body] = health(state);
   return raw_response(status, body);

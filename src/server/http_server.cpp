@@ -214,6 +214,17 @@ struct Server::Impl {
       return true;
     });
     if (over || res.status == 413) throw ApiError(413, body_too_large(), "", "body_too_large");
+    // The connection layer stopped the read (guarded_http.h): the body is not malformed, it did
+    // not come in time or came past the bytes read for one request.
+    const CutOff cut = ok ? CutOff::None : request_cut_off();
+    if (cut == CutOff::Deadline)
+      throw ApiError(408,
+                     "the request did not arrive within --read-timeout (" +
+                         std::to_string(state.options.read_timeout) + " s)",
+                     "", "request_timeout");
+    if (cut == CutOff::RequestTooLarge)
+      throw ApiError(413, "the request is larger than the server reads for one request", "",
+                     "body_too_large");
     if (!ok)
       throw ApiError(400,
                      "the request body could not be read (malformed chunked framing or "

@@ -139,6 +139,12 @@ void Metrics::kv_blocks(int64_t used, int64_t total) {
   kv_total_ = total;
 }
 
+void Metrics::kv_reserved(int64_t blocks, int64_t drafter_bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  kv_reserved_blocks_ = blocks;
+  kv_reserved_drafter_bytes_ = drafter_bytes;
+}
+
 std::string Metrics::render() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::string out;
@@ -173,6 +179,12 @@ std::string Metrics::render() const {
   sample(out, "eagle2_kv_blocks_used", static_cast<double>(kv_used_));
   header(out, "eagle2_kv_blocks_total", "gauge", "KV memory blocks in the pool.");
   sample(out, "eagle2_kv_blocks_total", static_cast<double>(kv_total_));
+  header(out, "eagle2_kv_blocks_reserved", "gauge",
+         "KV memory blocks reserved for the admitted requests' worst case (at most the total).");
+  sample(out, "eagle2_kv_blocks_reserved", static_cast<double>(kv_reserved_blocks_));
+  header(out, "eagle2_kv_drafter_bytes_reserved", "gauge",
+         "Bytes reserved for the admitted requests' drafter caches (EAGLE heads' KV).");
+  sample(out, "eagle2_kv_drafter_bytes_reserved", static_cast<double>(kv_reserved_drafter_bytes_));
   return out;
 }
 

@@ -41,6 +41,9 @@ class Metrics {
   void step(const api::StepReport& report);
   void queue_depth(int64_t depth);
   void kv_blocks(int64_t used, int64_t total);
+  // What admission has reserved for the admitted requests (their worst case, kv_budget.h): pool
+  // blocks and drafter cache bytes.
+  void kv_reserved(int64_t blocks, int64_t drafter_bytes);
   // The whole exposition text.
   std::string render() const;
 
@@ -49,6 +52,7 @@ class Metrics {
   std::map<std::string, uint64_t> requests_;
   uint64_t tokens_ = 0;
   int64_t queue_depth_ = 0, kv_used_ = 0, kv_total_ = 0;
+  int64_t kv_reserved_blocks_ = 0, kv_reserved_drafter_bytes_ = 0;
   double draft_seconds_ = 0, verify_seconds_ = 0;
   uint64_t sequence_forwards_ = 0, committed_ = 0;  // eagle2_tau = committed / sequence_forwards
   Histogram batch_sequences_, batch_rows_, accepted_length_;

@@ -49,8 +49,10 @@ OverflowRequest parse_overflow_head(const std::string& head) {
     const std::string line = head.substr(start, line_end - start);
     if (line.empty()) break;
     const size_t colon = line.find(':');
-    if (colon != std::string::npos && equals_ignoring_case(line.substr(0, colon), "host"))
-      r.hosts.push_back(trimmed(line.substr(colon + 1)));
+    if (colon == std::string::npos) continue;
+    const std::string name = line.substr(0, colon);
+    if (equals_ignoring_case(name, "host")) r.hosts.push_back(trimmed(line.substr(colon + 1)));
+    if (equals_ignoring_case(name, "origin")) r.origins.push_back(trimmed(line.substr(colon + 1)));
   }
   return r;
 }

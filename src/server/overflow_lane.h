@@ -19,8 +19,9 @@ namespace eagle2::server {
 // What the lane parsed of a request's head.
 struct OverflowRequest {
   std::string method, target;
-  std::vector<std::string> hosts;  // every Host header's value (none, one, or a refused two)
-  bool complete = false;           // the head reached its blank line (within kMaxHeadBytes)
+  std::vector<std::string> hosts;    // every Host header's value (none, one, or a refused two)
+  std::vector<std::string> origins;  // every Origin header's value (likewise)
+  bool complete = false;             // the head reached its blank line (within kMaxHeadBytes)
 };
 
 class OverflowLane {

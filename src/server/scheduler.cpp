@@ -124,6 +124,7 @@ bool Scheduler::fits(const KvNeed& n) const {
 void Scheduler::release(const KvNeed& n) {
   reserved_blocks_ -= n.target_blocks;
   reserved_drafter_bytes_ -= n.drafter_bytes;
+  metrics_.kv_reserved(reserved_blocks_, reserved_drafter_bytes_);
 }
 
 std::shared_ptr<RequestStream> Scheduler::submit(GenerationRequest request) {
@@ -299,6 +300,7 @@ void Scheduler::loop() {
         queue_.pop_front();
       }
       active_count_ += static_cast<int64_t>(admitted.size());
+      metrics_.kv_reserved(reserved_blocks_, reserved_drafter_bytes_);
       metrics_.queue_depth(static_cast<int64_t>(queue_.size()));
     }
     for (auto& stream : refused) {

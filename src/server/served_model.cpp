@@ -43,7 +43,8 @@ std::optional<std::string> special_text(const api::Tokenizer& tok, int32_t id) {
 
 }  // namespace
 
-ServedModel::ServedModel(const ServerOptions& o) : id_(folder_name(o.model_dir)) {
+ServedModel::ServedModel(const ServerOptions& o)
+    : id_(folder_name(o.model_dir)), test_fault_marker_(o.test_fault_marker) {
   if (!o.model_dir.ends_with(".gguf") && !fs::exists(o.model_dir + "/tokenizer.json") &&
       !fs::exists(o.model_dir + "/tokenizer.model"))
     fail(o.model_dir, ": no tokenizer.json or tokenizer.model (the server speaks text)");
@@ -220,6 +221,17 @@ GenerationRequest ServedModel::generation_request(const CompletionRequest& r,
                                                             : kDefaultCompletionTokens;
   g.options.stop_at_eos = true;
   g.options.logprobs = r.logprobs;
+  if (!test_fault_marker_.empty()) {
+    // Tests only (ServerOptions::test_fault_marker): the text the client sent is searched; the
+    // marker is the operator's, so no client can turn this on.
+    const std::string& text = r.endpoint == Endpoint::Chat ? r.messages_json : r.prompt;
+    if (text.find(test_fault_marker_ + ":drafting") != std::string::npos)
+      g.options.test_fault = api::GenerateOptions::TestFault::Drafting;
+    else if (text.find(test_fault_marker_ + ":verification") != std::string::npos)
+      g.options.test_fault = api::GenerateOptions::TestFault::Verification;
+    else if (text.find(test_fault_marker_ + ":admission") != std::string::npos)
+      g.options.test_fault = api::GenerateOptions::TestFault::Admission;
+  }
   g.kv =
       kv_need(kv_costs_, static_cast<int64_t>(g.prompt.size()), g.options.max_new_tokens, g.spec);
   return g;

@@ -70,6 +70,7 @@ class ServedModel {
   RequestPolicy policy_;
   KvCosts kv_costs_;
   int64_t ctx_ = 0;
+  std::string test_fault_marker_;  // ServerOptions::test_fault_marker
 };
 
 }  // namespace eagle2::server

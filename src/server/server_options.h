@@ -51,6 +51,12 @@ struct ServerOptions {
   int stall_timeout = 60;      // seconds
   // Tests only: called on the scheduler's thread before each engine step (to stall or fail one).
   std::function<void()> before_step;
+  // Tests only (`eagle2 serve` takes it from the environment variable EAGLE2_TEST_FAULT, never
+  // from a request; docs/SERVER.md "Faults stay local"): a request whose prompt text contains
+  // MARKER + ":drafting" or MARKER + ":verification" has its drafting or verification throw at its
+  // first cycle, one with MARKER + ":admission" its admission to the engine (std::bad_alloc)
+  // (api::GenerateOptions::test_fault). Empty: off.
+  std::string test_fault_marker;
 
   // Drafters the operator offers by name (--drafter NAME=SPEC, in order): a request's
   // "speculative" names one of them, or gives a spec that loads nothing from disk. Drafters with

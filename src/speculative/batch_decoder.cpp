@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <new>
 
 #include "core/error.h"
 #include "core/stopwatch.h"
@@ -30,6 +31,7 @@ BatchDecoder::~BatchDecoder() = default;
 int64_t BatchDecoder::add(std::vector<int32_t> prompt, const GenerationOptions& options,
                           std::unique_ptr<Drafter> drafter) {
   options.sampling.validate();
+  if (options.test_fault == GenerationOptions::TestFault::Admission) throw std::bad_alloc();
   if (prompt.empty()) fail("the prompt is empty");
   if (static_cast<int64_t>(prompt.size()) > context_)
     fail("the prompt has ", prompt.size(), " tokens but the context holds ", context_,
@@ -38,6 +40,9 @@ int64_t BatchDecoder::add(std::vector<int32_t> prompt, const GenerationOptions& 
                                       model_.make_cache(kv_pool_, context_));
   // Plain decoding is the speculative loop with the root alone: the same code path, one row.
   if (!s->drafter) s->drafter = std::make_unique<NoDrafter>();
+  if (options.test_fault == GenerationOptions::TestFault::Drafting)
+    if (auto* eagle = dynamic_cast<EagleDrafter*>(s->drafter.get()))
+      eagle->inject_expansion_fault(options.test_fault_after_cycles);
   // Asked once, before the prefill: the prompt's chunks capture these layers.
   const std::span<const int32_t> layers = s->drafter->feature_layers();
   s->feature_layers.assign(layers.begin(), layers.end());
@@ -184,6 +189,7 @@ void BatchDecoder::verify(Sequence& s, const float* logits, const FeatureRows& f
     s.drafter->target_tokens(target_argmax_);
   }
   s.drafter->accept(s.tree, verdict.path, path_features_.data(), verdict.bonus);
+  injected_fault(s, GenerationOptions::TestFault::Verification);
   const double accept_seconds = seconds_since(td);
   s.stats.draft_seconds += accept_seconds;
   last_step_.draft_seconds += accept_seconds;
@@ -262,16 +268,17 @@ int64_t BatchDecoder::step_sequences() {
     // that fails fails its sequence alone (its drafter's state is unknown), before the forward.
     try {
       const auto td = SteadyClock::now();
+      auto* eagle = batch_cost_ ? dynamic_cast<EagleDrafter*>(s.drafter.get()) : nullptr;
+      const int64_t limit = batch_cost_ && !drafting && s.drafter->choosable() ? 1 : room;
+      if (eagle && eagle->lockstep_capable(eagle->head())) {
+        lockstep[&eagle->head()].emplace_back(&s, limit);
+        continue;
+      }
+      injected_fault(s, GenerationOptions::TestFault::Drafting);
       if (!batch_cost_) {
         s.drafter->draft(room, s.tree);
         drafted(s, room, seconds_since(td));
         decoding.push_back(&s);
-        continue;
-      }
-      const int64_t limit = !drafting && s.drafter->choosable() ? 1 : room;
-      auto* eagle = dynamic_cast<EagleDrafter*>(s.drafter.get());
-      if (eagle && eagle->lockstep_capable(eagle->head())) {
-        lockstep[&eagle->head()].emplace_back(&s, limit);
         continue;
       }
       const Drafter::Proposal proposal = s.drafter->propose(limit);
@@ -292,9 +299,20 @@ int64_t BatchDecoder::step_sequences() {
     try {
       propose_in_lockstep(drafters, limits, *head, pool_, made);
     } catch (...) {
-      // Drafted together, their drafters' states are all unknown: the group fails (alone: the
-      // other groups and sequences go on).
-      for (auto [s, limit] : group) fail_alone(*s, std::current_exception());
+      // Which drafter broke cannot be told: each drafts this cycle again alone, from the state
+      // abandon_lockstep() leaves (as before the lockstep, its committed catch-up kept), and only
+      // one that fails alone fails (the others' trees are their own: tokens never depend on it).
+      for (auto [s, limit] : group) {
+        try {
+          const auto ta = SteadyClock::now();
+          auto* eagle = static_cast<EagleDrafter*>(s->drafter.get());
+          eagle->abandon_lockstep();
+          const Drafter::Proposal proposal = eagle->propose(limit);
+          take(*s, proposal, s->kv.capacity() - s->kv.size(), seconds_since(ta));
+        } catch (...) {
+          drop_drafting(*s, std::current_exception());
+        }
+      }
       continue;
     }
     const double share = seconds_since(td) / static_cast<double>(group.size());
@@ -415,21 +433,30 @@ int64_t BatchDecoder::step_sequences() {
                            .capture_base = first_capture[at]};
       };
       int64_t choosing_committed = 0;
+      bool choosing_failed = false;  // a choosable sequence failed in verification
       // Each sequence is verified on its own: one that fails (check_verdict, its cache, its
       // drafter's accept) fails alone; the others' verification reads only their own rows.
       for (size_t j = 0; j < decoding.size(); ++j) {
         Sequence& s = *decoding[j];
-        const int64_t before = s.stats.new_tokens;
+        const int64_t before = s.stats.new_tokens, committed_before = last_step_.committed;
+        const size_t accepted_before = last_step_.accepted.size();
         try {
           verify(s, out.logits.data() + first_logit[j] * V, features_of(s, j), forward_seconds);
         } catch (...) {
+          // Its tokens never reach anyone (its request fails): the report does not count them.
+          last_step_.accepted.resize(accepted_before);
+          last_step_.committed = committed_before;
+          if (std::find(choosing.begin(), choosing.end(), &s) != choosing.end())
+            choosing_failed = true;
           fail_alone(s, std::current_exception());
           continue;
         }
         if (std::find(choosing.begin(), choosing.end(), &s) != choosing.end())
           choosing_committed += s.stats.new_tokens - before;
       }
-      if (!choosing.empty()) {
+      // A step in which a choosable sequence failed says nothing of whether drafting pays (its
+      // tokens are lost, its rows were paid): it is not judged.
+      if (!choosing.empty() && !choosing_failed) {
         // Judged on the model's forward cost (as the budget was chosen) and the measured drafting:
         // this step against the same step with the choosable sequences' roots alone.
         const auto n_seq = static_cast<int64_t>(caches.size());

@@ -100,6 +100,8 @@ class BatchDecoder {
   const std::vector<RowLogprobs>& logprobs(int64_t id) const;
   const StepReport& last_step() const { return last_step_; }
   const KvPool& kv_pool() const { return *kv_pool_; }
+  // With a batch cost model: whether drafting pays for the batch (for tests and diagnostics).
+  const BatchPacing& batch_pacing() const { return batch_pacing_; }
   // Ends a sequence now (a no-op when it has finished): its drafter and KV memory are released,
   // its tokens and statistics stay readable until remove().
   void cancel(int64_t id);
@@ -118,6 +120,8 @@ class BatchDecoder {
   void finish(Sequence& s);
   void fail_alone(Sequence& s, std::exception_ptr error);
   void reset_failures();  // of the last step: failed_in_forward_, failed_in_step_, first_failure_
+  // GenerationOptions::test_fault: throws when s's options inject `at` by now (tests only).
+  void injected_fault(const Sequence& s, GenerationOptions::TestFault at) const;
   int64_t step_sequences();  // step()'s work; returns the sequences of the step that did not fail
 
   LlamaModel& model_;

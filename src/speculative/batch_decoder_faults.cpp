@@ -3,6 +3,7 @@
 // only when its forward failed or none of its sequences survived.
 #include <exception>
 
+#include "core/error.h"
 #include "speculative/batch_decoder.h"
 #include "speculative/batch_decoder_sequence.h"
 
@@ -12,6 +13,12 @@ void BatchDecoder::reset_failures() {
   failed_in_forward_ = false;
   failed_in_step_.clear();
   first_failure_ = nullptr;
+}
+
+void BatchDecoder::injected_fault(const Sequence& s, GenerationOptions::TestFault at) const {
+  if (s.options.test_fault == at && s.stats.cycles >= s.options.test_fault_after_cycles)
+    fail(at == GenerationOptions::TestFault::Drafting ? "injected test fault in drafting"
+                                                      : "injected test fault in verification");
 }
 
 // s failed in its own part of the step (drafting, verification or its prompt's progress): it

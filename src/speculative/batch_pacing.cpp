@@ -14,6 +14,7 @@ bool BatchPacing::drafting_step() {
 
 void BatchPacing::judge(double tokens, double seconds, double plain_tokens, double plain_seconds) {
   if (!(seconds > 0) || !(plain_seconds > 0) || !(plain_tokens > 0)) return;
+  ++steps_judged_;
   constexpr double kWeight = 0.25;
   const double advantage = (tokens / seconds) / (plain_tokens / plain_seconds);
   advantage_ema_ =

@@ -9,6 +9,8 @@
 // doubling after each failed try up to kMaxPauseSteps), then drafting is tried again.
 #pragma once
 
+#include <cstdint>
+
 namespace eagle2 {
 
 class BatchPacing {
@@ -20,12 +22,15 @@ class BatchPacing {
   // After a drafting step: its tokens and modelled seconds with the drafts, and without them.
   void judge(double tokens, double seconds, double plain_tokens, double plain_seconds);
   int pause_left() const { return pause_left_; }
+  // Steps judged so far (for tests: which steps the decoder judges).
+  int64_t steps_judged() const { return steps_judged_; }
 
  private:
   double advantage_ema_ = -1;  // speculative rate / plain rate; < 0: nothing judged yet
   int judged_ = 0;
   int pause_steps_ = kPauseSteps;
   int pause_left_ = 0;
+  int64_t steps_judged_ = 0;
 };
 
 }  // namespace eagle2

@@ -260,6 +260,7 @@ void EagleDrafter::measured_level(std::chrono::steady_clock::time_point start) {
 void EagleDrafter::complete(int64_t total_tokens, DraftTree& tree) {
   if (!proposed_) fail("draft head: complete() without propose()");
   proposed_ = false;
+  ++completed_cycles_;
   if (root_only_) {
     tree.reset(root_);
     return;
@@ -331,6 +332,7 @@ void EagleDrafter::root_top_k(int k, int32_t* tokens, float* logp) {
 
 void EagleDrafter::expand_top_k(const std::vector<FedNode>& nodes, size_t first, int k,
                                 int32_t* tokens, float* logp) {
+  injected_expansion_fault();
   const int64_t V = head_.draft_vocab_size();
   const int64_t stable = kv_.size();
   const auto n_new = static_cast<int64_t>(nodes.size() - first);

@@ -103,6 +103,20 @@ class EagleDrafter : public Drafter {
   // At ChooseBudget or Done: the proposal; draft_seconds is this sequence's share of the
   // lockstep's time (what its pacing learns).
   Proposal lockstep_proposal(double draft_seconds);
+  // After a lockstep that threw (in any drafter's part or the shared head forwards): puts this
+  // drafter back as before begin_lockstep(), so that propose() may run the same cycle alone. What
+  // the failed lockstep changed is either undone or already consistent: the pacing (a paused
+  // cycle counted by start_cycle) is restored; the head rows it reserved are pending, never read
+  // across cycles, and every drafting cycle's start drops them; a catch-up that caught_up()
+  // committed is in the head's cache and no longer pending (propose() does not feed it again),
+  // one that was not is still pending (a paused drafter's too: start_cycle keeps pending pairs).
+  // A no-op when no lockstep is open (begin_lockstep() was not reached, or its proposal was made).
+  void abandon_lockstep();
+
+  // For tests of fault handling (GenerationOptions::test_fault): once `after_cycles` cycles have
+  // completed, every expansion of the head for this drafter (add_expand_rows in lockstep,
+  // drafting alone too) throws before it runs, as a failing head forward would.
+  void inject_expansion_fault(int64_t after_cycles) { fault_after_cycles_ = after_cycles; }
 
   // Head position and fed-node bookkeeping of the last draft (for --verbose and tests).
   int64_t stable_length() const { return kv_.size(); }
@@ -164,6 +178,13 @@ class EagleDrafter : public Drafter {
   double lockstep_seconds_ = -1;  // >= 0: the proposal was drafted in lockstep, in this share
   double level_seconds_ = -1;     // moving average of one expansion level's time (< 0: none yet)
   int64_t lockstep_rows_ = 0;     // rows this drafter put in the current head batch
+  // Between begin_lockstep() and lockstep_proposal(): the pacing before the cycle started, for
+  // abandon_lockstep().
+  bool lockstep_open_ = false;
+  DraftPacing pacing_before_lockstep_;
+  int64_t completed_cycles_ = 0;     // complete() calls
+  int64_t fault_after_cycles_ = -1;  // inject_expansion_fault (< 0: none)
+  void injected_expansion_fault() const;
 };
 
 // Top-k of a row of log-probs: descending, ties towards the lower token id. Writes exactly k

@@ -14,6 +14,8 @@ bool EagleDrafter::lockstep_capable(const EagleHead& head) const {
 }
 
 bool EagleDrafter::begin_lockstep(int64_t max_tokens) {
+  pacing_before_lockstep_ = pacing_;
+  lockstep_open_ = true;
   if (!start_cycle(max_tokens)) return false;
   start_dynamic_tree();
   return true;
@@ -50,6 +52,7 @@ void EagleDrafter::caught_up(const float* outputs) {
 }
 
 void EagleDrafter::add_expand_rows(HeadRowBatch& batch) {
+  injected_expansion_fault();
   const DraftStep step = dynamic_builder_.next();
   const std::vector<FedNode>& nodes = dynamic_builder_.fed();
   const int64_t stable = kv_.size(), first = static_cast<int64_t>(step.first);
@@ -104,8 +107,24 @@ void EagleDrafter::supply_logprobs(const float* logp) {
 }
 
 Drafter::Proposal EagleDrafter::lockstep_proposal(double draft_seconds) {
+  lockstep_open_ = false;
   if (!root_only_) lockstep_seconds_ = draft_seconds;
   return drafted_proposal();
+}
+
+void EagleDrafter::abandon_lockstep() {
+  if (!lockstep_open_) return;
+  lockstep_open_ = false;
+  // start_cycle's skip_cycle counted this cycle (a paused one's pause shrank): propose() counts
+  // it again, so the count is undone here. Nothing else of the cycle outlives it: propose()
+  // starts its builder, snapshot and head rows afresh; no proposal was handed out.
+  pacing_ = pacing_before_lockstep_;
+  proposed_ = false;
+}
+
+void EagleDrafter::injected_expansion_fault() const {
+  if (fault_after_cycles_ >= 0 && completed_cycles_ >= fault_after_cycles_)
+    fail("draft head: injected test fault in this sequence's expansion");
 }
 
 }  // namespace eagle2

@@ -22,6 +22,15 @@ struct GenerationOptions {
   // The batch decoder only (a server's `logprobs`): -1 = off; N >= 0 = record each generated
   // token's log-prob and the N most likely tokens of the distribution it came from.
   int32_t logprobs = -1;
+  // The batch decoder only, for tests of fault handling (api::GenerateOptions::TestFault; a
+  // server sets it only from its test-only EAGLE2_TEST_FAULT, never from a request): from its
+  // `test_fault_after_cycles`-th verified cycle on, this sequence's drafting (an EAGLE head's
+  // expansion, in lockstep or alone, or the drafter's call) or verification (after its drafter's
+  // accept) throws, as a faulty drafter would. Admission: add() throws std::bad_alloc (what
+  // running out of memory throws: not an eagle2::Error).
+  enum class TestFault { None, Drafting, Verification, Admission };
+  TestFault test_fault = TestFault::None;
+  int64_t test_fault_after_cycles = 0;
 };
 
 struct GenerationStats {

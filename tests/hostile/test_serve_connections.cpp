@@ -156,7 +156,8 @@ TEST(ServeConnections, IdleConnectionsHoldingEveryConnectionLeaveHealthAnswering
 }
 
 // Beyond the limit, slow clients hold no thread: ten more idle connections leave /health as fast,
-// each gets its 503 after the lane's 1 s for a head, and the lane checks Host as the routes do.
+// each gets its 503 after the lane's 1 s for a head, and the lane checks Host and Origin as the
+// routes do.
 TEST(ServeConnections, SlowClientsBeyondTheLimitDelayNothing) {
   EAGLE2_SHARED_FILE(model_cfg, kModel);
   test::RunningServer srv(options(model_cfg));
@@ -175,6 +176,16 @@ TEST(ServeConnections, SlowClientsBeyondTheLimitDelayNothing) {
     const httplib::Result r = c.Get("/health", {{"Host", "rebound.example"}});
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 403) << r->body;
+    const httplib::Result foreign = c.Get("/health", {{"Origin", "http://evil.example"}});
+    ASSERT_TRUE(foreign);
+    EXPECT_EQ(foreign->status, 403) << foreign->body;
+    EXPECT_NE(foreign->body.find("Origin"), std::string::npos) << foreign->body;
+    // The server's own page (http:// + its Host) may.
+    const httplib::Result own =
+        c.Get("/health", {{"Host", "127.0.0.1:" + std::to_string(srv.port())},
+                          {"Origin", "http://127.0.0.1:" + std::to_string(srv.port())}});
+    ASSERT_TRUE(own);
+    EXPECT_EQ(own->status, 200) << own->body;
   }
   for (int i = kMaxConnections; i < kMaxConnections + 10; ++i) {
     bool closed = false;
@@ -299,6 +310,53 @@ TEST(ServeConnections, AStuckSchedulerMakesHealthAnswer503) {
   EXPECT_NE(body.value("reason", "").find("--stall-timeout 1"), std::string::npos) << health.body;
   EXPECT_LT(health.seconds, 1.0);
   EXPECT_EQ(timed_get(srv.port(), "/health").status, 200);  // the step ended: alive again
+}
+
+// A head or a body that does not arrive within --read-timeout gets 408 with Connection: close,
+// then the close (the head's timer starts at the accept, the body's is the same request's).
+TEST(ServeConnections, AHeadOrBodyPastTheReadTimeoutGets408) {
+  EAGLE2_SHARED_FILE(model_cfg, kModel);
+  server::ServerOptions o = options(model_cfg);
+  o.read_timeout = 1;
+  test::RunningServer srv(o);
+  test::RawConnection head(srv.port()), body(srv.port());
+  ASSERT_TRUE(head.connected() && body.connected());
+  EXPECT_TRUE(head.send("GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n"));
+  EXPECT_TRUE(body.send(
+      "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+      "Content-Length: 100\r\n\r\n{\"prompt\": "));
+  for (test::RawConnection* c : {&head, &body}) {
+    bool closed = false;
+    const std::string out = c->read_until_close(milliseconds(10000), &closed);
+    EXPECT_TRUE(out.starts_with("HTTP/1.1 408 ")) << out;
+    EXPECT_NE(out.find("Connection: close"), std::string::npos) << out;
+    EXPECT_TRUE(closed);
+  }
+  expect_serving(srv.port());
+}
+
+// A body whose chunk framing outweighs it (one byte per chunk: 6 bytes on the wire for each) is
+// cut at the bytes the server reads for one request (64 KiB + --max-body + max(64 KiB,
+// --max-body / 2)) before its payload reaches --max-body: 413, not a 400 for malformed framing.
+TEST(ServeConnections, ABodyOfTinyChunksIsCutAtTheRequestBudget) {
+  EAGLE2_SHARED_FILE(model_cfg, kModel);
+  server::ServerOptions o = options(model_cfg);
+  o.max_body = 65536;
+  test::RunningServer srv(o);
+  test::RawConnection c(srv.port());
+  ASSERT_TRUE(c.connected());
+  std::string body;
+  for (int i = 0; i < 40000; ++i) body += "1\r\na\r\n";  // 40000 payload bytes, 240000 sent
+  c.send(
+      "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+      "Transfer-Encoding: chunked\r\n\r\n" +
+      body);
+  bool closed = false;
+  const std::string out = c.read_until_close(milliseconds(10000), &closed);
+  EXPECT_TRUE(out.starts_with("HTTP/1.1 413 ")) << out.substr(0, 400);
+  EXPECT_NE(out.find("larger than the server reads for one request"), std::string::npos) << out;
+  EXPECT_TRUE(closed);
+  expect_serving(srv.port());
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ namespace eagle2::test {
 
 using namespace std::chrono_literals;
 
-ServeProcess::ServeProcess(const std::string& args) {
+ServeProcess::ServeProcess(const std::string& args, const std::string& env) {
   int fds[2];
   if (pipe(fds) != 0) throw std::runtime_error("pipe");
   posix_spawn_file_actions_t actions;
@@ -25,8 +25,9 @@ ServeProcess::ServeProcess(const std::string& args) {
   posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addclose(&actions, fds[0]);
   // exec: the pid is the server's own, so that signals reach it and not a shell.
-  const std::string command =
-      std::string("exec ") + EAGLE2_CLI_PATH + " serve --port 0 -t 1 " + args;
+  // (env execs the binary in turn: the pid stays the server's.)
+  const std::string command = std::string("exec ") + (env.empty() ? "" : "env " + env + " ") +
+                              EAGLE2_CLI_PATH + " serve --port 0 -t 1 " + args;
   const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
   const int rc =
       posix_spawn(&pid_, "/bin/sh", &actions, nullptr, const_cast<char**>(argv), environ);

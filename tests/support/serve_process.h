@@ -17,10 +17,11 @@
 namespace eagle2::test {
 
 // `eagle2 serve ARGS` on an ephemeral port, its stderr collected; the constructor returns once the
-// server printed the line with its port (or failed the test).
+// server printed the line with its port (or failed the test). env: `NAME=VALUE ...` added to its
+// environment (words for the shell, quoted as needed).
 class ServeProcess {
  public:
-  explicit ServeProcess(const std::string& args);
+  explicit ServeProcess(const std::string& args, const std::string& env = "");
   ~ServeProcess() {
     if (!exited_) {
       kill(pid_, SIGKILL);

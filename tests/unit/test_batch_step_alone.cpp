@@ -151,8 +151,14 @@ void b_fails_alone_while_a_decodes_on(FailingDrafter::In in, const std::string& 
   decoder.step();  // b's first cycle
   EXPECT_TRUE(decoder.failed_in_last_step().empty());
   EXPECT_FALSE(decoder.finished(b));
+  const size_t a_before = decoder.tokens(a).size();
   EXPECT_EQ(decoder.step(), 1);  // b fails: a is the one live
   EXPECT_EQ(decoder.failed_in_last_step(), std::vector<int64_t>{b});
+  // The step's report counts a's verification alone (b's tokens reach no one).
+  EXPECT_EQ(decoder.last_step().accepted.size(), 1u) << message;
+  EXPECT_EQ(decoder.last_step().committed,
+            static_cast<int64_t>(decoder.tokens(a).size() - a_before))
+      << message;
   EXPECT_TRUE(decoder.finished(b));
   EXPECT_TRUE(decoder.failed(b));
   EXPECT_FALSE(decoder.failed(a));

@@ -197,6 +197,12 @@ TEST(Scheduler, KvBudgetAdmitsWhatFitsQueuesTheRestRefusesTheImpossible) {
   so.kv_pool_blocks = 300;
   so.kv_block_bytes = 100;
   so.kv_budget_bytes = 300 * 100 + 50;  // 50 bytes for drafters
+  // /metrics' reservation as each step sees it: `small`'s 20 drafter bytes while it decodes.
+  std::atomic<int64_t> most_drafter_bytes{0};
+  so.before_step = [&] {
+    const int64_t now = metric(metrics.render(), "eagle2_kv_drafter_bytes_reserved");
+    if (now > most_drafter_bytes) most_drafter_bytes = now;
+  };
   server::Scheduler scheduler(model, nullptr, threads, nullptr, so, metrics);
   EXPECT_EQ(scheduler.kv_pool_blocks(), 300);
   auto request = [&](int64_t max_new, server::KvNeed kv) {
@@ -217,11 +223,15 @@ TEST(Scheduler, KvBudgetAdmitsWhatFitsQueuesTheRestRefusesTheImpossible) {
   auto behind = scheduler.submit(request(3, {1, 40}));  // would fit, but queues behind it
   ASSERT_TRUE(big && small && waits && behind);
   EXPECT_EQ(drain(*small).size(), 4u) << "admitted beside `big`";
+  EXPECT_EQ(most_drafter_bytes, 20) << "small's reservation, shown while it decoded";
   // Steps after `small` left, each with an admission pass: `behind` would fit now, `waits` not.
   std::vector<TokenPiece> got;
   while (got.size() < 20) big->take(got, 50ms);
   EXPECT_FALSE(waits->admitted()) << "256 + 256 blocks do not fit a pool of 300";
   EXPECT_FALSE(behind->admitted()) << "requests are admitted in order";
+  const std::string during = metrics.render();
+  EXPECT_EQ(metric(during, "eagle2_kv_blocks_reserved"), 256) << "big's alone: " << during;
+  EXPECT_EQ(metric(during, "eagle2_kv_drafter_bytes_reserved"), 0) << during;
   big->cancel();
   drain(*big);
   EXPECT_EQ(big->finish_reason(), FinishReason::Cancelled);
@@ -236,6 +246,8 @@ TEST(Scheduler, KvBudgetAdmitsWhatFitsQueuesTheRestRefusesTheImpossible) {
   EXPECT_EQ(drain(*last).size(), 2u);
   const std::string text = metrics.render();
   EXPECT_EQ(metric(text, "eagle2_kv_blocks_used"), 0) << text;
+  EXPECT_EQ(metric(text, "eagle2_kv_blocks_reserved"), 0) << text;
+  EXPECT_EQ(metric(text, "eagle2_kv_drafter_bytes_reserved"), 0) << text;
   EXPECT_NE(text.find("eagle2_requests_total{status=\"ok\"} 4"), std::string::npos) << text;
 }
 

@@ -47,6 +47,8 @@ TEST(ServerMetrics, EverySeriesHasHelpAndType) {
       {"eagle2_verify_seconds_total", "counter"},
       {"eagle2_kv_blocks_used", "gauge"},
       {"eagle2_kv_blocks_total", "gauge"},
+      {"eagle2_kv_blocks_reserved", "gauge"},
+      {"eagle2_kv_drafter_bytes_reserved", "gauge"},
   };
   for (const auto& [name, type] : series) {
     EXPECT_NE(text.find(std::string("# HELP ") + name + " "), std::string::npos) << name;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -69,6 +70,16 @@ std::string resolve_serve_key(const ServeFlags& f) {
 int run_serve(ServeFlags& f) {
   server::ServerOptions o = f.options;
   o.api_key = resolve_serve_key(f);
+  // Tests of the server's fault handling only (docs/SERVER.md "Faults stay local"): never a flag,
+  // so that `--help` does not offer it to an operator; a short marker could match real prompts.
+  if (const char* marker = std::getenv("EAGLE2_TEST_FAULT")) {
+    if (std::strlen(marker) < 16)
+      fail("EAGLE2_TEST_FAULT (tests only) must be a marker of at least 16 characters");
+    o.test_fault_marker = marker;
+    std::fprintf(stderr,
+                 "eagle2 serve: EAGLE2_TEST_FAULT is set: requests with its marker fail "
+                 "(tests only)\n");
+  }
   const ModelAndHead dirs = model_and_head(f.run.model_dir, f.head_dir);
   o.model_dir = dirs.model_dir;
   o.head_dir = dirs.head_dir;
