@@ -100,6 +100,9 @@ TEST(QuantCodes, Q3_KSignedScalesAndMissingHighBits) {
   EXPECT_EQ(y[1], -20.0f);   // 5 * (0 - 4)
   EXPECT_EQ(y[16], 128.0f);  // group 1: scale 0 - 32, code 0 - 4
   EXPECT_EQ(y[32], 128.0f);  // bits 2-3 of qs[0] are 0, hmask[0] bit 1 clear
+  // Scales 4 and 8 take their top bits from bits 2-3 and 4-5 of scales[8] (both 0): 0 - 32.
+  EXPECT_EQ(y[64], 128.0f);
+  EXPECT_EQ(y[128], 128.0f);
 }
 
 TEST(QuantCodes, Q2_KScaleAndMinNibbles) {
