@@ -208,7 +208,8 @@ Command add_make_random(CLI::App& app) {
                   "f32, f16 or bf16 (a Hugging Face folder); q8_0 or q4_0 (one GGUF file); with "
                   "--arch any of them (one GGUF file)");
   cmd->add_option("--tokenizer", f->tokenizer,
-                  "q8_0/q4_0: the SentencePiece tokenizer.model whose vocabulary the GGUF file "
+                  "a GGUF file (q8_0/q4_0, or -o NAME.gguf): the SentencePiece tokenizer.model "
+                  "whose vocabulary the GGUF file "
                   "carries, cut or padded to the vocab size (default: the bundled model's); "
                   "--arch: the model family's tokenizer.json (required)");
   cmd->add_option("--seed", f->seed, "Random seed")->check(seed_value());
