@@ -75,15 +75,20 @@ const Weights& weights(DType dt, int64_t N, int64_t K) {
       } else {  // K-quants: random codes with a small f16 scale in every block
         for (size_t i = 0; i < row_bytes; ++i)
           w.blocks[static_cast<size_t>(r) * row_bytes + i] = static_cast<unsigned char>(rng());
-        const size_t d_at = dt == DType::Q6_K ? 208 : 0;
+        const size_t d_at = dt == DType::Q6_K   ? 208
+                            : dt == DType::Q3_K ? 108
+                            : dt == DType::Q2_K ? 80
+                                                : 0;
         for (size_t b = 0; b < row_bytes / dtype_block_bytes(dt); ++b) {
           const uint16_t h = f32_to_f16(0.01f);
           std::memcpy(w.blocks.data() + static_cast<size_t>(r) * row_bytes +
                           b * dtype_block_bytes(dt) + d_at,
                       &h, 2);
-          if (dt == DType::Q4_K)
+          // The second f16 (dmin, or Q4_1/Q5_1's m) where the type has one.
+          if (dt == DType::Q4_K || dt == DType::Q5_K || dt == DType::Q4_1 || dt == DType::Q5_1 ||
+              dt == DType::Q2_K)
             std::memcpy(w.blocks.data() + static_cast<size_t>(r) * row_bytes +
-                            b * dtype_block_bytes(dt) + 2,
+                            b * dtype_block_bytes(dt) + d_at + 2,
                         &h, 2);
         }
       }
@@ -129,12 +134,14 @@ const Weights& grouped_weights(DType dt, int64_t N, int64_t K) {
 }
 
 // args: M, N, K, dtype (0 f32, 1 f16, 2 bf16, 3 q8_0, 4 q4_0, 5 q4_k, 6 q6_k; 7 q8_0 and 8 q4_0 in
-// MatrixLayout::kRowGroups16, as the model loader leaves them for the AVX-512 VNNI path)
+// MatrixLayout::kRowGroups16, as the model loader leaves them for the AVX-512 VNNI path; 9 q4_1,
+// 10 q5_0, 11 q5_1, 12 q5_k, 13 q3_k, 14 q2_k, 15 iq4_nl, 16 iq4_xs: DType's value + 2)
 void BM_Matmul(benchmark::State& state) {
   const int64_t M = state.range(0), N = state.range(1), K = state.range(2);
-  const bool grouped = state.range(3) >= 7;
-  const DType dt = grouped ? (state.range(3) == 7 ? DType::Q8_0 : DType::Q4_0)
-                           : static_cast<DType>(state.range(3));
+  const bool grouped = state.range(3) == 7 || state.range(3) == 8;
+  const DType dt =
+      grouped ? (state.range(3) == 7 ? DType::Q8_0 : DType::Q4_0)
+              : static_cast<DType>(state.range(3) < 9 ? state.range(3) : state.range(3) - 2);
   const Weights& w = grouped ? grouped_weights(dt, N, K) : weights(dt, N, K);
   std::vector<float> x(static_cast<size_t>(M * K), 0.5f), y(static_cast<size_t>(M * N));
   ThreadPool& pool = bench_pool();
@@ -174,6 +181,9 @@ void matmul_args(benchmark::internal::Benchmark* b) {
       b->Args({M, N, K, 2});
   // Quantized weights (GGUF files): the same square shape and the bundled model's shapes.
   for (int dt : {3, 4, 5, 6, 7, 8})
+    for (int64_t M : {1, 4, 8, 16, 64}) b->Args({M, 2048, 2048, dt});
+  // Issue 42's types against Q4_K / Q4_0 above.
+  for (int dt : {9, 10, 11, 12, 13, 14, 15, 16})
     for (int64_t M : {1, 4, 8, 16, 64}) b->Args({M, 2048, 2048, dt});
   for (int dt : {3, 4, 5, 6})
     for (int64_t M : {1, 4})

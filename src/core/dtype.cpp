@@ -21,6 +21,22 @@ const char* dtype_name(DType t) {
       return "Q4_K";
     case DType::Q6_K:
       return "Q6_K";
+    case DType::Q4_1:
+      return "Q4_1";
+    case DType::Q5_0:
+      return "Q5_0";
+    case DType::Q5_1:
+      return "Q5_1";
+    case DType::Q5_K:
+      return "Q5_K";
+    case DType::Q3_K:
+      return "Q3_K";
+    case DType::Q2_K:
+      return "Q2_K";
+    case DType::IQ4_NL:
+      return "IQ4_NL";
+    case DType::IQ4_XS:
+      return "IQ4_XS";
     case DType::I64:
       return "I64";
     case DType::BOOL:
@@ -44,6 +60,22 @@ bool parse_dtype(std::string_view s, DType* out) {
     *out = DType::Q4_K;
   else if (s == "Q6_K")
     *out = DType::Q6_K;
+  else if (s == "Q4_1")
+    *out = DType::Q4_1;
+  else if (s == "Q5_0")
+    *out = DType::Q5_0;
+  else if (s == "Q5_1")
+    *out = DType::Q5_1;
+  else if (s == "Q5_K")
+    *out = DType::Q5_K;
+  else if (s == "Q3_K")
+    *out = DType::Q3_K;
+  else if (s == "Q2_K")
+    *out = DType::Q2_K;
+  else if (s == "IQ4_NL")
+    *out = DType::IQ4_NL;
+  else if (s == "IQ4_XS")
+    *out = DType::IQ4_XS;
   else if (s == "I64")
     *out = DType::I64;
   else if (s == "BOOL")
@@ -120,6 +152,14 @@ void convert_to_f32(DType from, const void* src, float* dst, size_t n) {
     case DType::Q4_0:
     case DType::Q4_K:
     case DType::Q6_K:
+    case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::Q5_K:
+    case DType::Q3_K:
+    case DType::Q2_K:
+    case DType::IQ4_NL:
+    case DType::IQ4_XS:
       dequantize_blocks(from, src, dst, static_cast<int64_t>(n));
       return;
     case DType::I64:

@@ -8,15 +8,33 @@
 
 namespace eagle2 {
 
-// F32, F16 and BF16 are element types. Q8_0, Q4_0, Q4_K and Q6_K are ggml's quantized block
-// types (core/quant_blocks.h): a block of 32 or 256 consecutive elements of one row stored in a
-// fixed number of bytes, never split across rows. I64 and BOOL are the integer element types of
+// F32, F16 and BF16 are element types. Q8_0 .. IQ4_XS are ggml's quantized block types
+// (core/quant_blocks.h): a block of 32 or 256 consecutive elements of one row stored in a fixed
+// number of bytes, never split across rows. I64 and BOOL are the integer element types of
 // index tensors (an EAGLE-3 head's d2t and t2d): read and written as stored, never weights, so
 // they convert to no float (is_float_dtype).
-enum class DType : uint8_t { F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K, I64, BOOL };
+enum class DType : uint8_t {
+  F32,
+  F16,
+  BF16,
+  Q8_0,
+  Q4_0,
+  Q4_K,
+  Q6_K,
+  Q4_1,
+  Q5_0,
+  Q5_1,
+  Q5_K,
+  Q3_K,
+  Q2_K,
+  IQ4_NL,
+  IQ4_XS,
+  I64,
+  BOOL
+};
 
 constexpr bool is_block_dtype(DType t) {
-  return t >= DType::Q8_0 && t <= DType::Q6_K;
+  return t >= DType::Q8_0 && t <= DType::IQ4_XS;
 }
 // Whether the values are numbers a weight can hold (floats, or blocks that dequantize to floats).
 constexpr bool is_float_dtype(DType t) {
@@ -42,9 +60,17 @@ constexpr int64_t dtype_block_elements(DType t) {
   switch (t) {
     case DType::Q8_0:
     case DType::Q4_0:
+    case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::IQ4_NL:
       return 32;
     case DType::Q4_K:
     case DType::Q6_K:
+    case DType::Q5_K:
+    case DType::Q3_K:
+    case DType::Q2_K:
+    case DType::IQ4_XS:
       return 256;
     default:
       return 1;
@@ -60,6 +86,22 @@ constexpr size_t dtype_block_bytes(DType t) {
       return 144;
     case DType::Q6_K:
       return 210;
+    case DType::Q4_1:
+      return 20;
+    case DType::Q5_0:
+      return 22;
+    case DType::Q5_1:
+      return 24;
+    case DType::Q5_K:
+      return 176;
+    case DType::Q3_K:
+      return 110;
+    case DType::Q2_K:
+      return 84;
+    case DType::IQ4_NL:
+      return 18;
+    case DType::IQ4_XS:
+      return 136;
     default:
       return dtype_size(t);
   }
@@ -76,7 +118,7 @@ constexpr size_t dtype_bytes(DType t, int64_t n) {
 }
 
 // "F32", "F16", "BF16", "I64", "BOOL" (the safetensors spelling), "Q8_0", "Q4_0", "Q4_K",
-// "Q6_K" (ggml's).
+// "Q6_K", "Q4_1", "Q5_0", "Q5_1", "Q5_K", "Q3_K", "Q2_K", "IQ4_NL", "IQ4_XS" (ggml's).
 const char* dtype_name(DType t);
 // Parses those spellings; returns false for anything else.
 bool parse_dtype(std::string_view s, DType* out);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/quant_codes.h"
 
 namespace eagle2 {
 
@@ -122,6 +123,15 @@ void dequantize_blocks(DType t, const void* src, float* dst, int64_t n) {
       return dequantize_q4_k(static_cast<const BlockQ4_K*>(src), dst, nb);
     case DType::Q6_K:
       return dequantize_q6_k(static_cast<const BlockQ6_K*>(src), dst, nb);
+    case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::IQ4_NL:
+    case DType::Q5_K:
+    case DType::Q3_K:
+    case DType::Q2_K:
+    case DType::IQ4_XS:
+      return dequantize_codes(t, src, dst, nb);
     default:
       fail("dequantize: ", dtype_name(t), " is not a block type");
   }

@@ -11,6 +11,8 @@
 //         nibbles 32..63)                              x = d * sc[j] * q - dmin * m[j] (j = x / 32)
 //   Q6_K  ql[128] (low 4 bits), qh[64] (high 2 bits), scales[16] int8, d (f16)
 //                                                      x = d * sc[j] * (q - 32)      (j = x / 16)
+// and the types core/quant_codes.h decodes (Q4_1, Q5_0, Q5_1, IQ4_NL; Q5_K, Q3_K, Q2_K, IQ4_XS),
+// whose layouts are given there.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +43,55 @@ struct BlockQ6_K {
   int8_t scales[16];
   uint16_t d;
 };
+struct BlockQ4_1 {
+  uint16_t d, m;
+  uint8_t qs[16];
+};
+struct BlockQ5_0 {
+  uint16_t d;
+  uint8_t qh[4];
+  uint8_t qs[16];
+};
+struct BlockQ5_1 {
+  uint16_t d, m;
+  uint8_t qh[4];
+  uint8_t qs[16];
+};
+struct BlockIQ4_NL {
+  uint16_t d;
+  uint8_t qs[16];
+};
+struct BlockQ5_K {
+  uint16_t d, dmin;
+  uint8_t scales[12];
+  uint8_t qh[32];
+  uint8_t qs[128];
+};
+struct BlockQ3_K {
+  uint8_t hmask[32];
+  uint8_t qs[64];
+  uint8_t scales[12];
+  uint16_t d;
+};
+struct BlockQ2_K {
+  uint8_t scales[16];
+  uint8_t qs[64];
+  uint16_t d, dmin;
+};
+struct BlockIQ4_XS {
+  uint16_t d;
+  uint16_t scales_h;
+  uint8_t scales_l[4];
+  uint8_t qs[128];
+};
+static_assert(sizeof(BlockQ4_1) == dtype_block_bytes(DType::Q4_1));
+static_assert(sizeof(BlockQ5_0) == dtype_block_bytes(DType::Q5_0));
+static_assert(sizeof(BlockQ5_1) == dtype_block_bytes(DType::Q5_1));
+static_assert(sizeof(BlockIQ4_NL) == dtype_block_bytes(DType::IQ4_NL));
+static_assert(sizeof(BlockQ5_K) == dtype_block_bytes(DType::Q5_K));
+static_assert(sizeof(BlockQ3_K) == dtype_block_bytes(DType::Q3_K));
+static_assert(sizeof(BlockQ2_K) == dtype_block_bytes(DType::Q2_K));
+static_assert(sizeof(BlockIQ4_XS) == dtype_block_bytes(DType::IQ4_XS));
 static_assert(sizeof(BlockQ8_0) == 34 && sizeof(BlockQ4_0) == 18);
 static_assert(sizeof(BlockQ4_K) == 144 && sizeof(BlockQ6_K) == 210);
 static_assert(sizeof(BlockQ8_0) == dtype_block_bytes(DType::Q8_0));

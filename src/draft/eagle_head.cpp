@@ -210,8 +210,10 @@ void EagleHead::forward_causal(const float* features, std::span<const int32_t> t
 std::optional<DType> EagleHead::weights_type_for(const LlamaModel& target) {
   const std::vector<std::string> types = target.weight_dtypes();
   auto has = [&](const char* t) { return std::find(types.begin(), types.end(), t) != types.end(); };
-  if (has("Q4_0") || has("Q4_K")) return DType::Q4_0;
-  if (has("Q8_0")) return DType::Q8_0;
+  for (const char* t : {"Q4_0", "Q4_1", "Q4_K", "IQ4_NL", "IQ4_XS", "Q3_K", "Q2_K"})
+    if (has(t)) return DType::Q4_0;
+  for (const char* t : {"Q8_0", "Q5_0", "Q5_1", "Q5_K"})
+    if (has(t)) return DType::Q8_0;
   return std::nullopt;
 }
 

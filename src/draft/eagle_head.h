@@ -104,8 +104,10 @@ class EagleHead {
   // accepted is still the target's choice (lossless).
   // Matrices whose rows are not whole blocks stay as they are.
   void quantize_weights(DType type);
-  // What a head on this target is quantized to by default: Q8_0 for a Q8_0 target, Q4_0 for a
-  // 4-bit one (Q4_0, Q4_K_M), nothing (nullopt) for a float one. The head then costs what the
+  // What a head on this target is quantized to by default: Q4_0 for a target with matrices of
+  // 4 bits or fewer (Q4_0, Q4_1, Q4_K, IQ4_NL, IQ4_XS, Q3_K, Q2_K: Q4_K_M, Q3_K_M, ... files),
+  // else Q8_0 for one with 5 to 8 bits (Q8_0, Q5_0, Q5_1, Q5_K), nothing (nullopt) for a float
+  // one. The head then costs what the
   // target costs per weight, so drafting keeps its share of a cycle.
   static std::optional<DType> weights_type_for(const LlamaModel& target);
   // The head matrices' dtype name after any quantize_weights ("BF16", "Q8_0", ...; mixed: the

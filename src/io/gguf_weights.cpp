@@ -13,8 +13,10 @@ namespace eagle2 {
 namespace {
 
 // ggml's type ids of the dtypes the engine computes with.
-constexpr uint32_t kGgmlF32 = 0, kGgmlF16 = 1, kGgmlQ4_0 = 2, kGgmlQ8_0 = 8, kGgmlQ4_K = 12,
-                   kGgmlQ6_K = 14, kGgmlBf16 = 30;
+constexpr uint32_t kGgmlF32 = 0, kGgmlF16 = 1, kGgmlQ4_0 = 2, kGgmlQ4_1 = 3, kGgmlQ5_0 = 6,
+                   kGgmlQ5_1 = 7, kGgmlQ8_0 = 8, kGgmlQ2_K = 10, kGgmlQ3_K = 11, kGgmlQ4_K = 12,
+                   kGgmlQ5_K = 13, kGgmlQ6_K = 14, kGgmlIQ4_NL = 20, kGgmlIQ4_XS = 23,
+                   kGgmlBf16 = 30;
 
 // llama.cpp's names of the per-layer tensors and the Hugging Face names they stand for.
 const std::pair<const char*, const char*> kLayerNames[] = {
@@ -76,6 +78,30 @@ bool dtype_of_ggml_type(uint32_t type, DType* out) {
     case kGgmlQ6_K:
       *out = DType::Q6_K;
       return true;
+    case kGgmlQ4_1:
+      *out = DType::Q4_1;
+      return true;
+    case kGgmlQ5_0:
+      *out = DType::Q5_0;
+      return true;
+    case kGgmlQ5_1:
+      *out = DType::Q5_1;
+      return true;
+    case kGgmlQ5_K:
+      *out = DType::Q5_K;
+      return true;
+    case kGgmlQ3_K:
+      *out = DType::Q3_K;
+      return true;
+    case kGgmlQ2_K:
+      *out = DType::Q2_K;
+      return true;
+    case kGgmlIQ4_NL:
+      *out = DType::IQ4_NL;
+      return true;
+    case kGgmlIQ4_XS:
+      *out = DType::IQ4_XS;
+      return true;
     default:
       return false;
   }
@@ -97,6 +123,22 @@ uint32_t ggml_type_of(DType t) {
       return kGgmlQ4_K;
     case DType::Q6_K:
       return kGgmlQ6_K;
+    case DType::Q4_1:
+      return kGgmlQ4_1;
+    case DType::Q5_0:
+      return kGgmlQ5_0;
+    case DType::Q5_1:
+      return kGgmlQ5_1;
+    case DType::Q5_K:
+      return kGgmlQ5_K;
+    case DType::Q3_K:
+      return kGgmlQ3_K;
+    case DType::Q2_K:
+      return kGgmlQ2_K;
+    case DType::IQ4_NL:
+      return kGgmlIQ4_NL;
+    case DType::IQ4_XS:
+      return kGgmlIQ4_XS;
     case DType::I64:
     case DType::BOOL:
       break;  // index tensors: the GGUF writers here write weights only

@@ -123,14 +123,10 @@ ActFormat act_format(DType dt) {
   switch (dt) {
     case DType::BF16:
       return ActFormat::BF16;
-    case DType::Q8_0:
-    case DType::Q4_0:
-      return ActFormat::Q8_0;
-    case DType::Q4_K:
-    case DType::Q6_K:
-      return ActFormat::Q8_K;
     default:
-      return ActFormat::F32;
+      // Every block type: Q8_0 activations for the 32-element blocks, Q8_K for the superblocks.
+      if (!is_block_dtype(dt)) return ActFormat::F32;
+      return dtype_block_elements(dt) == 32 ? ActFormat::Q8_0 : ActFormat::Q8_K;
   }
 }
 

@@ -41,6 +41,11 @@ void quant_kmatmul_range_avx2(DType dt, const QuantRowsView& x, const void* w, f
 void quant_kmatmul_range_avx512(DType dt, const QuantRowsView& x, const void* w, float* y,
                                 int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 
+// The types of core/quant_codes.h (quant_codes_avx2.cpp): both ISA paths run this AVX2 kernel
+// for them.
+void quant_codes_range_avx2(DType dt, const QuantRowsView& x, const void* w, float* y, int64_t ldy,
+                            int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+
 // Q4_K/Q6_K with sixteen weight rows per register, for several activation rows
 // (quant_kcols16_avx512.cpp): columns n0 .. r - 1 in whole groups of sixteen; returns r, the first
 // column left to quant_kmatmul_range_avx512's per-column kernel (the same bits). Requires

@@ -52,7 +52,8 @@ void quant_matmul_range_avx2(DType dt, const QuantRowsView& x, const void* w, fl
     case DType::Q6_K:
       return quant_kmatmul_range_avx2(dt, x, w, y, ldy, m0, m1, n0, n1);
     default:
-      return quant_matmul_range_scalar(dt, x, w, y, ldy, m0, m1, n0, n1);  // not a block type
+      // Q4_1 .. IQ4_XS (core/quant_codes.h): one AVX2 kernel for both paths.
+      return quant_codes_range_avx2(dt, x, w, y, ldy, m0, m1, n0, n1);
   }
 }
 

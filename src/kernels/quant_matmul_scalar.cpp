@@ -1,6 +1,10 @@
 // The reference kernel for quantized weights: the reduction order of quant_matmul.h written out
 // plainly. The SIMD kernels must give these bits (tests compare them with memcmp).
+#include <algorithm>
+#include <vector>
+
 #include "core/quant_blocks.h"
+#include "core/quant_codes.h"
 #include "kernels/quant_internal.h"
 
 namespace eagle2::detail {
@@ -86,10 +90,59 @@ float weight_scale(DType dt, const void* w, int64_t i, float* dmin) {
   }
 }
 
+// The types of core/quant_codes.h, on their decoded blocks. Step 1: s = sum q * x over a
+// 32-block, or sum_g sc[g] * sum q * x over the sixteen groups of a superblock, and for Q5_K/Q2_K
+// mins = sum_g mn[g] * (sum of group g's activations). Step 2: term = (d * dx) * float(s), then
+// + (m * dx) * float(sum of the block's activations) for Q4_1/Q5_1, or - (dmin * dx) *
+// float(mins) for Q5_K/Q2_K.
+float codes_term(DType dt, const DecodedBlock& b, const int8_t* xb, float dx, const int32_t* xs) {
+  int32_t s = 0;
+  if (dtype_block_elements(dt) == 32) {
+    for (int j = 0; j < 32; ++j) s += b.q[j] * xb[j];
+    const float term = (b.d * dx) * static_cast<float>(s);
+    return codes_add_min(dt) ? term + (b.dmin * dx) * static_cast<float>(xs[0]) : term;
+  }
+  int32_t mins = 0;
+  for (int g = 0; g < 16; ++g) {
+    int32_t d = 0;
+    for (int j = 0; j < 16; ++j) d += b.q[16 * g + j] * xb[16 * g + j];
+    s += b.sc[g] * d;
+    mins += b.mn[g] * xs[g];
+  }
+  const float term = (b.d * dx) * static_cast<float>(s);
+  return codes_sub_min(dt) ? term - (b.dmin * dx) * static_cast<float>(mins) : term;
+}
+
+void codes_range_scalar(DType dt, const QuantRowsView& x, const void* w, float* y, int64_t ldy,
+                        int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+  const int64_t K = x.cols, E = dtype_block_elements(dt), blocks = K / E;
+  const size_t row_bytes = dtype_bytes(dt, K), block_bytes = dtype_block_bytes(dt);
+  const int64_t sums_per_block = E / x.sum_group;
+  // Each block is decoded once for all rows (the order per output is the same either way).
+  std::vector<float> acc(static_cast<size_t>((m1 - m0) * 8));
+  DecodedBlock b;
+  for (int64_t n = n0; n < n1; ++n) {
+    const char* wrow = static_cast<const char*>(w) + static_cast<size_t>(n) * row_bytes;
+    std::fill(acc.begin(), acc.end(), 0.0f);
+    for (int64_t i = 0; i < blocks; ++i) {
+      decode_block(dt, wrow + static_cast<size_t>(i) * block_bytes, &b);
+      for (int64_t m = m0; m < m1; ++m)
+        acc[static_cast<size_t>((m - m0) * 8 + i % 8)] +=
+            codes_term(dt, b, x.qs + m * K + i * E, x.scale[m * (K / x.block) + i],
+                       x.sums + m * (K / x.sum_group) + i * sums_per_block);
+    }
+    for (int64_t m = m0; m < m1; ++m) {
+      const float* a = &acc[static_cast<size_t>((m - m0) * 8)];
+      y[m * ldy + n] = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+    }
+  }
+}
+
 }  // namespace
 
 void quant_matmul_range_scalar(DType dt, const QuantRowsView& x, const void* w, float* y,
                                int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+  if (is_codes_dtype(dt)) return codes_range_scalar(dt, x, w, y, ldy, m0, m1, n0, n1);
   const int64_t K = x.cols, blocks = K / dtype_block_elements(dt);
   const size_t row_bytes = dtype_bytes(dt, K);
   for (int64_t n = n0; n < n1; ++n) {

@@ -64,7 +64,7 @@ void quantize_rows(DType weights, const float* x, int64_t M, int64_t K, Quantize
   const int64_t wblock = dtype_block_elements(weights);
   if (K % wblock != 0)
     fail("quantize_rows: K=", K, " is not a whole number of ", dtype_name(weights), " blocks");
-  const bool k_quant = weights == DType::Q4_K || weights == DType::Q6_K;
+  const bool k_quant = wblock == 256;  // Q8_K activations for every superblock type
   q->rows = M;
   q->cols = K;
   q->block = k_quant ? 256 : 32;

@@ -13,8 +13,7 @@ namespace {
 // Weight types that have a float32 value per element. Anything else (F32 itself, and any integer
 // tensor a checkpoint may carry) is left as it is.
 bool upcast(DType t) {
-  return t == DType::F16 || t == DType::BF16 || t == DType::Q8_0 || t == DType::Q4_0 ||
-         t == DType::Q4_K || t == DType::Q6_K;
+  return t == DType::F16 || t == DType::BF16 || is_block_dtype(t);
 }
 
 }  // namespace

@@ -63,6 +63,34 @@ TEST(CliQuantize, MakeRandomWritesARunnableGguf) {
   EXPECT_NE(info.out.find("dtypes         F32, Q4_0"), std::string::npos) << info.out;
 }
 
+// -o NAME.gguf with a float dtype writes one GGUF file (it used to write a folder named
+// NAME.gguf), holding the values of the folder make-random writes for the same seed: both
+// generate the same tokens.
+TEST(CliQuantize, MakeRandomFloatDtypeToGgufWritesAFile) {
+  const std::string dir = test::temp_dir("cli-quantize-random-float");
+  for (const std::string dtype : {"f16", "bf16"}) {
+    const std::string path = dir + "/r-" + dtype + ".gguf", folder = dir + "/r-" + dtype;
+    const CliRun made = run_cli_split("make-random -o " + path + " --dtype " + dtype + " --seed 3");
+    ASSERT_EQ(made.code, 0) << made.err;
+    const std::string upper = dtype == "f16" ? "F16" : "BF16";
+    EXPECT_EQ(made.out, "wrote " + path + ": 2 layers, hidden 64, vocab 512, " + upper + "\n");
+    EXPECT_TRUE(std::filesystem::is_regular_file(path)) << path;
+    const CliRun info = run_cli_split("info -m " + path);
+    EXPECT_EQ(info.code, 0) << info.err;
+    EXPECT_NE(info.out.find("dtypes         " + upper + ", F32"), std::string::npos) << info.out;
+    const CliRun f = run_cli_split("make-random -o " + folder + " --dtype " + dtype + " --seed 3");
+    ASSERT_EQ(f.code, 0) << f.err;
+    // Token ids: the folder has no tokenizer.
+    const std::string prompt = " --ids 1,5,9,30 -n 12 -t 1";
+    const CliRun a = run_cli_split("generate -m " + path + prompt);
+    const CliRun b = run_cli_split("generate -m " + folder + prompt);
+    ASSERT_EQ(a.code, 0) << a.err;
+    ASSERT_EQ(b.code, 0) << b.err;
+    EXPECT_FALSE(a.out.empty());
+    EXPECT_EQ(a.out, b.out) << dtype;
+  }
+}
+
 TEST(CliQuantize, BadInputIsOneErrorLine) {
   const std::string dir = test::temp_dir("cli-quantize-bad");
   const std::string model = test::kBundledModel, out = dir + "/out.gguf";
@@ -85,7 +113,7 @@ TEST(CliQuantize, BadInputIsOneErrorLine) {
            {"make-random -o " + out + " --dtype q5_0", 1,
             "--dtype: 'q5_0' is not one of f32, f16, bf16, q8_0, q4_0"},
            {"make-random -o " + dir + "/r --tokenizer " + model + "/tokenizer.model", 1,
-            "--tokenizer: only a GGUF model (--dtype q8_0, q4_0) carries one"},
+            "--tokenizer: only a GGUF model (-o NAME.gguf, or --dtype q8_0, q4_0) carries one"},
            {"make-random -o " + out + " --dtype q8_0 --tokenizer " + readme, 1,
             "tokenizer: " + readme +
                 " is not a valid SentencePiece model (cannot parse it: truncated, or not a "

@@ -54,6 +54,25 @@ TEST(LlamaParity, GreedyTextAndPerplexityMatchLlamaCpp) {
   EXPECT_NE(run.out.find("perplexity (-c 512, 4 chunks"), std::string::npos) << run.out;
 }
 
+// Issue 42's types, all in one file of the bundled model made by llama-quantize (attn_q Q5_0,
+// attn_k Q5_1, attn_v IQ4_NL, attn_output Q5_K, ffn_gate Q3_K, ffn_up Q2_K, ffn_down IQ4_XS,
+// the embedding Q4_1; scripts/make_quant_types.sh): a wrong decoder or kernel for any of them
+// changes every forward. Greedy text on 4 prompts and the perplexity of 2 chunks (CI time; the
+// full comparison, per type, is scripts/make_quant_types.sh --pure then llama_parity.py).
+TEST(LlamaParity, EveryNewQuantTypeInOneFileMatchesLlamaCpp) {
+  PARITY_COMMAND(cmd);
+  std::string why;
+  const std::string mixed = test::quant_types_file(&why);
+  if (mixed.empty()) GTEST_SKIP() << why;
+  const test::CliRun run =
+      test::run_shell(cmd + " --gguf " + mixed + " --limit " + std::to_string(test::scaled(4)) +
+                          " -n 32 --ppl-chunks 2 2>&1",
+                      900);
+  EXPECT_EQ(run.code, 0) << run.out;
+  EXPECT_NE(run.out.find("\nparity: OK\n"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("perplexity (-c 512, 2 chunks"), std::string::npos) << run.out;
+}
+
 // The check can fail: eagle2 sampling at temperature 1 leaves llama.cpp's greedy text at
 // confident tokens, and the script says so and exits 1.
 TEST(LlamaParity, ConfidentDivergenceFails) {

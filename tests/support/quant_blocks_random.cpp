@@ -18,11 +18,29 @@ std::vector<unsigned char> random_blocks(DType dt, int64_t rows, int64_t cols, s
     switch (dt) {
       case DType::Q8_0:
       case DType::Q4_0:
+      case DType::Q5_0:
+      case DType::IQ4_NL:
         put(0, scale(rng));
         break;
+      case DType::Q4_1:  // d, then a min that may be either sign
+      case DType::Q5_1:
+        put(0, scale(rng));
+        put(2, scale(rng));
+        break;
       case DType::Q4_K:
+      case DType::Q5_K:
         put(0, positive(rng));
         put(2, positive(rng));
+        break;
+      case DType::IQ4_XS:
+        put(0, positive(rng));
+        break;
+      case DType::Q3_K:
+        put(108, positive(rng));
+        break;
+      case DType::Q2_K:
+        put(80, positive(rng));
+        put(82, positive(rng));
         break;
       case DType::Q6_K:
         put(208, positive(rng));

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "support/cli.h"
+
 namespace fs = std::filesystem;
 
 namespace eagle2::test {
@@ -74,6 +76,27 @@ std::string temp_dir(const std::string& name) {
     }
   } cleanup{root};
   return dir.string();
+}
+
+std::string quant_types_file(std::string* why) {
+  const std::string shared = shared_dir();
+  const char* base = std::getenv("TMPDIR");
+  const std::string dir = std::string(base && *base ? base : "/tmp") + "/eagle2-quant-types";
+  const std::string file = dir + "/code-lm-mixed.gguf";
+  if (shared.empty()) {
+    *why = "../shared is absent";
+    return "";
+  }
+  const CliRun made = run_shell("env SHARED=" + shared + " bash " + std::string(EAGLE2_SOURCE_DIR) +
+                                    "/scripts/make_quant_types.sh " + dir + " 2>&1",
+                                600);
+  if (made.code == 77) {
+    *why = made.out;
+    return "";
+  }
+  EXPECT_EQ(made.code, 0) << made.out;
+  EXPECT_TRUE(file_exists(file)) << made.out;
+  return file;
 }
 
 }  // namespace eagle2::test

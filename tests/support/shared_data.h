@@ -36,4 +36,10 @@ int scaled(int n);
 // A fresh empty directory under the build's temp area, removed at exit of the test binary.
 std::string temp_dir(const std::string& name);
 
+// The bundled model with every GGUF type of issue 42 in one file (scripts/make_quant_types.sh's
+// code-lm-mixed.gguf, made by llama.cpp's llama-quantize), made once into
+// $TMPDIR/eagle2-quant-types and kept for the next test binary. Empty, with *why set, where
+// ../shared or llama-quantize is absent (the caller skips); a failure to make it fails the test.
+std::string quant_types_file(std::string* why);
+
 }  // namespace eagle2::test

@@ -48,7 +48,9 @@ uint16_t ref_bf16(float f) {
 }
 
 TEST(DType, NamesRoundTrip) {
-  for (DType t : {DType::F32, DType::F16, DType::BF16}) {
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_K,
+                  DType::Q6_K, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q5_K, DType::Q3_K,
+                  DType::Q2_K, DType::IQ4_NL, DType::IQ4_XS, DType::I64, DType::BOOL}) {
     DType back;
     ASSERT_TRUE(parse_dtype(dtype_name(t), &back));
     EXPECT_EQ(back, t);

@@ -234,6 +234,13 @@ TEST(Gguf, HostileHeadersGiveOneClearError) {
             "tensor 't' has ggml type 4, which this reader does not know");
   EXPECT_EQ(fault(tensors([](GgufWriter& w) { w.tensor("t", {33}, 2, 18); })),
             "tensor 't' row of 33 elements is not a whole number of Q4_0 blocks of 32");
+  // The same size check for every block type, the ones eagle2 now runs included.
+  EXPECT_EQ(fault(tensors([](GgufWriter& w) {
+              w.tensor("t", {128, 2}, 13, 176);
+            })),
+            "tensor 't' row of 128 elements is not a whole number of Q5_K blocks of 256");
+  EXPECT_EQ(fault(tensors([](GgufWriter& w) { w.tensor("t", {48}, 20, 36); })),
+            "tensor 't' row of 48 elements is not a whole number of IQ4_NL blocks of 32");
   EXPECT_EQ(fault(tensors([](GgufWriter& w) {
               w.tensor("t", {1ull << 32, 1ull << 32}, 0, 0);
             })),

@@ -113,12 +113,12 @@ TEST(GgufWeights, CraftedFilesAreOneClearError) {
   const std::string p3 = write("odd-q", odd);
   EXPECT_EQ(test::error_of([&] { LlamaModel::load(p3); }),
             p3 + ": tensor blk.0.attn_q.weight has 6 rows, not a whole number of heads of 4");
-  // Block types without a kernel here (Q5_0, Q4_1, IQ4_NL): one error naming tensor and type.
+  // Block types without a kernel here (IQ2_XXS, IQ3_S, TQ1_0): one error naming tensor and type.
   for (const auto& [type, name, bytes] : std::vector<std::tuple<uint32_t, std::string, uint64_t>>{
-           {6, "Q5_0", 22}, {3, "Q4_1", 20}, {20, "IQ4_NL", 18}}) {
+           {16, "IQ2_XXS", 66}, {21, "IQ3_S", 110}, {34, "TQ1_0", 54}}) {
     test::GgufWriter other;
     llama(other, 2);
-    other.tensor("blk.0.ffn_down.weight", {32, 2}, type, 2 * bytes);
+    other.tensor("blk.0.ffn_down.weight", {256, 2}, type, 2 * bytes);
     const std::string p = write("type-" + name, other);
     EXPECT_EQ(
         test::error_of([&] { LlamaModel::load(p); }),

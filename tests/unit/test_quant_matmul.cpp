@@ -1,4 +1,4 @@
-// Quantized weights (Q8_0, Q4_0, Q4_K, Q6_K): the block formats against their dequantized values,
+// Quantized weights (every block type): the block formats against their dequantized values,
 // the reference kernel against a double-precision dot of the dequantized operands, every SIMD
 // path against the reference bit for bit (quant_matmul.h fixes one order for all paths), and batch
 // invariance bit for bit across batch size, batch company, thread count and mixed-dtype dispatch.
@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/quant_blocks.h"
+#include "core/quant_codes.h"
 #include "kernels/cpu.h"
 #include "kernels/matmul.h"
 #include "kernels/quant_matmul.h"
@@ -21,7 +22,9 @@ namespace eagle2 {
 namespace {
 
 const KernelPath kAllPaths[] = {KernelPath::Scalar, KernelPath::Avx2, KernelPath::Avx512};
-const DType kBlockTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K};
+const DType kBlockTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K,
+                             DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL,
+                             DType::Q5_K, DType::Q3_K, DType::Q2_K, DType::IQ4_XS};
 
 using test::random_blocks;
 
@@ -220,16 +223,20 @@ TEST(QuantMatmul, EveryPathGivesTheReferenceBits) {
   }
 }
 
-// The K-quants over the batch sizes the tiles split differently (1..9 rows: every remainder of
-// the four-row tiles; 63..65 around the 64-row task blocks) and row lengths of 1, 3, 8, 9 and 11
-// superblocks (every remainder of the four-superblock groups, and more than eight).
+// The K-quants (and every type but Q8_0/Q4_0) over the batch sizes the tiles split differently
+// (1..9 rows: every remainder of the four-row tiles; 63..65 around the 64-row task blocks) and row
+// lengths of 1, 3, 8, 9 and 11 superblocks (every remainder of the four-superblock groups, and more
+// than eight).
 TEST(QuantMatmul, KQuantsGiveTheReferenceBitsForEveryBatchAndLength) {
   std::mt19937 rng(6);
   ThreadPool pool(2);
   for (KernelPath path : kAllPaths) {
     if (!cpu_supports(path) || path == KernelPath::Scalar) continue;
-    for (DType dt : {DType::Q4_K, DType::Q6_K})
+    for (DType dt : kBlockTypes)
       for (int64_t K : {256, 3 * 256, 8 * 256, 9 * 256, 11 * 256}) {
+        if (dt == DType::Q8_0 || dt == DType::Q4_0) continue;  // their own tests below
+        // The types of core/quant_codes.h have no four-superblock groups: two lengths do.
+        if (is_codes_dtype(dt) && K != 256 && K != 9 * 256) continue;
         const int64_t N = 22;  // a group of sixteen columns (quant_kcols16_avx512.cpp) and six more
         const auto w = random_blocks(dt, N, K, rng);
         const Matrix W{dt, N, K, w.data()};
@@ -245,8 +252,9 @@ TEST(QuantMatmul, KQuantsGiveTheReferenceBitsForEveryBatchAndLength) {
   }
 }
 
-// Blocks a file may hold that random bytes rarely produce: every quant byte 0x00 or 0xFF (codes and
-// 6-bit scales/mins at their extremes), Q6_K scales all -128 or all 127, against activations at
+// Blocks a file may hold that random bytes rarely produce (every type but Q8_0/Q4_0): every quant
+// byte 0x00 or 0xFF (codes and 6-bit scales/mins at their extremes), Q6_K scales all -128 or all
+// 127, against activations at
 // +-127 (constant rows, alternating signs): the integer sums at their largest, where a saturating
 // or overflowing step would show. f16 scales stay finite so every output is a number.
 TEST(QuantMatmul, KQuantExtremeBlocksGiveTheReferenceBits) {
@@ -262,19 +270,36 @@ TEST(QuantMatmul, KQuantExtremeBlocksGiveTheReferenceBits) {
   }
   for (KernelPath path : kAllPaths) {
     if (!cpu_supports(path) || path == KernelPath::Scalar) continue;
-    for (DType dt : {DType::Q4_K, DType::Q6_K})
+    for (DType dt : kBlockTypes)
       for (unsigned char fill : {0x00, 0xFF, 0x80, 0x7F, 0x0F, 0xF0}) {
+        if (dt == DType::Q8_0 || dt == DType::Q4_0) continue;
         const int64_t N = 19;  // a group of sixteen columns and three more
         std::vector<unsigned char> w(dtype_bytes(dt, K) * N, fill);
         const int64_t nb = static_cast<int64_t>(w.size() / dtype_block_bytes(dt));
         for (int64_t i = 0; i < nb; ++i) {
           unsigned char* blk = w.data() + static_cast<size_t>(i) * dtype_block_bytes(dt);
           const uint16_t d = f32_to_f16(i % 2 ? -0.5f : 0.25f), dmin = f32_to_f16(0.125f);
-          if (dt == DType::Q4_K) {
-            std::memcpy(blk, &d, 2);
-            std::memcpy(blk + 2, &dmin, 2);
-          } else {
-            std::memcpy(blk + 208, &d, 2);  // scales[16] at 192 keep the fill: 0x80 = -128
+          // Where each type keeps its f16 d and dmin (or m); the other bytes keep the fill.
+          switch (dt) {
+            case DType::Q6_K:
+              std::memcpy(blk + 208, &d, 2);  // scales[16] at 192 keep the fill: 0x80 = -128
+              break;
+            case DType::Q3_K:
+              std::memcpy(blk + 108, &d, 2);
+              break;
+            case DType::Q2_K:
+              std::memcpy(blk + 80, &d, 2);
+              std::memcpy(blk + 82, &dmin, 2);
+              break;
+            case DType::Q5_0:
+            case DType::IQ4_NL:
+            case DType::IQ4_XS:  // its scales_h at 2 keeps the fill
+              std::memcpy(blk, &d, 2);
+              break;
+            default:  // Q4_K, Q5_K, Q4_1, Q5_1
+              std::memcpy(blk, &d, 2);
+              std::memcpy(blk + 2, &dmin, 2);
+              break;
           }
         }
         const Matrix W{dt, N, K, w.data()};

@@ -48,9 +48,23 @@ TEST(QuantTiles, EveryBatchOf1To64RowsInAnyCompanyGivesTheReferenceBits) {
   const int64_t kPool = 80, N = 40;  // 40 columns: two groups of sixteen and a part group
   // Row lengths: for the K-quants one superblock and nine (acc[i % 8] wraps); for Q8_0/Q4_0
   // three blocks and nineteen.
-  const Case cases[] = {{DType::Q4_K, 256},     {DType::Q4_K, 9 * 256}, {DType::Q6_K, 256},
-                        {DType::Q6_K, 9 * 256}, {DType::Q8_0, 3 * 32},  {DType::Q8_0, 19 * 32},
-                        {DType::Q4_0, 3 * 32},  {DType::Q4_0, 19 * 32}};
+  const Case cases[] = {{DType::Q4_K, 256},
+                        {DType::Q4_K, 9 * 256},
+                        {DType::Q6_K, 256},
+                        {DType::Q6_K, 9 * 256},
+                        {DType::Q8_0, 3 * 32},
+                        {DType::Q8_0, 19 * 32},
+                        {DType::Q4_0, 3 * 32},
+                        {DType::Q4_0, 19 * 32},
+                        // The types of core/quant_codes.h: one length each, past eight blocks.
+                        {DType::Q4_1, 9 * 32},
+                        {DType::Q5_0, 9 * 32},
+                        {DType::Q5_1, 9 * 32},
+                        {DType::IQ4_NL, 9 * 32},
+                        {DType::Q5_K, 9 * 256},
+                        {DType::Q3_K, 9 * 256},
+                        {DType::Q2_K, 9 * 256},
+                        {DType::IQ4_XS, 9 * 256}};
   const std::vector<KernelPath> paths = simd_paths();
   for (const Case& c : cases) {
     const auto w = random_blocks(c.dt, N, c.K, rng);

@@ -161,7 +161,20 @@ int run_make_random(const MakeRandomFlags& f) {
     report(quant_type_name(qt));
     return 0;
   }
-  if (!f.tokenizer.empty()) fail("--tokenizer: only a GGUF model (--dtype q8_0, q4_0) carries one");
+  // -o NAME.gguf with a float dtype: one GGUF file (the folder's values, unrounded for f32), not a
+  // folder named NAME.gguf.
+  GgufDType gguf_dt;
+  if (f.out.ends_with(".gguf") && parse_gguf_dtype(f.dtype, &gguf_dt)) {
+    const std::string tokenizer =
+        f.tokenizer.empty() ? bundled_path("code-lm") + "/tokenizer.model" : f.tokenizer;
+    RandomWeights weights;
+    weights.seed = f.seed;
+    write_random_gguf(f.out, c, gguf_dt, tokenizer, weights);
+    report(gguf_dtype_name(gguf_dt));
+    return 0;
+  }
+  if (!f.tokenizer.empty())
+    fail("--tokenizer: only a GGUF model (-o NAME.gguf, or --dtype q8_0, q4_0) carries one");
   DType dt;
   if (f.dtype == "f32")
     dt = DType::F32;
@@ -183,7 +196,8 @@ Command add_make_random(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "make-random", "Write a random-weight model (HF folder, or a q8_0/q4_0 GGUF file)");
   cmd->add_option("-o,--out", f->out,
-                  "Output folder (f32, f16, bf16), or the .gguf file to write (q8_0, q4_0)")
+                  "Output folder (f32, f16, bf16), or the .gguf file to write (q8_0, q4_0; any "
+                  "--dtype when it ends in .gguf)")
       ->required();
   cmd->add_option("--preset", f->preset, "tiny, small, llama-1b or llama-7b (default: tiny)");
   cmd->add_option(
@@ -194,7 +208,8 @@ Command add_make_random(CLI::App& app) {
                   "f32, f16 or bf16 (a Hugging Face folder); q8_0 or q4_0 (one GGUF file); with "
                   "--arch any of them (one GGUF file)");
   cmd->add_option("--tokenizer", f->tokenizer,
-                  "q8_0/q4_0: the SentencePiece tokenizer.model whose vocabulary the GGUF file "
+                  "a GGUF file (q8_0/q4_0, or -o NAME.gguf): the SentencePiece tokenizer.model "
+                  "whose vocabulary the GGUF file "
                   "carries, cut or padded to the vocab size (default: the bundled model's); "
                   "--arch: the model family's tokenizer.json (required)");
   cmd->add_option("--seed", f->seed, "Random seed")->check(seed_value());
