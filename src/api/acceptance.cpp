@@ -1,6 +1,8 @@
 // eagle2/acceptance.h over speculative/acceptance_probe.h.
 #include "eagle2/acceptance.h"
 
+#include <algorithm>
+
 #include "api/handles.h"
 #include "core/error.h"
 #include "speculative/acceptance_probe.h"
@@ -9,9 +11,9 @@ namespace eagle2::api {
 
 namespace {
 
-AcceptanceReport run(LlamaModel& target, PathDraftSource& source,
-                     const std::vector<std::vector<int32_t>>& prompts,
-                     const AcceptanceOptions& options, ThreadPool& pool) {
+AcceptanceReport run_probe(LlamaModel& target, PathDraftSource& source,
+                           const std::vector<std::vector<int32_t>>& prompts,
+                           const AcceptanceOptions& options, ThreadPool& pool) {
   if (prompts.empty()) fail("acceptance: no prompts");
   AcceptanceProbeOptions o;
   o.sampling.temperature = options.temperature;
@@ -71,7 +73,7 @@ AcceptanceReport measure_acceptance(Model& target, Head& head,
     fail("acceptance: a prompt plus ", options.new_tokens, " new tokens (", context,
          ") exceeds the model's context of ", m.config().max_position_embeddings);
   EagleHeadPathSource source(*head.impl().head, m, threads.impl().pool, context);
-  return run(m, source, prompts, options, threads.impl().pool);
+  return run_probe(m, source, prompts, options, threads.impl().pool);
 }
 
 AcceptanceReport measure_acceptance(Model& target, Model& draft,
@@ -79,7 +81,7 @@ AcceptanceReport measure_acceptance(Model& target, Model& draft,
                                     const AcceptanceOptions& options, Threads& threads) {
   LlamaModel& m = *target.impl().model;
   ModelPathSource source(*draft.impl().model, m, threads.impl().pool);
-  return run(m, source, prompts, options, threads.impl().pool);
+  return run_probe(m, source, prompts, options, threads.impl().pool);
 }
 
 }  // namespace eagle2::api

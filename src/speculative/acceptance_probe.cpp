@@ -16,7 +16,7 @@ namespace eagle2 {
 
 namespace {
 
-constexpr int64_t kRowsPerForward = 64;  // bounds the logits buffer of one forward
+constexpr int64_t kProbeRowsPerForward = 64;  // bounds the logits buffer of one forward
 
 // The probe's own draws (a token from q and its acceptance at each root and depth) come from a
 // stream keyed apart from the target's sampling: the target's sampled path must not be coupled
@@ -97,8 +97,8 @@ PathForward forward_path(LlamaModel& target, std::span<const int32_t> path, int6
   ForwardResult out;
   std::vector<int32_t> logit_rows, all_rows;
   // Row n - 1 (the last token) is neither a feature nor a logit row anyone reads.
-  for (int64_t begin = 0; begin < n - 1; begin += kRowsPerForward) {
-    const int64_t len = std::min(kRowsPerForward, n - 1 - begin);
+  for (int64_t begin = 0; begin < n - 1; begin += kProbeRowsPerForward) {
+    const int64_t len = std::min(kProbeRowsPerForward, n - 1 - begin);
     const Batch b =
         Batch::causal(path.subspan(static_cast<size_t>(begin), static_cast<size_t>(len)),
                       static_cast<int32_t>(begin));
@@ -145,8 +145,8 @@ void EagleHeadPathSource::draft_logits(int64_t root, int depth, float* out) {
     fail("acceptance probe: root ", root, " depth ", depth, " outside the path");
   kv_.drop_pending();
   // Catch up: the pairs (f_j, x_{j+1}) for j < root, as the drafter's catch-up commits them.
-  for (int64_t b = committed_; b < root; b += kRowsPerForward) {
-    const int64_t len = std::min(kRowsPerForward, root - b);
+  for (int64_t b = committed_; b < root; b += kProbeRowsPerForward) {
+    const int64_t len = std::min(kProbeRowsPerForward, root - b);
     scratch_.resize(static_cast<size_t>(len * d));
     head_.forward_causal(features_ + b * width, path_.subspan(static_cast<size_t>(b + 1), len), kv_,
                          scratch_.data(), pool_);
