@@ -120,11 +120,13 @@ Verdict verify_sampling_from_draft(const DraftTree& tree, const float* logits, i
     int32_t next = -1;
     for (size_t i = 0; i < ch.size(); ++i) {
       const auto x = static_cast<size_t>(tree.tokens[ch[i]]);
+      // A sibling q_i could not have drawn (a duplicate of one tried before, or a draft claiming
+      // q(x) = 0) is passed over without touching p or q: rejecting it would carry no
+      // information, and the residual update below is only right for a token drawn from q_i.
+      if (!(q[x] > 0)) continue;
       // Sibling i was drawn from q_i (q without the siblings before it, renormalized): accept
-      // with probability min(1, p_i(x) / q_i(x)); u * q(x) < p(x) avoids the division. q(x) > 0
-      // since x was drawn from q (a draft that claims otherwise is always rejected; so is a
-      // duplicate sibling, whose q is 0 once its first copy was tried).
-      if (q[x] > 0 && rng.uniform() * q[x] < p.p[x]) {
+      // with probability min(1, p_i(x) / q_i(x)); u * q(x) < p(x) avoids the division.
+      if (rng.uniform() * q[x] < p.p[x]) {
         next = ch[i];
         break;
       }

@@ -77,12 +77,15 @@ Verdict sibling_rule_variant(const DraftTree& tree, const float* logits, int64_t
 // (a generator per sample), independent of the verifier's position words. The q of each context
 // is computed once for all samples (cache).
 using QCache = std::map<std::vector<int32_t>, std::vector<double>>;
+// duplicate: the root's second child is a copy of its first (a token q_1 cannot draw, which the
+// rule must pass over).
 test::ScriptedDrafter::Script sampled_tree_script(LlamaModel& draft, const SamplingParams& sp,
                                                   ThreadPool& pool, uint32_t seed,
-                                                  std::shared_ptr<QCache> cache) {
+                                                  std::shared_ptr<QCache> cache,
+                                                  bool duplicate = false) {
   auto rng = std::make_shared<std::mt19937_64>(seed);
-  return [&draft, sp, &pool, rng, cache](const std::vector<int32_t>& history, int64_t max_tokens,
-                                         DraftTree& tree) {
+  return [&draft, sp, &pool, rng, cache, duplicate](const std::vector<int32_t>& history,
+                                                    int64_t max_tokens, DraftTree& tree) {
     const int64_t V = draft.config().vocab_size;
     auto q_at = [&](const std::vector<int32_t>& ctx) -> const std::vector<double>& {
       auto it = cache->find(ctx);
@@ -110,6 +113,10 @@ test::ScriptedDrafter::Script sampled_tree_script(LlamaModel& draft, const Sampl
         tree.add(t, node, tree.values[static_cast<size_t>(node)] - 1.0f);
         contexts.push_back(contexts[static_cast<size_t>(node)]);
         contexts.back().push_back(t);
+        if (duplicate && node == 0 && c == 0 && tree.size() < max_tokens) {
+          tree.add(t, 0, tree.values[0] - 1.0f);  // the first child again, as the second
+          contexts.push_back(contexts.back());
+        }
       }
     };
     draw_children(0, 3);
@@ -169,6 +176,31 @@ TEST(LosslessMultiDraft, SiblingsSampledWithoutReplacementFromQ) {
       EXPECT_GT(c.stat, c.threshold) << name << " passed the test (df " << c.df << ")";
     }
   }
+}
+
+// A duplicate sibling (the root's first child again, as its second): q_1 gives it no probability,
+// so the rule passes over it; treating it as a rejection (p replaced by its residual against q_1
+// once more) skews the first token's distribution, which this test catches.
+TEST(LosslessMultiDraft, ADuplicateSiblingIsPassedOver) {
+  auto target = test::small_vocab_model();
+  LlamaConfig cfg = test::tiny_config();
+  cfg.vocab_size = 5;
+  cfg.num_layers = 1;
+  auto draft = test::load_random_model("lossless-draft-dup", cfg, DType::F32, 57, 0.5f);
+  ThreadPool pool(1);
+  const int64_t n = test::scaled(6000);
+  const SamplingParams sp{0.9f, 0, 1.0f, 0};
+  const auto exact = test::exact_distribution(*target, sp, pool);
+  auto cache = std::make_shared<QCache>();
+  auto make = [&](uint32_t seed) {
+    return std::make_unique<test::ScriptedDrafter>(
+        sampled_tree_script(*draft, sp, pool, seed, cache, /*duplicate=*/true));
+  };
+  const test::Outcome o = test::run_speculative(*target, sp, n, make, verify_sampled_tree, pool);
+  const test::ChiSquare c = test::chi_square(exact, o.counts, n);
+  std::printf("duplicate sibling: chi2 %.1f (threshold %.1f, df %d)\n", c.stat, c.threshold, c.df);
+  EXPECT_LT(c.stat, c.threshold) << "df " << c.df;
+  EXPECT_GT(o.all_rejected, n / 40) << "rejections were not exercised";
 }
 
 }  // namespace
