@@ -91,6 +91,9 @@ struct HeadTrainOptions {
   float weight_decay = 0.0f;
   double clip_norm = 0.5;  // global gradient norm clip (0 = off)
   float ce_weight = 0.1f;
+  // The distribution loss at a serving temperature T: KL(softmax(target logits / T) ||
+  // softmax(draft logits / T)) (train/lm_head_loss.h); 1 is EAGLE's loss.
+  float ce_temperature = 1.0f;
   uint64_t seed = 1;
 };
 

@@ -275,6 +275,7 @@ train::HeadTrainOptions to_internal(const HeadTrainOptions& o) {
   t.weight_decay = o.weight_decay;
   t.clip_norm = o.clip_norm;
   t.ce_weight = o.ce_weight;
+  t.ce_temperature = o.ce_temperature;
   t.seed = o.seed;
   return t;
 }

@@ -102,49 +102,53 @@ Verdict verify_sampling_from_draft(const DraftTree& tree, const float* logits, i
                                    const SamplingParams& params, uint64_t first_position) {
   validate_draft_tree(tree, vocab, "verify: draft tree");
   const auto size = static_cast<size_t>(tree.size());
-  if (tree.draft_q_vocab != vocab || tree.draft_q.size() != size * static_cast<size_t>(vocab))
+  const auto V = static_cast<size_t>(vocab);
+  if (tree.draft_q_vocab != vocab || tree.draft_q.size() != size * V)
     fail("verify: a sampled draft needs its draft distribution at every node (",
          tree.draft_q.size(), " probabilities for ", size, " nodes of vocabulary ", vocab, ")");
   const auto children = children_of(tree);
   Verdict v;
   v.path.push_back(0);
+  std::vector<double> q;
   for (uint64_t position = first_position;; ++position) {
     const int32_t node = v.path.back();
     const std::vector<int32_t>& ch = children[static_cast<size_t>(node)];
-    if (ch.size() > 1)
-      fail("verify: a sampled draft must be a chain (node ", node, " has ", ch.size(),
-           " children)");
     Rng rng(position_word(params.seed, position));
     Distribution p = process_logits(logits + node * vocab, vocab, params);
-    if (ch.empty()) {
+    const double* q0 = &tree.draft_q[static_cast<size_t>(node) * V];
+    q.assign(q0, q0 + V);
+    int32_t next = -1;
+    for (size_t i = 0; i < ch.size(); ++i) {
+      const auto x = static_cast<size_t>(tree.tokens[ch[i]]);
+      // A sibling q_i could not have drawn (a duplicate of one tried before, or a draft claiming
+      // q(x) = 0) is passed over without touching p or q: rejecting it would carry no
+      // information, and the residual update below is only right for a token drawn from q_i.
+      if (!(q[x] > 0)) continue;
+      // Sibling i was drawn from q_i (q without the siblings before it, renormalized): accept
+      // with probability min(1, p_i(x) / q_i(x)); u * q(x) < p(x) avoids the division.
+      if (rng.uniform() * q[x] < p.p[x]) {
+        next = ch[i];
+        break;
+      }
+      // Rejected: the rest of the way must give the residual norm(max(0, p_i - q_i)), whatever x
+      // was (its residual is 0: p_i(x) <= q_i(x), or x would have been accepted). Its mass is the
+      // probability of a rejection; if rounding leaves none, a rejection had no probability and
+      // p_i stays. The next sibling was drawn from q_i without x.
+      double mass = 0;
+      for (size_t t = 0; t < V; ++t) mass += std::max(0.0, p.p[t] - q[t]);
+      if (mass > 0)
+        for (size_t t = 0; t < V; ++t) p.p[t] = std::max(0.0, p.p[t] - q[t]) / mass;
+      const double rest = 1 - q[x];
+      q[x] = 0;
+      if (rest > 0)
+        for (double& qt : q) qt /= rest;
+    }
+    if (next < 0) {
+      // No sibling accepted (or none drafted): the bonus from what p has become.
       v.bonus = sample(p, rng);
       return v;
     }
-    const int32_t x = tree.tokens[ch[0]];
-    const double* q = &tree.draft_q[static_cast<size_t>(node) * static_cast<size_t>(vocab)];
-    // Accept with probability min(1, p(x)/q(x)): u * q(x) < p(x) avoids the division. q(x) > 0
-    // since x was drawn from q (a draft that claims otherwise is always rejected).
-    if (q[x] > 0 && rng.uniform() * q[x] < p.p[static_cast<size_t>(x)]) {
-      v.path.push_back(ch[0]);
-      continue;
-    }
-    // Rejected: the residual norm(max(0, p - q)). Its mass, sum max(0, p - q), is the probability
-    // of a rejection; if rounding leaves none (p == q up to rounding), a rejection had no
-    // probability and p itself is the right answer.
-    Distribution residual;
-    residual.p.resize(p.p.size());
-    double mass = 0;
-    for (size_t t = 0; t < p.p.size(); ++t) {
-      residual.p[t] = std::max(0.0, p.p[t] - q[t]);
-      mass += residual.p[t];
-    }
-    if (mass > 0) {
-      for (double& r : residual.p) r /= mass;
-      v.bonus = sample(residual, rng);
-    } else {
-      v.bonus = sample(p, rng);
-    }
-    return v;
+    v.path.push_back(next);
   }
 }
 

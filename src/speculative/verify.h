@@ -44,15 +44,19 @@ Verdict verify_sampling(const DraftTree& tree, const float* logits, int64_t voca
 Verdict verify_sampling_rejection(const DraftTree& tree, const float* logits, int64_t vocab,
                                   const SamplingParams& params, uint64_t first_position);
 
-// Temperature > 0, for a chain whose every drafted token x was sampled from the draft's processed
-// distribution q at its parent (tree.draft_q): the standard speculative sampling rule (Leviathan
-// et al., Chen et al.). At each node accept the child x with probability min(1, p(x) / q(x));
-// on rejection the token is drawn from norm(max(0, p - q)); after the last accepted node the
-// bonus is drawn from p. Each emitted token then has exactly the target's distribution given its
-// prefix, whatever q is. The numbers at a position come from a stream seeded with
+// Temperature > 0, for a tree whose children of each node were sampled WITHOUT replacement from
+// the draft's processed distribution q at that node (tree.draft_q; a chain: one child each): the
+// standard speculative sampling rule (Leviathan et al., Chen et al.) made recursive over siblings
+// (multi-candidate: SpecInfer, recursive rejection sampling). At a node with p_1 = p, q_1 = q,
+// try the children in order: accept child x_i with probability min(1, p_i(x_i) / q_i(x_i)); on
+// rejection p_{i+1} = norm(max(0, p_i - q_i)) and q_{i+1} = q_i without x_i, renormalized (the
+// distribution the next sibling was drawn from). If a child is accepted move to it; otherwise
+// the bonus is drawn from the last p_i (a node without children: from p). Each emitted token
+// then has exactly the target's distribution given its prefix, whatever q is; with one child it
+// is the chain rule, draw for draw. The numbers at a position come from a stream seeded with
 // position_word(params.seed, position) (used once per position); the draft's own sampling must
-// draw from an independent stream (SpsDrafter uses another key). Error unless the tree is a chain
-// with a q row per node of the vocabulary's size.
+// draw from an independent stream (SpsDrafter uses another key). Error unless there is a q row
+// per node of the vocabulary's size.
 Verdict verify_sampling_from_draft(const DraftTree& tree, const float* logits, int64_t vocab,
                                    const SamplingParams& params, uint64_t first_position);
 

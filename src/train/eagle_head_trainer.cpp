@@ -106,7 +106,7 @@ EagleHeadTrainer::EagleHeadTrainer(const LlamaModel& target, const HeadInit& ini
 }
 
 HeadLoss EagleHeadTrainer::step(const HeadBatch& batch, const float* features_in, bool backward,
-                                ThreadPool& pool, float ce_weight) {
+                                ThreadPool& pool, float ce_weight, float ce_temperature) {
   const int64_t M = batch.rows(), d = d_;
   const auto Md = static_cast<size_t>(M * d);
   if (lm_head_t_.storage.empty()) lm_head_t_ = transpose_matrix(target_.lm_head(), pool);
@@ -139,9 +139,9 @@ HeadLoss EagleHeadTrainer::step(const HeadBatch& batch, const float* features_in
   loss.smooth_l1 = smooth_l1_forward(pred_.data(), batch.targets.data(), mask, M, d, pool);
   if (backward)
     smooth_l1_backward(dpred, pred_.data(), batch.targets.data(), mask, M, d, 1.0f, pool);
-  loss.soft_ce =
-      lm_head_soft_cross_entropy(pred_.data(), batch.targets.data(), mask, M, target_.lm_head(),
-                                 &lm_head_t_.m, dpred, nullptr, ce_weight, pool);
+  loss.soft_ce = lm_head_soft_cross_entropy(pred_.data(), batch.targets.data(), mask, M,
+                                            target_.lm_head(), &lm_head_t_.m, dpred, nullptr,
+                                            ce_weight, pool, 64, ce_temperature);
   loss.total = loss.smooth_l1 + ce_weight * loss.soft_ce;
   if (!backward) return loss;
 
@@ -238,7 +238,7 @@ HeadTrainResult train_head(EagleHeadTrainer& head, const std::vector<HeadSequenc
     }
     zero_grads(head.params());
     HeadTrainProgress p;
-    p.loss = head.step(batch, noisy.data(), true, pool, o.ce_weight);
+    p.loss = head.step(batch, noisy.data(), true, pool, o.ce_weight, o.ce_temperature);
     p.grad_norm = clip_grad_norm(head.params(), o.clip_norm > 0 ? o.clip_norm : 1e30, pool);
     p.lr = sched.at(step);
     opt.step(static_cast<float>(p.lr), pool);

@@ -5,8 +5,8 @@
 //   e   = embed(x_{j+1})                 target's embedding, frozen (not a parameter here)
 //   x   = fc(concat(e, f_j + noise))     fc [d, 2d] with bias
 //   out = decoder layer without input norm (train/decoder_block.h, input_norm = false)
-// Loss per counted position: SmoothL1(out, f_{j+1}) + ce_weight * softCE(softmax(lm_head f_{j+1}),
-// log_softmax(lm_head out)), lm_head frozen.
+// Loss per counted position: SmoothL1(out, f_{j+1}) + ce_weight * softCE(softmax(lm_head f_{j+1} /
+// T), log_softmax(lm_head out / T)), lm_head frozen; T = ce_temperature (1: EAGLE's loss).
 //
 // Batches: B windows of T head positions each, padded at the end with masked rows (attention is
 // causal, so padding after a sequence never reaches its real rows). Windows keep their absolute
@@ -78,7 +78,7 @@ class EagleHeadTrainer {
   // Forward over a batch (features noised by the caller if wanted); `pred` gets [B*T, d].
   // With backward, gradients are ADDED into the parameters' grads.
   HeadLoss step(const HeadBatch& batch, const float* features_in, bool backward, ThreadPool& pool,
-                float ce_weight = 0.1f);
+                float ce_weight = 0.1f, float ce_temperature = 1.0f);
   const std::vector<float>& prediction() const { return pred_; }
 
   // The published format: dir/config.json (target config, 1 layer, "bias": true) and
@@ -118,6 +118,9 @@ struct HeadTrainOptions {
   float weight_decay = 0.0f;
   double clip_norm = 0.5;  // global gradient norm clip (0 = off)
   float ce_weight = 0.1f;
+  // The soft loss compares softmax(logits / ce_temperature) of target and head: forward KL at the
+  // serving temperature the head is distilled for (train/lm_head_loss.h); 1 is EAGLE's loss.
+  float ce_temperature = 1.0f;
   uint64_t seed = 1;
 };
 

@@ -94,8 +94,12 @@ double lm_head_cross_entropy(const float* x, const int32_t* targets, const uint8
 
 double lm_head_soft_cross_entropy(const float* x, const float* teacher_x, const uint8_t* mask,
                                   int64_t M, const Matrix& W, const Matrix* WT, float* dx,
-                                  float* dW, float dloss, ThreadPool& pool, int64_t chunk_rows) {
+                                  float* dW, float dloss, ThreadPool& pool, int64_t chunk_rows,
+                                  float temperature) {
+  if (!(temperature > 0) || !std::isfinite(temperature))
+    fail("lm_head_soft_cross_entropy: temperature must be finite and > 0, got ", temperature);
   const int64_t V = W.rows, d = W.cols;
+  const float inv_t = 1.0f / temperature;
   std::vector<float> tx, tprobs;
   const auto teacher_chunk = [&](const int64_t* rows, int64_t r) {
     tx.resize(static_cast<size_t>(r * d));
@@ -103,11 +107,18 @@ double lm_head_soft_cross_entropy(const float* x, const float* teacher_x, const 
     for (int64_t i = 0; i < r; ++i)
       std::copy(teacher_x + rows[i] * d, teacher_x + (rows[i] + 1) * d, tx.data() + i * d);
     matmul(tx.data(), r, W, tprobs.data(), pool);
-    pool.parallel_for(r, [&](int64_t i) { softmax_inplace(tprobs.data() + i * V, V); });
+    pool.parallel_for(r, [&](int64_t i) {
+      float* row = tprobs.data() + i * V;
+      if (inv_t != 1.0f)
+        for (int64_t v = 0; v < V; ++v) row[v] *= inv_t;
+      softmax_inplace(row, V);
+    });
   };
   return fused("lm_head_soft_cross_entropy", x, mask, M, W, WT, dx, dW, dloss, pool, chunk_rows,
                teacher_chunk, [&](int64_t, int64_t i, float* lg, bool backward) {
                  const float* tp = tprobs.data() + i * V;
+                 if (inv_t != 1.0f)
+                   for (int64_t v = 0; v < V; ++v) lg[v] *= inv_t;
                  double ps = 0.0, psum = 0.0;
                  for (int64_t v = 0; v < V; ++v) {
                    ps += static_cast<double>(tp[v]) * lg[v];
@@ -115,8 +126,9 @@ double lm_head_soft_cross_entropy(const float* x, const float* teacher_x, const 
                  }
                  const double lse = softmax_inplace(lg, V);
                  if (backward) {
+                   // d/dlogit = (q_T * sum p - p_T) / T: the chain rule through logits / T.
                    const float pf = static_cast<float>(psum);
-                   for (int64_t v = 0; v < V; ++v) lg[v] = lg[v] * pf - tp[v];
+                   for (int64_t v = 0; v < V; ++v) lg[v] = (lg[v] * pf - tp[v]) * inv_t;
                  }
                  return lse * psum - ps;
                });

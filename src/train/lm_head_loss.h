@@ -23,11 +23,15 @@ double lm_head_cross_entropy(const float* x, const int32_t* targets, const uint8
                              const Matrix& W, const Matrix* WT, float* dx, float* dW, float dloss,
                              ThreadPool& pool, int64_t chunk_rows = 64);
 
-// Soft cross-entropy of softmax(x W^T) (student) against softmax(teacher_x W^T) (teacher, no
-// gradient): EAGLE's classification loss with teacher_x the target's true features.
+// Soft cross-entropy of softmax(x W^T / T) (student) against softmax(teacher_x W^T / T) (teacher,
+// no gradient): EAGLE's classification loss with teacher_x the target's true features. T
+// (temperature > 0) is the serving temperature the head is distilled for: up to the teacher's
+// entropy (constant) this is the forward KL(p_T || q_T) between the distributions that sampled
+// decoding at T compares (acceptance 1 - TV(p_T, q_T) >= 1 - sqrt(KL / 2), Pinsker). T = 1 is
+// EAGLE's loss.
 double lm_head_soft_cross_entropy(const float* x, const float* teacher_x, const uint8_t* mask,
                                   int64_t M, const Matrix& W, const Matrix* WT, float* dx,
-                                  float* dW, float dloss, ThreadPool& pool,
-                                  int64_t chunk_rows = 64);
+                                  float* dW, float dloss, ThreadPool& pool, int64_t chunk_rows = 64,
+                                  float temperature = 1.0f);
 
 }  // namespace eagle2::train

@@ -311,7 +311,7 @@ TEST(CliFlags, SemanticValueErrorsAreOneLineAndExitOne) {
 TEST(CliFlags, FlagSyntaxErrorsNameTheFlagAndExitTwo) {
   const std::string commands =
       "demo, generate, info, make-random, quantize, cost-curve, bench, train-lm, train-head, "
-      "draft-vocab, chat-template, tokenize, serve, bench-serve, perplexity, logprobs";
+      "draft-vocab, chat-template, tokenize, serve, bench-serve, perplexity, logprobs, acceptance";
   for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
            {"generate -m x --no-such-flag",
             "--no-such-flag: unknown flag (eagle2 generate --help lists them)"},

@@ -48,6 +48,12 @@ TEST(CliTrainEagle3, FlagErrors) {
       run_cli_split("train-head -m /x --prompts p --arch eagle3 --noise 0.2 -o /tmp/y");
   EXPECT_EQ(noise.err,
             "error: --noise, --noise-relative and --fc-identity apply to --arch eagle only\n");
+  for (const std::string flag : {"--ce-weight 0.5", "--ce-temperature 0.7"}) {
+    const CliRun ce =
+        run_cli_split("train-head -m /x --prompts p --arch eagle3 " + flag + " -o /tmp/y");
+    EXPECT_EQ(ce.err, "error: --ce-weight and --ce-temperature apply to --arch eagle only\n");
+  }
+  EXPECT_EQ(run_cli_split("train-head -m /x --prompts p --ce-temperature 0 -o /tmp/y").code, 2);
   const CliRun heads =
       run_cli_split("train-head -m /x --prompts p --arch eagle3 --heads 3 -o /tmp/y");
   EXPECT_EQ(heads.err, "error: --heads and --head-layers apply to --arch medusa and hydra only\n");

@@ -155,5 +155,42 @@ TEST(TrainGrad, LmHeadSoftCrossEntropyFused) {
   expect_grad(dW, numeric_grad(Wdd, Ls), "lm_head soft CE dW (student path)");
 }
 
+// Distilled for a serving temperature T: both distributions are softmax(logits / T), and the
+// gradient goes through the division (a missing 1/T fails the finite differences).
+TEST(TrainGrad, LmHeadSoftCrossEntropyAtAServingTemperature) {
+  std::mt19937 g(13);
+  ThreadPool pool(2);
+  const int64_t M = 5, d = 8, V = 11;
+  const std::vector<uint8_t> mask = {1, 1, 0, 1, 1};
+  Vec x = rnd(M * d, g, -2, 2), tx = rnd(M * d, g, -2, 2), W = rnd(V * d, g);
+  const Matrix Wm{DType::F32, V, d, W.data()};
+  for (const float T : {0.7f, 1.6f}) {
+    Vec dx(M * d, 0.0f), dW(V * d, 0.0f);
+    const double loss = lm_head_soft_cross_entropy(x.data(), tx.data(), mask.data(), M, Wm, nullptr,
+                                                   dx.data(), dW.data(), 0.5f, pool, 2, T);
+    DVec xd = to_d(x), Wdd = to_d(W);
+    const auto scaled = [&](DVec v) {
+      for (double& e : v) e /= T;
+      return v;
+    };
+    const DVec teacher = softmax_ref(scaled(linear_ref(to_d(tx), Wdd, nullptr, M, V, d)), M, V);
+    auto L = [&] {
+      return soft_ce_ref(scaled(linear_ref(xd, Wdd, nullptr, M, V, d)), teacher, mask, M, V);
+    };
+    EXPECT_NEAR(loss, L(), 1e-5) << "T " << T;
+    auto Ls = [&] { return 0.5 * L(); };
+    expect_grad(dx, numeric_grad(xd, Ls), "soft CE at T dx");
+    expect_grad(dW, numeric_grad(Wdd, Ls), "soft CE at T dW");
+  }
+  // T = 1 is EAGLE's loss, bit for bit.
+  EXPECT_EQ(lm_head_soft_cross_entropy(x.data(), tx.data(), mask.data(), M, Wm, nullptr, nullptr,
+                                       nullptr, 0.0f, pool, 2, 1.0f),
+            lm_head_soft_cross_entropy(x.data(), tx.data(), mask.data(), M, Wm, nullptr, nullptr,
+                                       nullptr, 0.0f, pool, 2));
+  EXPECT_THROW(lm_head_soft_cross_entropy(x.data(), tx.data(), mask.data(), M, Wm, nullptr, nullptr,
+                                          nullptr, 0.0f, pool, 2, 0.0f),
+               Error);
+}
+
 }  // namespace
 }  // namespace eagle2::train

@@ -21,6 +21,7 @@
 #include "tokenizer/tokenizer.h"
 #include "train/eagle_head_trainer.h"
 #include "train/head_data.h"
+#include "train/lm_head_loss.h"
 
 namespace eagle2 {
 namespace {
@@ -98,6 +99,28 @@ TEST(TrainHead, TrainingForwardEqualsExportedInferenceHead) {
   EXPECT_GT(diff, 0.0);           // really rounded
   EXPECT_LT(diff, 0.05 * scale);  // but still the same head
   EXPECT_THROW(head.save(dir16, DType::F16), eagle2::Error);
+}
+
+// --ce-temperature: the step's distribution loss is lm_head_soft_cross_entropy at that temperature
+// (whose gradient test_train_grad_losses checks) of the head's prediction against the target's
+// next features, weighted by ce_weight in the total.
+TEST(TrainHead, TheDistributionLossIsTakenAtTheServingTemperature) {
+  auto target = test::load_random_model("train-head-fwd", test::tiny_config());
+  ThreadPool pool(1);
+  EagleHeadTrainer head(*target, train::HeadInit{3, false});
+  randomize(head, 12, 0.3f);
+  const int64_t d = target->config().hidden_size, V = target->config().vocab_size, T = 9;
+  const HeadSequence s = random_sequence(T + 1, d, V, 6, 2.0f);
+  const HeadBatch b = train::make_batch({&s}, {0}, T, d);
+  const train::HeadLoss at1 = head.step(b, b.features.data(), false, pool, 0.1f, 1.0f);
+  const train::HeadLoss at06 = head.step(b, b.features.data(), false, pool, 0.3f, 0.6f);
+  const double want = train::lm_head_soft_cross_entropy(
+      head.prediction().data(), b.targets.data(), b.mask.data(), b.rows(), target->lm_head(),
+      nullptr, nullptr, nullptr, 0.0f, pool, 64, 0.6f);
+  EXPECT_NEAR(at06.soft_ce, want, 1e-9);
+  EXPECT_NE(at06.soft_ce, at1.soft_ce);
+  EXPECT_DOUBLE_EQ(at06.smooth_l1, at1.smooth_l1);
+  EXPECT_NEAR(at06.total, at06.smooth_l1 + 0.3 * at06.soft_ce, 1e-6);
 }
 
 double full_loss(EagleHeadTrainer& head, const HeadBatch& b, ThreadPool& pool) {

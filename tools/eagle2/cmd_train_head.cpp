@@ -47,7 +47,7 @@ struct TrainHeadFlags {
   std::string arch = "eagle";      // eagle, eagle3, medusa, hydra
   int heads = 4, head_layers = 1;  // medusa, hydra
   Eagle3Init eagle3;               // eagle3
-  bool lr_given = false, eagle_only_given = false, heads_only_given = false,
+  bool lr_given = false, eagle_only_given = false, ce_given = false, heads_only_given = false,
        eagle3_only_given = false;
 };
 
@@ -152,6 +152,8 @@ int run_train_head(TrainHeadFlags f) {
     fail("give either --prompts or --text, not both");
   if (f.arch != "eagle" && f.eagle_only_given)
     fail("--noise, --noise-relative and --fc-identity apply to --arch eagle only");
+  if (f.arch != "eagle" && f.ce_given)
+    fail("--ce-weight and --ce-temperature apply to --arch eagle only");
   if (f.arch != "medusa" && f.arch != "hydra" && f.heads_only_given)
     fail("--heads and --head-layers apply to --arch medusa and hydra only");
   if (f.arch != "eagle3" && f.eagle3_only_given)
@@ -340,6 +342,17 @@ Command add_train_head(CLI::App& app) {
   cmd->add_option("--noise", f->train.noise, "Uniform feature noise half-width")
       ->check(number_in(0, 1e6))
       ->each([f](const std::string&) { f->eagle_only_given = true; });
+  cmd->add_option("--ce-weight", f->train.ce_weight,
+                  "--arch eagle: weight of the distribution loss beside the feature regression "
+                  "(default 0.1 as EAGLE)")
+      ->check(number_in(0, 1e3))
+      ->each([f](const std::string&) { f->ce_given = true; });
+  cmd->add_option("--ce-temperature", f->train.ce_temperature,
+                  "--arch eagle: the distribution loss is the forward KL between the target's and "
+                  "the head's softmax(logits / T): distil for sampled decoding at T (default 1 as "
+                  "EAGLE)")
+      ->check(number_in(0, 100, /*min_exclusive=*/true))
+      ->each([f](const std::string&) { f->ce_given = true; });
   cmd->add_flag("--fc-identity", f->fc_identity,
                 "Start fc's feature half at the identity (default: nn.Linear's random init)")
       ->each([f](const std::string&) { f->eagle_only_given = true; });

@@ -31,6 +31,7 @@ Command add_serve(CLI::App& app);
 Command add_bench_serve(CLI::App& app);
 Command add_perplexity(CLI::App& app);
 Command add_logprobs(CLI::App& app);
+Command add_acceptance(CLI::App& app);
 
 // Flags shared by the commands that run a model.
 struct RunFlags {

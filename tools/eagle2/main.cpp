@@ -85,7 +85,8 @@ int main(int argc, char** argv) {
       add_demo(app),       add_generate(app),    add_info(app),          add_make_random(app),
       add_quantize(app),   add_cost_curve(app),  add_bench(app),         add_train_lm(app),
       add_train_head(app), add_draft_vocab(app), add_chat_template(app), add_tokenize(app),
-      add_serve(app),      add_bench_serve(app), add_perplexity(app),    add_logprobs(app)};
+      add_serve(app),      add_bench_serve(app), add_perplexity(app),    add_logprobs(app),
+      add_acceptance(app)};
 
   if (is_unknown_command(argc, argv, commands)) {
     print_error(std::string(argv[1]) + ": unknown command; give one of " + command_names(commands));

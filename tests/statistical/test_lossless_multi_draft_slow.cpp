@@ -1,0 +1,207 @@
+// Lossless sampling with several candidates per node drafted from q WITHOUT replacement
+// (verify_sampling_from_draft's recursive rule: SpecInfer's multi-candidate verification): the
+// first tokens follow the target's exact distribution, a second sibling is accepted often (the
+// point of a tree at T > 0), and each of four plausible mistakes fails the same chi-square test:
+// the next sibling's q left as it was (as if drawn with replacement), p left as it was after a
+// rejection (no residual), the bonus drawn from p instead of the residual, and q ignored.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <memory>
+#include <random>
+
+#include "model/batch.h"
+#include "sampling/position_random.h"
+#include "sampling/rng.h"
+#include "speculative/verify.h"
+#include "support/lossless_sampling.h"
+#include "support/random_models.h"
+#include "support/scripted_drafter.h"
+#include "support/shared_data.h"
+
+namespace eagle2 {
+namespace {
+
+enum class SiblingBreak { None, KeepQ, KeepP, BonusFromP, IgnoreQ };
+
+// verify_sampling_from_draft with one deliberate mistake (None: the library's rule itself).
+Verdict sibling_rule_variant(const DraftTree& tree, const float* logits, int64_t V,
+                             const SamplingParams& sp, uint64_t first, SiblingBreak how) {
+  if (how == SiblingBreak::None) return verify_sampled_tree(tree, logits, V, sp, first);
+  const auto children = children_of(tree);
+  const auto n = static_cast<size_t>(V);
+  Verdict v;
+  v.path.push_back(0);
+  for (uint64_t position = first;; ++position) {
+    const int32_t node = v.path.back();
+    Rng rng(position_word(sp.seed, position));
+    const Distribution p0 = process_logits(logits + node * V, V, sp);
+    Distribution p = p0;
+    const double* q0 = &tree.draft_q[static_cast<size_t>(node) * n];
+    std::vector<double> q(q0, q0 + n);
+    int32_t next = -1;
+    for (const int32_t c : children[static_cast<size_t>(node)]) {
+      const auto x = static_cast<size_t>(tree.tokens[c]);
+      const double u = rng.uniform();
+      if (how == SiblingBreak::IgnoreQ ? u < p.p[x] : q[x] > 0 && u * q[x] < p.p[x]) {
+        next = c;
+        break;
+      }
+      if (how != SiblingBreak::KeepP) {
+        double mass = 0;
+        for (size_t t = 0; t < n; ++t) mass += std::max(0.0, p.p[t] - q[t]);
+        if (mass > 0)
+          for (size_t t = 0; t < n; ++t) p.p[t] = std::max(0.0, p.p[t] - q[t]) / mass;
+      } else if (!p.remove_and_renormalize(static_cast<int32_t>(x))) {
+        p = p0;
+      }
+      if (how != SiblingBreak::KeepQ) {
+        const double rest = 1 - q[x];
+        q[x] = 0;
+        if (rest > 0)
+          for (double& qt : q) qt /= rest;
+      }
+    }
+    if (next < 0) {
+      v.bonus = sample(how == SiblingBreak::BonusFromP ? p0 : p, rng);
+      return v;
+    }
+    v.path.push_back(next);
+  }
+}
+
+// Trees sampled from a draft model's q (a random model of the target's vocabulary, processed with
+// the same settings): 3 children of the root and 2 of each of those, every sibling set drawn
+// without replacement, with q at every node in tree.draft_q. The draft's randomness is its own
+// (a generator per sample), independent of the verifier's position words. The q of each context
+// is computed once for all samples (cache).
+using QCache = std::map<std::vector<int32_t>, std::vector<double>>;
+// duplicate: the root's second child is a copy of its first (a token q_1 cannot draw, which the
+// rule must pass over).
+test::ScriptedDrafter::Script sampled_tree_script(LlamaModel& draft, const SamplingParams& sp,
+                                                  ThreadPool& pool, uint32_t seed,
+                                                  std::shared_ptr<QCache> cache,
+                                                  bool duplicate = false) {
+  auto rng = std::make_shared<std::mt19937_64>(seed);
+  return [&draft, sp, &pool, rng, cache, duplicate](const std::vector<int32_t>& history,
+                                                    int64_t max_tokens, DraftTree& tree) {
+    const int64_t V = draft.config().vocab_size;
+    auto q_at = [&](const std::vector<int32_t>& ctx) -> const std::vector<double>& {
+      auto it = cache->find(ctx);
+      if (it != cache->end()) return it->second;
+      KvCache kv = draft.make_cache(64);
+      ForwardResult f;
+      const int32_t last = static_cast<int32_t>(ctx.size() - 1);
+      draft.forward(Batch::causal(ctx, 0), kv, std::span(&last, 1), f, pool);
+      return (*cache)[ctx] = process_logits(f.logits.data(), V, sp).p;
+    };
+    std::vector<std::vector<int32_t>> contexts = {history};  // per node
+    auto draw_children = [&](int32_t node, int k) {
+      std::vector<double> q = q_at(contexts[static_cast<size_t>(node)]);
+      for (int c = 0; c < k && tree.size() < max_tokens; ++c) {
+        double mass = 0;
+        for (double x : q) mass += x;
+        if (!(mass > 0)) return;
+        std::uniform_real_distribution<double> u(0.0, mass);
+        const double r = u(*rng);
+        int32_t t = 0;
+        for (double acc = q[0]; acc <= r && t + 1 < V; acc += q[static_cast<size_t>(++t)]) {
+        }
+        while (q[static_cast<size_t>(t)] <= 0) --t;  // rounding at the top end
+        q[static_cast<size_t>(t)] = 0;               // without replacement
+        tree.add(t, node, tree.values[static_cast<size_t>(node)] - 1.0f);
+        contexts.push_back(contexts[static_cast<size_t>(node)]);
+        contexts.back().push_back(t);
+        if (duplicate && node == 0 && c == 0 && tree.size() < max_tokens) {
+          tree.add(t, 0, tree.values[0] - 1.0f);  // the first child again, as the second
+          contexts.push_back(contexts.back());
+        }
+      }
+    };
+    draw_children(0, 3);
+    const auto first_level = static_cast<int32_t>(tree.size());
+    for (int32_t node = 1; node < first_level; ++node) draw_children(node, 2);
+    tree.draft_q_vocab = V;
+    tree.draft_q.clear();
+    for (const auto& ctx : contexts) {
+      const std::vector<double>& q = q_at(ctx);
+      tree.draft_q.insert(tree.draft_q.end(), q.begin(), q.end());
+    }
+  };
+}
+
+TEST(LosslessMultiDraft, SiblingsSampledWithoutReplacementFromQ) {
+  auto target = test::small_vocab_model();
+  LlamaConfig cfg = test::tiny_config();
+  cfg.vocab_size = 5;
+  cfg.num_layers = 1;
+  auto draft = test::load_random_model("lossless-draft", cfg, DType::F32, 57, 0.5f);
+  ThreadPool pool(1);
+  const int64_t n = test::scaled(12000);
+  const SamplingParams sp{0.9f, 0, 1.0f, 0};
+  const auto exact = test::exact_distribution(*target, sp, pool);
+  auto cache = std::make_shared<QCache>();
+  auto make = [&](uint32_t seed) {
+    return std::make_unique<test::ScriptedDrafter>(
+        sampled_tree_script(*draft, sp, pool, seed, cache));
+  };
+  for (const auto& [name, how] : {std::pair{"recursive rule", SiblingBreak::None},
+                                  std::pair{"q kept after a rejection", SiblingBreak::KeepQ},
+                                  std::pair{"p kept after a rejection", SiblingBreak::KeepP},
+                                  std::pair{"bonus from p", SiblingBreak::BonusFromP},
+                                  std::pair{"q ignored", SiblingBreak::IgnoreQ}}) {
+    SCOPED_TRACE(name);
+    int64_t later_sibling = 0;  // cycles that accepted a root child other than the first
+    // The mistakes fail by a wide margin (chi-square 20-2000 times the threshold at n): a quarter
+    // of the samples keeps the suite's time down.
+    const int64_t samples = how == SiblingBreak::None ? n : std::max<int64_t>(1, n / 4);
+    const test::Outcome o = test::run_speculative(
+        *target, sp, samples, make,
+        [how, &later_sibling](const DraftTree& t, const float* l, int64_t V,
+                              const SamplingParams& p, uint64_t f) {
+          const Verdict v = sibling_rule_variant(t, l, V, p, f, how);
+          if (v.path.size() > 1 && v.path[1] != 1) ++later_sibling;
+          return v;
+        },
+        pool);
+    const test::ChiSquare c = test::chi_square(exact, o.counts, samples);
+    std::printf("%s: chi2 %.1f (threshold %.1f, df %d), later sibling accepted in %lld cycles\n",
+                name, c.stat, c.threshold, c.df, static_cast<long long>(later_sibling));
+    if (how == SiblingBreak::None) {
+      EXPECT_LT(c.stat, c.threshold) << "df " << c.df;
+      EXPECT_GT(o.all_rejected, n / 40) << "rejections were not exercised";
+      EXPECT_GT(later_sibling, n / 40) << "later siblings were not exercised";
+    } else if (test::test_scale() >= 1.0) {
+      EXPECT_GT(c.stat, c.threshold) << name << " passed the test (df " << c.df << ")";
+    }
+  }
+}
+
+// A duplicate sibling (the root's first child again, as its second): q_1 gives it no probability,
+// so the rule passes over it; treating it as a rejection (p replaced by its residual against q_1
+// once more) skews the first token's distribution, which this test catches.
+TEST(LosslessMultiDraft, ADuplicateSiblingIsPassedOver) {
+  auto target = test::small_vocab_model();
+  LlamaConfig cfg = test::tiny_config();
+  cfg.vocab_size = 5;
+  cfg.num_layers = 1;
+  auto draft = test::load_random_model("lossless-draft-dup", cfg, DType::F32, 57, 0.5f);
+  ThreadPool pool(1);
+  const int64_t n = test::scaled(6000);
+  const SamplingParams sp{0.9f, 0, 1.0f, 0};
+  const auto exact = test::exact_distribution(*target, sp, pool);
+  auto cache = std::make_shared<QCache>();
+  auto make = [&](uint32_t seed) {
+    return std::make_unique<test::ScriptedDrafter>(
+        sampled_tree_script(*draft, sp, pool, seed, cache, /*duplicate=*/true));
+  };
+  const test::Outcome o = test::run_speculative(*target, sp, n, make, verify_sampled_tree, pool);
+  const test::ChiSquare c = test::chi_square(exact, o.counts, n);
+  std::printf("duplicate sibling: chi2 %.1f (threshold %.1f, df %d)\n", c.stat, c.threshold, c.df);
+  EXPECT_LT(c.stat, c.threshold) << "df " << c.df;
+  EXPECT_GT(o.all_rejected, n / 40) << "rejections were not exercised";
+}
+
+}  // namespace
+}  // namespace eagle2
