@@ -110,7 +110,7 @@ struct SchedulerOptions {
 class Scheduler {
  public:
   // head: may be null (then only the specs without a head are served: "plain", "none", "lookup",
-  // "lookahead"); cost: needed by
+  // "lookahead", "suffix"); cost: needed by
   // dynamic:auto specs and by the batch-wide tree budget. All must outlive the scheduler. The KV
   // memory holds `parallel` full contexts, so an admitted request never waits for memory.
   Scheduler(api::Model& model, api::Head* head, api::Threads& threads, const api::VerifyCost* cost,
