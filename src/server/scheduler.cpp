@@ -100,6 +100,7 @@ Scheduler::Scheduler(api::Model& model, api::Head* head, api::Threads& threads,
                         std::to_string(context_blocks) + " blocks)");
   engine_ = std::make_unique<api::Engine>(model_, pool_blocks_ * block_tokens, options_.context,
                                           threads_, cost_);
+  if (options_.suffix_index_bytes > 0) engine_->share_suffix_index(options_.suffix_index_bytes);
   metrics_.kv_blocks(engine_->kv_blocks_used(), engine_->kv_blocks_total());
   thread_ = std::thread([this] { loop(); });
 }

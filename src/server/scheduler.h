@@ -105,6 +105,9 @@ struct SchedulerOptions {
   // admitted ones left of both; one that could never fit is refused at submit().
   int64_t kv_budget_bytes = 0;
   int64_t kv_block_bytes = 0;  // bytes of one pool block (with kv_budget_bytes)
+  // --suffix-scope server: bytes of the server-wide suffix index (api::Engine::share_suffix_index);
+  // 0 (--suffix-scope request) = none.
+  int64_t suffix_index_bytes = 0;
 };
 
 class Scheduler {

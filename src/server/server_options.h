@@ -62,6 +62,11 @@ struct ServerOptions {
                                // lookahead rows (W + G) * (N - 1), suffix T)
   int max_draft_depth = 32;    // draft levels (chain, lookup, suffix and dynamic D, static path)
   int max_draft_top_k = 16;    // dynamic K
+  // Suffix drafters index their own request ("request") or also every request's recent output
+  // ("server": one index of at most suffix_memory bytes, oldest outputs evicted first;
+  // docs/SPECULATIVE.md "Suffix decoding" says what it exposes through timing).
+  std::string suffix_scope = "request";
+  int64_t suffix_memory = int64_t{64} << 20;
   // Bytes of KV memory all requests together may use: the target's shared pool and the admitted
   // requests' drafter caches (docs/SERVER.md "Memory"). 0: --parallel whole contexts and as many
   // caches of the default drafter.

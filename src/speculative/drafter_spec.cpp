@@ -325,7 +325,9 @@ std::unique_ptr<Drafter> make_drafter(const DrafterSpec& spec, EagleHead* head, 
   // D levels after the first = D + 1 draft tokens, as for a chain.
   if (spec.kind == "lookup") return std::make_unique<LookupDrafter>(3, 1, spec.lookup_depth + 1);
   if (spec.kind == "lookahead") return std::make_unique<LookaheadDrafter>(spec.lookahead);
-  if (spec.kind == "suffix") return std::make_unique<SuffixDrafter>(spec.suffix);
+  if (spec.kind == "suffix")
+    return std::make_unique<SuffixDrafter>(spec.suffix, SuffixParams::kMaxNodes,
+                                           policies.suffix_index());
   if (spec.kind == "plain") return nullptr;
   if (spec.kind == "sps") return make_sps_drafter(spec, pool, ctx, policies.assets());
   if (spec.kind == "medusa" || spec.kind == "hydra")

@@ -5,6 +5,7 @@
 #include <queue>
 
 #include "core/error.h"
+#include "speculative/shared_suffix_index.h"
 
 namespace eagle2 {
 
@@ -66,13 +67,34 @@ int64_t grow_suffix_tree(const SuffixIndex& index, int32_t matched, int64_t budg
   return added;
 }
 
-SuffixDrafter::SuffixDrafter(const SuffixParams& params, int64_t max_nodes)
-    : p_((params.validate("suffix drafter"), params)), index_(params.index_depth(), max_nodes) {}
+SuffixDrafter::SuffixDrafter(const SuffixParams& params, int64_t max_nodes,
+                             std::shared_ptr<SharedSuffixIndex> shared)
+    : p_((params.validate("suffix drafter"), params)),
+      index_(params.index_depth(), max_nodes),
+      shared_(std::move(shared)) {}
+
+SuffixDrafter::~SuffixDrafter() {
+  publish();
+}
+
+// What the target generated is worth sharing whether the generation ended, failed or was
+// cancelled (every token of it was verified). A failure to publish loses a document, never the
+// request: it is swallowed.
+void SuffixDrafter::publish() noexcept {
+  if (!shared_ || output_.empty()) return;
+  try {
+    shared_->publish(output_);
+  } catch (...) {
+  }
+  output_.clear();
+}
 
 void SuffixDrafter::begin(std::span<const int32_t> context, const float*, int32_t root) {
+  publish();
   index_.clear();
   index_.append(context);
   index_.append(root);
+  if (shared_) output_.assign(1, root);
 }
 
 void SuffixDrafter::draft(int64_t max_tokens, DraftTree& tree) {
@@ -84,21 +106,48 @@ void SuffixDrafter::draft(int64_t max_tokens, DraftTree& tree) {
   // The longest context with a continuation: its node has children (earlier occurrences went on).
   const int longest =
       std::min<int>({SuffixParams::kMaxMatch, index_.depth() - 1, static_cast<int>(text.size())});
-  for (int p = longest; p >= 1; --p) {
-    const int32_t node = index_.suffix_node(p);
-    if (!index_.has_children(node)) continue;
-    last_match_ = p;
-    const int64_t budget =
-        std::min<int64_t>(room, int64_t{SuffixParams::kTokensPerMatchedToken} * p);
-    grow_suffix_tree(index_, node, budget, p_.depth + 1, p_.min_percent / 100.0, tree);
-    return;
+  int32_t own = -1;
+  int p = longest;
+  for (; p >= 1; --p)
+    if (index_.has_children(own = index_.suffix_node(p))) break;
+  auto budget = [&](int match) {
+    return std::min<int64_t>(room, int64_t{SuffixParams::kTokensPerMatchedToken} * match);
+  };
+  const double floor = p_.min_percent / 100.0;
+  last_from_shared_ = false;
+  if (shared_) {
+    // Only a longer match than the request's own: shorter ones would be drafted from it anyway.
+    shared_tree_.reset(text.back());
+    const int from_shared = shared_->draft(text.last(static_cast<size_t>(longest)), longest,
+                                           budget(longest), p_.depth + 1, floor, shared_tree_);
+    if (from_shared > p) {
+      // Grown with the longest match's budget: trimmed to this match's (best-first order keeps
+      // every prefix a tree).
+      const auto keep = static_cast<size_t>(budget(from_shared) + 1);
+      for (auto* v : {&shared_tree_.tokens, &shared_tree_.parents, &shared_tree_.ranks})
+        if (v->size() > keep) v->resize(keep);
+      for (auto* v : {&shared_tree_.values, &shared_tree_.logps})
+        if (v->size() > keep) v->resize(keep);
+      std::swap(tree, shared_tree_);
+      last_match_ = from_shared;
+      last_from_shared_ = true;
+      return;
+    }
   }
+  if (p < 1) return;
+  last_match_ = p;
+  grow_suffix_tree(index_, own, budget(p), p_.depth + 1, floor, tree);
 }
 
 void SuffixDrafter::accept(const DraftTree& tree, std::span<const int32_t> path, const float*,
                            int32_t bonus) {
-  for (size_t j = 1; j < path.size(); ++j) index_.append(tree.tokens[static_cast<size_t>(path[j])]);
+  for (size_t j = 1; j < path.size(); ++j) {
+    const int32_t t = tree.tokens[static_cast<size_t>(path[j])];
+    index_.append(t);
+    if (shared_) output_.push_back(t);
+  }
   index_.append(bonus);
+  if (shared_) output_.push_back(bonus);
 }
 
 }  // namespace eagle2

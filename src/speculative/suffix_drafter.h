@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -49,10 +50,19 @@ struct SuffixParams {
 int64_t grow_suffix_tree(const SuffixIndex& index, int32_t matched, int64_t budget, int levels,
                          double min_frequency, DraftTree& tree);
 
+class SharedSuffixIndex;
+
+// With a server-wide index (`shared`, --suffix-scope server), each cycle drafts from whichever
+// index matches the longer context (the request's own on a tie), and each generation's output is
+// published to the shared index when the next generation begins or the drafter goes.
 class SuffixDrafter : public Drafter {
  public:
   explicit SuffixDrafter(const SuffixParams& params = {},
-                         int64_t max_nodes = SuffixParams::kMaxNodes);
+                         int64_t max_nodes = SuffixParams::kMaxNodes,
+                         std::shared_ptr<SharedSuffixIndex> shared = nullptr);
+  ~SuffixDrafter() override;
+  SuffixDrafter(const SuffixDrafter&) = delete;
+  SuffixDrafter& operator=(const SuffixDrafter&) = delete;
   std::string name() const override { return "suffix"; }
   void begin(std::span<const int32_t> context, const float* features, int32_t root) override;
   void draft(int64_t max_tokens, DraftTree& tree) override;
@@ -60,13 +70,21 @@ class SuffixDrafter : public Drafter {
               int32_t bonus) override;
 
   const SuffixIndex& index() const { return index_; }
-  // The last draft's match length (0: no context with a continuation, the root alone).
+  // The last draft's match length (0: no context with a continuation, the root alone), and
+  // whether it came from the server-wide index.
   int last_match() const { return last_match_; }
+  bool last_from_shared() const { return last_from_shared_; }
 
  private:
+  void publish() noexcept;
+
   SuffixParams p_;
   SuffixIndex index_;  // the prompt and the output so far, the root last
+  std::shared_ptr<SharedSuffixIndex> shared_;
+  std::vector<int32_t> output_;  // this generation's tokens, the root first (with shared_ only)
+  DraftTree shared_tree_;
   int last_match_ = 0;
+  bool last_from_shared_ = false;
 };
 
 }  // namespace eagle2

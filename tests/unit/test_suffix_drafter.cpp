@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "speculative/shared_suffix_index.h"
 #include "speculative/suffix_drafter.h"
 #include "speculative/suffix_index.h"
 #include "support/errors.h"
@@ -211,6 +212,74 @@ TEST(SuffixDrafter, CappedIndexKeepsDrafting) {
   // The cycle of 7, certain: a chain of D + 1 = 4 levels.
   EXPECT_EQ(tree.tokens, (std::vector<int32_t>{100 + 30 % 7, 100 + 31 % 7, 100 + 32 % 7,
                                                100 + 33 % 7, 100 + 34 % 7}));
+}
+
+// The server-wide index: outputs published, the oldest evicted exactly when the cap is reached, the
+// trie never past it however long the stream of outputs.
+TEST(SharedSuffixIndex, EvictsTheOldestOutputsWithinItsCap) {
+  SharedSuffixIndex shared(SharedSuffixIndex::kMinBytes);  // 13107 nodes
+  const int64_t cap = shared.max_nodes();
+  std::mt19937 rng(3);
+  std::vector<int32_t> first;
+  for (int d = 0; d < 200; ++d) {
+    std::vector<int32_t> doc;
+    for (int i = 0; i < 60; ++i) doc.push_back(static_cast<int32_t>(rng() % 3000));
+    if (d == 0) first = doc;
+    shared.publish(doc);
+    ASSERT_LE(shared.nodes(), cap) << "after " << d + 1 << " outputs";
+  }
+  EXPECT_GT(shared.evictions(), 100);
+  EXPECT_EQ(shared.documents() + shared.evictions(), 200);
+  DraftTree tree;
+  tree.reset(0);
+  // The first output was evicted: its text drafts nothing; the last one's does.
+  EXPECT_EQ(shared.draft(std::span(first).first(8), 8, 4, 4, 0.0, tree), 0);
+  EXPECT_EQ(tree.size(), 1);
+  // A document longer than half the cap keeps its last tokens.
+  std::vector<int32_t> huge(20000);
+  for (size_t i = 0; i < huge.size(); ++i) huge[i] = static_cast<int32_t>(10000 + i);
+  shared.publish(huge);
+  EXPECT_LE(shared.nodes(), cap);
+  EXPECT_EQ(shared.draft(std::vector<int32_t>{10000 + 19990}, 8, 4, 4, 0.0, tree), 1);
+  EXPECT_EQ(tree.tokens,
+            (std::vector<int32_t>{0, 10000 + 19991, 10000 + 19992, 10000 + 19993, 10000 + 19994}));
+  tree.reset(0);
+  EXPECT_EQ(shared.draft(std::vector<int32_t>{10000 + 5}, 8, 4, 4, 0.0, tree), 0);
+  EXPECT_EQ(error_of([] { SharedSuffixIndex(1000); }),
+            "server-wide suffix index: memory must be in [1 MiB, 64 GiB] (got 1000 bytes)");
+}
+
+// A request drafts what an earlier request wrote (published when its drafter goes), when that
+// matches a longer context than its own text does.
+TEST(SuffixDrafter, DraftsFromOtherRequestsOutputs) {
+  auto shared = std::make_shared<SharedSuffixIndex>(SharedSuffixIndex::kMinBytes);
+  {
+    SuffixDrafter first(SuffixParams{}, SuffixParams::kMaxNodes, shared);
+    first.begin(std::vector<int32_t>{1, 2}, nullptr, 50);
+    DraftTree tree;
+    first.draft(64, tree);
+    first.accept(tree, std::vector<int32_t>{0}, nullptr, 51);
+    for (int32_t t = 52; t < 60; ++t) {
+      first.draft(64, tree);
+      first.accept(tree, std::vector<int32_t>{0}, nullptr, t);
+    }
+  }  // its output 50..59 is published now
+  EXPECT_EQ(shared->documents(), 1);
+  SuffixDrafter second(SuffixParams{}, SuffixParams::kMaxNodes, shared);
+  second.begin(std::vector<int32_t>{7, 50, 51, 52}, nullptr, 53);
+  DraftTree tree;
+  second.draft(64, tree);
+  EXPECT_TRUE(second.last_from_shared());
+  EXPECT_EQ(second.last_match(), 4);  // "50 51 52 53"
+  EXPECT_EQ(tree.tokens, (std::vector<int32_t>{53, 54, 55, 56, 57, 58, 59}));
+  // Its own text wins when it matches as long a context: "7 50" repeated.
+  second.accept(tree, std::vector<int32_t>{0}, nullptr, 7);
+  second.draft(64, tree);
+  EXPECT_FALSE(second.last_from_shared());
+  EXPECT_EQ(tree.tokens, (std::vector<int32_t>{7, 50, 51}));
+  // Outputs are published, prompts are not: "1 2" drafts nothing from the shared index.
+  tree.reset(0);
+  EXPECT_EQ(shared->draft(std::vector<int32_t>{1}, 8, 4, 4, 0.0, tree), 0);
 }
 
 TEST(SuffixDrafter, RejectsBadParams) {
