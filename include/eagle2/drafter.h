@@ -48,8 +48,8 @@ struct LookaheadParams {
 
 // Suffix decoding's parameters (the spec's T:D:P).
 struct SuffixParams {
-  int tokens = 16;       // T: tree tokens, root included, at most 1024
-  int depth = 15;        // D: draft levels after the first, at most 63
+  int tokens = 8;        // T: tree tokens, root included, at most 1024
+  int depth = 7;         // D: draft levels after the first, at most 63
   int min_percent = 10;  // P: nodes whose path frequency is below P % are not drafted
 };
 

@@ -25,8 +25,11 @@ namespace eagle2 {
 
 // The spec's suffix[:T[:D[:P]]].
 struct SuffixParams {
-  int tokens = 16;       // T: tree tokens, root included, in [1, kMaxTreeTokens]
-  int depth = 15;        // D: draft levels after the first (D + 1 levels), in [0, kMaxDepth]
+  // T = 8 and D = 7 by default: on the 2-core CPU a forward of 16 rows costs about twice one of 8,
+  // and suffix:8:7:10 beat suffix:16:15:10 on HumanEval and matched it on code edits
+  // (docs/SPECULATIVE.md "Suffix decoding").
+  int tokens = 8;        // T: tree tokens, root included, in [1, kMaxTreeTokens]
+  int depth = 7;         // D: draft levels after the first (D + 1 levels), in [0, kMaxDepth]
   int min_percent = 10;  // P: a node is drafted when its path's frequency is >= P %, in [0, 100]
   static constexpr int kMaxTreeTokens = 1024;
   static constexpr int kMaxDepth = 63;

@@ -240,13 +240,13 @@ TEST(DrafterSpec, LookaheadRoundTrips) {
 
 // suffix[:T[:D[:P]]]: the defaults written out, each number its field, equality over all three.
 TEST(DrafterSpec, SuffixForms) {
-  EXPECT_EQ(parse_drafter_spec("suffix").to_string(), "suffix:16:15:10");
+  EXPECT_EQ(parse_drafter_spec("suffix").to_string(), "suffix:8:7:10");
   const DrafterSpec s = parse_drafter_spec("suffix:24:7:30");
   EXPECT_EQ(s.suffix.tokens, 24);
   EXPECT_EQ(s.suffix.depth, 7);
   EXPECT_EQ(s.suffix.min_percent, 30);
   EXPECT_FALSE(s.needs_head());
-  EXPECT_EQ(parse_drafter_spec("suffix:8").suffix.depth, 15);  // later numbers keep defaults
+  EXPECT_EQ(parse_drafter_spec("suffix:8").suffix.depth, 7);  // later numbers keep defaults
   EXPECT_EQ(parse_drafter_spec("suffix:8:3").suffix.min_percent, 10);
   EXPECT_FALSE(parse_drafter_spec("suffix:8:3:10") == parse_drafter_spec("suffix:8:3:11"));
   EXPECT_FALSE(parse_drafter_spec("suffix:8:3:10") == parse_drafter_spec("suffix:8:4:10"));
@@ -273,8 +273,8 @@ TEST(DrafterSpec, SuffixHostileSpecs) {
             "drafter 'suffix:99999999999': '99999999999' is not a non-negative integer");
   const std::string range = "': suffix needs T in [1, 1024], D in [0, 63] and P in [0, 100]";
   for (const auto& [text, got] : std::vector<std::pair<std::string, std::string>>{
-           {"suffix:0", "T = 0, D = 15, P = 10"},
-           {"suffix:1025", "T = 1025, D = 15, P = 10"},
+           {"suffix:0", "T = 0, D = 7, P = 10"},
+           {"suffix:1025", "T = 1025, D = 7, P = 10"},
            {"suffix:8:64", "T = 8, D = 64, P = 10"},
            {"suffix:8:2:101", "T = 8, D = 2, P = 101"},
            {"suffix:2147483647:2147483647:2147483647",

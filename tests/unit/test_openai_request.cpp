@@ -201,7 +201,7 @@ TEST(OpenAiRequest, DrafterSizesWithinTheServersLimits) {
       {"static:[[4]]", "--max-draft-top-k"},
       {"lookahead:5:3:6", "--max-draft-tokens"},  // (5 + 6) * 2 = 22 rows
       {"lookahead:2:8:0", "--max-draft-depth"},
-      {"suffix", "--max-draft-depth"},  // D = 15
+      {"suffix", "--max-draft-depth"},  // D = 7
       {"suffix:21:6", "--max-draft-tokens"},
       {"suffix:20:7", "--max-draft-depth"},
   };
