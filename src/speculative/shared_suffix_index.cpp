@@ -18,22 +18,37 @@ int64_t nodes_for(int64_t max_bytes) {
 }  // namespace
 
 SharedSuffixIndex::SharedSuffixIndex(int64_t max_bytes)
-    : max_nodes_(nodes_for(max_bytes)), index_(kDepth, max_nodes_) {}
+    : max_bytes_(max_bytes), max_nodes_(nodes_for(max_bytes)), index_(kDepth, max_nodes_) {}
+
+int64_t SharedSuffixIndex::bytes_locked() const {
+  return index_.nodes() * SuffixIndex::kApproxNodeBytes + document_tokens_ * 4 +
+         static_cast<int64_t>(documents_.size()) * kDocumentBytes;
+}
 
 void SharedSuffixIndex::publish(std::span<const int32_t> tokens) {
   if (tokens.empty()) return;
   // At most half the cap for one document (its last tokens), so that it always fits once older
   // documents are gone, and one long answer cannot flush everything else.
-  const auto keep = static_cast<size_t>(std::max<int64_t>(1, max_nodes_ / (2 * kDepth)));
+  constexpr int64_t per_token = kDepth * SuffixIndex::kApproxNodeBytes + 4;  // at most
+  const auto keep = static_cast<size_t>(std::max<int64_t>(1, max_bytes_ / (2 * per_token)));
   if (tokens.size() > keep) tokens = tokens.last(keep);
+  const int64_t need = static_cast<int64_t>(tokens.size()) * per_token + kDocumentBytes;
   std::lock_guard lock(mutex_);
+  while (!documents_.empty() && bytes_locked() + need > max_bytes_) {
+    index_.remove(documents_.front());
+    document_tokens_ -= static_cast<int64_t>(documents_.front().size());
+    documents_.pop_front();
+    ++evictions_;
+  }
   while (!index_.add(tokens)) {
     if (documents_.empty()) fail("server-wide suffix index: a document does not fit (internal)");
     index_.remove(documents_.front());
+    document_tokens_ -= static_cast<int64_t>(documents_.front().size());
     documents_.pop_front();
     ++evictions_;
   }
   documents_.emplace_back(tokens.begin(), tokens.end());
+  document_tokens_ += static_cast<int64_t>(tokens.size());
 }
 
 int SharedSuffixIndex::draft(std::span<const int32_t> text, int max_match, int64_t budget,
@@ -57,6 +72,11 @@ int64_t SharedSuffixIndex::documents() const {
 int64_t SharedSuffixIndex::nodes() const {
   std::lock_guard lock(mutex_);
   return index_.nodes();
+}
+
+int64_t SharedSuffixIndex::bytes() const {
+  std::lock_guard lock(mutex_);
+  return bytes_locked();
 }
 
 int64_t SharedSuffixIndex::evictions() const {

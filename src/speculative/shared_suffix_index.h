@@ -1,15 +1,19 @@
 // The server-wide suffix index (`eagle2 serve --suffix-scope server`, docs/SPECULATIVE.md "Suffix
 // decoding"): the outputs of recent requests, each a document of a SuffixIndex, so that a suffix
 // drafter also drafts what other requests wrote (agents repeat earlier answers and tool calls).
-// Bounded: at most max_bytes of trie (SuffixIndex::kApproxNodeBytes a node); a new document
-// evicts the oldest ones, exactly (their counts go out again), until it fits; a document longer
-// than half the cap keeps its last tokens. Thread-safe (one mutex): the scheduler thread drafts
+// Bounded: at most max_bytes in all, counting the trie (SuffixIndex::kApproxNodeBytes a node) and
+// the kept copies of the documents (4 bytes a token, kDocumentBytes each), so that the same output
+// published again and again (no new nodes) still evicts; a new document evicts the oldest ones,
+// exactly (their counts go out again), until it fits; a document longer than half the cap keeps
+// its last tokens. Thread-safe (one mutex): the scheduler thread drafts
 // and publishes, and nothing else needs to wait on it.
 //
-// What it exposes: a request never sees another's text (every drafted token is verified by the
-// target, so the response is the one plain decoding gives), but how fast its tokens come says
-// whether text like its own was generated recently for someone. Use the request scope (the
-// default) where that matters.
+// What it exposes: a response's tokens are the ones plain decoding gives (every drafted token is
+// verified), but how many of them were drafted says whether text like it was generated recently
+// for someone: through timing, and through the response's own acceptance figures (the per-token
+// "drafted" flags of x_eagle2.tokens, usage.target_forwards and usage.tau), which the server does
+// not yet mask for suffix requests under the server scope (a membership probe). Use the request
+// scope (the default) wherever requests come from users who must not learn about each other.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +33,7 @@ class SharedSuffixIndex {
   // levels under it.
   static constexpr int kDepth = 25;
   static constexpr int64_t kMinBytes = int64_t{1} << 20;
+  static constexpr int64_t kDocumentBytes = 64;  // a kept document's own overhead, about
   // Error unless max_bytes is in [1 MiB, 64 GiB].
   explicit SharedSuffixIndex(int64_t max_bytes);
 
@@ -45,10 +50,15 @@ class SharedSuffixIndex {
   int64_t documents() const;
   int64_t nodes() const;
   int64_t evictions() const;
+  int64_t bytes() const;  // what the budget counts now
   int64_t max_nodes() const { return max_nodes_; }
 
  private:
+  int64_t bytes_locked() const;
+
+  int64_t max_bytes_;
   int64_t max_nodes_;
+  int64_t document_tokens_ = 0;
   mutable std::mutex mutex_;
   SuffixIndex index_;
   std::deque<std::vector<int32_t>> documents_;  // oldest first

@@ -6,9 +6,11 @@
 // probability of its path: the product of count(child) / sum of its siblings' counts along it.
 // The tree adapts to how confident the match is: nodes below P % are not drafted, and a match of
 // p tokens drafts at most kTokensPerMatchedToken * p nodes (one earlier occurrence of a short
-// context says little; a long one says much). The proposals are deterministic, so verification
-// is exact at every temperature (position-keyed sampling, verify.h); siblings appear most
-// frequent first, the order in which sampling verification tries them.
+// context says little; a long one says much). Verification stays exact at every temperature
+// because position-keyed sampling (verify.h) emits plain sampling's token at each position
+// whatever the tree holds; under the server scope a tree also depends on other requests'
+// outputs, which changes what is accepted, never what is emitted. Siblings appear most frequent
+// first, the order in which sampling verification tries them.
 // docs/SPECULATIVE.md "Suffix decoding" has the parameters, the memory bound and the results.
 #pragma once
 

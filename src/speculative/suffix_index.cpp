@@ -39,7 +39,8 @@ int32_t SuffixIndex::child_or_new(int32_t parent, int32_t token) {
   }
   Node& n = nodes_[static_cast<size_t>(id)];
   Node& p = nodes_[static_cast<size_t>(parent)];
-  n = Node{token, parent, -1, p.first_child, 0, p.depth + 1};
+  n = Node{token, parent, -1, p.first_child, -1, 0, p.depth + 1};
+  if (p.first_child >= 0) nodes_[static_cast<size_t>(p.first_child)].prev_sibling = id;
   p.first_child = id;
   it->second = id;
   return id;
@@ -48,14 +49,12 @@ int32_t SuffixIndex::child_or_new(int32_t parent, int32_t token) {
 void SuffixIndex::unlink(int32_t node) {
   const Node n = nodes_[static_cast<size_t>(node)];
   Node& p = nodes_[static_cast<size_t>(n.parent)];
-  if (p.first_child == node) {
+  if (n.prev_sibling >= 0)
+    nodes_[static_cast<size_t>(n.prev_sibling)].next_sibling = n.next_sibling;
+  else
     p.first_child = n.next_sibling;
-  } else {
-    int32_t c = p.first_child;
-    while (nodes_[static_cast<size_t>(c)].next_sibling != node)
-      c = nodes_[static_cast<size_t>(c)].next_sibling;
-    nodes_[static_cast<size_t>(c)].next_sibling = n.next_sibling;
-  }
+  if (n.next_sibling >= 0)
+    nodes_[static_cast<size_t>(n.next_sibling)].prev_sibling = n.prev_sibling;
   edges_.erase(key(n.parent, n.token));
   nodes_[static_cast<size_t>(node)] = Node{};
   free_.push_back(node);
@@ -64,17 +63,16 @@ void SuffixIndex::unlink(int32_t node) {
 void SuffixIndex::append(int32_t token) {
   // Each appended token adds at most `depth` nodes (one per suffix it ends).
   if (nodes() + depth_ > max_nodes_) reindex_recent();
-  std::vector<int32_t> next;
-  next.reserve(static_cast<size_t>(depth_));
+  next_active_.clear();
   auto extend = [&](int32_t from) {
     const int32_t c = child_or_new(from, token);
     ++nodes_[static_cast<size_t>(c)].count;
-    next.push_back(c);
+    next_active_.push_back(c);
   };
   extend(kRoot);
   for (const int32_t a : active_)
     if (nodes_[static_cast<size_t>(a)].depth < depth_) extend(a);
-  active_ = std::move(next);
+  active_.swap(next_active_);
   text_.push_back(token);
 }
 

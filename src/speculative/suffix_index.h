@@ -80,6 +80,9 @@ class SuffixIndex {
     int32_t parent = -1;
     int32_t first_child = -1;
     int32_t next_sibling = -1;
+    // Doubly linked siblings: unlink() is O(1), where a root with a vocabulary of children would
+    // make evicting the oldest (last-linked) nodes walk them all under the shared index's lock.
+    int32_t prev_sibling = -1;
     int64_t count = 0;
     int32_t depth = 0;
   };
@@ -98,6 +101,7 @@ class SuffixIndex {
   // Stream mode: the text and the nodes of its suffixes of length 1..depth, shortest first.
   std::vector<int32_t> text_;
   std::vector<int32_t> active_;
+  std::vector<int32_t> next_active_;  // append()'s buffer, reused
   int64_t reindexes_ = 0;
 };
 

@@ -249,6 +249,36 @@ TEST(SharedSuffixIndex, EvictsTheOldestOutputsWithinItsCap) {
             "server-wide suffix index: memory must be in [1 MiB, 64 GiB] (got 1000 bytes)");
 }
 
+// The same output published again and again adds no trie nodes, but its kept copies count: the
+// oldest are evicted, so memory stays bounded whatever the stream.
+TEST(SharedSuffixIndex, RepeatedOutputsStayWithinTheBytes) {
+  SharedSuffixIndex shared(SharedSuffixIndex::kMinBytes);
+  const std::vector<int32_t> doc(200, 7);
+  for (int i = 0; i < 20000; ++i) {
+    shared.publish(doc);
+    ASSERT_LE(shared.bytes(), SharedSuffixIndex::kMinBytes) << "after " << i + 1;
+  }
+  EXPECT_GT(shared.evictions(), 0);
+  EXPECT_LT(shared.documents(), 20000);
+}
+
+// Evicting a document whose tokens are many distinct root children (a vocabulary's worth) unlinks
+// each in O(1) and leaves the others intact.
+TEST(SuffixIndex, EvictsAmongManySiblings) {
+  SuffixIndex index(2, 1 << 20);
+  std::vector<int32_t> wide(30000), other = {1, 2, 3};
+  for (size_t i = 0; i < wide.size(); ++i) wide[i] = static_cast<int32_t>(100 + i);
+  ASSERT_TRUE(index.add(other));
+  ASSERT_TRUE(index.add(wide));
+  index.remove(wide);
+  EXPECT_EQ(children_tokens(index, SuffixIndex::kRoot), (std::vector<int32_t>{1, 2, 3}));
+  EXPECT_EQ(index.count(index.find(std::vector<int32_t>{2, 3})), 1);
+  ASSERT_TRUE(index.add(wide));  // freed nodes reused, lists consistent
+  index.remove(other);
+  EXPECT_EQ(index.count(index.find(std::vector<int32_t>{100, 101})), 1);
+  EXPECT_EQ(index.find(std::vector<int32_t>{1}), -1);
+}
+
 // A request drafts what an earlier request wrote (published when its drafter goes), when that
 // matches a longer context than its own text does.
 TEST(SuffixDrafter, DraftsFromOtherRequestsOutputs) {
