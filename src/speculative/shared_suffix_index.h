@@ -10,10 +10,10 @@
 //
 // What it exposes: a response's tokens are the ones plain decoding gives (every drafted token is
 // verified), but how many of them were drafted says whether text like it was generated recently
-// for someone: through timing, and through the response's own acceptance figures (the per-token
-// "drafted" flags of x_eagle2.tokens, usage.target_forwards and usage.tau), which the server does
-// not yet mask for suffix requests under the server scope (a membership probe). Use the request
-// scope (the default) wherever requests come from users who must not learn about each other.
+// for someone. The server reports a suffix request's own acceptance under the server scope as
+// plain decoding's (no drafted flags, one target forward per token: server/scheduler.cpp), so
+// what remains is timing and /metrics' aggregate over all requests. Use the request scope (the
+// default) wherever requests come from users who must not learn about each other.
 #pragma once
 
 #include <cstdint>
