@@ -46,9 +46,17 @@ struct LookaheadParams {
   static constexpr int64_t kMaxTreeTokens = 512;  // (W + G) * (N - 1), root included
 };
 
+// Suffix decoding's parameters (the spec's T:D:P).
+struct SuffixParams {
+  int tokens = 8;        // T: tree tokens, root included, at most 1024
+  int depth = 7;         // D: draft levels after the first, at most 63
+  int min_percent = 10;  // P: nodes whose path frequency is below P % are not drafted
+};
+
 // "plain" (plain decoding, no speculative loop), "none" (the speculative loop with the root
-// alone), "lookup[:D]", "chain[:D]", "static", "static:N", "static:JSON", "dynamic[:T:D:K]",
-// "dynamic:auto[:D:K]", "lookahead[:W:N:G]"; a dynamic spec may then say ":novalue" or
+// alone), "lookup[:D]", "suffix[:T[:D[:P]]]", "chain[:D]", "static", "static:N", "static:JSON",
+// "dynamic[:T:D:K]", "dynamic:auto[:D:K]", "lookahead[:W:N:G]"; a dynamic spec may then say
+// ":novalue" or
 // ":norerank" (at most one), and one ending in ":cal" ranks nodes by calibrated confidences;
 // "sps:DRAFT_DIR[:D[:K]]" (a draft model), "medusa:HEADS_DIR[:T]" and "hydra:HEADS_DIR[:T]" (Medusa
 // or Hydra heads of the target, T tokens per tree, root included; default 8).
@@ -73,6 +81,7 @@ struct DrafterSpec {
   int sps_depth = kSpsDefaultDepth;
   int sps_top_k = 1;
   LookaheadParams lookahead;  // lookahead[:W:N:G]
+  SuffixParams suffix;        // suffix[:T[:D[:P]]]
   // medusa:DIR[:T], hydra:DIR[:T]: T tokens per tree, root included.
   static constexpr int kHeadsDefaultTokens = 8;
   int heads_tokens = kHeadsDefaultTokens;

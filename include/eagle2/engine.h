@@ -58,6 +58,12 @@ class Engine {
   static int64_t kv_tokens_for(int64_t sequences, int64_t context);
   Engine& operator=(const Engine&) = delete;
 
+  // One suffix index over the outputs of all this engine's sequences (of at most max_bytes, in
+  // [1 MiB, 64 GiB], oldest outputs evicted first): suffix drafters of sequences added from now on
+  // also draft from it and publish their outputs to it (docs/SPECULATIVE.md "Suffix decoding",
+  // eagle2 serve --suffix-scope server). Without it each suffix drafter indexes its own sequence.
+  void share_suffix_index(int64_t max_bytes);
+
   // Adds a sequence, prefilled at the next step and decoded with the drafter of `spec` ("plain"
   // for plain decoding; `head` for the EAGLE drafters). What the drafters learn is kept per (head,
   // temperature) for the engine's lifetime and shared by its sequences. Returns the sequence's id

@@ -116,6 +116,9 @@ eagle2::DrafterSpec to_internal(const DrafterSpec& s) {
   o.lookahead.window = s.lookahead.window;
   o.lookahead.ngram_size = s.lookahead.ngram_size;
   o.lookahead.verify_ngrams = s.lookahead.verify_ngrams;
+  o.suffix.tokens = s.suffix.tokens;
+  o.suffix.depth = s.suffix.depth;
+  o.suffix.min_percent = s.suffix.min_percent;
   o.heads_tokens = s.heads_tokens;
   o.head = s.head;
   return o;
@@ -143,6 +146,9 @@ DrafterSpec to_public(const eagle2::DrafterSpec& s) {
   o.lookahead.window = s.lookahead.window;
   o.lookahead.ngram_size = s.lookahead.ngram_size;
   o.lookahead.verify_ngrams = s.lookahead.verify_ngrams;
+  o.suffix.tokens = s.suffix.tokens;
+  o.suffix.depth = s.suffix.depth;
+  o.suffix.min_percent = s.suffix.min_percent;
   o.heads_tokens = s.heads_tokens;
   o.head = s.head;
   return o;

@@ -6,6 +6,7 @@
 #include "api/handles.h"
 #include "speculative/batch_decoder.h"
 #include "speculative/drafter_spec.h"
+#include "speculative/shared_suffix_index.h"
 
 namespace eagle2::api {
 
@@ -39,6 +40,10 @@ Engine::~Engine() = default;
 int64_t Engine::kv_tokens_for(int64_t sequences, int64_t context) {
   constexpr int64_t block = eagle2::KvCache::kDefaultBlockSize;
   return sequences * KvPool::blocks_for_tokens(context, block) * block;
+}
+
+void Engine::share_suffix_index(int64_t max_bytes) {
+  impl_->policies.share_suffix_index(std::make_shared<SharedSuffixIndex>(max_bytes));
 }
 
 int64_t Engine::add(std::vector<int32_t> prompt, const GenerateOptions& options,

@@ -37,6 +37,7 @@ int64_t tree_rows_bound(const api::DrafterSpec& s) {
   }
   if (s.kind == "sps") return 2 + int64_t{s.sps_top_k} * (int64_t{s.sps_depth} + 1);
   if (s.kind == "medusa" || s.kind == "hydra") return s.heads_tokens;
+  if (s.kind == "suffix") return s.suffix.tokens;
   return api::DrafterSpec::kAutoMaxTokens;  // a kind added later: a generous bound
 }
 

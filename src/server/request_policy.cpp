@@ -12,8 +12,8 @@ namespace eagle2::server {
 namespace {
 
 // Kinds whose drafter loads nothing: what a request may spell out itself.
-constexpr std::array<std::string_view, 7> kWeightFreeKinds = {
-    "plain", "none", "lookup", "chain", "static", "dynamic", "lookahead"};
+constexpr std::array<std::string_view, 8> kWeightFreeKinds = {
+    "plain", "none", "lookup", "chain", "static", "dynamic", "lookahead", "suffix"};
 // Kinds that load their own weights from a folder the spec names: the operator's only.
 constexpr std::array<std::string_view, 3> kWeightKinds = {"sps", "medusa", "hydra"};
 
@@ -75,6 +75,9 @@ void check_draft_limits(const api::DrafterSpec& s, const DraftLimits& l) {
     // Each of W and G alone, too: with N = 1 the product above says nothing about them.
     at_most("lookahead window W", p.window, l.max_tokens, tokens);
     at_most("lookahead verified n-grams G", p.verify_ngrams, l.max_tokens, tokens);
+  } else if (s.kind == "suffix") {
+    at_most("suffix tree tokens", s.suffix.tokens, l.max_tokens, tokens);
+    at_most("suffix tree depth", s.suffix.depth, l.max_depth, depth);
   }
 }
 
@@ -98,7 +101,7 @@ api::DrafterSpec request_drafter(const std::string& text, const RequestPolicy& p
     refuse("unknown drafter: name one of the server's drafters (" + offered(policy) +
            ") or a spec: plain, none, lookup[:D], chain[:D], static[:N|:JSON], "
            "dynamic[:T:D:K][:novalue|:norerank][:cal], dynamic:auto[:D:K][...], "
-           "lookahead[:W:N:G]");
+           "lookahead[:W:N:G], suffix[:T[:D[:P]]]");
   api::DrafterSpec spec;
   try {
     spec = api::parse_drafter_spec(text);  // a weight-free kind: its text names no file

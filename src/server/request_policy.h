@@ -37,7 +37,7 @@ inline constexpr size_t kMaxStopLength = 1024;       // bytes of one stop string
 inline constexpr size_t kMaxSpecLength = 16 * 1024;  // bytes of "speculative"
 
 // The drafter a request's "speculative" names: one of policy.drafters by name, or a spec that
-// loads nothing from disk (plain, none, lookup, chain, static, dynamic, lookahead) within
+// loads nothing from disk (plain, none, lookup, chain, static, dynamic, lookahead, suffix) within
 // policy.draft. Otherwise ApiError 400 naming "speculative", whose message never repeats a
 // folder the request gave: the server says no before it looks at the disk, so the answer is the
 // same whether the folder exists or not.

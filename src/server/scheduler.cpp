@@ -75,6 +75,11 @@ struct Scheduler::Active {
   size_t published = 0;
   bool logprobs = false;  // the request asked for log-probs
   KvNeed kv;              // reserved while it is admitted
+  // A suffix request under --suffix-scope server: what was drafted came partly from other
+  // requests' outputs, so its drafted flags and acceptance figures would tell a client whether a
+  // guessed continuation is in someone else's recent output. They are reported as plain
+  // decoding's (no token drafted, one target forward per token); /metrics keeps the aggregate.
+  bool masked = false;
 };
 
 Scheduler::Scheduler(api::Model& model, api::Head* head, api::Threads& threads,
@@ -100,6 +105,7 @@ Scheduler::Scheduler(api::Model& model, api::Head* head, api::Threads& threads,
                         std::to_string(context_blocks) + " blocks)");
   engine_ = std::make_unique<api::Engine>(model_, pool_blocks_ * block_tokens, options_.context,
                                           threads_, cost_);
+  if (options_.suffix_index_bytes > 0) engine_->share_suffix_index(options_.suffix_index_bytes);
   metrics_.kv_blocks(engine_->kv_blocks_used(), engine_->kv_blocks_total());
   thread_ = std::thread([this] { loop(); });
 }
@@ -213,12 +219,19 @@ void Scheduler::publish(Active& a, bool ended, bool cancelled) {
   {
     std::lock_guard lock(s.mutex_);
     for (size_t i = a.published; i < tokens.size(); ++i) {
-      s.pending_.push_back({tokens[i], drafted[i] != 0, {}});
+      s.pending_.push_back({tokens[i], !a.masked && drafted[i] != 0, {}});
       if (i - a.published < logprobs.size())
         s.pending_.back().logprobs = std::move(logprobs[i - a.published]);
     }
     if (ended) {
       s.stats_ = engine_->stats(a.id);
+      if (a.masked) {
+        s.stats_.target_forwards = s.stats_.new_tokens;
+        s.stats_.cycles = 0;
+        s.stats_.accept_histogram.clear();
+        s.stats_.drafted_tokens = 0;
+        s.stats_.tau = 0;  // usage.tau: 1 without cycles, as plain decoding
+      }
       s.reason_ = cancelled                 ? FinishReason::Cancelled
                   : s.stats_.stopped_at_eos ? FinishReason::Eos
                                             : FinishReason::Length;
@@ -338,6 +351,7 @@ void Scheduler::loop() {
       }
       try {
         const bool logprobs = request.options.logprobs >= 0;
+        const bool masked = options_.suffix_index_bytes > 0 && request.spec.kind == "suffix";
         const int64_t id = engine_->add(std::move(request.prompt), request.options, request.spec,
                                         request.spec.needs_head() ? head_ : nullptr);
         {
@@ -345,7 +359,7 @@ void Scheduler::loop() {
           stream->admitted_ = true;
         }
         stream->changed_.notify_all();
-        active_.push_back(Active{id, stream, 0, logprobs, need});
+        active_.push_back(Active{id, stream, 0, logprobs, need, masked});
       } catch (const std::exception& e) {
         release(need);
         metrics_.request_done("error");

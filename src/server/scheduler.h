@@ -105,12 +105,15 @@ struct SchedulerOptions {
   // admitted ones left of both; one that could never fit is refused at submit().
   int64_t kv_budget_bytes = 0;
   int64_t kv_block_bytes = 0;  // bytes of one pool block (with kv_budget_bytes)
+  // --suffix-scope server: bytes of the server-wide suffix index (api::Engine::share_suffix_index);
+  // 0 (--suffix-scope request) = none.
+  int64_t suffix_index_bytes = 0;
 };
 
 class Scheduler {
  public:
   // head: may be null (then only the specs without a head are served: "plain", "none", "lookup",
-  // "lookahead"); cost: needed by
+  // "lookahead", "suffix"); cost: needed by
   // dynamic:auto specs and by the batch-wide tree budget. All must outlive the scheduler. The KV
   // memory holds `parallel` full contexts, so an admitted request never waits for memory.
   Scheduler(api::Model& model, api::Head* head, api::Threads& threads, const api::VerifyCost* cost,

@@ -107,6 +107,7 @@ SchedulerOptions ServedModel::scheduler_options(const ServerOptions& o) const {
   s.max_queue = o.max_queue;
   s.context = ctx_;
   s.before_step = o.before_step;  // tests only
+  s.suffix_index_bytes = o.suffix_scope == "server" ? o.suffix_memory : 0;
   const int64_t context_blocks = api::Engine::kv_tokens_for(1, ctx_) / kv_costs_.block_tokens;
   const int64_t whole = context_blocks * kv_costs_.block_bytes;
   const int64_t drafter = kv_need(kv_costs_, 0, 0, default_spec_).drafter_bytes;

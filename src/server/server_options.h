@@ -65,9 +65,14 @@ struct ServerOptions {
   // Server limits on what one request may ask (docs/SERVER.md "Limits and threat model").
   int64_t max_tokens = 0;      // largest max_tokens; 0 = the context (--ctx)
   int max_draft_tokens = 128;  // draft tokens per cycle (tree size, chain or lookup length + 1,
-                               // lookahead rows (W + G) * (N - 1))
-  int max_draft_depth = 32;    // draft levels (chain, lookup and dynamic D, static path length)
+                               // lookahead rows (W + G) * (N - 1), suffix T)
+  int max_draft_depth = 32;    // draft levels (chain, lookup, suffix and dynamic D, static path)
   int max_draft_top_k = 16;    // dynamic K
+  // Suffix drafters index their own request ("request") or also every request's recent output
+  // ("server": one index of at most suffix_memory bytes, oldest outputs evicted first;
+  // docs/SPECULATIVE.md "Suffix decoding" says what it exposes through timing).
+  std::string suffix_scope = "request";
+  int64_t suffix_memory = int64_t{64} << 20;
   // Bytes of KV memory all requests together may use: the target's shared pool and the admitted
   // requests' drafter caches (docs/SERVER.md "Memory"). 0: --parallel whole contexts and as many
   // caches of the default drafter.

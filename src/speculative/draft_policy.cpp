@@ -44,4 +44,14 @@ size_t DraftPolicies::size() const {
   return policies_.size();
 }
 
+void DraftPolicies::share_suffix_index(std::shared_ptr<SharedSuffixIndex> index) {
+  std::lock_guard lock(mutex_);
+  suffix_index_ = std::move(index);
+}
+
+std::shared_ptr<SharedSuffixIndex> DraftPolicies::suffix_index() const {
+  std::lock_guard lock(mutex_);
+  return suffix_index_;
+}
+
 }  // namespace eagle2

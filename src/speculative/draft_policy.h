@@ -19,6 +19,7 @@
 namespace eagle2 {
 
 class EagleHead;
+class SharedSuffixIndex;
 
 // A verified node whose parent was accepted: its draft log-prob, its sibling rank, and whether it
 // was accepted (AcceptanceCalibration::record).
@@ -71,8 +72,13 @@ class DraftPolicies {
   void forget();
   const std::shared_ptr<const VerifyCostModel>& cost() const { return cost_; }
   size_t size() const;
+  // The server-wide suffix index that suffix drafters made from now on draft from and publish to
+  // (--suffix-scope server); nullptr (the default): each drafter indexes its own request only.
+  void share_suffix_index(std::shared_ptr<SharedSuffixIndex> index);
+  std::shared_ptr<SharedSuffixIndex> suffix_index() const;
 
  private:
+  std::shared_ptr<SharedSuffixIndex> suffix_index_;
   std::shared_ptr<const VerifyCostModel> cost_;
   DraftAssets assets_;
   mutable std::mutex mutex_;

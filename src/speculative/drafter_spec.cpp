@@ -191,6 +191,19 @@ void parse_lookahead(const std::string& text, const std::string& rest, DrafterSp
   d.lookahead.validate("drafter '" + text + "'");
 }
 
+// "suffix", "suffix:T", "suffix:T:D" or "suffix:T:D:P".
+void parse_suffix(const std::string& text, const std::string& rest, DrafterSpec& d) {
+  if (text == "suffix") return;
+  const std::vector<std::string> parts = split(rest, ':');
+  if (rest.empty() || rest.back() == ':' || parts.empty() || parts.size() > 3)
+    fail("drafter '", text,
+         "': expected suffix[:T[:D[:P]]] (tree tokens, draft levels after the first, minimum "
+         "frequency %)");
+  int* fields[] = {&d.suffix.tokens, &d.suffix.depth, &d.suffix.min_percent};
+  for (size_t i = 0; i < parts.size(); ++i) *fields[i] = to_int(parts[i], text);
+  d.suffix.validate("drafter '" + text + "'");
+}
+
 }  // namespace
 
 namespace {
@@ -229,12 +242,14 @@ DrafterSpec parse_drafter_spec_body(const std::string& text) {
     parse_lookahead(text, rest, d);
   } else if (d.kind == "medusa" || d.kind == "hydra") {
     parse_heads(text, rest, d);
+  } else if (d.kind == "suffix") {
+    parse_suffix(text, rest, d);
   } else {
     fail("unknown drafter '", text,
          "' (plain, none, lookup[:D], chain[:D], static[:N|:JSON], "
          "dynamic[:T:D:K][:novalue|:norerank][:cal], "
          "dynamic:auto[:D:K][:novalue|:norerank][:cal], sps:DRAFT_DIR[:D[:K]], lookahead[:W:N:G], "
-         "medusa:HEADS_DIR[:T], hydra:HEADS_DIR[:T])");
+         "suffix[:T[:D[:P]]], medusa:HEADS_DIR[:T], hydra:HEADS_DIR[:T])");
   }
   return d;
 }
@@ -286,6 +301,9 @@ std::string DrafterSpec::body_string() const {
   if (kind == "lookahead")
     return "lookahead:" + std::to_string(lookahead.window) + ":" +
            std::to_string(lookahead.ngram_size) + ":" + std::to_string(lookahead.verify_ngrams);
+  if (kind == "suffix")
+    return "suffix:" + std::to_string(suffix.tokens) + ":" + std::to_string(suffix.depth) + ":" +
+           std::to_string(suffix.min_percent);
   if (kind == "medusa" || kind == "hydra")
     return kind + ":" + folder + ":" + std::to_string(heads_tokens);  // T always written, as sps
   return kind;                                                        // plain, none
@@ -298,7 +316,7 @@ bool DrafterSpec::operator==(const DrafterSpec& o) const {
          chain_depth == o.chain_depth && lookup_depth == o.lookup_depth &&
          calibrate == o.calibrate && choices == o.choices && folder == o.folder &&
          sps_depth == o.sps_depth && sps_top_k == o.sps_top_k && lookahead == o.lookahead &&
-         heads_tokens == o.heads_tokens && head == o.head;
+         suffix == o.suffix && heads_tokens == o.heads_tokens && head == o.head;
 }
 
 std::unique_ptr<Drafter> make_drafter(const DrafterSpec& spec, EagleHead* head, ThreadPool& pool,
@@ -307,6 +325,9 @@ std::unique_ptr<Drafter> make_drafter(const DrafterSpec& spec, EagleHead* head, 
   // D levels after the first = D + 1 draft tokens, as for a chain.
   if (spec.kind == "lookup") return std::make_unique<LookupDrafter>(3, 1, spec.lookup_depth + 1);
   if (spec.kind == "lookahead") return std::make_unique<LookaheadDrafter>(spec.lookahead);
+  if (spec.kind == "suffix")
+    return std::make_unique<SuffixDrafter>(spec.suffix, SuffixParams::kMaxNodes,
+                                           policies.suffix_index());
   if (spec.kind == "plain") return nullptr;
   if (spec.kind == "sps") return make_sps_drafter(spec, pool, ctx, policies.assets());
   if (spec.kind == "medusa" || spec.kind == "hydra")

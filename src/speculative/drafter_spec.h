@@ -14,6 +14,7 @@
 #include "speculative/draft_policy.h"
 #include "speculative/drafter.h"
 #include "speculative/lookahead_drafter.h"
+#include "speculative/suffix_drafter.h"
 #include "speculative/tree_budget.h"
 
 namespace eagle2 {
@@ -27,7 +28,9 @@ class ThreadPool;
 // EAGLE-2 paper's ablation: DynamicTreeParams::ranking, rerank; at most one); a dynamic spec
 // ending in ":cal" ranks nodes by calibrated confidences (EagleDrafterOptions::calibrate);
 // "lookahead" or "lookahead:W:N:G" (lookahead decoding: window, n-gram size, n-grams verified
-// per cycle; lookahead_drafter.h); "sps:DIR[:D[:K]]" (a draft model), "medusa:DIR[:T]" and
+// per cycle; lookahead_drafter.h); "suffix[:T[:D[:P]]]" (suffix decoding over the request's prompt
+// and output: at most T tree tokens, D + 1 levels, nodes of empirical frequency >= P %;
+// suffix_drafter.h); "sps:DIR[:D[:K]]" (a draft model), "medusa:DIR[:T]" and
 // "hydra:DIR[:T]" (Medusa or Hydra heads in DIR, T tokens per tree). Error for anything else.
 // D is always the number of draft levels after the first: a chain or a lookup drafts D + 1 tokens,
 // a dynamic tree has D + 1 levels. A chain, static or dynamic spec may end in "@HEAD_DIR": that
@@ -60,6 +63,7 @@ struct DrafterSpec {
   // costs nearly its rows' compute (the reference's W = 15, N = 5, G = 15 is 120 rows); see
   // LookaheadParams and docs/SPECULATIVE.md "Lookahead decoding".
   LookaheadParams lookahead;
+  SuffixParams suffix;  // suffix[:T[:D[:P]]]
   // medusa:DIR[:T], hydra:DIR[:T]: T tokens per tree, root included. 8 by default: on this
   // project's 2-core CPU a target forward of 8 tokens costs 1.6-1.9x one token (of 16, 3.5x), and
   // the bundled EAGLE drafters pay best at 8 tokens (chain:6, dynamic:8:6:2:cal); Medusa's weaker

@@ -122,6 +122,26 @@ TEST(CliSpec, LookaheadWithoutAHead) {
             "a tree of (W + G) * (N - 1) <= 512 tokens (got W = 0, N = 3, G = 2)\n");
 }
 
+// Suffix decoding needs no head either: greedy output equal to plain decoding on a prompt that
+// repeats itself (so it drafts), and one flag error for a spec out of range.
+TEST(CliSpec, SuffixWithoutAHead) {
+  const std::string gen =
+      "generate -m " + kModel + " -p 'def add(a, b):\n    return a + b\n\ndef add(' -n 32 -t 1 ";
+  const CliRun plain = run_cli_split(gen + "--spec plain");
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  for (const std::string spec : {"suffix", "suffix:4:2:50"}) {
+    const CliRun r = run_cli_split(gen + "--spec " + spec);
+    ASSERT_EQ(r.code, 0) << spec << ": " << r.err;
+    EXPECT_EQ(r.out, plain.out) << spec;
+    EXPECT_EQ(drafter_and_tau(r.err).rfind("[stats] drafter suffix | tau ", 0), 0u) << r.err;
+  }
+  const CliRun bad = run_cli_split(gen + "--spec suffix:8:64");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err,
+            "error: --spec: drafter 'suffix:8:64': suffix needs T in [1, 1024], D in [0, 63] and P "
+            "in [0, 100] (got T = 8, D = 64, P = 10)\n");
+}
+
 TEST(CliSpec, EagleSpecsNeedAHead) {
   const CliRun r = run_cli_split("generate -m " + kModel + " -p hi -n 2 --spec chain:3");
   EXPECT_EQ(r.code, 1);

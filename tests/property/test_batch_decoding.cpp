@@ -9,6 +9,9 @@
 #include "draft/eagle_head.h"
 #include "speculative/batch_decoder.h"
 #include "speculative/eagle_drafter.h"
+#include "speculative/lookup_drafter.h"
+#include "speculative/shared_suffix_index.h"
+#include "speculative/suffix_drafter.h"
 #include "support/batch_runs.h"
 #include "support/decoding.h"
 #include "support/eagle3_heads.h"
@@ -33,6 +36,35 @@ TEST(BatchDecoding, EverySequenceEqualsItsPlainDecodingAlone) {
   hot.seed = 77;
   opt.sampling = {SamplingParams{}, hot};
   EXPECT_EQ(test::check_batch_equality(*target, cases, prompts, opt, pool), 2 * (1 + 2 + 5 + 16));
+}
+
+// Suffix drafters sharing one server-wide index (--suffix-scope server) among plain and lookup
+// sequences: outputs published as sequences end change the trees of the sequences still decoding
+// and of later batches (the same prompts again, as agents repeat requests), never their tokens.
+TEST(BatchDecoding, SuffixDraftersSharingOneIndexStayExact) {
+  auto target = test::load_random_model("batch-dec", test::tiny_config(), DType::BF16, 21, 0.3f);
+  ThreadPool pool(2);
+  auto shared = std::make_shared<SharedSuffixIndex>(SharedSuffixIndex::kMinBytes);
+  std::vector<test::DrafterCase> cases;
+  cases.push_back({"suffix-shared",
+                   [shared](const std::vector<int32_t>&) -> std::unique_ptr<Drafter> {
+                     return std::make_unique<SuffixDrafter>(SuffixParams{12, 5, 1},
+                                                            SuffixParams::kMaxNodes, shared);
+                   },
+                   6});
+  cases.push_back({"lookup",
+                   [](const std::vector<int32_t>&) -> std::unique_ptr<Drafter> {
+                     return std::make_unique<LookupDrafter>(3, 1, 5);
+                   },
+                   5});
+  const auto prompts = test::random_prompts(13, 4, target->config().vocab_size);
+  test::BatchRunOptions opt;
+  SamplingParams hot;
+  hot.temperature = 0.8f;
+  hot.seed = 31;
+  opt.sampling = {SamplingParams{}, hot};
+  EXPECT_EQ(test::check_batch_equality(*target, cases, prompts, opt, pool), 2 * (1 + 2 + 5 + 16));
+  EXPECT_GT(shared->documents(), 0);  // the outputs were published
 }
 
 // Auto-budget drafters whose trees are sized together for each step (choose_batch_budget), among

@@ -39,7 +39,8 @@ TEST(GreedyEquality, StoriesModelEveryDrafterEveryBudget) {
        std::vector<std::pair<std::string, size_t>>{{"dynamic-60-5-10", 6},
                                                    {"scripted", 5},
                                                    {"dynamic-16-3-4-novalue", 4},
-                                                   {"dynamic-16-3-4-norerank", 4}}) {
+                                                   {"dynamic-16-3-4-norerank", 4},
+                                                   {"suffix-12-5-1", 6}}) {
     SCOPED_TRACE(name);
     EXPECT_GT(cov.at(name, 0), 0) << "no cycle rejected everything";
     int64_t between = 0;

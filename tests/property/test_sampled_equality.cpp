@@ -84,6 +84,37 @@ TEST_F(SampledEquality, EveryDrafterSeveralSeedsAndProcessors) {
   EXPECT_GT(cov.at("random-trees", 0), 0);
 }
 
+// Suffix decoding at T > 0: its trees are deterministic proposals (the most frequent continuation
+// first among siblings), verified by the position-keyed rule like any other. Prompts that repeat
+// themselves, so that its trees are real: cycles that reject everything and cycles that accept
+// drafted tokens must both occur, and the output is plain sampling's, token for token.
+TEST_F(SampledEquality, SuffixTreesFromRepeatedText) {
+  const int64_t V = target_->config().vocab_size;
+  std::vector<std::vector<int32_t>> prompts;
+  for (const auto& piece : test::random_prompts(11, 3, V)) {
+    std::vector<int32_t> p;
+    for (int r = 0; r < 3; ++r) p.insert(p.end(), piece.begin(), piece.end());
+    prompts.push_back(p);
+  }
+  std::vector<test::DrafterCase> suffix;
+  for (const test::DrafterCase& c : cases(512))
+    if (c.name.starts_with("suffix")) suffix.push_back(c);
+  ASSERT_EQ(suffix.size(), 1u);
+  test::Coverage cov;
+  GenerationOptions opt;
+  opt.max_new_tokens = 40;
+  for (const SamplingParams& sp : {sampled(0.3f, 0, 1.0f, 1), sampled(0.8f, 20, 0.9f, 99),
+                                   sampled(1.2f, 0, 1.0f, ~uint64_t{0} - 5)}) {
+    opt.sampling = sp;
+    test::check_equality(*target_, suffix, prompts, opt, 512, pool_, cov);
+  }
+  const std::string name = suffix[0].name;
+  EXPECT_GT(cov.at(name, 0), 0) << "no suffix tree was rejected whole";
+  int64_t accepted = 0;
+  for (size_t a = 1; a <= 6; ++a) accepted += cov.at(name, a);
+  EXPECT_GT(accepted, 0) << "no suffix-drafted token was accepted";
+}
+
 // Near the end of the context the trees shrink; the output still equals plain sampling, up to the
 // same last token.
 TEST_F(SampledEquality, TightContext) {

@@ -10,6 +10,7 @@
 #include "speculative/eagle_drafter.h"
 #include "speculative/lookahead_drafter.h"
 #include "speculative/lookup_drafter.h"
+#include "speculative/suffix_drafter.h"
 #include "support/decoding.h"
 #include "support/scripted_drafter.h"
 
@@ -71,6 +72,13 @@ std::vector<DrafterCase> drafter_cases(EagleHead& head, ThreadPool& pool, int64_
                      return std::make_unique<LookaheadDrafter>(LookaheadParams{4, 3, 3});
                    },
                    2});
+  // Suffix decoding (no head): a frequency-scored tree over the prompt and the output so far;
+  // small P so that rare continuations are drafted too (siblings that verification rejects).
+  cases.push_back({"suffix-12-5-1",
+                   [](const std::vector<int32_t>&) -> std::unique_ptr<Drafter> {
+                     return std::make_unique<SuffixDrafter>(SuffixParams{12, 5, 1});
+                   },
+                   6});
   if (head3) {
     // EAGLE-3: the decoding loops capture the head's layers in the prefill and verify forwards.
     auto eagle3 = [head3, &pool, ctx](EagleDrafterOptions o) {

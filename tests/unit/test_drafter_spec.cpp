@@ -39,7 +39,7 @@ TEST(DrafterSpec, Parses) {
             "unknown drafter 'magic' (plain, none, lookup[:D], chain[:D], static[:N|:JSON], "
             "dynamic[:T:D:K][:novalue|:norerank][:cal], "
             "dynamic:auto[:D:K][:novalue|:norerank][:cal], sps:DRAFT_DIR[:D[:K]], "
-            "lookahead[:W:N:G], medusa:HEADS_DIR[:T], hydra:HEADS_DIR[:T])");
+            "lookahead[:W:N:G], suffix[:T[:D[:P]]], medusa:HEADS_DIR[:T], hydra:HEADS_DIR[:T])");
   // static:N prunes EAGLE-1's tree to its first N - 1 paths, prefixes intact.
   const DrafterSpec s8 = parse_drafter_spec("static:8");
   ASSERT_EQ(s8.choices.size(), 7u);
@@ -177,6 +177,11 @@ TEST(DrafterSpec, RoundTripsThroughItsCanonicalString) {
                            "lookahead:15:5:15",
                            "lookahead:1:2:0",
                            "lookahead:200:3:56",
+                           "suffix",
+                           "suffix:8",
+                           "suffix:8:3",
+                           "suffix:1:0:0",
+                           "suffix:1024:63:100",
                            "medusa:m",
                            "medusa:m:3",
                            "hydra:h:16",
@@ -231,6 +236,54 @@ TEST(DrafterSpec, LookaheadRoundTrips) {
   EXPECT_FALSE(parse_drafter_spec("lookahead:5:3:3") == parse_drafter_spec("lookahead:5:3:2"));
   EXPECT_FALSE(parse_drafter_spec("lookahead:5:3:3") == parse_drafter_spec("lookahead:5:4:3"));
   EXPECT_FALSE(parse_drafter_spec("lookahead:5:3:3") == parse_drafter_spec("lookahead:4:3:3"));
+}
+
+// suffix[:T[:D[:P]]]: the defaults written out, each number its field, equality over all three.
+TEST(DrafterSpec, SuffixForms) {
+  EXPECT_EQ(parse_drafter_spec("suffix").to_string(), "suffix:8:7:10");
+  const DrafterSpec s = parse_drafter_spec("suffix:24:7:30");
+  EXPECT_EQ(s.suffix.tokens, 24);
+  EXPECT_EQ(s.suffix.depth, 7);
+  EXPECT_EQ(s.suffix.min_percent, 30);
+  EXPECT_FALSE(s.needs_head());
+  EXPECT_EQ(parse_drafter_spec("suffix:8").suffix.depth, 7);  // later numbers keep defaults
+  EXPECT_EQ(parse_drafter_spec("suffix:8:3").suffix.min_percent, 10);
+  EXPECT_FALSE(parse_drafter_spec("suffix:8:3:10") == parse_drafter_spec("suffix:8:3:11"));
+  EXPECT_FALSE(parse_drafter_spec("suffix:8:3:10") == parse_drafter_spec("suffix:8:4:10"));
+  EXPECT_FALSE(parse_drafter_spec("suffix:8:3:10") == parse_drafter_spec("suffix:9:3:10"));
+  ThreadPool pool(1);
+  DraftPolicies policies;
+  EXPECT_EQ(make_drafter(s, nullptr, pool, 64, policies, 0.0f)->name(), "suffix");
+}
+
+// Hostile suffix specs: one clear error each, never a crash or a huge allocation.
+TEST(DrafterSpec, SuffixHostileSpecs) {
+  const std::string form =
+      "': expected suffix[:T[:D[:P]]] (tree tokens, draft levels after the first, minimum "
+      "frequency %)";
+  for (const char* text : {"suffix:", "suffix:4:", "suffix:4:4:4:4", "suffix:::", "suffix:1:2:3:"})
+    EXPECT_EQ(error_of([&] { parse_drafter_spec(text); }), std::string("drafter '") + text + form);
+  EXPECT_EQ(error_of([] { parse_drafter_spec("suffix:x"); }),
+            "drafter 'suffix:x': 'x' is not a non-negative integer");
+  EXPECT_EQ(error_of([] { parse_drafter_spec("suffix:4::2"); }),
+            "drafter 'suffix:4::2': '' is not a non-negative integer");
+  EXPECT_EQ(error_of([] { parse_drafter_spec("suffix:-4"); }),
+            "drafter 'suffix:-4': '-4' is not a non-negative integer");
+  EXPECT_EQ(error_of([] { parse_drafter_spec("suffix:99999999999"); }),
+            "drafter 'suffix:99999999999': '99999999999' is not a non-negative integer");
+  const std::string range = "': suffix needs T in [1, 1024], D in [0, 63] and P in [0, 100]";
+  for (const auto& [text, got] : std::vector<std::pair<std::string, std::string>>{
+           {"suffix:0", "T = 0, D = 7, P = 10"},
+           {"suffix:1025", "T = 1025, D = 7, P = 10"},
+           {"suffix:8:64", "T = 8, D = 64, P = 10"},
+           {"suffix:8:2:101", "T = 8, D = 2, P = 101"},
+           {"suffix:2147483647:2147483647:2147483647",
+            "T = 2147483647, D = 2147483647, P = 2147483647"}})
+    EXPECT_EQ(error_of([&] { parse_drafter_spec(text); }),
+              "drafter '" + text + range + " (got " + got + ")");
+  EXPECT_EQ(error_of([] { parse_drafter_spec("suffix@h"); }),
+            "drafter 'suffix@h': only chain, static and dynamic drafters take an EAGLE head "
+            "(@HEAD_DIR)");
 }
 
 // lookahead[:W:N:G]: all three numbers or none, in range, the tree bounded; one error each.

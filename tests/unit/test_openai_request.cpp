@@ -171,7 +171,8 @@ TEST(OpenAiRequest, RequestsNameTheServersDraftersNeverAFolder) {
 
 TEST(OpenAiRequest, DrafterNamesCannotBeKinds) {
   EXPECT_NO_THROW(check_drafter_name("draft-7_b.v2"));
-  for (const char* name : {"", "chain", "sps", "dynamic", "lookahead", "a:b", "a@b", "a/b", "a b"})
+  for (const char* name :
+       {"", "chain", "sps", "dynamic", "lookahead", "suffix", "a:b", "a@b", "a/b", "a b"})
     EXPECT_THROW(check_drafter_name(name), Error) << name;
   EXPECT_THROW(check_drafter_name(std::string(65, 'a')), Error);
 }
@@ -182,7 +183,7 @@ TEST(OpenAiRequest, DrafterSizesWithinTheServersLimits) {
   RequestPolicy policy;
   policy.draft = {20, 6, 4};  // tokens, depth, top-k
   for (const char* spec : {"chain:6", "lookup:6", "dynamic:20:6:4", "static:[[0],[1],[0,0],[3]]",
-                           "lookahead:2:3:2", "plain", "none", "static:20"})
+                           "lookahead:2:3:2", "plain", "none", "static:20", "suffix:20:6:0"})
     EXPECT_NO_THROW(with_policy(spec_body(spec), policy)) << spec;
   const std::pair<const char*, const char*> over[] = {
       {"chain:100000", "--max-draft-depth"},
@@ -200,6 +201,9 @@ TEST(OpenAiRequest, DrafterSizesWithinTheServersLimits) {
       {"static:[[4]]", "--max-draft-top-k"},
       {"lookahead:5:3:6", "--max-draft-tokens"},  // (5 + 6) * 2 = 22 rows
       {"lookahead:2:8:0", "--max-draft-depth"},
+      {"suffix", "--max-draft-depth"},  // D = 7
+      {"suffix:21:6", "--max-draft-tokens"},
+      {"suffix:20:7", "--max-draft-depth"},
   };
   for (const auto& [spec, flag] : over) {
     SCOPED_TRACE(spec);
@@ -207,9 +211,16 @@ TEST(OpenAiRequest, DrafterSizesWithinTheServersLimits) {
     EXPECT_EQ(e.status(), 400);
     EXPECT_NE(std::string(e.what()).find(flag), std::string::npos) << e.what();
   }
+  // A malformed weight-free spec is one 400 naming the grammar.
+  for (const char* spec : {"suffix:1:2:3:4", "suffix:99999999999", "suffix:4:-1", "suffix:"}) {
+    const ApiError e = policy_refusal(spec_body(spec), policy);
+    EXPECT_EQ(e.status(), 400);
+    EXPECT_EQ(e.param(), "speculative");
+    EXPECT_NE(std::string(e.what()).find(spec), std::string::npos) << e.what();
+  }
   // The default limits hold the server's documented defaults and the specs the docs show.
   for (const char* spec : {"dynamic", "dynamic:60:5:10", "dynamic:auto:8:1:cal", "chain:6",
-                           "static", "lookahead:15:5:15", "lookup"})
+                           "static", "lookahead:15:5:15", "lookup", "suffix", "suffix:64:31:5"})
     EXPECT_NO_THROW(with_policy(spec_body(spec), RequestPolicy{})) << spec;
   EXPECT_THROW(with_policy(spec_body(std::string(kMaxSpecLength + 1, '1')), RequestPolicy{}),
                ApiError);

@@ -66,6 +66,12 @@ int64_t metric(const std::string& text, const std::string& name) {
   return std::stoll(text.substr(at + name.size() + 2));
 }
 
+double metric_sum(const std::string& text, const std::string& name) {
+  const size_t at = text.find("\n" + name + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(text.substr(at + name.size() + 2));
+}
+
 TEST(Scheduler, ConcurrentRequestsGetTheirSoloTokens) {
   const Fixture fx;
   api::Model model = api::Model::load(fx.model_dir);
@@ -254,6 +260,50 @@ TEST(Scheduler, KvBudgetAdmitsWhatFitsQueuesTheRestRefusesTheImpossible) {
 // The reservation kv_need makes is what the engine can use at most: two requests whose worst
 // cases exactly fill the pool together decode side by side to their last token, for every
 // drafter kind (one block more than reserved would fail the step: the pool is exhausted).
+// --suffix-scope server: a request repeated after the first one ended drafts the first one's output
+// (published when its drafter went) and accepts more drafted tokens (seen in /metrics' aggregate);
+// with the request scope the repeat drafts exactly as the first did. Both give the solo tokens.
+// Under the server scope a suffix request's own drafted flags and acceptance are reported as plain
+// decoding's: they would tell a client what other requests wrote.
+TEST(Scheduler, ServerWideSuffixIndexDraftsRepeatedRequests) {
+  const Fixture fx;
+  api::Model model = api::Model::load(fx.model_dir);
+  api::Threads threads(1);
+  const int64_t ctx = 128;
+  server::GenerationRequest r;
+  r.prompt = fx.prompts[1];
+  r.options.max_new_tokens = 40;
+  r.options.stop_at_eos = false;
+  r.spec = api::parse_drafter_spec("suffix");
+  const std::vector<int32_t> want = solo(model, r.prompt, r.options, threads, ctx);
+  double accepted[2] = {0, 0};  // request scope, server scope
+  for (const bool server_scope : {false, true}) {
+    SCOPED_TRACE(server_scope ? "server scope" : "request scope");
+    server::Metrics metrics;
+    server::SchedulerOptions so{1, 4, ctx};
+    so.suffix_index_bytes = server_scope ? int64_t{1} << 20 : 0;
+    server::Scheduler scheduler(model, nullptr, threads, nullptr, so, metrics);
+    int64_t drafted[2] = {0, 0};
+    for (int64_t& d : drafted) {
+      auto stream = scheduler.submit(r);
+      ASSERT_TRUE(stream);
+      const auto got = drain(*stream);
+      EXPECT_EQ(ids_of(got), want);
+      for (const auto& p : got) d += p.drafted ? 1 : 0;
+      if (server_scope) EXPECT_EQ(stream->stats().target_forwards, stream->stats().new_tokens);
+    }
+    accepted[server_scope] = metric_sum(metrics.render(), "eagle2_accepted_length_sum");
+    if (server_scope) {
+      EXPECT_EQ(drafted[0] + drafted[1], 0) << "masked under the server scope";
+    } else {
+      EXPECT_EQ(drafted[1], drafted[0]);
+      EXPECT_GT(drafted[0], 0);
+    }
+  }
+  // The repeat accepted most of the first output: well over what the request scope accepted.
+  EXPECT_GE(accepted[1], accepted[0] + 25) << accepted[0] << " vs " << accepted[1];
+}
+
 TEST(Scheduler, KvNeedCoversWhatEveryDrafterUses) {
   const Fixture fx;
   api::Model model = api::Model::load(fx.model_dir);
@@ -264,7 +314,7 @@ TEST(Scheduler, KvNeedCoversWhatEveryDrafterUses) {
   server::KvCosts costs;
   costs.context = ctx;
   for (const char* text : {"plain", "none", "lookup", "chain:3", "dynamic:12:3:4",
-                           "dynamic:auto:3:4:cal", "static:8", "lookahead:2:3:2"}) {
+                           "dynamic:auto:3:4:cal", "static:8", "lookahead:2:3:2", "suffix"}) {
     SCOPED_TRACE(text);
     const api::DrafterSpec spec = api::parse_drafter_spec(text);
     // 256 tokens (16 blocks) each: the prompt, max_new_tokens and one cycle's tree.

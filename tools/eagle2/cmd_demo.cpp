@@ -169,7 +169,7 @@ Command add_demo(CLI::App& app) {
   cmd->add_option("--tree", f->tree,
                   "Drafter as bench spells it: dynamic[:T:D:K][:novalue|:norerank][:cal], "
                   "dynamic:auto[:D:K][:novalue|:norerank][:cal], "
-                  "static[:N|:JSON], chain[:D], lookup[:D], lookahead[:W:N:G], "
+                  "static[:N|:JSON], chain[:D], lookup[:D], lookahead[:W:N:G], suffix[:T[:D[:P]]], "
                   "sps:DRAFT_DIR[:D[:K]], medusa:HEADS_DIR[:T], hydra:HEADS_DIR[:T]");
   cmd->add_option("--draft-vocab", f->draft_vocab,
                   "Draft only the N most frequent tokens (HEAD/draft_vocab.tsv); 0 = all (default: "

@@ -234,6 +234,16 @@ Command add_serve(CLI::App& app) {
   cmd->add_option("--max-draft-top-k", o.max_draft_top_k,
                   "Largest dynamic-tree top-k a request's \"speculative\" may ask (default: 16)")
       ->check(integer_in(1, 1024));
+  cmd->add_option("--suffix-scope", o.suffix_scope,
+                  "What suffix drafters draft from: request (its own prompt and output) or server "
+                  "(also the recent outputs of all requests: faster on repeated work, and the "
+                  "timing of a response then depends on what others generated; default: request)")
+      ->check(CLI::IsMember({"request", "server"}));
+  cmd->add_option("--suffix-memory", o.suffix_memory,
+                  "Bytes of the server-wide suffix index (suffixes K, M, G: 1024s); the oldest "
+                  "outputs are evicted first (default: 64M)")
+      ->transform(CLI::AsSizeValue(false))
+      ->check(CLI::Range(int64_t{1} << 20, int64_t{1} << 36));
   return {cmd, [f] { return run_serve(*f); }};
 }
 

@@ -119,12 +119,13 @@ bool shorthands_given(const DrafterFlags& f) {
 
 void add_drafter_flags(CLI::App& cmd, DrafterFlags& f) {
   cmd.add_option("--draft", f.head_dir, "EAGLE draft head folder (config.json + weights)");
-  cmd.add_option("--spec", f.spec,
-                 "Drafter as bench and demo spell it: plain, none, lookup[:D], chain[:D], "
-                 "static[:N|:JSON], dynamic[:T:D:K][:novalue|:norerank][:cal], "
-                 "dynamic:auto[:D:K][:novalue|:norerank][:cal], lookahead[:W:N:G], "
-                 "sps:DRAFT_DIR[:D[:K]], medusa:HEADS_DIR[:T], hydra:HEADS_DIR[:T] (instead of "
-                 "--tree and its flags)")
+  cmd.add_option(
+         "--spec", f.spec,
+         "Drafter as bench and demo spell it: plain, none, lookup[:D], chain[:D], "
+         "static[:N|:JSON], dynamic[:T:D:K][:novalue|:norerank][:cal], "
+         "dynamic:auto[:D:K][:novalue|:norerank][:cal], lookahead[:W:N:G], suffix[:T[:D[:P]]], "
+         "sps:DRAFT_DIR[:D[:K]], medusa:HEADS_DIR[:T], hydra:HEADS_DIR[:T] (instead of "
+         "--tree and its flags)")
       ->check(drafter_spec_check())
       ->each([&f](const std::string&) { f.spec_given = true; });
   add_drafter_shorthands(cmd, f);
