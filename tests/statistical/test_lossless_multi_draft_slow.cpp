@@ -151,6 +151,9 @@ TEST(LosslessMultiDraft, SiblingsSampledWithoutReplacementFromQ) {
                                   std::pair{"p kept after a rejection", SiblingBreak::KeepP},
                                   std::pair{"bonus from p", SiblingBreak::BonusFromP},
                                   std::pair{"q ignored", SiblingBreak::IgnoreQ}}) {
+    // The sanitizer pass (scale < 1) runs the library's rule only: the mistakes are test code,
+    // and on its fewer samples one may legitimately pass.
+    if (how != SiblingBreak::None && test::test_scale() < 1.0) continue;
     SCOPED_TRACE(name);
     int64_t later_sibling = 0;  // cycles that accepted a root child other than the first
     // The mistakes fail by a wide margin (chi-square 20-2000 times the threshold at n): a quarter
@@ -172,7 +175,7 @@ TEST(LosslessMultiDraft, SiblingsSampledWithoutReplacementFromQ) {
       EXPECT_LT(c.stat, c.threshold) << "df " << c.df;
       EXPECT_GT(o.all_rejected, n / 40) << "rejections were not exercised";
       EXPECT_GT(later_sibling, n / 40) << "later siblings were not exercised";
-    } else if (test::test_scale() >= 1.0) {
+    } else {
       EXPECT_GT(c.stat, c.threshold) << name << " passed the test (df " << c.df << ")";
     }
   }
