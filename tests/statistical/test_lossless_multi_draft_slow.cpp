@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <map>
 #include <memory>
 #include <random>
@@ -131,21 +132,39 @@ test::ScriptedDrafter::Script sampled_tree_script(LlamaModel& draft, const Sampl
   };
 }
 
-TEST(LosslessMultiDraft, SiblingsSampledWithoutReplacementFromQ) {
-  auto target = test::small_vocab_model();
-  LlamaConfig cfg = test::tiny_config();
-  cfg.vocab_size = 5;
-  cfg.num_layers = 1;
-  auto draft = test::load_random_model("lossless-draft", cfg, DType::F32, 57, 0.5f);
-  ThreadPool pool(1);
+// The target (vocabulary 5), a random draft model of its vocabulary, T = 0.9, and the target's
+// exact distribution of the first tokens.
+class LosslessMultiDraft : public testing::Test {
+ protected:
+  LosslessMultiDraft()
+      : target_(test::small_vocab_model()),
+        draft_(test::load_random_model("lossless-draft", draft_config(), DType::F32, 57, 0.5f)),
+        exact_(test::exact_distribution(*target_, sp_, pool_)) {}
+  static LlamaConfig draft_config() {
+    LlamaConfig cfg = test::tiny_config();
+    cfg.vocab_size = 5;
+    cfg.num_layers = 1;
+    return cfg;
+  }
+  // Drafters of sampled trees (one per sample seed), sharing one cache of q.
+  std::function<std::unique_ptr<Drafter>(uint32_t)> sampled_trees(bool duplicate) {
+    return [this, duplicate, cache = std::make_shared<QCache>()](uint32_t seed) {
+      return std::make_unique<test::ScriptedDrafter>(
+          sampled_tree_script(*draft_, sp_, pool_, seed, cache, duplicate));
+    };
+  }
+  ThreadPool pool_{1};
+  const SamplingParams sp_{0.9f, 0, 1.0f, 0};
+  std::unique_ptr<LlamaModel> target_, draft_;
+  std::map<std::vector<int32_t>, double> exact_;
+};
+
+TEST_F(LosslessMultiDraft, SiblingsSampledWithoutReplacementFromQ) {
+  LlamaModel& target = *target_;
+  const SamplingParams& sp = sp_;
   const int64_t n = test::scaled(12000);
-  const SamplingParams sp{0.9f, 0, 1.0f, 0};
-  const auto exact = test::exact_distribution(*target, sp, pool);
-  auto cache = std::make_shared<QCache>();
-  auto make = [&](uint32_t seed) {
-    return std::make_unique<test::ScriptedDrafter>(
-        sampled_tree_script(*draft, sp, pool, seed, cache));
-  };
+  const auto& exact = exact_;
+  const auto make = sampled_trees(/*duplicate=*/false);
   for (const auto& [name, how] : {std::pair{"recursive rule", SiblingBreak::None},
                                   std::pair{"q kept after a rejection", SiblingBreak::KeepQ},
                                   std::pair{"p kept after a rejection", SiblingBreak::KeepP},
@@ -160,14 +179,14 @@ TEST(LosslessMultiDraft, SiblingsSampledWithoutReplacementFromQ) {
     // of the samples keeps the suite's time down.
     const int64_t samples = how == SiblingBreak::None ? n : std::max<int64_t>(1, n / 4);
     const test::Outcome o = test::run_speculative(
-        *target, sp, samples, make,
+        target, sp, samples, make,
         [how, &later_sibling](const DraftTree& t, const float* l, int64_t V,
                               const SamplingParams& p, uint64_t f) {
           const Verdict v = sibling_rule_variant(t, l, V, p, f, how);
           if (v.path.size() > 1 && v.path[1] != 1) ++later_sibling;
           return v;
         },
-        pool);
+        pool_);
     const test::ChiSquare c = test::chi_square(exact, o.counts, samples);
     std::printf("%s: chi2 %.1f (threshold %.1f, df %d), later sibling accepted in %lld cycles\n",
                 name, c.stat, c.threshold, c.df, static_cast<long long>(later_sibling));
@@ -184,23 +203,11 @@ TEST(LosslessMultiDraft, SiblingsSampledWithoutReplacementFromQ) {
 // A duplicate sibling (the root's first child again, as its second): q_1 gives it no probability,
 // so the rule passes over it; treating it as a rejection (p replaced by its residual against q_1
 // once more) skews the first token's distribution, which this test catches.
-TEST(LosslessMultiDraft, ADuplicateSiblingIsPassedOver) {
-  auto target = test::small_vocab_model();
-  LlamaConfig cfg = test::tiny_config();
-  cfg.vocab_size = 5;
-  cfg.num_layers = 1;
-  auto draft = test::load_random_model("lossless-draft-dup", cfg, DType::F32, 57, 0.5f);
-  ThreadPool pool(1);
+TEST_F(LosslessMultiDraft, ADuplicateSiblingIsPassedOver) {
   const int64_t n = test::scaled(6000);
-  const SamplingParams sp{0.9f, 0, 1.0f, 0};
-  const auto exact = test::exact_distribution(*target, sp, pool);
-  auto cache = std::make_shared<QCache>();
-  auto make = [&](uint32_t seed) {
-    return std::make_unique<test::ScriptedDrafter>(
-        sampled_tree_script(*draft, sp, pool, seed, cache, /*duplicate=*/true));
-  };
-  const test::Outcome o = test::run_speculative(*target, sp, n, make, verify_sampled_tree, pool);
-  const test::ChiSquare c = test::chi_square(exact, o.counts, n);
+  const test::Outcome o = test::run_speculative(*target_, sp_, n, sampled_trees(/*duplicate=*/true),
+                                                verify_sampled_tree, pool_);
+  const test::ChiSquare c = test::chi_square(exact_, o.counts, n);
   std::printf("duplicate sibling: chi2 %.1f (threshold %.1f, df %d)\n", c.stat, c.threshold, c.df);
   EXPECT_LT(c.stat, c.threshold) << "df " << c.df;
   EXPECT_GT(o.all_rejected, n / 40) << "rejections were not exercised";
