@@ -55,15 +55,6 @@ Answer complete(int port, const json& body) {
   return r ? Answer{r->status, r->body} : Answer{};
 }
 
-// What `eagle2 generate` prints after the prompt (without the final newline).
-std::string generated(const std::string& model_dir, const std::string& prompt, int n) {
-  const test::CliRun run = test::run_cli_split("generate -m '" + model_dir + "' -p '" + prompt +
-                                               "' -n " + std::to_string(n));
-  EXPECT_EQ(run.code, 0) << run.err;
-  if (!run.out.starts_with(prompt) || run.out.size() < prompt.size() + 1) return "<none>";
-  return run.out.substr(prompt.size(), run.out.size() - prompt.size() - 1);
-}
-
 // A 500 of OpenAI's shape whose body says nothing of what failed inside.
 void expect_internal_error(const std::string& body) {
   EXPECT_NE(body.find("\"internal_error\""), std::string::npos) << body;
@@ -86,7 +77,7 @@ std::string padded_vocab_model(const std::string& stories_dir) {
 TEST(ServeFaults, AnIdTheTokenizerCannotShowFailsThatRequestAlone) {
   EAGLE2_SHARED_FILE(model_cfg, kModel);
   const std::string dir = padded_vocab_model(dir_of(model_cfg));
-  const std::string good_text = generated(dir, "Lily", 2);
+  const std::string good_text = test::generated_text(dir, "Lily", 2);
   server::ServerOptions o = options(dir);
   // 20 ms steps: the 300 tokens the failing requests ask would take 6 s, so a request that
   // decoded on after its failure would still hold its slot when the checks below look.
@@ -147,7 +138,8 @@ TEST(ServeFaults, AFailedStepFailsWith500WithoutPathsAndTheServerGoesOn) {
 
   const Answer r = complete(srv.port(), request);
   ASSERT_EQ(r.status, 200) << r.body;
-  EXPECT_EQ(json::parse(r.body)["choices"][0]["text"], generated(model_dir, "Once upon a time", 8));
+  EXPECT_EQ(json::parse(r.body)["choices"][0]["text"],
+            test::generated_text(model_dir, "Once upon a time", 8));
 }
 
 // A step of two requests fails once: each is stepped again alone, and both get generate's text.
@@ -173,7 +165,7 @@ TEST(ServeFaults, AFailedStepOfTwoRetriesEachAloneAndBothGetTheirText) {
   for (std::thread& t : clients) t.join();
   ASSERT_TRUE(both_decoding);
   EXPECT_FALSE(*fail_next) << "the failure was never armed in a step";
-  const std::string expected = generated(model_dir, "Once upon a time", 60);
+  const std::string expected = test::generated_text(model_dir, "Once upon a time", 60);
   for (const Answer& a : answers) {
     ASSERT_EQ(a.status, 200) << a.body;
     EXPECT_EQ(json::parse(a.body)["choices"][0]["text"], expected);

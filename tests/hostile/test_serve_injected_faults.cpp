@@ -56,14 +56,6 @@ int failed_beside_others(const std::string& log) {
   return sum;
 }
 
-std::string generated(const std::string& model_dir, const std::string& prompt, int n) {
-  const test::CliRun run = test::run_cli_split("generate -m '" + model_dir + "' -p '" + prompt +
-                                               "' -n " + std::to_string(n));
-  EXPECT_EQ(run.code, 0) << run.err;
-  if (!run.out.starts_with(prompt) || run.out.size() < prompt.size() + 1) return "<none>";
-  return run.out.substr(prompt.size(), run.out.size() - prompt.size() - 1);
-}
-
 void expect_internal_error(const Answer& a) {
   EXPECT_EQ(a.status, 500) << a.body;
   EXPECT_NE(a.body.find("\"internal_error\""), std::string::npos) << a.body;
@@ -78,8 +70,8 @@ TEST(ServeInjectedFaults, AFaultyRequestFailsAloneBesideRequestsThatGetTheirText
   const std::string model_dir = model_cfg.substr(0, model_cfg.rfind('/'));
   const std::string head_dir = head_cfg.substr(0, head_cfg.rfind('/'));
   const std::string prompt = test::kHostilePrompt, other = "Lily and Tom";
-  const std::string expected = generated(model_dir, prompt, kLongTokens);
-  const std::string expected_other = generated(model_dir, other, kLongTokens);
+  const std::string expected = test::generated_text(model_dir, prompt, kLongTokens);
+  const std::string expected_other = test::generated_text(model_dir, other, kLongTokens);
   test::ServeProcess server("-m " + model_dir + " --draft " + head_dir + " --parallel 4",
                             std::string("EAGLE2_TEST_FAULT=") + kMarker);
   ASSERT_NE(server.port(), 0);
@@ -142,7 +134,7 @@ TEST(ServeInjectedFaults, WithoutTheVariableTheMarkerIsText) {
   ASSERT_NE(server.port(), 0);
   const Answer a = complete(server, prompt, 4);
   ASSERT_EQ(a.status, 200) << a.body;
-  EXPECT_EQ(json::parse(a.body)["choices"][0]["text"], generated(model_dir, prompt, 4));
+  EXPECT_EQ(json::parse(a.body)["choices"][0]["text"], test::generated_text(model_dir, prompt, 4));
 }
 
 // A marker short enough to turn up in real prompts is refused at start-up.

@@ -36,4 +36,9 @@ CliRun run_cli_split(const std::string& args, int timeout_seconds = kCliTimeoutS
 // line, which starts with "error: " (for run_cli_split runs). Explains itself on failure.
 bool is_one_clean_error(const CliRun& run, std::string* why);
 
+// What `eagle2 generate -m model_dir -p prompt -n n` prints after the prompt (without the final
+// newline): plain greedy decoding, the text a server's answer is compared with. A failed run fails
+// the calling test and returns "<none>".
+std::string generated_text(const std::string& model_dir, const std::string& prompt, int n);
+
 }  // namespace eagle2::test
