@@ -74,4 +74,8 @@ std::string generated_text(const std::string& model_dir, const std::string& prom
   return run.out.substr(prompt.size(), run.out.size() - prompt.size() - 1);
 }
 
+bool have_python() {
+  return run_shell("python3 -c pass >/dev/null 2>&1").code == 0;
+}
+
 }  // namespace eagle2::test

@@ -23,6 +23,12 @@ constexpr int kLongCliTimeoutSeconds = 900;
 inline const std::string kBundledModel = std::string(EAGLE2_SOURCE_DIR) + "/models/code-lm";
 inline const std::string kBundledHead = std::string(EAGLE2_SOURCE_DIR) + "/models/code-lm-eagle";
 
+// The repository's scripts/ folder, with its final slash.
+inline const std::string kScriptsDir = std::string(EAGLE2_SOURCE_DIR) + "/scripts/";
+
+// True where `python3` runs (the tests of the Python scripts skip without it).
+bool have_python();
+
 // Any shell command line (quote its words yourself), under the same timeout; stdout only.
 CliRun run_shell(const std::string& command_line, int timeout_seconds = kCliTimeoutSeconds);
 
