@@ -18,12 +18,6 @@
 namespace eagle2 {
 namespace {
 
-const std::string kScripts = std::string(EAGLE2_SOURCE_DIR) + "/scripts/";
-
-bool have_python() {
-  return test::run_shell("python3 -c pass >/dev/null 2>&1").code == 0;
-}
-
 Summary row(const std::string& drafter, float temp, double rate, double speedup, double tau,
             double draft_share) {
   Summary s;
@@ -57,10 +51,10 @@ std::string write_runs() {
 }
 
 TEST(Eagle3TableScript, RangesAndRatiosOverTheRuns) {
-  if (!have_python()) GTEST_SKIP() << "python3 is absent: skipping the table script test";
+  if (!test::have_python()) GTEST_SKIP() << "python3 is absent: skipping the table script test";
   const std::string dir = write_runs();
-  const auto r = test::run_shell("python3 " + kScripts + "eagle3_table.py --head3 h3 " + dir +
-                                 "/bench.run1.csv " + dir + "/bench.run2.csv");
+  const auto r = test::run_shell("python3 " + test::kScriptsDir + "eagle3_table.py --head3 h3 " +
+                                 dir + "/bench.run1.csv " + dir + "/bench.run2.csv");
   ASSERT_EQ(r.code, 0) << r.out;
   for (const char* line :
        {"## EAGLE-2 head vs EAGLE-3 head (2 runs)", "### T = 0",
@@ -91,13 +85,13 @@ RunRecord record(const std::string& drafter, float temp, std::vector<int64_t> hi
 // 1, 3 of those 5 depth 2; tau 1 + (2 + 6) / 6. Plain decoding (no histogram) is left out; a
 // drafter that never passes depth 1 stops there.
 TEST(AcceptByDepthScript, ConditionalAcceptancePerDepth) {
-  if (!have_python()) GTEST_SKIP() << "python3 is absent: skipping the depth script test";
+  if (!test::have_python()) GTEST_SKIP() << "python3 is absent: skipping the depth script test";
   const std::string dir = test::temp_dir("accept-by-depth");
   const std::vector<RunRecord> records = {record("plain", 0, {}), record("chain:2", 0, {1, 1, 2}),
                                           record("chain:2", 0, {0, 1, 1}),
                                           record("chain:2", 1, {2, 0, 0})};
   std::ofstream(dir + "/bench.json") << bench_to_json({}, records);
-  const std::string script = "python3 " + kScripts + "accept_by_depth.py ";
+  const std::string script = "python3 " + test::kScriptsDir + "accept_by_depth.py ";
   const auto r = test::run_shell(script + dir + "/bench.json");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(r.out,
@@ -117,8 +111,9 @@ TEST(AcceptByDepthScript, ConditionalAcceptancePerDepth) {
 }
 
 TEST(Eagle3TableScript, ShellScriptParsesAndRefusesBadCounts) {
-  EXPECT_EQ(test::run_shell("bash -n " + kScripts + "eagle3_table.sh").code, 0);
-  const auto bad = test::run_shell("env RUNS=x bash " + kScripts + "eagle3_table.sh /tmp/x 2>&1");
+  EXPECT_EQ(test::run_shell("bash -n " + test::kScriptsDir + "eagle3_table.sh").code, 0);
+  const auto bad =
+      test::run_shell("env RUNS=x bash " + test::kScriptsDir + "eagle3_table.sh /tmp/x 2>&1");
   EXPECT_NE(bad.code, 0);
   EXPECT_NE(bad.out.find("error: 'x' is not a positive whole number"), std::string::npos)
       << bad.out;

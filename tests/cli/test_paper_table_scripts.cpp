@@ -21,8 +21,6 @@
 namespace eagle2 {
 namespace {
 
-const std::string kScripts = std::string(EAGLE2_SOURCE_DIR) + "/scripts/";
-
 void write(const std::string& path, const std::string& text) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   std::ofstream(path, std::ios::binary) << text;
@@ -31,10 +29,6 @@ void write(const std::string& path, const std::string& text) {
 std::string read(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string((std::istreambuf_iterator<char>(in)), {});
-}
-
-bool have_python() {
-  return test::run_shell("python3 -c pass >/dev/null 2>&1").code == 0;
 }
 
 Summary row(const std::string& set, const std::string& drafter, float temp, int prompts,
@@ -97,13 +91,14 @@ void write_runs(const std::string& out) {
 }
 
 TEST(PaperTableScripts, TableFromThreeRuns) {
-  if (!have_python()) GTEST_SKIP() << "python3 is absent: skipping the scripts of paper_table.sh";
+  if (!test::have_python())
+    GTEST_SKIP() << "python3 is absent: skipping the scripts of paper_table.sh";
   const std::string out = test::temp_dir("paper-table");
   write_runs(out);
   const std::string runs =
       out + "/bench.run1.csv " + out + "/bench.run2.csv " + out + "/bench.run3.csv";
   const test::CliRun table =
-      test::run_shell("python3 " + kScripts + "paper_table.py --methods " + out +
+      test::run_shell("python3 " + test::kScriptsDir + "paper_table.py --methods " + out +
                       "/methods.tsv --prompt-notes " + out + "/prompts.txt " + runs + " 2>&1");
   ASSERT_EQ(table.code, 0) << table.out;
   for (const std::string& line : std::vector<std::string>{
@@ -154,12 +149,14 @@ TEST(PaperTableScripts, TableFromThreeRuns) {
 }
 
 TEST(PaperTableScripts, ChartsFromThreeRuns) {
-  if (!have_python()) GTEST_SKIP() << "python3 is absent: skipping the scripts of paper_table.sh";
+  if (!test::have_python())
+    GTEST_SKIP() << "python3 is absent: skipping the scripts of paper_table.sh";
   const std::string out = test::temp_dir("paper-charts");
   write_runs(out);
-  const test::CliRun charts = test::run_shell(
-      "python3 " + kScripts + "paper_charts.py " + out + " --methods " + out + "/methods.tsv " +
-      out + "/bench.run1.csv " + out + "/bench.run2.csv " + out + "/bench.run3.csv 2>&1");
+  const test::CliRun charts =
+      test::run_shell("python3 " + test::kScriptsDir + "paper_charts.py " + out + " --methods " +
+                      out + "/methods.tsv " + out + "/bench.run1.csv " + out + "/bench.run2.csv " +
+                      out + "/bench.run3.csv 2>&1");
   ASSERT_EQ(charts.code, 0) << charts.out;
   EXPECT_EQ(charts.out, "wrote " + out + "/speedup.svg\nwrote " + out + "/tau.svg\nwrote " + out +
                             "/speedup_t1.svg\nwrote " + out + "/tau_t1.svg\n");
@@ -182,13 +179,15 @@ TEST(PaperTableScripts, ChartsFromThreeRuns) {
 }
 
 TEST(PaperTableScripts, MethodRowsLeaveOutMissingFolders) {
-  if (!have_python()) GTEST_SKIP() << "python3 is absent: skipping the scripts of paper_table.sh";
+  if (!test::have_python())
+    GTEST_SKIP() << "python3 is absent: skipping the scripts of paper_table.sh";
   // The folders in the specs are relative to where it runs: only these two exist there.
   const std::string dir = test::temp_dir("paper-methods");
   std::filesystem::create_directories(dir + "/models/code-lm-draft");
   std::filesystem::create_directories(dir + "/models/code-lm-eagle");
   const std::string run = "env -C " + dir + " -u DRAFTERS -u HEAD ";
-  const test::CliRun plan = test::run_shell(run + "python3 " + kScripts + "paper_methods.py 2>&1");
+  const test::CliRun plan =
+      test::run_shell(run + "python3 " + test::kScriptsDir + "paper_methods.py 2>&1");
   ASSERT_EQ(plan.code, 0) << plan.out;
   EXPECT_EQ(std::count(plan.out.begin(), plan.out.end(), '\n'), 16) << plan.out;
   for (const std::string& line : std::vector<std::string>{
@@ -206,7 +205,7 @@ TEST(PaperTableScripts, MethodRowsLeaveOutMissingFolders) {
       test::run_shell(run +
                       "DRAFTERS='PLD=lookup;sps:/nonexistent/d:3:4, dynamic:16:6:2:novalue' "
                       "HEAD=/nonexistent python3 " +
-                      kScripts + "paper_methods.py 2>&1");
+                      test::kScriptsDir + "paper_methods.py 2>&1");
   ASSERT_EQ(custom.code, 0) << custom.out;
   EXPECT_EQ(custom.out,
             "plain decoding\tplain\tthe baseline\t\n"
@@ -215,13 +214,14 @@ TEST(PaperTableScripts, MethodRowsLeaveOutMissingFolders) {
             "EAGLE-2 w/o value\tdynamic:16:6:2:novalue\t16 tokens\tnot run: the EAGLE head "
             "/nonexistent not found\n");
   const test::CliRun twice = test::run_shell(run + "DRAFTERS='lookup;PLD=lookup' python3 " +
-                                             kScripts + "paper_methods.py 2>&1");
+                                             test::kScriptsDir + "paper_methods.py 2>&1");
   EXPECT_NE(twice.code, 0);
   EXPECT_NE(twice.out.find("error: DRAFTERS: 'lookup' twice"), std::string::npos) << twice.out;
 }
 
 TEST(PaperTableScripts, PromptSetsCutToFit) {
-  if (!have_python()) GTEST_SKIP() << "python3 is absent: skipping the scripts of paper_table.sh";
+  if (!test::have_python())
+    GTEST_SKIP() << "python3 is absent: skipping the scripts of paper_table.sh";
   const std::string dir = test::temp_dir("paper-prompts");
   std::string long_text;
   for (int i = 0; i < 300; ++i) long_text += "alpha beta gamma ";
@@ -229,9 +229,10 @@ TEST(PaperTableScripts, PromptSetsCutToFit) {
         nlohmann::json({{"turns", nlohmann::json::array({"def f():"})}}).dump() + "\n" +
             nlohmann::json({{"prompt", long_text}}).dump() + "\n" +
             nlohmann::json({{"question", "third"}}).dump() + "\n");
-  const test::CliRun cut = test::run_shell(
-      "python3 " + kScripts + "paper_prompts.py --eagle2 " + EAGLE2_CLI_PATH + " --model " +
-      test::kBundledModel + " --tokens 40 " + dir + "/out 2:" + dir + "/in/x.question.jsonl 2>&1");
+  const test::CliRun cut =
+      test::run_shell("python3 " + test::kScriptsDir + "paper_prompts.py --eagle2 " +
+                      EAGLE2_CLI_PATH + " --model " + test::kBundledModel + " --tokens 40 " + dir +
+                      "/out 2:" + dir + "/in/x.question.jsonl 2>&1");
   ASSERT_EQ(cut.code, 0) << cut.out;
   EXPECT_EQ(cut.out, "x: the first 2 prompts of " + dir +
                          "/in/x.question.jsonl, 1 cut to their first 40 tokens\n");
@@ -251,7 +252,8 @@ TEST(PaperTableScripts, PromptSetsCutToFit) {
 }
 
 TEST(PaperTableScripts, ShellScriptParses) {
-  const test::CliRun syntax = test::run_shell("bash -n " + kScripts + "paper_table.sh 2>&1");
+  const test::CliRun syntax =
+      test::run_shell("bash -n " + test::kScriptsDir + "paper_table.sh 2>&1");
   EXPECT_EQ(syntax.code, 0) << syntax.out;
 }
 

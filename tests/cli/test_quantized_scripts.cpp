@@ -16,7 +16,7 @@
 namespace eagle2 {
 namespace {
 
-void write(const std::string& path, const std::string& text) {
+void write_text(const std::string& path, const std::string& text) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   std::ofstream(path, std::ios::binary) << text;
 }
@@ -34,24 +34,26 @@ Summary row(const std::string& drafter, double rate, double speedup, double tau,
 }
 
 // Two runs of two files: "a" (the auto budget picks trees of 6-7) and "b" (it stops drafting).
-void write_runs(const std::string& out) {
+void write_quantized_runs(const std::string& out) {
   for (int r = 1; r <= 2; ++r) {
     const std::string run = ".run" + std::to_string(r) + ".csv";
     const double a_cost = r == 1 ? 1.5 : 1.6;
-    write(out + "/a/cost" + run,
-          "k,ms_per_forward,cost_relative,tokens_per_second\n1,1.000000,1.000000,1000.000\n"
-          "8," +
-              std::to_string(a_cost) + "," + std::to_string(a_cost) + ",5000.000\n");
-    write(out + "/b/cost" + run,
-          "k,ms_per_forward,cost_relative,tokens_per_second\n1,0.500000,1.000000,2000.000\n"
-          "8,4.000000,8.000000,2000.000\n");
-    write(out + "/a/bench" + run,
-          summaries_to_csv({row("plain", r == 1 ? 500 : 600, 1, 1, 1),
-                            row("dynamic:auto:8:1:cal", 900, r == 1 ? 1.8 : 1.5, 4, r == 1 ? 6 : 7),
-                            row("chain:2", 800, 1.6, 3, 4)}));
-    write(out + "/b/bench" + run, summaries_to_csv({row("plain", 1000, 1, 1, 1),
-                                                    row("dynamic:auto:8:1:cal", 990, 0.99, 1.05, 1),
-                                                    row("chain:2", 1100, 1.1, 3, 4)}));
+    write_text(out + "/a/cost" + run,
+               "k,ms_per_forward,cost_relative,tokens_per_second\n1,1.000000,1.000000,1000.000\n"
+               "8," +
+                   std::to_string(a_cost) + "," + std::to_string(a_cost) + ",5000.000\n");
+    write_text(out + "/b/cost" + run,
+               "k,ms_per_forward,cost_relative,tokens_per_second\n1,0.500000,1.000000,2000.000\n"
+               "8,4.000000,8.000000,2000.000\n");
+    write_text(
+        out + "/a/bench" + run,
+        summaries_to_csv({row("plain", r == 1 ? 500 : 600, 1, 1, 1),
+                          row("dynamic:auto:8:1:cal", 900, r == 1 ? 1.8 : 1.5, 4, r == 1 ? 6 : 7),
+                          row("chain:2", 800, 1.6, 3, 4)}));
+    write_text(out + "/b/bench" + run,
+               summaries_to_csv({row("plain", 1000, 1, 1, 1),
+                                 row("dynamic:auto:8:1:cal", 990, 0.99, 1.05, 1),
+                                 row("chain:2", 1100, 1.1, 3, 4)}));
   }
 }
 
@@ -59,7 +61,7 @@ TEST(QuantizedScripts, RangesAndChartsFromTheRunFiles) {
   if (test::run_shell("python3 -c pass >/dev/null 2>&1").code != 0)
     GTEST_SKIP() << "python3 is absent: skipping the scripts of bench_quantized.sh";
   const std::string out = test::temp_dir("quantized-scripts");
-  write_runs(out);
+  write_quantized_runs(out);
   const std::string scripts = std::string(EAGLE2_SOURCE_DIR) + "/scripts/";
   const test::CliRun ranges =
       test::run_shell("python3 " + scripts + "quantized_ranges.py " + out + " a b 2>&1");

@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/hostile_server.h"
 #include "support/raw_connection.h"
 #include "support/running_server.h"
 #include "support/shared_data.h"
@@ -25,7 +26,6 @@ using nlohmann::json;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* kModel = "data/models/stories260K-hf/config.json";
 constexpr int kMaxConnections = 4;
 constexpr int kReadTimeout = 3;  // seconds
 
@@ -91,7 +91,7 @@ void expect_serving(int port) {
 }
 
 TEST(ServeConnections, SlowlorisHeadsHoldingEveryConnectionLeaveHealthAnswering) {
-  EAGLE2_SHARED_FILE(model_cfg, kModel);
+  EAGLE2_SHARED_FILE(model_cfg, test::kHostileModel);
   test::RunningServer srv(options(model_cfg));
   // Each dribbles a head one byte every 100 ms, never finishing it, until the server closes.
   const std::string head =
@@ -126,7 +126,7 @@ TEST(ServeConnections, SlowlorisHeadsHoldingEveryConnectionLeaveHealthAnswering)
 }
 
 TEST(ServeConnections, IdleConnectionsHoldingEveryConnectionLeaveHealthAnswering) {
-  EAGLE2_SHARED_FILE(model_cfg, kModel);
+  EAGLE2_SHARED_FILE(model_cfg, test::kHostileModel);
   test::RunningServer srv(options(model_cfg));
   std::vector<std::unique_ptr<test::RawConnection>> idle;
   const Clock::time_point start = Clock::now();
@@ -159,7 +159,7 @@ TEST(ServeConnections, IdleConnectionsHoldingEveryConnectionLeaveHealthAnswering
 // each gets its 503 after the lane's 1 s for a head, and the lane checks Host and Origin as the
 // routes do.
 TEST(ServeConnections, SlowClientsBeyondTheLimitDelayNothing) {
-  EAGLE2_SHARED_FILE(model_cfg, kModel);
+  EAGLE2_SHARED_FILE(model_cfg, test::kHostileModel);
   test::RunningServer srv(options(model_cfg));
   std::vector<std::unique_ptr<test::RawConnection>> held;
   for (int i = 0; i < kMaxConnections + 10; ++i) {
@@ -197,7 +197,7 @@ TEST(ServeConnections, SlowClientsBeyondTheLimitDelayNothing) {
 
 // A stopping server does not wait for an idle client's --read-timeout (here an hour).
 TEST(ServeConnections, AStopDoesNotWaitForAnIdleConnection) {
-  EAGLE2_SHARED_FILE(model_cfg, kModel);
+  EAGLE2_SHARED_FILE(model_cfg, test::kHostileModel);
   server::ServerOptions o = options(model_cfg);
   o.read_timeout = 3600;
   auto srv = std::make_unique<test::RunningServer>(o);
@@ -217,7 +217,7 @@ TEST(ServeConnections, AStopDoesNotWaitForAnIdleConnection) {
 }
 
 TEST(ServeConnections, KeepAliveServesAtMostItsCountAndClosesWhenIdle) {
-  EAGLE2_SHARED_FILE(model_cfg, kModel);
+  EAGLE2_SHARED_FILE(model_cfg, test::kHostileModel);
   test::RunningServer srv(options(model_cfg));
   const std::string get = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
   {
@@ -246,7 +246,7 @@ TEST(ServeConnections, KeepAliveServesAtMostItsCountAndClosesWhenIdle) {
 }
 
 TEST(ServeConnections, AHeadLargerThanTheLimitIsRefused) {
-  EAGLE2_SHARED_FILE(model_cfg, kModel);
+  EAGLE2_SHARED_FILE(model_cfg, test::kHostileModel);
   test::RunningServer srv(options(model_cfg));
   test::RawConnection c(srv.port());
   std::string head = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n";
@@ -265,7 +265,7 @@ TEST(ServeConnections, AHeadLargerThanTheLimitIsRefused) {
 // not see it): the server stops reading at its byte budget for a request and closes, so the
 // client cannot send 32 MB; a normal request afterwards gets its text.
 TEST(ServeConnections, AnEndlessChunkSizeLineIsCutOff) {
-  EAGLE2_SHARED_FILE(model_cfg, kModel);
+  EAGLE2_SHARED_FILE(model_cfg, test::kHostileModel);
   test::RunningServer srv(options(model_cfg));
   {
     test::RawConnection c(srv.port());
@@ -283,7 +283,7 @@ TEST(ServeConnections, AnEndlessChunkSizeLineIsCutOff) {
 }
 
 TEST(ServeConnections, AStuckSchedulerMakesHealthAnswer503) {
-  EAGLE2_SHARED_FILE(model_cfg, kModel);
+  EAGLE2_SHARED_FILE(model_cfg, test::kHostileModel);
   server::ServerOptions o = options(model_cfg);
   o.stall_timeout = 1;
   // One step blocks until the test has seen /health's 503 (at most 60 s).
@@ -315,7 +315,7 @@ TEST(ServeConnections, AStuckSchedulerMakesHealthAnswer503) {
 // A head or a body that does not arrive within --read-timeout gets 408 with Connection: close,
 // then the close (the head's timer starts at the accept, the body's is the same request's).
 TEST(ServeConnections, AHeadOrBodyPastTheReadTimeoutGets408) {
-  EAGLE2_SHARED_FILE(model_cfg, kModel);
+  EAGLE2_SHARED_FILE(model_cfg, test::kHostileModel);
   server::ServerOptions o = options(model_cfg);
   o.read_timeout = 1;
   test::RunningServer srv(o);
@@ -339,7 +339,7 @@ TEST(ServeConnections, AHeadOrBodyPastTheReadTimeoutGets408) {
 // cut at the bytes the server reads for one request (64 KiB + --max-body + max(64 KiB,
 // --max-body / 2)) before its payload reaches --max-body: 413, not a 400 for malformed framing.
 TEST(ServeConnections, ABodyOfTinyChunksIsCutAtTheRequestBudget) {
-  EAGLE2_SHARED_FILE(model_cfg, kModel);
+  EAGLE2_SHARED_FILE(model_cfg, test::kHostileModel);
   server::ServerOptions o = options(model_cfg);
   o.max_body = 65536;
   test::RunningServer srv(o);

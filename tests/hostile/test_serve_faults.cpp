@@ -18,6 +18,7 @@
 #include "eagle2/error.h"
 #include "server/api_error.h"
 #include "support/cli.h"
+#include "support/hostile_server.h"
 #include "support/raw_connection.h"
 #include "support/running_server.h"
 #include "support/shared_data.h"
@@ -28,13 +29,7 @@ namespace {
 using nlohmann::json;
 using std::chrono::milliseconds;
 
-constexpr const char* kModel = "data/models/stories260K-hf/config.json";
-
-std::string dir_of(const std::string& file) {
-  return file.substr(0, file.rfind('/'));
-}
-
-server::ServerOptions options(const std::string& model_dir) {
+server::ServerOptions fault_server_options(const std::string& model_dir) {
   server::ServerOptions o;
   o.model_dir = model_dir;
   o.port = 0;
@@ -53,15 +48,6 @@ Answer complete(int port, const json& body) {
   c.set_read_timeout(60);
   const httplib::Result r = c.Post("/v1/completions", body.dump(), "application/json");
   return r ? Answer{r->status, r->body} : Answer{};
-}
-
-// What `eagle2 generate` prints after the prompt (without the final newline).
-std::string generated(const std::string& model_dir, const std::string& prompt, int n) {
-  const test::CliRun run = test::run_cli_split("generate -m '" + model_dir + "' -p '" + prompt +
-                                               "' -n " + std::to_string(n));
-  EXPECT_EQ(run.code, 0) << run.err;
-  if (!run.out.starts_with(prompt) || run.out.size() < prompt.size() + 1) return "<none>";
-  return run.out.substr(prompt.size(), run.out.size() - prompt.size() - 1);
 }
 
 // A 500 of OpenAI's shape whose body says nothing of what failed inside.
@@ -84,10 +70,10 @@ std::string padded_vocab_model(const std::string& stories_dir) {
 }
 
 TEST(ServeFaults, AnIdTheTokenizerCannotShowFailsThatRequestAlone) {
-  EAGLE2_SHARED_FILE(model_cfg, kModel);
-  const std::string dir = padded_vocab_model(dir_of(model_cfg));
-  const std::string good_text = generated(dir, "Lily", 2);
-  server::ServerOptions o = options(dir);
+  EAGLE2_SHARED_FILE(model_cfg, test::kHostileModel);
+  const std::string dir = padded_vocab_model(test::dir_of(model_cfg));
+  const std::string good_text = test::generated_text(dir, "Lily", 2);
+  server::ServerOptions o = fault_server_options(dir);
   // 20 ms steps: the 300 tokens the failing requests ask would take 6 s, so a request that
   // decoded on after its failure would still hold its slot when the checks below look.
   o.before_step = [] { std::this_thread::sleep_for(milliseconds(20)); };
@@ -125,9 +111,9 @@ TEST(ServeFaults, AnIdTheTokenizerCannotShowFailsThatRequestAlone) {
 }
 
 TEST(ServeFaults, AFailedStepFailsWith500WithoutPathsAndTheServerGoesOn) {
-  EAGLE2_SHARED_FILE(model_cfg, kModel);
-  const std::string model_dir = dir_of(model_cfg);
-  server::ServerOptions o = options(model_dir);
+  EAGLE2_SHARED_FILE(model_cfg, test::kHostileModel);
+  const std::string model_dir = test::dir_of(model_cfg);
+  server::ServerOptions o = fault_server_options(model_dir);
   auto fail_next = std::make_shared<std::atomic<bool>>(false);
   o.before_step = [fail_next] {
     if (fail_next->exchange(false))
@@ -147,14 +133,15 @@ TEST(ServeFaults, AFailedStepFailsWith500WithoutPathsAndTheServerGoesOn) {
 
   const Answer r = complete(srv.port(), request);
   ASSERT_EQ(r.status, 200) << r.body;
-  EXPECT_EQ(json::parse(r.body)["choices"][0]["text"], generated(model_dir, "Once upon a time", 8));
+  EXPECT_EQ(json::parse(r.body)["choices"][0]["text"],
+            test::generated_text(model_dir, "Once upon a time", 8));
 }
 
 // A step of two requests fails once: each is stepped again alone, and both get generate's text.
 TEST(ServeFaults, AFailedStepOfTwoRetriesEachAloneAndBothGetTheirText) {
-  EAGLE2_SHARED_FILE(model_cfg, kModel);
-  const std::string model_dir = dir_of(model_cfg);
-  server::ServerOptions o = options(model_dir);
+  EAGLE2_SHARED_FILE(model_cfg, test::kHostileModel);
+  const std::string model_dir = test::dir_of(model_cfg);
+  server::ServerOptions o = fault_server_options(model_dir);
   o.parallel = 2;
   auto fail_next = std::make_shared<std::atomic<bool>>(false);
   // 20 ms steps, so that both requests are still decoding when the failure is armed.
@@ -173,7 +160,7 @@ TEST(ServeFaults, AFailedStepOfTwoRetriesEachAloneAndBothGetTheirText) {
   for (std::thread& t : clients) t.join();
   ASSERT_TRUE(both_decoding);
   EXPECT_FALSE(*fail_next) << "the failure was never armed in a step";
-  const std::string expected = generated(model_dir, "Once upon a time", 60);
+  const std::string expected = test::generated_text(model_dir, "Once upon a time", 60);
   for (const Answer& a : answers) {
     ASSERT_EQ(a.status, 200) << a.body;
     EXPECT_EQ(json::parse(a.body)["choices"][0]["text"], expected);
@@ -183,8 +170,8 @@ TEST(ServeFaults, AFailedStepOfTwoRetriesEachAloneAndBothGetTheirText) {
 }
 
 TEST(ServeFaults, ANonStreamedRequestCutAtTheDrainDeadlineGets503) {
-  EAGLE2_SHARED_FILE(model_cfg, kModel);
-  server::ServerOptions o = options(dir_of(model_cfg));
+  EAGLE2_SHARED_FILE(model_cfg, test::kHostileModel);
+  server::ServerOptions o = fault_server_options(test::dir_of(model_cfg));
   o.drain_timeout = 1;
   // 20 ms steps: the 400 tokens asked would take 8 s, past the 1 s drain.
   o.before_step = [] { std::this_thread::sleep_for(milliseconds(20)); };
@@ -208,10 +195,10 @@ TEST(ServeFaults, ThreadsThatCannotBeCreatedAreOneCleanError) {
 #if defined(__SANITIZE_ADDRESS__)
   GTEST_SKIP() << "skipped: AddressSanitizer needs more address space than the limit leaves";
 #endif
-  EAGLE2_SHARED_FILE(model_cfg, kModel);
+  EAGLE2_SHARED_FILE(model_cfg, test::kHostileModel);
   const test::CliRun run = test::run_shell(
       "bash -c \"ulimit -v 3000000; exec " + std::string(EAGLE2_CLI_PATH) + " serve -m '" +
-          dir_of(model_cfg) + "' -t 1 --port 0 --max-connections 60000 2>&1\"",
+          test::dir_of(model_cfg) + "' -t 1 --port 0 --max-connections 60000 2>&1\"",
       120);
   EXPECT_EQ(run.code, 1) << run.out;
   EXPECT_TRUE(run.out.starts_with("error: ")) << run.out;

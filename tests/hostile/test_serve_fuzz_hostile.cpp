@@ -26,18 +26,16 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kModel = test::kHostileModel;
-constexpr const char* kPrompt = test::kHostilePrompt;
 using test::expect_still_serving;
 using test::printable;
 
-httplib::Result post(const test::HostileServer& f, const std::string& path,
-                     const std::string& body) {
+httplib::Result fuzz_post(const test::HostileServer& f, const std::string& path,
+                          const std::string& body) {
   return test::post_json(f, path, body);
 }
 
 TEST(HostileFuzz, FuzzedBodiesNeverCrashTheServerAndMemoryReturns) {
-  EAGLE2_SHARED_FILE(model_cfg, kModel);
+  EAGLE2_SHARED_FILE(model_cfg, test::kHostileModel);
   EAGLE2_SHARED_FILE(head_cfg, test::kHostileHead);
   // test_serve_hostile.cpp's server, a fresh one: its resident memory is measured.
   const std::unique_ptr<test::HostileServer> server = test::start_hostile_server(65536);
@@ -102,7 +100,7 @@ TEST(HostileFuzz, FuzzedBodiesNeverCrashTheServerAndMemoryReturns) {
           break;
       }
     }
-    const httplib::Result r = post(f, path, body);
+    const httplib::Result r = fuzz_post(f, path, body);
     if (r) {
       ++answered;
       EXPECT_TRUE(r->status == 200 || (r->status >= 400 && r->status < 600))
@@ -124,12 +122,12 @@ TEST(HostileFuzz, FuzzedBodiesNeverCrashTheServerAndMemoryReturns) {
   for (int t = 0; t < 4; ++t)
     clients.emplace_back([&, t] {
       for (int i = 0; i < 40 && std::chrono::steady_clock::now() < deadline; ++i) {
-        const json body = {{"prompt", kPrompt},
+        const json body = {{"prompt", test::kHostilePrompt},
                            {"max_tokens", 16},
                            {"speculative", heavy[(t + i) % 4]},
                            {"logprobs", 5},
                            {"stream", i % 2 == 0}};
-        const httplib::Result r = post(f, "/v1/completions", body.dump());
+        const httplib::Result r = fuzz_post(f, "/v1/completions", body.dump());
         if (r && r->status == 200) ++heavy_ok;
       }
     });

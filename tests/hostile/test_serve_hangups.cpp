@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "support/cli.h"
+#include "support/hostile_server.h"
 #include "support/raw_connection.h"
 #include "support/running_server.h"
 #include "support/shared_data.h"
@@ -23,12 +24,10 @@ namespace {
 using nlohmann::json;
 using std::chrono::milliseconds;
 
-constexpr const char* kModel = "data/models/stories260K-hf/config.json";
-constexpr const char* kPrompt = "Once upon a time";
-
 std::string completion_request(int max_tokens) {
   const std::string body =
-      json({{"prompt", kPrompt}, {"max_tokens", max_tokens}, {"speculative", "plain"}}).dump();
+      json({{"prompt", test::kHostilePrompt}, {"max_tokens", max_tokens}, {"speculative", "plain"}})
+          .dump();
   return "POST /v1/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
          "application/json\r\nContent-Length: " +
          std::to_string(body.size()) + "\r\n\r\n" + body;
@@ -37,7 +36,7 @@ std::string completion_request(int max_tokens) {
 const std::string kCancelled = R"(eagle2_requests_total{status="cancelled"})";
 
 TEST(ServeHangUps, NonStreamingAndQueuedRequestsEndWhenTheirClientsLeave) {
-  EAGLE2_SHARED_FILE(model_cfg, kModel);
+  EAGLE2_SHARED_FILE(model_cfg, test::kHostileModel);
   const std::string model_dir = model_cfg.substr(0, model_cfg.rfind('/'));
   server::ServerOptions o;
   o.model_dir = model_dir;
@@ -76,17 +75,18 @@ TEST(ServeHangUps, NonStreamingAndQueuedRequestsEndWhenTheirClientsLeave) {
 
   *slow = false;
   const test::CliRun generate =
-      test::run_cli_split("generate -m '" + model_dir + "' -p '" + kPrompt + "' -n 8");
+      test::run_cli_split("generate -m '" + model_dir + "' -p '" + test::kHostilePrompt + "' -n 8");
   ASSERT_EQ(generate.code, 0) << generate.err;
   httplib::Client c("127.0.0.1", port);
   c.set_read_timeout(60);
-  const httplib::Result r = c.Post(
-      "/v1/completions", json({{"prompt", kPrompt}, {"max_tokens", 8}}).dump(), "application/json");
+  const httplib::Result r =
+      c.Post("/v1/completions", json({{"prompt", test::kHostilePrompt}, {"max_tokens", 8}}).dump(),
+             "application/json");
   ASSERT_TRUE(r);
   ASSERT_EQ(r->status, 200) << r->body;
-  EXPECT_EQ(
-      std::string(kPrompt) + json::parse(r->body)["choices"][0]["text"].get<std::string>() + "\n",
-      generate.out);
+  EXPECT_EQ(std::string(test::kHostilePrompt) +
+                json::parse(r->body)["choices"][0]["text"].get<std::string>() + "\n",
+            generate.out);
 }
 
 }  // namespace

@@ -33,9 +33,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kModel = test::kHostileModel;
 constexpr size_t kMaxBody = 65536;  // the server's --max-body here
-constexpr const char* kPrompt = test::kHostilePrompt;
 constexpr int kTokens = test::kHostileTokens;
 using Fixture = test::HostileServer;
 using test::expect_still_serving;
@@ -50,7 +48,7 @@ Fixture* fixture() {
 }
 
 #define HOSTILE_SERVER(var)                                                       \
-  EAGLE2_SHARED_FILE(model_cfg_, kModel);                                         \
+  EAGLE2_SHARED_FILE(model_cfg_, test::kHostileModel);                            \
   Fixture& var = *fixture();                                                      \
   ASSERT_TRUE(var.server&& var.server->port() > 0) << "the server did not start"; \
   ASSERT_TRUE(var.server->alive())                                                \
@@ -78,7 +76,7 @@ void expect_400(const Fixture& f, const std::string& path, const std::string& bo
 }
 
 std::string completion_with(const std::string& field, const json& value) {
-  json body = {{"prompt", kPrompt}, {"max_tokens", kTokens}};
+  json body = {{"prompt", test::kHostilePrompt}, {"max_tokens", kTokens}};
   body[field] = value;
   return body.dump();
 }
@@ -340,7 +338,7 @@ TEST(Hostile, HugeMaxTokensManyMessagesAndStopStrings) {
              "at most 4");
   expect_400(f, "/v1/completions", completion_with("stop", std::string(2000, 's')),
              "at most 1024 bytes");
-  json keys = {{"prompt", kPrompt}};
+  json keys = {{"prompt", test::kHostilePrompt}};
   for (int i = 0; i < 300; ++i) keys["k" + std::to_string(i)] = i;
   expect_400(f, "/v1/completions", keys.dump(), "more than 256 keys");
   expect_still_serving(f);
@@ -442,7 +440,7 @@ TEST(Hostile, GzipAndDeflateBombsOverTheLimit) {
                    });
   EXPECT_EQ(r.status, 413) << r.response.substr(0, 300);
   // Under the limit, a compressed request is served.
-  const json ok = {{"prompt", kPrompt}, {"max_tokens", kTokens}};
+  const json ok = {{"prompt", test::kHostilePrompt}, {"max_tokens", kTokens}};
   const httplib::Result small =
       post(f, "/v1/completions", gzip(ok.dump()), {{"Content-Encoding", "gzip"}});
   ASSERT_TRUE(small);

@@ -28,17 +28,17 @@ using nlohmann::json;
 constexpr const char* kMarker = "eagle2-test-fault-marker";
 constexpr int kLongTokens = 120;
 
-struct Answer {
+struct InjectedAnswer {
   int status = -1;  // -1: no answer
   std::string body;
 };
 
-Answer complete(const test::ServeProcess& s, const std::string& prompt, int max_tokens) {
+InjectedAnswer complete(const test::ServeProcess& s, const std::string& prompt, int max_tokens) {
   // "dynamic": EAGLE-2 trees of a fixed size, drafted every cycle (the default, dynamic:auto,
   // may verify the root alone on this small model, and such a cycle drafts nothing to fail).
   const json body = {{"prompt", prompt}, {"max_tokens", max_tokens}, {"speculative", "dynamic"}};
   const httplib::Result r = s.client().Post("/v1/completions", body.dump(), "application/json");
-  return r ? Answer{r->status, r->body} : Answer{};
+  return r ? InjectedAnswer{r->status, r->body} : InjectedAnswer{};
 }
 
 // The server's log lines "eagle2 serve: F of N requests failed in their own step": the F of those
@@ -56,15 +56,7 @@ int failed_beside_others(const std::string& log) {
   return sum;
 }
 
-std::string generated(const std::string& model_dir, const std::string& prompt, int n) {
-  const test::CliRun run = test::run_cli_split("generate -m '" + model_dir + "' -p '" + prompt +
-                                               "' -n " + std::to_string(n));
-  EXPECT_EQ(run.code, 0) << run.err;
-  if (!run.out.starts_with(prompt) || run.out.size() < prompt.size() + 1) return "<none>";
-  return run.out.substr(prompt.size(), run.out.size() - prompt.size() - 1);
-}
-
-void expect_internal_error(const Answer& a) {
+void expect_internal_error(const InjectedAnswer& a) {
   EXPECT_EQ(a.status, 500) << a.body;
   EXPECT_NE(a.body.find("\"internal_error\""), std::string::npos) << a.body;
   EXPECT_EQ(a.body.find('/'), std::string::npos) << "a path in: " << a.body;
@@ -78,8 +70,8 @@ TEST(ServeInjectedFaults, AFaultyRequestFailsAloneBesideRequestsThatGetTheirText
   const std::string model_dir = model_cfg.substr(0, model_cfg.rfind('/'));
   const std::string head_dir = head_cfg.substr(0, head_cfg.rfind('/'));
   const std::string prompt = test::kHostilePrompt, other = "Lily and Tom";
-  const std::string expected = generated(model_dir, prompt, kLongTokens);
-  const std::string expected_other = generated(model_dir, other, kLongTokens);
+  const std::string expected = test::generated_text(model_dir, prompt, kLongTokens);
+  const std::string expected_other = test::generated_text(model_dir, other, kLongTokens);
   test::ServeProcess server("-m " + model_dir + " --draft " + head_dir + " --parallel 4",
                             std::string("EAGLE2_TEST_FAULT=") + kMarker);
   ASSERT_NE(server.port(), 0);
@@ -87,7 +79,7 @@ TEST(ServeInjectedFaults, AFaultyRequestFailsAloneBesideRequestsThatGetTheirText
 
   // A long request decodes; then one more and the two faulty ones arrive beside it, so that the
   // faulty ones are drafted in lockstep with the others (the server's step log below says so).
-  Answer first, second, drafting, verification;
+  InjectedAnswer first, second, drafting, verification;
   std::thread a([&] { first = complete(s, prompt, kLongTokens); });
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   std::thread b([&] { second = complete(s, other, kLongTokens); });
@@ -106,7 +98,7 @@ TEST(ServeInjectedFaults, AFaultyRequestFailsAloneBesideRequestsThatGetTheirText
   expect_internal_error(complete(s, std::string(kMarker) + ":drafting", 8));
   expect_internal_error(complete(s, std::string(kMarker) + ":admission", 8));
   ASSERT_TRUE(server.alive());
-  const Answer after = complete(s, prompt, kLongTokens);
+  const InjectedAnswer after = complete(s, prompt, kLongTokens);
   ASSERT_EQ(after.status, 200) << after.body;
   EXPECT_EQ(json::parse(after.body)["choices"][0]["text"], expected);
   // The failed requests gave back their KV memory and its reservation.
@@ -140,9 +132,9 @@ TEST(ServeInjectedFaults, WithoutTheVariableTheMarkerIsText) {
   test::ServeProcess server("-m " + model_dir + " --draft " +
                             head_cfg.substr(0, head_cfg.rfind('/')));
   ASSERT_NE(server.port(), 0);
-  const Answer a = complete(server, prompt, 4);
+  const InjectedAnswer a = complete(server, prompt, 4);
   ASSERT_EQ(a.status, 200) << a.body;
-  EXPECT_EQ(json::parse(a.body)["choices"][0]["text"], generated(model_dir, prompt, 4));
+  EXPECT_EQ(json::parse(a.body)["choices"][0]["text"], test::generated_text(model_dir, prompt, 4));
 }
 
 // A marker short enough to turn up in real prompts is refused at start-up.

@@ -1,5 +1,6 @@
 #include "support/cli.h"
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -63,6 +64,18 @@ bool is_one_clean_error(const CliRun& run, std::string* why) {
     reason = "stderr is not exactly one line";
   if (why) *why = reason + "\nstderr: " + run.err;
   return reason.empty();
+}
+
+std::string generated_text(const std::string& model_dir, const std::string& prompt, int n) {
+  const CliRun run =
+      run_cli_split("generate -m '" + model_dir + "' -p '" + prompt + "' -n " + std::to_string(n));
+  EXPECT_EQ(run.code, 0) << run.err;
+  if (!run.out.starts_with(prompt) || run.out.size() < prompt.size() + 1) return "<none>";
+  return run.out.substr(prompt.size(), run.out.size() - prompt.size() - 1);
+}
+
+bool have_python() {
+  return run_shell("python3 -c pass >/dev/null 2>&1").code == 0;
 }
 
 }  // namespace eagle2::test

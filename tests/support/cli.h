@@ -23,6 +23,12 @@ constexpr int kLongCliTimeoutSeconds = 900;
 inline const std::string kBundledModel = std::string(EAGLE2_SOURCE_DIR) + "/models/code-lm";
 inline const std::string kBundledHead = std::string(EAGLE2_SOURCE_DIR) + "/models/code-lm-eagle";
 
+// The repository's scripts/ folder, with its final slash.
+inline const std::string kScriptsDir = std::string(EAGLE2_SOURCE_DIR) + "/scripts/";
+
+// True where `python3` runs (the tests of the Python scripts skip without it).
+bool have_python();
+
 // Any shell command line (quote its words yourself), under the same timeout; stdout only.
 CliRun run_shell(const std::string& command_line, int timeout_seconds = kCliTimeoutSeconds);
 
@@ -35,5 +41,10 @@ CliRun run_cli_split(const std::string& args, int timeout_seconds = kCliTimeoutS
 // True when `run` ended as the hostile-input contract asks: exit code 1 and exactly one stderr
 // line, which starts with "error: " (for run_cli_split runs). Explains itself on failure.
 bool is_one_clean_error(const CliRun& run, std::string* why);
+
+// What `eagle2 generate -m model_dir -p prompt -n n` prints after the prompt (without the final
+// newline): plain greedy decoding, the text a server's answer is compared with. A failed run fails
+// the calling test and returns "<none>".
+std::string generated_text(const std::string& model_dir, const std::string& prompt, int n);
 
 }  // namespace eagle2::test

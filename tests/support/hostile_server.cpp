@@ -9,14 +9,6 @@
 #include "support/shared_data.h"
 
 namespace eagle2::test {
-namespace {
-
-std::string dir_of(const std::string& file) {
-  return file.substr(0, file.rfind('/'));
-}
-
-}  // namespace
-
 std::unique_ptr<HostileServer> start_hostile_server(size_t max_body) {
   auto x = std::make_unique<HostileServer>();
   if (shared_dir().empty()) return x;

@@ -7,6 +7,12 @@
 
 namespace eagle2::test {
 
+LlamaConfig deep_tiny_config() {
+  LlamaConfig c = tiny_config();
+  c.num_layers = 8;
+  return c;
+}
+
 LlamaConfig tiny_config() {
   LlamaConfig c;
   c.architecture = "LlamaForCausalLM";

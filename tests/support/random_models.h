@@ -13,6 +13,8 @@ namespace eagle2::test {
 
 // A small LLaMA config: hidden 64, 2 layers, 8 heads / 4 kv heads (GQA), vocab 96, ctx 512.
 LlamaConfig tiny_config();
+// tiny_config() with 8 layers instead of its few (deep enough for a layer index to matter).
+LlamaConfig deep_tiny_config();
 
 // Writes cfg with random weights to a temp folder (cached by `name`) and loads it.
 std::unique_ptr<LlamaModel> load_random_model(const std::string& name, const LlamaConfig& cfg,

@@ -42,4 +42,9 @@ std::string temp_dir(const std::string& name);
 // ../shared or llama-quantize is absent (the caller skips); a failure to make it fails the test.
 std::string quant_types_file(std::string* why);
 
+// The folder of a file path (the text before its last '/').
+inline std::string dir_of(const std::string& file) {
+  return file.substr(0, file.rfind('/'));
+}
+
 }  // namespace eagle2::test

@@ -75,4 +75,11 @@ void TableDraft::build(StaticTreeBuilder& builder, int32_t root, const TreeChoic
   builder.finish(tree);
 }
 
+DraftTree dynamic_tree_of(TableDraft& draft, const DynamicTreeParams& params, int64_t max_tokens) {
+  DynamicTreeBuilder builder;
+  DraftTree tree;
+  draft.build(builder, 1, params, max_tokens, tree);
+  return tree;
+}
+
 }  // namespace eagle2::test

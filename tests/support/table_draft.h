@@ -48,4 +48,7 @@ struct TableDraft {
   std::vector<float> logp_, confidence_;
 };
 
+// The dynamic tree `draft` builds from root token 1 (a fresh builder, a budget of max_tokens).
+DraftTree dynamic_tree_of(TableDraft& draft, const DynamicTreeParams& params, int64_t max_tokens);
+
 }  // namespace eagle2::test

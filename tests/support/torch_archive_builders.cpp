@@ -54,7 +54,7 @@ void write_bytes(const std::string& path, const std::string& bytes) {
   ::close(fd);
 }
 
-std::string error_of(const std::string& path) {
+std::string load_error_of(const std::string& path) {
   return test::error_of([&] { TorchCheckpoint ckpt(path); });
 }
 

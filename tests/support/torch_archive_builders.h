@@ -29,7 +29,7 @@ void write_bytes(const std::string& path, const std::string& bytes);
 
 // The Error's message of loading the checkpoint at path; a test failure if nothing, or something
 // other than Error, is thrown.
-std::string error_of(const std::string& path);
+std::string load_error_of(const std::string& path);
 
 // ---------------------------------------------------------------------------------------------
 // A minimal zip writer: stored entries only, like torch.save, optionally in zip64 form.
@@ -112,7 +112,7 @@ class TorchCheckpointTest : public ::testing::Test {
   // Writes the archive and returns the Error message of loading it.
   std::string error_for(const std::string& bytes) {
     write_bytes(path_, bytes);
-    return error_of(path_);
+    return load_error_of(path_);
   }
   std::string path_;
 };

@@ -88,16 +88,10 @@ TEST(Eagle3Head, ReferenceHeadLoadsFromBothFormats) {
   EXPECT_EQ(catch_up(*a, 3, 1, pool), catch_up(*b, 3, 1, pool));
 }
 
-LlamaConfig deep_config() {
-  LlamaConfig c = test::tiny_config();
-  c.num_layers = 8;
-  return c;
-}
-
 // EAGLE-3 when config.json says so, when the weights hold d2t, or when fc reads three target
 // widths; anything else is the EAGLE-1/2 head it always was.
 TEST(Eagle3Head, KindDetection) {
-  const auto target = test::load_random_model("e3-kind", deep_config());
+  const auto target = test::load_random_model("e3-kind", test::deep_tiny_config());
   // A full draft vocabulary (96 ids: d2t all zeros), so the config needs no draft_vocab_size.
   auto plain_config = [](test::HeadFiles& f) {
     f.config["architectures"] = {"LlamaForCausalLM"};
@@ -140,7 +134,7 @@ TEST(Eagle3Head, KindDetection) {
 // quantize_weights covers the EAGLE-3 head's own lm_head too: its draft log-probs (norm, then
 // lm_head) change, a little.
 TEST(Eagle3Head, QuantizeWeightsCoversTheOwnLmHead) {
-  const auto target = test::load_random_model("e3-quant", deep_config());
+  const auto target = test::load_random_model("e3-quant", test::deep_tiny_config());
   const auto head = EagleHead::load(
       test::write_head_folder("quant", test::random_eagle3_head(*target, {.draft_vocab = 64})),
       *target);
@@ -164,7 +158,7 @@ TEST(Eagle3Head, QuantizeWeightsCoversTheOwnLmHead) {
 // upcast_weights: a BF16 head then runs exactly as the F32 head holding the same (bf16) values,
 // which it does not before (bf16 weights round the activations to bf16).
 TEST(Eagle3Head, UpcastWeightsRunsAsTheF32Copy) {
-  const auto target = test::load_random_model("e3-upcast", deep_config());
+  const auto target = test::load_random_model("e3-upcast", test::deep_tiny_config());
   test::HeadFiles bf = test::random_eagle3_head(*target, {.draft_vocab = 64});
   test::HeadFiles f32 = bf;
   test::round_to_bf16(bf, true);

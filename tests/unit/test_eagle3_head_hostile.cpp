@@ -21,16 +21,10 @@ using test::error_of;
 using test::HeadFiles;
 
 // An 8-layer target: the default feature layers {2, 4, 5} exist and are distinct.
-LlamaConfig deep_config() {
-  LlamaConfig c = test::tiny_config();
-  c.num_layers = 8;
-  return c;
-}
-
 class Eagle3Hostile : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    target_ = test::load_random_model("e3-hostile-8", deep_config()).release();
+    target_ = test::load_random_model("e3-hostile-8", test::deep_tiny_config()).release();
     shallow_ = test::load_random_model("e3-hostile-2", test::tiny_config()).release();
   }
   static void TearDownTestSuite() {

@@ -17,8 +17,6 @@
 namespace eagle2 {
 namespace {
 
-using test::error_of;
-using test::GgufWriter;
 namespace fs = std::filesystem;
 
 std::string write_temp(const std::string& name, const std::string& bytes) {
@@ -76,7 +74,7 @@ TEST(Gguf, SharedVocabularyFilesParse) {
 }
 
 TEST(Gguf, EveryMetadataTypeReadsBack) {
-  GgufWriter w(2);  // version 2 has the same layout as 3
+  test::GgufWriter w(2);  // version 2 has the same layout as 3
   const std::vector<std::pair<uint32_t, uint64_t>> ints = {
       {0, 0xAB},       {1, 0x80},       {2, 0xBEEF},      {3, 0x8001},
       {4, 0xDEADBEEF}, {5, 0x80000000}, {10, ~0ull >> 1}, {11, ~0ull}};
@@ -135,17 +133,17 @@ TEST(Gguf, EveryMetadataTypeReadsBack) {
   ASSERT_EQ(f.tensors().size(), 1u);
   EXPECT_EQ(f.tensors()[0].bytes, 68u);
 
-  EXPECT_EQ(error_of([&] { f.string("f32"); }),
+  EXPECT_EQ(test::error_of([&] { f.string("f32"); }),
             f.path() + ": GGUF: f32 is float32, expected string");
-  EXPECT_EQ(error_of([&] { f.array("list", GgufType::kInt32, true); }),
+  EXPECT_EQ(test::error_of([&] { f.array("list", GgufType::kInt32, true); }),
             f.path() + ": GGUF: list is an array of string, expected an array of int32");
-  EXPECT_EQ(error_of([&] { f.string("missing"); }), f.path() + ": GGUF: no missing");
+  EXPECT_EQ(test::error_of([&] { f.string("missing"); }), f.path() + ": GGUF: no missing");
 }
 
 // The Error for `bytes` written to a file, minus the "<path>: GGUF: " prefix.
 std::string fault(const std::string& bytes) {
   const std::string path = write_temp("fault.gguf", bytes);
-  const std::string msg = error_of([&] { GgufFile f(path); });
+  const std::string msg = test::error_of([&] { GgufFile f(path); });
   const std::string prefix = path + ": GGUF: ";
   EXPECT_EQ(msg.rfind(prefix, 0), 0u) << msg;
   return msg.substr(std::min(msg.size(), prefix.size()));
@@ -171,102 +169,102 @@ TEST(Gguf, HostileHeadersGiveOneClearError) {
   EXPECT_EQ(fault(header(3, ~0ull, 0)),
             "tensor count 18446744073709551615 cannot fit in the 0 bytes left");
 
-  auto one_kv = [](const std::function<void(GgufWriter&)>& add, uint64_t n_tensors = 0) {
-    GgufWriter w;
+  auto one_kv = [](const std::function<void(test::GgufWriter&)>& add, uint64_t n_tensors = 0) {
+    test::GgufWriter w;
     add(w);
     std::string b = w.bytes();
     std::memcpy(&b[8], &n_tensors, 8);
     return b;
   };
-  std::string absurd = one_kv([](GgufWriter& w) { w.kv_string("k", "v"); });
+  std::string absurd = one_kv([](test::GgufWriter& w) { w.kv_string("k", "v"); });
   const uint64_t huge = uint64_t{1} << 62;
   std::memcpy(&absurd[24 + 8 + 1 + 4], &huge, 8);  // the value string's length
   EXPECT_EQ(fault(absurd), "truncated: k needs 4611686018427387904 bytes at offset 45, 1 left");
-  EXPECT_EQ(fault(one_kv([](GgufWriter& w) {
+  EXPECT_EQ(fault(one_kv([](test::GgufWriter& w) {
               w.key("k", 13);
               w.u8(0);
             })),
             "k has unknown value type 13");
-  EXPECT_EQ(fault(one_kv([](GgufWriter& w) {
+  EXPECT_EQ(fault(one_kv([](test::GgufWriter& w) {
               w.key("", 4);
               w.u32(1);
             })),
             "metadata #0 has an empty key");
-  EXPECT_EQ(fault(one_kv([](GgufWriter& w) {
+  EXPECT_EQ(fault(one_kv([](test::GgufWriter& w) {
               w.kv_u32("k", 1);
               w.kv_u32("k", 2);
             })),
             "metadata key 'k' appears twice");
-  EXPECT_EQ(fault(one_kv([](GgufWriter& w) {
+  EXPECT_EQ(fault(one_kv([](test::GgufWriter& w) {
               w.key("b", 7);
               w.u8(2);
             })),
             "b is a bool holding 2");
-  EXPECT_EQ(fault(one_kv([](GgufWriter& w) {
+  EXPECT_EQ(fault(one_kv([](test::GgufWriter& w) {
               w.key("a", 9);
               w.u32(4);
               w.u64(~0ull / 2);
             })),
             "a count 9223372036854775807 cannot fit in the 0 bytes left");
-  EXPECT_EQ(fault(one_kv([](GgufWriter& w) {
+  EXPECT_EQ(fault(one_kv([](test::GgufWriter& w) {
               w.key("deep", 9);
               for (int i = 0; i < 9; ++i) w.u32(9), w.u64(1);
               w.u32(0), w.u64(0);
             })),
             "deep[0][0][0][0][0][0][0][0] nests arrays deeper than 8");
-  EXPECT_EQ(fault(one_kv([](GgufWriter& w) { w.kv_u32("general.alignment", 24); })),
+  EXPECT_EQ(fault(one_kv([](test::GgufWriter& w) { w.kv_u32("general.alignment", 24); })),
             "general.alignment 24 is not a power of two");
-  EXPECT_EQ(fault(one_kv([](GgufWriter& w) { w.kv_string("general.alignment", "x"); })),
+  EXPECT_EQ(fault(one_kv([](test::GgufWriter& w) { w.kv_string("general.alignment", "x"); })),
             "general.alignment is string, expected uint32");
 
-  auto tensors = [](const std::function<void(GgufWriter&)>& add) {
-    GgufWriter w;
+  auto tensors = [](const std::function<void(test::GgufWriter&)>& add) {
+    test::GgufWriter w;
     add(w);
     return w.bytes();
   };
-  EXPECT_EQ(fault(tensors([](GgufWriter& w) { w.tensor("t", {}, 0, 0); })),
+  EXPECT_EQ(fault(tensors([](test::GgufWriter& w) { w.tensor("t", {}, 0, 0); })),
             "tensor 't' has 0 dimensions (1 to 4 allowed)");
-  EXPECT_EQ(fault(tensors([](GgufWriter& w) {
+  EXPECT_EQ(fault(tensors([](test::GgufWriter& w) {
               w.tensor("t", {1, 1, 1, 1, 1}, 0, 4);
             })),
             "tensor 't' has 5 dimensions (1 to 4 allowed)");
-  EXPECT_EQ(fault(tensors([](GgufWriter& w) { w.tensor("t", {4}, 4, 16); })),
+  EXPECT_EQ(fault(tensors([](test::GgufWriter& w) { w.tensor("t", {4}, 4, 16); })),
             "tensor 't' has ggml type 4, which this reader does not know");
-  EXPECT_EQ(fault(tensors([](GgufWriter& w) { w.tensor("t", {33}, 2, 18); })),
+  EXPECT_EQ(fault(tensors([](test::GgufWriter& w) { w.tensor("t", {33}, 2, 18); })),
             "tensor 't' row of 33 elements is not a whole number of Q4_0 blocks of 32");
   // The same size check for every block type, the ones eagle2 now runs included.
-  EXPECT_EQ(fault(tensors([](GgufWriter& w) {
+  EXPECT_EQ(fault(tensors([](test::GgufWriter& w) {
               w.tensor("t", {128, 2}, 13, 176);
             })),
             "tensor 't' row of 128 elements is not a whole number of Q5_K blocks of 256");
-  EXPECT_EQ(fault(tensors([](GgufWriter& w) { w.tensor("t", {48}, 20, 36); })),
+  EXPECT_EQ(fault(tensors([](test::GgufWriter& w) { w.tensor("t", {48}, 20, 36); })),
             "tensor 't' row of 48 elements is not a whole number of IQ4_NL blocks of 32");
-  EXPECT_EQ(fault(tensors([](GgufWriter& w) {
+  EXPECT_EQ(fault(tensors([](test::GgufWriter& w) {
               w.tensor("t", {1ull << 32, 1ull << 32}, 0, 0);
             })),
             "tensor 't' element count overflows 64 bits");
-  EXPECT_EQ(fault(tensors([](GgufWriter& w) {
+  EXPECT_EQ(fault(tensors([](test::GgufWriter& w) {
               w.tensor("t", {1ull << 40, 1ull << 23}, 0, 0);
             })),
             "tensor 't' has more than 2^63 elements");
-  EXPECT_EQ(fault(tensors([](GgufWriter& w) {
+  EXPECT_EQ(fault(tensors([](test::GgufWriter& w) {
               w.tensor("t", {1ull << 31, 1ull << 31}, 28, 0);
             })),
             "tensor 't' size overflows 64 bits");
-  EXPECT_EQ(fault(tensors([](GgufWriter& w) {
+  EXPECT_EQ(fault(tensors([](test::GgufWriter& w) {
               w.tensor("t", {4}, 0, 16);
               w.tensor("t", {4}, 0, 16);
             })),
             "tensor 't' appears twice");
-  EXPECT_EQ(fault(tensors([](GgufWriter& w) { w.tensor(std::string(64, 'n'), {4}, 0, 16); })),
+  EXPECT_EQ(fault(tensors([](test::GgufWriter& w) { w.tensor(std::string(64, 'n'), {4}, 0, 16); })),
             "tensor #0 name is 64 bytes long, more than the 63 allowed");
   // Data past the end of the file: a tensor info claiming more bytes than the writer wrote.
-  EXPECT_EQ(fault(tensors([](GgufWriter& w) {
+  EXPECT_EQ(fault(tensors([](test::GgufWriter& w) {
               w.tensor("t", {1024}, 0, 16);
             })).rfind("tensor 't' data ends at byte ", 0),
             0u);
   // Offsets out of order: the second tensor claims the first one's place.
-  std::string swapped = tensors([](GgufWriter& w) {
+  std::string swapped = tensors([](test::GgufWriter& w) {
     w.tensor("a", {8}, 0, 32);
     w.tensor("b", {8}, 0, 32);
   });
@@ -278,7 +276,7 @@ TEST(Gguf, HostileHeadersGiveOneClearError) {
 // Seeded mutants of a valid file (bytes changed, or cut short) each either parse or end in one
 // eagle2::Error: never a crash, a hang, another exception, or (under ASan) a bad read.
 TEST(Gguf, MutatedFilesFailCleanly) {
-  GgufWriter w;
+  test::GgufWriter w;
   w.kv_string("general.architecture", "llama");
   w.kv_u32("general.alignment", 32);
   w.kv_strings("tokenizer.ggml.tokens", {"<unk>", "a", "b"});

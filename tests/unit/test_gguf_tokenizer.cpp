@@ -19,7 +19,6 @@ namespace eagle2 {
 namespace {
 
 using test::error_of;
-using test::GgufWriter;
 
 const std::vector<std::string>& texts() {
   static const std::vector<std::string> t = {
@@ -72,7 +71,7 @@ TEST(GgufTokenizer, AgreesWithLibsentencepieceOnTheSameModel) {
       code_gguf, std::string(EAGLE2_SOURCE_DIR) + "/models/code-lm/tokenizer.model", false);
 }
 
-std::string write_temp(const std::string& name, const std::string& bytes) {
+std::string write_temp_gguf(const std::string& name, const std::string& bytes) {
   static const std::string dir = test::temp_dir("gguf_tok");
   const std::string path = dir + "/" + name + ".gguf";
   test::write_file(path, bytes);
@@ -80,7 +79,7 @@ std::string write_temp(const std::string& name, const std::string& bytes) {
 }
 
 TEST(GgufTokenizer, MergesByScoreWithByteFallback) {
-  auto t = load_tokenizer(write_temp("tiny", test::tiny_spm_gguf()));
+  auto t = load_tokenizer(write_temp_gguf("tiny", test::tiny_spm_gguf()));
   EXPECT_EQ(t->vocab_size(), 9);
   EXPECT_TRUE(t->adds_bos());
   // "▁ab": "ab" (-0.25) outscores "▁a" (-0.5); "▁ab" is no entry, so ▁ + ab.
@@ -99,70 +98,71 @@ TEST(GgufTokenizer, MergesByScoreWithByteFallback) {
 }
 
 TEST(GgufTokenizer, HostileMetadataGivesOneClearError) {
-  auto err = [](const std::string& name, const std::function<void(GgufWriter&)>& add) {
-    GgufWriter w;
+  auto err = [](const std::string& name, const std::function<void(test::GgufWriter&)>& add) {
+    test::GgufWriter w;
     add(w);
-    const std::string path = write_temp(name, w.bytes());
+    const std::string path = write_temp_gguf(name, w.bytes());
     const std::string msg = error_of([&] { load_tokenizer(path); });
     const std::string prefix = path + ": ";
     EXPECT_EQ(msg.rfind(prefix, 0), 0u) << msg;
     return msg.substr(std::min(msg.size(), prefix.size()));
   };
   const std::vector<std::string> tokens = {"<unk>", "<s>", "</s>", "a"};
-  EXPECT_EQ(err("no_model", [](GgufWriter&) {}), "GGUF: no tokenizer.ggml.model");
-  EXPECT_EQ(err("bert", [](GgufWriter& w) { w.kv_string("tokenizer.ggml.model", "bert"); }),
+  EXPECT_EQ(err("no_model", [](test::GgufWriter&) {}), "GGUF: no tokenizer.ggml.model");
+  EXPECT_EQ(err("bert", [](test::GgufWriter& w) { w.kv_string("tokenizer.ggml.model", "bert"); }),
             "GGUF: tokenizer.ggml.model 'bert' is not supported (llama, gpt2 are)");
-  EXPECT_EQ(err("no_tokens", [](GgufWriter& w) { w.kv_string("tokenizer.ggml.model", "llama"); }),
-            "GGUF: no tokenizer.ggml.tokens");
+  EXPECT_EQ(
+      err("no_tokens", [](test::GgufWriter& w) { w.kv_string("tokenizer.ggml.model", "llama"); }),
+      "GGUF: no tokenizer.ggml.tokens");
   EXPECT_EQ(err("scores",
-                [&](GgufWriter& w) {
+                [&](test::GgufWriter& w) {
                   w.kv_string("tokenizer.ggml.model", "llama");
                   w.kv_strings("tokenizer.ggml.tokens", tokens);
                   w.kv_f32s("tokenizer.ggml.scores", {0, 0});
                 }),
             "GGUF: tokenizer.ggml.scores has 2 entries for 4 tokens");
   EXPECT_EQ(err("nan",
-                [&](GgufWriter& w) {
+                [&](test::GgufWriter& w) {
                   w.kv_string("tokenizer.ggml.model", "llama");
                   w.kv_strings("tokenizer.ggml.tokens", tokens);
                   w.kv_f32s("tokenizer.ggml.scores", {0, 0, std::nanf(""), 0});
                 }),
             "the score of token 2 is not a finite number");
   EXPECT_EQ(err("types",
-                [&](GgufWriter& w) {
+                [&](test::GgufWriter& w) {
                   w.kv_string("tokenizer.ggml.model", "llama");
                   w.kv_strings("tokenizer.ggml.tokens", tokens);
                   w.kv_i32s("tokenizer.ggml.token_type", {2, 3, 3, 9});
                 }),
             "GGUF: tokenizer.ggml.token_type[3] = 9 is not a token type (0 to 6)");
   EXPECT_EQ(err("bos",
-                [&](GgufWriter& w) {
+                [&](test::GgufWriter& w) {
                   w.kv_string("tokenizer.ggml.model", "llama");
                   w.kv_strings("tokenizer.ggml.tokens", tokens);
                   w.kv_u32("tokenizer.ggml.bos_token_id", 99);
                 }),
             "GGUF: tokenizer.ggml.bos_token_id = 99 is not a token id (the vocabulary has 4)");
   EXPECT_EQ(err("dup",
-                [](GgufWriter& w) {
+                [](test::GgufWriter& w) {
                   w.kv_string("tokenizer.ggml.model", "llama");
                   w.kv_strings("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>", "a", "a"});
                 }),
             "token 4 ('a') repeats token 3");
   EXPECT_EQ(err("byte",
-                [&](GgufWriter& w) {
+                [&](test::GgufWriter& w) {
                   w.kv_string("tokenizer.ggml.model", "llama");
                   w.kv_strings("tokenizer.ggml.tokens", {"<unk>", "<s>", "</s>", "<0xZZ>"});
                   w.kv_i32s("tokenizer.ggml.token_type", {2, 3, 3, 6});
                 }),
             "byte token 3 is '<0xZZ>', expected <0xAB>");
   EXPECT_EQ(err("no_merges",
-                [&](GgufWriter& w) {
+                [&](test::GgufWriter& w) {
                   w.kv_string("tokenizer.ggml.model", "gpt2");
                   w.kv_strings("tokenizer.ggml.tokens", tokens);
                 }),
             "GGUF: no tokenizer.ggml.merges");
   EXPECT_EQ(err("pre",
-                [&](GgufWriter& w) {
+                [&](test::GgufWriter& w) {
                   w.kv_string("tokenizer.ggml.model", "gpt2");
                   w.kv_string("tokenizer.ggml.pre", "tekken");
                   w.kv_strings("tokenizer.ggml.tokens", tokens);
@@ -171,14 +171,14 @@ TEST(GgufTokenizer, HostileMetadataGivesOneClearError) {
             "GGUF: tokenizer.ggml.pre 'tekken' is not supported (default, gpt-2, llama-bpe, qwen2, "
             "deepseek-coder, starcoder are)");
   EXPECT_EQ(err("merge",
-                [&](GgufWriter& w) {
+                [&](test::GgufWriter& w) {
                   w.kv_string("tokenizer.ggml.model", "gpt2");
                   w.kv_strings("tokenizer.ggml.tokens", tokens);
                   w.kv_strings("tokenizer.ggml.merges", {"a q"});
                 }),
             "merge 0 ('a q') needs 'q', which is not in the vocabulary");
   EXPECT_EQ(err("tokens_type",
-                [](GgufWriter& w) {
+                [](test::GgufWriter& w) {
                   w.kv_string("tokenizer.ggml.model", "gpt2");
                   w.kv_f32s("tokenizer.ggml.tokens", {1});
                 }),

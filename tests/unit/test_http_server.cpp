@@ -25,14 +25,10 @@ constexpr const char* kModel = "data/models/stories260K-hf/config.json";
 constexpr const char* kHead = "data/models/stories260K-eagle-head/config.json";
 constexpr const char* kTemplate = "data/chat_templates/Qwen-Qwen2.5-7B-Instruct.jinja";
 
-std::string dir_of(const std::string& file) {
-  return file.substr(0, file.rfind('/'));
-}
-
 server::ServerOptions stories_options(const std::string& model_cfg, const std::string& head_cfg) {
   server::ServerOptions o;
-  o.model_dir = dir_of(model_cfg);
-  o.head_dir = head_cfg.empty() ? "" : dir_of(head_cfg);
+  o.model_dir = test::dir_of(model_cfg);
+  o.head_dir = head_cfg.empty() ? "" : test::dir_of(head_cfg);
   o.port = 0;
   o.threads = 1;
   return o;
@@ -147,7 +143,7 @@ TEST(HttpServer, CompletionIsWhatGeneratePrintsWhateverTheDrafter) {
   EAGLE2_STORIES_SERVER(srv, true);
   httplib::Client c = srv.client();
   const std::string prompt = "Once upon a time";
-  const std::string expected = generated_text(dir_of(model_cfg), prompt, 40);
+  const std::string expected = generated_text(test::dir_of(model_cfg), prompt, 40);
   for (const char* spec :
        {"", "plain", "none", "lookup", "chain:3", "dynamic:20:4:4", "dynamic:auto:8:1:cal"}) {
     SCOPED_TRACE(spec);
@@ -170,7 +166,7 @@ TEST(HttpServer, CompletionIsWhatGeneratePrintsWhateverTheDrafter) {
   int status = 0;
   const json r = post_json(c, "/v1/completions", {{"prompt", prompt}}, &status);
   EXPECT_EQ(r["usage"]["completion_tokens"], 16);
-  EXPECT_EQ(r["choices"][0]["text"], generated_text(dir_of(model_cfg), prompt, 16));
+  EXPECT_EQ(r["choices"][0]["text"], generated_text(test::dir_of(model_cfg), prompt, 16));
 }
 
 TEST(HttpServer, StreamingSendsTheSameTextInChunksEndingWithDone) {
@@ -224,7 +220,7 @@ TEST(HttpServer, StopStringsNeverAppearInTheText) {
   EAGLE2_STORIES_SERVER(srv, true);
   httplib::Client c = srv.client();
   const std::string prompt = "Once upon a time";
-  const std::string full = generated_text(dir_of(model_cfg), prompt, 60);
+  const std::string full = generated_text(test::dir_of(model_cfg), prompt, 60);
   for (const std::string stop : {"park", "Lily", ". ", "e"}) {
     SCOPED_TRACE(stop);
     const size_t at = full.find(stop);
@@ -331,7 +327,8 @@ TEST(HttpServer, ApiKeyBodyLimitAndAServerWithoutAHead) {
   const httplib::Headers key = {{"Authorization", "Bearer s3cret"}};
   json ok = post_json(c, "/v1/completions", body, &status, key);
   EXPECT_EQ(status, 200) << ok;
-  EXPECT_EQ(ok["choices"][0]["text"], generated_text(dir_of(model_cfg), "Once upon a time", 8));
+  EXPECT_EQ(ok["choices"][0]["text"],
+            generated_text(test::dir_of(model_cfg), "Once upon a time", 8));
   EXPECT_EQ(ok["usage"]["tau"], 1.0);  // no head: plain decoding, one token per forward
 
   // No head: drafters that need one are refused; lookup needs none.
@@ -376,7 +373,7 @@ TEST(HttpServer, ChatIsGenerateOfTheRenderedConversation) {
       test::run_cli_split("chat-template --template " + shell_quote(chat_template) +
                           " --messages " + shell_quote(messages_file) + " --add-generation-prompt");
   ASSERT_EQ(rendered.code, 0) << rendered.err;
-  const std::string expected = generated_text(dir_of(model_cfg), rendered.out, 30);
+  const std::string expected = generated_text(test::dir_of(model_cfg), rendered.out, 30);
 
   int status = 0;
   const json r =

@@ -196,10 +196,10 @@ TEST(PublicApi, DrafterSpecIsTheEngineSpec) {
 }
 
 // A random target, its random head, and prompts of random ids.
-struct Fixture {
+struct PublicApiFixture {
   std::string model_dir, head_dir;
   std::vector<std::vector<int32_t>> prompts;
-  Fixture() {
+  PublicApiFixture() {
     auto target = test::load_random_model("public-api", test::tiny_config(), DType::BF16, 21, 0.3f);
     model_dir = target->dir();
     head_dir = test::write_random_head("public-api", *target);
@@ -208,7 +208,7 @@ struct Fixture {
 };
 
 TEST(PublicApi, GenerationIsTheEngines) {
-  const Fixture fx;
+  const PublicApiFixture fx;
   api::Model model = api::Model::load(fx.model_dir);
   api::Head head = api::Head::load(fx.head_dir, model);
   api::Threads threads(2);
@@ -270,7 +270,7 @@ TEST(PublicApi, GenerationIsTheEngines) {
 }
 
 TEST(PublicApi, EngineDecodesEverySequenceAsAlone) {
-  const Fixture fx;
+  const PublicApiFixture fx;
   api::Model model = api::Model::load(fx.model_dir);
   api::Head head = api::Head::load(fx.head_dir, model);
   api::Threads threads(2);

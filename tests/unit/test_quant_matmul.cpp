@@ -28,7 +28,7 @@ const DType kBlockTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K,
 
 using test::random_blocks;
 
-std::vector<float> random_vec(size_t n, std::mt19937& rng, float scale = 1.0f) {
+std::vector<float> quant_random_vec(size_t n, std::mt19937& rng, float scale = 1.0f) {
   std::uniform_real_distribution<float> u(-scale, scale);
   std::vector<float> v(n);
   for (auto& e : v) e = u(rng);
@@ -55,7 +55,7 @@ std::vector<Shape> shapes_for(DType dt) {
 TEST(QuantBlocks, RoundTripsWithinHalfAStep) {
   std::mt19937 rng(1);
   for (DType dt : {DType::Q8_0, DType::Q4_0}) {
-    const std::vector<float> x = random_vec(32 * 64, rng);
+    const std::vector<float> x = quant_random_vec(32 * 64, rng);
     std::vector<unsigned char> q(dtype_bytes(dt, 32 * 64));
     quantize_blocks(dt, x.data(), q.data(), 32 * 64);
     std::vector<float> back(x.size());
@@ -97,7 +97,7 @@ TEST(QuantMatmul, ScalarMatchesDoubleReference) {
   for (DType dt : kBlockTypes)
     for (const Shape& s : shapes_for(dt)) {
       const auto w = random_blocks(dt, s.N, s.K, rng);
-      const auto x = random_vec(static_cast<size_t>(s.M * s.K), rng);
+      const auto x = quant_random_vec(static_cast<size_t>(s.M * s.K), rng);
       std::vector<float> y(static_cast<size_t>(s.M * s.N));
       matmul_with(KernelPath::Scalar, x.data(), s.M, Matrix{dt, s.N, s.K, w.data()}, y.data(),
                   pool);
@@ -211,7 +211,7 @@ TEST(QuantMatmul, EveryPathGivesTheReferenceBits) {
       for (DType dt : kBlockTypes)
         for (const Shape& s : shapes_for(dt)) {
           const auto w = random_blocks(dt, s.N, s.K, rng);
-          const auto x = random_vec(static_cast<size_t>(s.M * s.K), rng, 3.0f);
+          const auto x = quant_random_vec(static_cast<size_t>(s.M * s.K), rng, 3.0f);
           const Matrix W{dt, s.N, s.K, w.data()};
           std::vector<float> want(static_cast<size_t>(s.M * s.N)), got(want.size());
           matmul_with(KernelPath::Scalar, x.data(), s.M, W, want.data(), pool);
@@ -240,7 +240,7 @@ TEST(QuantMatmul, KQuantsGiveTheReferenceBitsForEveryBatchAndLength) {
         const int64_t N = 22;  // a group of sixteen columns (quant_kcols16_avx512.cpp) and six more
         const auto w = random_blocks(dt, N, K, rng);
         const Matrix W{dt, N, K, w.data()};
-        const auto x = random_vec(static_cast<size_t>(65 * K), rng, 2.0f);
+        const auto x = quant_random_vec(static_cast<size_t>(65 * K), rng, 2.0f);
         for (int64_t M : {1, 2, 3, 4, 5, 6, 7, 8, 9, 63, 64, 65}) {
           std::vector<float> want(static_cast<size_t>(M * N)), got(want.size());
           matmul_with(KernelPath::Scalar, x.data(), M, W, want.data(), pool);
@@ -322,7 +322,7 @@ TEST(QuantMatmul, BatchInvariantBitForBit) {
       const int64_t K = 3 * 256, N = 70, M = 67;
       const auto w = random_blocks(dt, N, K, rng);
       const Matrix W{dt, N, K, w.data()};
-      const auto x = random_vec(static_cast<size_t>(M * K), rng);
+      const auto x = quant_random_vec(static_cast<size_t>(M * K), rng);
       std::vector<float> all(static_cast<size_t>(M * N)), one(static_cast<size_t>(N));
       matmul_with(path, x.data(), M, W, all.data(), pool);
       for (int64_t m : {int64_t{0}, int64_t{5}, int64_t{63}, int64_t{66}}) {
@@ -342,10 +342,10 @@ TEST(QuantMatmul, MixedDtypesInOneCallEqualSeparateCalls) {
   const int64_t K = 512, M = 6;
   const auto a = random_blocks(DType::Q4_K, 40, K, rng), b = random_blocks(DType::Q6_K, 24, K, rng);
   const auto c = random_blocks(DType::Q8_0, 16, K, rng);
-  const auto f = random_vec(static_cast<size_t>(8 * K), rng);
+  const auto f = quant_random_vec(static_cast<size_t>(8 * K), rng);
   const Matrix A{DType::Q4_K, 40, K, a.data()}, B{DType::Q6_K, 24, K, b.data()};
   const Matrix C{DType::Q8_0, 16, K, c.data()}, F{DType::F32, 8, K, f.data()};
-  const auto x = random_vec(static_cast<size_t>(M * K), rng);
+  const auto x = quant_random_vec(static_cast<size_t>(M * K), rng);
   for (KernelPath path : kAllPaths) {
     if (!cpu_supports(path)) continue;
     std::vector<float> ya(M * 40), yb(M * 24), yc(M * 16), yf(M * 8);
@@ -385,7 +385,7 @@ TEST(QuantMatmul, GroupedRowsGiveTheRowLayoutsBits) {
     for (int threads : {1, 2}) {
       ThreadPool pool(threads);
       for (int64_t M : {1, 3, 8, 17, 70}) {
-        const auto x = random_vec(static_cast<size_t>(M * K), rng, 2.0f);
+        const auto x = quant_random_vec(static_cast<size_t>(M * K), rng, 2.0f);
         std::vector<float> want(static_cast<size_t>(M * N)), got(want.size());
         matmul_with(KernelPath::Scalar, x.data(), M, R, want.data(), pool);
         for (KernelPath path : kAllPaths) {

@@ -24,10 +24,6 @@ using nlohmann::json;
 constexpr const char* kModel = "data/models/stories260K-hf/config.json";
 constexpr const char* kHead = "data/models/stories260K-eagle-head/config.json";
 
-std::string dir_of(const std::string& file) {
-  return file.substr(0, file.rfind('/'));
-}
-
 json post(httplib::Client& c, const json& body, int* status) {
   const httplib::Result r = c.Post("/v1/completions", body.dump(), "application/json");
   if (!r) {
@@ -43,8 +39,8 @@ TEST(ServeKvBudget, RequestsThatFitCompleteOneThatNeverCouldGetsAClearError) {
   EAGLE2_SHARED_FILE(model_cfg, kModel);
   EAGLE2_SHARED_FILE(head_cfg, kHead);
   server::ServerOptions o;
-  o.model_dir = dir_of(model_cfg);
-  o.head_dir = dir_of(head_cfg);
+  o.model_dir = test::dir_of(model_cfg);
+  o.head_dir = test::dir_of(head_cfg);
   o.port = 0;
   o.threads = 1;
   o.parallel = 4;
@@ -117,8 +113,8 @@ TEST(ServeKvBudget, TheDefaultBudgetAdmitsEveryValidRequest) {
   EAGLE2_SHARED_FILE(model_cfg, kModel);
   EAGLE2_SHARED_FILE(head_cfg, kHead);
   server::ServerOptions o;
-  o.model_dir = dir_of(model_cfg);
-  o.head_dir = dir_of(head_cfg);
+  o.model_dir = test::dir_of(model_cfg);
+  o.head_dir = test::dir_of(head_cfg);
   o.port = 0;
   o.threads = 1;
   o.parallel = 1;  // one default drafter's cache would not hold the deepest tree's

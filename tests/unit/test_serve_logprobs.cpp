@@ -25,27 +25,23 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kModel = "data/models/stories260K-hf/config.json";
-constexpr const char* kHead = "data/models/stories260K-eagle-head/config.json";
+constexpr const char* kLogprobsModel = "data/models/stories260K-hf/config.json";
+constexpr const char* kLogprobsHead = "data/models/stories260K-eagle-head/config.json";
 constexpr const char* kTemplate = "data/chat_templates/Qwen-Qwen2.5-7B-Instruct.jinja";
 // `eagle2 logprobs` prints %.17g of the same doubles: equal up to the last bit; the tolerance is
 // for the text round trip only.
 constexpr double kTolerance = 1e-12;
 
-std::string dir_of(const std::string& file) {
-  return file.substr(0, file.rfind('/'));
-}
-
-#define EAGLE2_STORIES_SERVER(var)              \
-  EAGLE2_SHARED_FILE(model_cfg, kModel);        \
-  EAGLE2_SHARED_FILE(head_cfg, kHead);          \
-  EAGLE2_SHARED_FILE(chat_template, kTemplate); \
-  server::ServerOptions options;                \
-  options.model_dir = dir_of(model_cfg);        \
-  options.head_dir = dir_of(head_cfg);          \
-  options.chat_template = chat_template;        \
-  options.port = 0;                             \
-  options.threads = 1;                          \
+#define EAGLE2_STORIES_SERVER(var)               \
+  EAGLE2_SHARED_FILE(model_cfg, kLogprobsModel); \
+  EAGLE2_SHARED_FILE(head_cfg, kLogprobsHead);   \
+  EAGLE2_SHARED_FILE(chat_template, kTemplate);  \
+  server::ServerOptions options;                 \
+  options.model_dir = test::dir_of(model_cfg);   \
+  options.head_dir = test::dir_of(head_cfg);     \
+  options.chat_template = chat_template;         \
+  options.port = 0;                              \
+  options.threads = 1;                           \
   test::RunningServer var(options)
 
 json post(httplib::Client& c, const std::string& path, const json& body, int* status) {
@@ -310,8 +306,8 @@ TEST(ServeLogprobs, AlternativesAreBounded) {
 // The JSON helpers alone: text_offset counts characters, not bytes; an id past the tokenizer's
 // vocabulary (a model may pad its vocabulary) shows as an empty token instead of failing.
 TEST(ServeLogprobs, OffsetsCountCharactersAndIdsPastTheTokenizerAreEmpty) {
-  EAGLE2_SHARED_FILE(model_cfg, kModel);
-  const api::Tokenizer tok = api::Tokenizer::open(dir_of(model_cfg));
+  EAGLE2_SHARED_FILE(model_cfg, kLogprobsModel);
+  const api::Tokenizer tok = api::Tokenizer::open(test::dir_of(model_cfg));
   const int32_t past = tok.vocab_size() + 3;
   const int32_t a = tok.encode("a", false).back();
   std::vector<server::TokenText> tokens = {

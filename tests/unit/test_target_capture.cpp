@@ -24,8 +24,6 @@
 namespace eagle2 {
 namespace {
 
-using test::error_of;
-
 constexpr int kLayers = 4;
 
 LlamaConfig four_layers() {
@@ -50,7 +48,7 @@ std::vector<int32_t> iota_rows(int64_t n) {
   return r;
 }
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+bool same_capture_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
@@ -72,8 +70,8 @@ TEST_F(TargetCapture, PrefillWithCaptureIsBitIdentical) {
     ForwardResult plain, cap;
     prefill(*model_, kv_plain, kPrompt, chunk, plain, pool_);
     prefill(*model_, kv_cap, kPrompt, chunk, cap, pool_, layers);
-    EXPECT_TRUE(same_bits(plain.logits, cap.logits));
-    EXPECT_TRUE(same_bits(plain.hidden, cap.hidden));
+    EXPECT_TRUE(same_capture_bits(plain.logits, cap.logits));
+    EXPECT_TRUE(same_capture_bits(plain.hidden, cap.hidden));
     EXPECT_TRUE(plain.captured.empty());
     EXPECT_EQ(cap.captured.size(), kPrompt.size() * layers.size() * static_cast<size_t>(d()));
     // The caches hold the same keys and values too: the next forward agrees.
@@ -82,7 +80,7 @@ TEST_F(TargetCapture, PrefillWithCaptureIsBitIdentical) {
     for (auto* kv : {&kv_plain, &kv_cap})
       model_->forward(Batch::causal(next, static_cast<int32_t>(kPrompt.size())), *kv,
                       std::span(&row0, 1), kv == &kv_plain ? plain : cap, pool_);
-    EXPECT_TRUE(same_bits(plain.logits, cap.logits));
+    EXPECT_TRUE(same_capture_bits(plain.logits, cap.logits));
   }
 }
 
@@ -98,8 +96,8 @@ TEST_F(TargetCapture, TreeBatchWithCaptureIsBitIdentical) {
     model_->forward(tree, kv, all, *out, pool_,
                     out == &cap ? ForwardCapture{layers, rows} : ForwardCapture{});
   }
-  EXPECT_TRUE(same_bits(plain.logits, cap.logits));
-  EXPECT_TRUE(same_bits(plain.hidden, cap.hidden));
+  EXPECT_TRUE(same_capture_bits(plain.logits, cap.logits));
+  EXPECT_TRUE(same_capture_bits(plain.hidden, cap.hidden));
   EXPECT_EQ(cap.captured.size(), rows.size() * layers.size() * static_cast<size_t>(d()));
 }
 
@@ -143,8 +141,8 @@ TEST_F(TargetCapture, MultiSequenceCaptureIsBitIdenticalAndPerRow) {
     return out;
   };
   const ForwardResult plain = run({}), cap = run({layers, rows});
-  EXPECT_TRUE(same_bits(plain.logits, cap.logits));
-  EXPECT_TRUE(same_bits(plain.hidden, cap.hidden));
+  EXPECT_TRUE(same_capture_bits(plain.logits, cap.logits));
+  EXPECT_TRUE(same_capture_bits(plain.hidden, cap.hidden));
   ASSERT_EQ(cap.captured.size(), rows.size() * K * static_cast<size_t>(d()));
 
   for (size_t j = 0; j < rows.size(); ++j) {
@@ -212,7 +210,7 @@ TEST_F(TargetCapture, ChunkAndBatchInvariant) {
     KvCache kv = model_->make_cache(64);
     ForwardResult out;
     prefill(*model_, kv, kPrompt, chunk, out, pool_, layers);
-    EXPECT_TRUE(same_bits(out.captured, whole)) << "chunk " << chunk;
+    EXPECT_TRUE(same_capture_bits(out.captured, whole)) << "chunk " << chunk;
   }
   // Row i alone (the rest of the prompt committed before it), one forward per token.
   KvCache kv = model_->make_cache(64);
@@ -267,7 +265,7 @@ TEST_F(TargetCapture, InputOfLayerLIsTheModelCutToLLayers) {
     for (size_t i = 0; i < tokens.size(); ++i)
       rmsnorm(&full.captured[i * d()], final_norm, model_->config().rms_norm_eps, &normed[i * d()],
               d());
-    EXPECT_TRUE(same_bits(normed, short_run.hidden));
+    EXPECT_TRUE(same_capture_bits(normed, short_run.hidden));
   }
 }
 
@@ -278,16 +276,16 @@ TEST_F(TargetCapture, BadLayersAndRowsAreClearErrors) {
   const std::vector<int32_t> ok_rows = {0, 2}, ok_layers = {0, 3};
   for (int32_t layer : {-1, 4}) {
     const std::vector<int32_t> layers = {0, layer};
-    EXPECT_EQ(error_of([&] {
+    EXPECT_EQ(test::error_of([&] {
                 model_->forward(Batch::causal(ids, 0), kv, {}, out, pool_, {layers, ok_rows});
               }),
               "forward: capture layer " + std::to_string(layer) + " outside the model's 4 layers");
-    EXPECT_EQ(error_of([&] { prefill(*model_, kv, ids, 2, out, pool_, layers); }),
+    EXPECT_EQ(test::error_of([&] { prefill(*model_, kv, ids, 2, out, pool_, layers); }),
               "forward: capture layer " + std::to_string(layer) + " outside the model's 4 layers");
   }
   for (int32_t row : {-1, 3}) {
     const std::vector<int32_t> rows = {0, row};
-    EXPECT_EQ(error_of([&] {
+    EXPECT_EQ(test::error_of([&] {
                 model_->forward(Batch::causal(ids, 0), kv, {}, out, pool_, {ok_layers, rows});
               }),
               "forward: capture row " + std::to_string(row) + " outside the batch of 3");
@@ -309,7 +307,7 @@ TEST_F(TargetCapture, ForwardCallsCountsForwardsThatRan) {
   model_->forward(Batch{}, kv, {}, out, pool_);  // no rows: nothing ran
   EXPECT_EQ(model_->forward_calls(), before + 3);
   const std::vector<int32_t> bad = {20};
-  error_of([&] { model_->forward(Batch::causal(kPrompt, 0), kv, bad, out, pool_); });
+  test::error_of([&] { model_->forward(Batch::causal(kPrompt, 0), kv, bad, out, pool_); });
   EXPECT_EQ(model_->forward_calls(), before + 3);
   const std::vector<int32_t> layers = {1};
   model_->forward(Batch::causal(std::span(kPrompt).first(2), 13), kv, {}, out, pool_,
@@ -333,26 +331,26 @@ TEST_F(TargetCapture, HeadDataRecordsAuxOnlyWhenAsked) {
   for (size_t i = 0; i < plain.size(); ++i) {
     SCOPED_TRACE("sequence " + std::to_string(i));
     EXPECT_EQ(plain[i].tokens, with_aux[i].tokens);
-    EXPECT_TRUE(same_bits(plain[i].features, with_aux[i].features));
+    EXPECT_TRUE(same_capture_bits(plain[i].features, with_aux[i].features));
     EXPECT_TRUE(plain[i].aux.empty());
     // aux is exactly the prefill's capture of the sequence.
     KvCache kv = model_->make_cache(64);
     ForwardResult out;
     prefill(*model_, kv, with_aux[i].tokens, 64, out, pool_, layers);
     ASSERT_EQ(with_aux[i].aux.size(), with_aux[i].tokens.size() * width);
-    EXPECT_TRUE(same_bits(with_aux[i].aux, out.captured));
+    EXPECT_TRUE(same_capture_bits(with_aux[i].aux, out.captured));
   }
   const std::vector<std::vector<int32_t>> docs = {{1, 3, 4, 5, 6, 7, 8, 9, 10}};
   const auto pieces = train::from_documents(*model_, docs, 4, 1, pool_);
   const auto aux_pieces = train::from_documents(*model_, docs, 4, 1, pool_, nullptr, layers);
   ASSERT_EQ(pieces.size(), aux_pieces.size());
   for (size_t i = 0; i < pieces.size(); ++i) {
-    EXPECT_TRUE(same_bits(pieces[i].features, aux_pieces[i].features));
+    EXPECT_TRUE(same_capture_bits(pieces[i].features, aux_pieces[i].features));
     EXPECT_TRUE(pieces[i].aux.empty());
     EXPECT_EQ(aux_pieces[i].aux.size(), aux_pieces[i].tokens.size() * width);
   }
   const std::vector<int32_t> bad = {4};
-  EXPECT_EQ(error_of([&] { train::record_features(*model_, prompts[0], pool_, bad); }),
+  EXPECT_EQ(test::error_of([&] { train::record_features(*model_, prompts[0], pool_, bad); }),
             "forward: capture layer 4 outside the model's 4 layers");
 }
 

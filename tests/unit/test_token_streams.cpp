@@ -8,25 +8,12 @@
 #include <random>
 
 #include "support/shared_data.h"
+#include "support/token_streams.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer_load/load_tokenizer.h"
 
 namespace eagle2 {
 namespace {
-
-std::string stream(const Tokenizer& tok, const std::vector<int32_t>& context,
-                   const std::vector<int32_t>& ids) {
-  StreamingDecoder dec(tok, context);
-  std::string all;
-  for (int32_t id : ids) {
-    const std::string chunk = dec.push(id);
-    EXPECT_EQ(first_invalid_utf8(chunk), std::string::npos) << "a chunk splits a character";
-    all += chunk;
-  }
-  const std::string last = dec.finish();
-  EXPECT_EQ(first_invalid_utf8(last), std::string::npos);
-  return all + last;
-}
 
 std::string expected(const Tokenizer& tok, std::vector<int32_t> context,
                      const std::vector<int32_t>& ids) {
@@ -49,8 +36,9 @@ void check(const Tokenizer& tok, const std::vector<int32_t>& byte_ids,
   const auto prompt = tok.encode("Prompt:", false);
   for (const std::string& text : kTexts) {
     const auto ids = tok.encode(text, false);
-    EXPECT_EQ(stream(tok, {}, ids), text) << tok.kind();
-    EXPECT_EQ(stream(tok, prompt, ids), expected(tok, prompt, ids)) << tok.kind() << ": " << text;
+    EXPECT_EQ(test::streamed_text(tok, {}, ids), text) << tok.kind();
+    EXPECT_EQ(test::streamed_text(tok, prompt, ids), expected(tok, prompt, ids))
+        << tok.kind() << ": " << text;
     // token_bytes (a server's logprobs): each token's bytes mid-text add up to the text.
     std::string bytes;
     for (const int32_t id : ids) bytes += tok.token_bytes(id);
@@ -96,7 +84,7 @@ void check(const Tokenizer& tok, const std::vector<int32_t>& byte_ids,
       context.push_back(prompt.back());
     }
     const auto ids = random_ids(1 + below(30));
-    ASSERT_EQ(stream(tok, context, ids), expected(tok, context, ids))
+    ASSERT_EQ(test::streamed_text(tok, context, ids), expected(tok, context, ids))
         << tok.kind() << " trial " << trial;
   }
 }
@@ -146,8 +134,8 @@ TEST(TokenStreams, SentencePieceFromGguf) {
   check(*tok, bytes, {0, 1, 2});
   // The first piece's dummy-prefix space goes, as SentencePiece decodes; after text it stays.
   const auto ids = tok->encode("Hi there", false);
-  EXPECT_EQ(stream(*tok, {1}, ids), "Hi there");
-  EXPECT_EQ(stream(*tok, tok->encode("x", true), ids), " Hi there");
+  EXPECT_EQ(test::streamed_text(*tok, {1}, ids), "Hi there");
+  EXPECT_EQ(test::streamed_text(*tok, tok->encode("x", true), ids), " Hi there");
 }
 
 }  // namespace

@@ -10,12 +10,11 @@
 #include "core/error.h"
 #include "support/errors.h"
 #include "support/shared_data.h"
+#include "support/token_streams.h"
 #include "tokenizer/tokenizer.h"
 
 namespace eagle2 {
 namespace {
-
-using test::error_of;
 
 constexpr const char* kStories = "data/models/stories260K-hf/tokenizer.model";
 constexpr const char* kLlama2 = "data/models/llama2_tokenizer/tokenizer.model";
@@ -50,20 +49,6 @@ const std::vector<std::string>& multilingual_texts() {
 }
 
 // Feeds ids to a StreamingDecoder; checks every chunk is whole UTF-8 and returns the concatenation.
-std::string stream(const Tokenizer& tok, const std::vector<int32_t>& context,
-                   const std::vector<int32_t>& ids) {
-  StreamingDecoder dec(tok, context);
-  std::string all;
-  for (int32_t id : ids) {
-    std::string chunk = dec.push(id);
-    EXPECT_EQ(first_invalid_utf8(chunk), std::string::npos) << "chunk splits a character";
-    all += chunk;
-  }
-  std::string last = dec.finish();
-  EXPECT_EQ(first_invalid_utf8(last), std::string::npos);
-  return all + last;
-}
-
 std::vector<int32_t> concat(std::vector<int32_t> a, const std::vector<int32_t>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
@@ -168,13 +153,15 @@ TEST(Tokenizer, TokenBytesAddUpToTheTextMidSequence) {
 TEST(Tokenizer, IdsOutOfRangeAreErrors) {
   EAGLE2_SHARED_FILE(path, kStories);
   auto tok = Tokenizer::load(path);
-  EXPECT_EQ(error_of([&] {
+  EXPECT_EQ(test::error_of([&] {
               tok->decode({5, 512});
             }),
             "tokenizer: token id 512 is out of range [0, 512)");
-  EXPECT_EQ(error_of([&] { tok->piece(-1); }), "tokenizer: token id -1 is out of range [0, 512)");
+  EXPECT_EQ(test::error_of([&] { tok->piece(-1); }),
+            "tokenizer: token id -1 is out of range [0, 512)");
   StreamingDecoder dec(*tok);
-  EXPECT_EQ(error_of([&] { dec.push(9999); }), "tokenizer: token id 9999 is out of range [0, 512)");
+  EXPECT_EQ(test::error_of([&] { dec.push(9999); }),
+            "tokenizer: token id 9999 is out of range [0, 512)");
   EXPECT_EQ(dec.push(403), "Once");  // the decoder is still usable after a rejected id
 }
 
@@ -217,10 +204,10 @@ TEST(StreamingDecoder, LeadingSpaceFollowsContext) {
   EAGLE2_SHARED_FILE(path, kStories);
   auto tok = Tokenizer::load(path);
   // With no text before it, the first piece's dummy-prefix space is dropped, as decode() does...
-  EXPECT_EQ(stream(*tok, {}, {403, 407}), "Once upon");
-  EXPECT_EQ(stream(*tok, {1}, {403, 407}), "Once upon");
+  EXPECT_EQ(test::streamed_text(*tok, {}, {403, 407}), "Once upon");
+  EXPECT_EQ(test::streamed_text(*tok, {1}, {403, 407}), "Once upon");
   // ...and after a context with text it is kept.
-  EXPECT_EQ(stream(*tok, {1, 403}, {407, 261}), " upon a");
+  EXPECT_EQ(test::streamed_text(*tok, {1, 403}, {407, 261}), " upon a");
 }
 
 TEST(StreamingDecoder, RealEncodingsMatchFullDecode) {
@@ -230,9 +217,9 @@ TEST(StreamingDecoder, RealEncodingsMatchFullDecode) {
     const auto prompt = tok->encode("Prompt:", true);
     for (const std::string& text : multilingual_texts()) {
       const auto with_bos = tok->encode(text, true);
-      EXPECT_EQ(stream(*tok, {}, with_bos), tok->decode(with_bos)) << rel;
+      EXPECT_EQ(test::streamed_text(*tok, {}, with_bos), tok->decode(with_bos)) << rel;
       const auto ids = tok->encode(text, false);
-      EXPECT_EQ(stream(*tok, prompt, ids), expected_stream(*tok, prompt, ids))
+      EXPECT_EQ(test::streamed_text(*tok, prompt, ids), expected_stream(*tok, prompt, ids))
           << rel << ": " << text;
     }
   }
@@ -307,7 +294,7 @@ TEST(StreamingDecoder, RandomSequencesMatchFullDecode) {
           context.push_back(tok->encode("x", false).back());
       }
       const auto ids = random_ids(1 + below(40));
-      ASSERT_EQ(stream(*tok, context, ids), expected_stream(*tok, context, ids))
+      ASSERT_EQ(test::streamed_text(*tok, context, ids), expected_stream(*tok, context, ids))
           << rel << " trial " << trial;
     }
   }
@@ -364,12 +351,13 @@ TEST(Utf8, CompletePrefix) {
 TEST(Tokenizer, InvalidUtf8PromptIsAnError) {
   EAGLE2_SHARED_FILE(path, kStories);
   auto tok = Tokenizer::load(path);
-  EXPECT_EQ(error_of([&] { tok->encode("abc\xC3", true); }), "prompt is not valid UTF-8 at byte 3");
-  EXPECT_EQ(error_of([&] { tok->encode("\xED\xA0\x80", true); }),
-            "prompt is not valid UTF-8 at byte 0");
-  EXPECT_EQ(error_of([&] { tok->encode("hi \xC0\xAF", false); }),
+  EXPECT_EQ(test::error_of([&] { tok->encode("abc\xC3", true); }),
             "prompt is not valid UTF-8 at byte 3");
-  EXPECT_EQ(error_of([&] { tok->encode("\xE2\x82\xAC \xF4\x90\x80\x80", false); }),
+  EXPECT_EQ(test::error_of([&] { tok->encode("\xED\xA0\x80", true); }),
+            "prompt is not valid UTF-8 at byte 0");
+  EXPECT_EQ(test::error_of([&] { tok->encode("hi \xC0\xAF", false); }),
+            "prompt is not valid UTF-8 at byte 3");
+  EXPECT_EQ(test::error_of([&] { tok->encode("\xE2\x82\xAC \xF4\x90\x80\x80", false); }),
             "prompt is not valid UTF-8 at byte 4");
 }
 
@@ -377,10 +365,10 @@ TEST(Tokenizer, InvalidUtf8PromptIsAnError) {
 // Files
 
 TEST(Tokenizer, MissingFileIsAnError) {
-  EXPECT_EQ(error_of([] { Tokenizer::load("/nonexistent/dir/tokenizer.model"); }),
+  EXPECT_EQ(test::error_of([] { Tokenizer::load("/nonexistent/dir/tokenizer.model"); }),
             "/nonexistent/dir/tokenizer.model: cannot open: No such file or directory");
   const std::string dir = test::temp_dir("tokenizer_dir");
-  EXPECT_EQ(error_of([&] { Tokenizer::load(dir); }), dir + ": not a regular file");
+  EXPECT_EQ(test::error_of([&] { Tokenizer::load(dir); }), dir + ": not a regular file");
 }
 
 TEST(Tokenizer, CorruptFileIsAnError) {
@@ -390,19 +378,19 @@ TEST(Tokenizer, CorruptFileIsAnError) {
     return dir + "/" + name;
   };
   const std::string empty = write("empty.model", "");
-  EXPECT_EQ(error_of([&] { Tokenizer::load(empty); }),
+  EXPECT_EQ(test::error_of([&] { Tokenizer::load(empty); }),
             "tokenizer: " + empty + " is not a SentencePiece model (empty file)");
 
   std::mt19937 gen(7);
   std::string noise(4096, '\0');
   for (char& c : noise) c = static_cast<char>(gen());
   const std::string garbage = write("garbage.model", noise);
-  const std::string msg = error_of([&] { Tokenizer::load(garbage); });
+  const std::string msg = test::error_of([&] { Tokenizer::load(garbage); });
   EXPECT_EQ(msg.rfind("tokenizer: " + garbage + " is not a valid SentencePiece model", 0), 0u)
       << msg;
 
   const std::string text = write("text.model", "{\"not\": \"a tokenizer\"}\n");
-  EXPECT_NE(error_of([&] { Tokenizer::load(text); }).find(text), std::string::npos);
+  EXPECT_NE(test::error_of([&] { Tokenizer::load(text); }).find(text), std::string::npos);
 }
 
 TEST(Tokenizer, TruncatedModelIsAnError) {
@@ -412,7 +400,7 @@ TEST(Tokenizer, TruncatedModelIsAnError) {
   for (size_t keep : {bytes.size() / 2, bytes.size() - 1, size_t{7}}) {
     const std::string cut = dir + "/cut" + std::to_string(keep) + ".model";
     std::ofstream(cut, std::ios::binary) << bytes.substr(0, keep);
-    const std::string msg = error_of([&] { Tokenizer::load(cut); });
+    const std::string msg = test::error_of([&] { Tokenizer::load(cut); });
     EXPECT_EQ(msg, "tokenizer: " + cut +
                        " is not a valid SentencePiece model (cannot parse it: truncated, or not a "
                        "tokenizer.model)");

@@ -295,14 +295,14 @@ TEST(TorchCheckpointFuzz, TruncatedAndCorruptedRealFile) {
   // Every cut is missing the end record; cover both ends densely and the middle sparsely.
   for (size_t len = 0; len < 200; ++len) {
     write_bytes(path, good.substr(0, len));
-    EXPECT_FALSE(error_of(path).empty()) << "length " << len;
+    EXPECT_FALSE(load_error_of(path).empty()) << "length " << len;
     write_bytes(path, good.substr(0, good.size() - 1 - len));
-    EXPECT_FALSE(error_of(path).empty()) << "length " << good.size() - 1 - len;
+    EXPECT_FALSE(load_error_of(path).empty()) << "length " << good.size() - 1 - len;
   }
   for (int i = 0; i < test::scaled(100); ++i) {
     const size_t len = rng() % good.size();
     write_bytes(path, good.substr(0, len));
-    EXPECT_FALSE(error_of(path).empty()) << "length " << len;
+    EXPECT_FALSE(load_error_of(path).empty()) << "length " << len;
   }
 
   // Byte flips where the structure lives: data.pkl at the front, the central directory at the back.
@@ -348,7 +348,7 @@ TEST(TorchCheckpointFuzz, MutatedPickleOfTheRealFile) {
   for (size_t len = 0; len < pkl.size(); ++len) {
     items[pkl_index].data = pkl.substr(0, len);
     write_bytes(path, make_zip(items));
-    EXPECT_FALSE(error_of(path).empty()) << "pickle length " << len;
+    EXPECT_FALSE(load_error_of(path).empty()) << "pickle length " << len;
   }
   // Random flips, and random bytes spliced in or cut out.
   std::mt19937_64 rng(777);

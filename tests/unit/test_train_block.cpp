@@ -68,7 +68,7 @@ struct BlockFixture {
 };
 
 // Central difference of the loss in one float element (perturbed in place and restored).
-double numeric_grad(BlockFixture& f, float& elem, ThreadPool& pool) {
+double block_numeric_grad(BlockFixture& f, float& elem, ThreadPool& pool) {
   const float h = 1e-2f, saved = elem;
   elem = saved + h;
   const double lp = f.loss(pool);
@@ -95,12 +95,12 @@ void check_gradients(bool input_norm) {
     EXPECT_NEAR(analytic, numeric, 2e-3 + 1e-2 * std::fabs(numeric)) << what;
   };
   for (size_t i = 0; i < f.x.size(); i += f.x.size() / 8 + 1)
-    expect_close(dx[i], numeric_grad(f, f.x[i], pool), "dx[" + std::to_string(i) + "]");
+    expect_close(dx[i], block_numeric_grad(f, f.x[i], pool), "dx[" + std::to_string(i) + "]");
   EXPECT_EQ(input_norm, !f.w.input_norm.value.empty());
   for (Parameter* p : params) {
     const size_t n = p->value.size();
     for (size_t i = 0; i < n; i += n / 8 + 1)
-      expect_close(p->grad[i], numeric_grad(f, p->value[i], pool),
+      expect_close(p->grad[i], block_numeric_grad(f, p->value[i], pool),
                    p->name + "[" + std::to_string(i) + "]");
   }
 }

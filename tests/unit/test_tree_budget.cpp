@@ -177,13 +177,6 @@ using test::TableDraft;
 
 // The tree a scripted drafter gets from a dynamic builder (a chosen budget when draft.choose is
 // set).
-DraftTree dynamic_tree(TableDraft& draft, const DynamicTreeParams& params, int64_t max_tokens) {
-  DynamicTreeBuilder builder;
-  DraftTree tree;
-  draft.build(builder, 1, params, max_tokens, tree);
-  return tree;
-}
-
 // K = 2, depth 2. Pool values: a -0.1, b -1.0 | c -0.3, d -2.1, e -1.05, f -4.0 |
 // g -0.4, h -1.8, i -1.55, j -1.95 (frontier after the first expansion: c, e).
 ChildTable two_by_two() {
@@ -203,7 +196,7 @@ TEST(DynamicTreeBudget, ChooserSeesThePoolInRerankOrderAndSizesTheTree) {
     seen_max = max_tokens;
     return int64_t{4};
   };
-  const DraftTree tree = dynamic_tree(draft, {2, 2, 100}, 50);
+  const DraftTree tree = test::dynamic_tree_of(draft, {2, 2, 100}, 50);
   // Asked once, after the last expansion.
   ASSERT_EQ(draft.steps.size(), 4u);
   EXPECT_EQ(draft.steps.back().kind, DraftStep::Kind::ChooseBudget);
@@ -220,13 +213,13 @@ TEST(DynamicTreeBudget, ChooserSeesThePoolInRerankOrderAndSizesTheTree) {
 TEST(DynamicTreeBudget, ChoiceIsClampedToTheRoom) {
   TableDraft draft(two_by_two());
   draft.choose = [](std::span<const float>, int64_t) { return int64_t{1000}; };
-  EXPECT_EQ(dynamic_tree(draft, {2, 2, 3}, 6).size(), 6);
+  EXPECT_EQ(test::dynamic_tree_of(draft, {2, 2, 3}, 6).size(), 6);
   draft.choose = [](std::span<const float>, int64_t) { return int64_t{0}; };
-  EXPECT_EQ(dynamic_tree(draft, {2, 2, 3}, 6).tokens, (std::vector<int32_t>{1}));
+  EXPECT_EQ(test::dynamic_tree_of(draft, {2, 2, 3}, 6).tokens, (std::vector<int32_t>{1}));
   // No room at all: the root alone, and neither the head nor the chooser is asked anything.
   TableDraft none(two_by_two());
   none.choose = [](std::span<const float>, int64_t) { return int64_t{1000}; };
-  EXPECT_EQ(dynamic_tree(none, {2, 2, 3}, 1).size(), 1);
+  EXPECT_EQ(test::dynamic_tree_of(none, {2, 2, 3}, 1).size(), 1);
   EXPECT_TRUE(none.steps.empty());
 }
 
@@ -247,7 +240,7 @@ TEST(DynamicTreeBudget, StoppingALevelKeepsWhatWasDrafted) {
     frontier_seen.assign(frontier.begin(), frontier.end());
     return false;
   };
-  const DraftTree tree = dynamic_tree(draft, {2, 2, 100}, 50);
+  const DraftTree tree = test::dynamic_tree_of(draft, {2, 2, 100}, 50);
   EXPECT_EQ(asked, 1);
   EXPECT_EQ(frontier_seen, (std::vector<float>{-0.1f, -1.0f}));
   EXPECT_EQ(seen, (std::vector<float>{-0.1f, -1.0f}));
@@ -259,7 +252,7 @@ TEST(DynamicTreeBudget, StoppingALevelKeepsWhatWasDrafted) {
   once.choose = [](std::span<const float>, int64_t) { return int64_t{100}; };
   int levels = 0;
   once.expand = [&](std::span<const float>, std::span<const float>) { return levels++ < 1; };
-  EXPECT_EQ(dynamic_tree(once, {2, 2, 100}, 50).size(), 7);  // root + 2 + 2 x 2
+  EXPECT_EQ(test::dynamic_tree_of(once, {2, 2, 100}, 50).size(), 7);  // root + 2 + 2 x 2
   // A fixed budget cannot stop.
   DynamicTreeBuilder fixed;
   fixed.start(1, {2, 2, 10}, 50);
@@ -300,13 +293,14 @@ TEST(DynamicTreeBudget, CostModelsGiveTheTreesTheyPredict) {
   draft.choose = [&](std::span<const float> v, int64_t max_t) {
     return choose_total_tokens(v, linear, 2.0, max_t);
   };
-  EXPECT_EQ(dynamic_tree(draft, {2, 2, 60}, 100).tokens, (std::vector<int32_t>{1, 10, 12, 16}));
+  EXPECT_EQ(test::dynamic_tree_of(draft, {2, 2, 60}, 100).tokens,
+            (std::vector<int32_t>{1, 10, 12, 16}));
   // Flat verification keeps the whole pool.
   const VerifyCostModel flat(Points{{1, 1.0}, {64, 1.0}});
   draft.choose = [&](std::span<const float> v, int64_t max_t) {
     return choose_total_tokens(v, flat, 2.0, max_t);
   };
-  EXPECT_EQ(dynamic_tree(draft, {2, 2, 60}, 100).size(), 11);
+  EXPECT_EQ(test::dynamic_tree_of(draft, {2, 2, 60}, 100).size(), 11);
 }
 
 // The start-up curve times every k up to 8 (where the chooser mostly lands, and where tile shapes

@@ -15,13 +15,6 @@ using test::TableDraft;
 using Table = ChildTable;
 
 // The tree a scripted drafter gets from a dynamic builder.
-DraftTree dynamic_tree(TableDraft& draft, const DynamicTreeParams& params, int64_t max_tokens) {
-  DynamicTreeBuilder builder;
-  DraftTree tree;
-  draft.build(builder, 1, params, max_tokens, tree);
-  return tree;
-}
-
 // Tokens: a=10 b=11 c=12 d=13 e=14 f=15 g=16 h=17 i=18 j=19 (root 1).
 Table worked_table() {
   return {
@@ -38,7 +31,7 @@ TEST(DynamicTree, HandWorkedTree) {
   // expanded: it already ties the 4th best value (a, c, b, e), so no child of it could be kept
   // (the reference expands it and the rerank drops its children: the same tree).
   TableDraft draft(worked_table());
-  const DraftTree tree = dynamic_tree(draft, {2, 2, 5}, 100);
+  const DraftTree tree = test::dynamic_tree_of(draft, {2, 2, 5}, 100);
   EXPECT_EQ(tree.tokens, (std::vector<int32_t>{1, 10, 11, 12, 16}));
   EXPECT_EQ(tree.parents, (std::vector<int32_t>{-1, 0, 0, 1, 3}));
   EXPECT_EQ(tree.depths(), (std::vector<int32_t>{0, 1, 1, 2, 3}));
@@ -59,13 +52,13 @@ TEST(DynamicTree, ConfidenceMapReranksAndKeepsRawLogProbs) {
   };
   const DynamicTreeParams raw{2, 2, 4};
   TableDraft d1(t);
-  const DraftTree bushy = dynamic_tree(d1, raw, 100);
+  const DraftTree bushy = test::dynamic_tree_of(d1, raw, 100);
   EXPECT_EQ(bushy.tokens, (std::vector<int32_t>{1, 10, 11, 12}));
   EXPECT_EQ(bushy.parents, (std::vector<int32_t>{-1, 0, 0, 1}));
 
   TableDraft d2(t);
   d2.confidence = [](float, int rank) { return rank == 0 ? -0.05f : -3.0f; };
-  const DraftTree chain = dynamic_tree(d2, raw, 100);
+  const DraftTree chain = test::dynamic_tree_of(d2, raw, 100);
   EXPECT_EQ(chain.tokens, (std::vector<int32_t>{1, 10, 12, 16}));
   EXPECT_EQ(chain.parents, (std::vector<int32_t>{-1, 0, 1, 2}));
   EXPECT_NEAR(chain.values[3], -0.15f, 1e-6);
@@ -76,12 +69,13 @@ TEST(DynamicTree, ConfidenceMapReranksAndKeepsRawLogProbs) {
 
 TEST(DynamicTree, BudgetCapsTheTreeAndKeepsItConnected) {
   TableDraft draft(worked_table());
-  const DraftTree tree = dynamic_tree(draft, {2, 2, 100}, 7);  // max_tokens 7: best 6 of 10
+  const DraftTree tree =
+      test::dynamic_tree_of(draft, {2, 2, 100}, 7);  // max_tokens 7: best 6 of 10
   // a -0.1, c -0.3, g -0.4, b -1.0, e -1.05, i -1.55 -> pool order a b c e g i.
   EXPECT_EQ(tree.tokens, (std::vector<int32_t>{1, 10, 11, 12, 14, 16, 18}));
   EXPECT_EQ(tree.parents, (std::vector<int32_t>{-1, 0, 0, 1, 2, 3, 4}));
   TableDraft none(worked_table());
-  const DraftTree root_only = dynamic_tree(none, {2, 2, 100}, 1);
+  const DraftTree root_only = test::dynamic_tree_of(none, {2, 2, 100}, 1);
   EXPECT_EQ(root_only.tokens, (std::vector<int32_t>{1}));
   EXPECT_TRUE(none.steps.empty());  // no room: the head is not even run
 }
@@ -94,7 +88,7 @@ TEST(DynamicTree, TiesPreferTheLowerPoolIndex) {
       {{21}, {{24, -0.2f}, {25, -3.0f}}},
   };
   TableDraft draft(t);
-  const DraftTree tree = dynamic_tree(draft, {2, 1, 4}, 100);
+  const DraftTree tree = test::dynamic_tree_of(draft, {2, 1, 4}, 100);
   EXPECT_EQ(tree.tokens, (std::vector<int32_t>{1, 20, 21, 22}));
   EXPECT_EQ(tree.parents, (std::vector<int32_t>{-1, 0, 0, 1}));
 }
@@ -108,7 +102,7 @@ TEST(DynamicTree, FrontierIsOrderedByValueThenIndex) {
       {{31, 34}, {{38, -0.1f}, {39, -0.2f}}},
   };
   TableDraft draft(t);
-  const DraftTree tree = dynamic_tree(draft, {2, 2, 100}, 100);
+  const DraftTree tree = test::dynamic_tree_of(draft, {2, 2, 100}, 100);
   ASSERT_EQ(draft.fed_steps.size(), 2u);
   EXPECT_EQ(draft.fed_steps[1], (std::vector<int32_t>{33, 34}));
   EXPECT_EQ(tree.size(), 11);  // everything kept: root + 2 + 4 + 4
@@ -119,7 +113,8 @@ TEST(DynamicTree, FrontierIsOrderedByValueThenIndex) {
 // frontier nodes (fed after the earlier ones), then the tree.
 TEST(DynamicTree, AsksForTheRootThenEachExpansion) {
   TableDraft draft(worked_table());
-  dynamic_tree(draft, {2, 2, 11}, 100);  // room for the whole pool: every frontier node is fed
+  test::dynamic_tree_of(draft, {2, 2, 11},
+                        100);  // room for the whole pool: every frontier node is fed
   using Kind = DraftStep::Kind;
   ASSERT_EQ(draft.steps.size(), 3u);
   EXPECT_EQ(draft.steps[0].kind, Kind::RootChildren);
@@ -133,7 +128,7 @@ TEST(DynamicTree, AsksForTheRootThenEachExpansion) {
   }
   // Depth 0: the root's children alone, no node fed.
   TableDraft flat(worked_table());
-  const DraftTree tree = dynamic_tree(flat, {2, 0, 5}, 100);
+  const DraftTree tree = test::dynamic_tree_of(flat, {2, 0, 5}, 100);
   ASSERT_EQ(flat.steps.size(), 1u);
   EXPECT_EQ(tree.tokens, (std::vector<int32_t>{1, 10, 11}));
 }
