@@ -63,5 +63,9 @@ int64_t quant_rows16_range_avx512(DType dt, const QuantRowsView& x, const void* 
 // Requires AVX512-VNNI.
 void quant_grouped16_range_avx512(DType dt, const QuantRowsView& x, const void* w, float* y,
                                   int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+// Q4_K/Q6_K matrices in MatrixLayout::kRowGroups16 (quant_kcols16_avx512.cpp's kernel reading the
+// groups as they are); n0 and n1 multiples of 16. Requires AVX512-VNNI.
+void quant_kgrouped16_range_avx512(DType dt, const QuantRowsView& x, const void* w, float* y,
+                                   int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 
 }  // namespace eagle2::detail
