@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
   DType dt = grouped ? grouped_types[code - 7] : static_cast<DType>(code);
   int64_t M = atoll(argv[2]), N = atoll(argv[3]), K = atoll(argv[4]);
   int iters = atoi(argv[5]);
+  // A sixth argument "avx2": the AVX2 path's kernel instead (row layout only).
+  const bool avx2 = argc > 6 && std::strcmp(argv[6], "avx2") == 0;
   std::mt19937 rng(1);
   std::vector<unsigned char> w(dtype_bytes(dt, K) * N);
   for (auto& b : w) b = rng() & 255;
@@ -53,6 +55,8 @@ int main(int argc, char** argv) {
       detail::quant_kgrouped16_range_avx512(dt, v0, w.data(), y, N, 0, M, 0, N);
     else if (grouped)
       detail::quant_grouped16_range_avx512(dt, v0, w.data(), y, N, 0, M, 0, N);
+    else if (avx2)
+      detail::quant_matmul_range_avx2(dt, v0, w.data(), y, N, 0, M, 0, N);
     else
       detail::quant_matmul_range_avx512(dt, v0, w.data(), y, N, 0, M, 0, N);
   };
