@@ -18,10 +18,13 @@
 // Every partial sum is far inside int32 (|s| < 2^28 for Q6_K), and integer addition is
 // associative, so the totals are the reference's exactly.
 //
-// Weights are transposed per superblock in registers from the file's row layout (dword t of rows
-// 0..15 in one vector, as quant_rows16_avx512.cpp does for Q8_0) into a small buffer that every
-// activation row of the chunk then reads. That costs about as much as a few rows' dot products,
-// so for Q6_K one and two rows keep quant_kmatmul_avx512.cpp's kernel (kKCols16MinRowsQ6K).
+// Weights are unpacked per superblock into a small buffer that every activation row of the chunk
+// then reads. In the file's row layout they are first transposed in registers (dword t of rows
+// 0..15 in one vector, as quant_rows16_avx512.cpp does for Q8_0), which costs about as much as a
+// few rows' dot products, so there Q6_K's one and two rows keep quant_kmatmul_avx512.cpp's kernel
+// (kKCols16MinRowsQ6K). In MatrixLayout::kRowGroups16, which the loader makes where it may
+// rewrite the weights, each such vector is one load and the group one stream, and both types take
+// this kernel from one row (matmul.cpp's quant_grouped).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
