@@ -153,12 +153,36 @@ void quantize_blocks(DType t, const float* src, void* dst, int64_t n) {
 
 namespace {
 
-// The grouped layout's offsets (core/tensor.h): block i of group g, its scales and its codes.
+// The grouped layout's parts (core/tensor.h): per row and block, `head` leading bytes (the f16
+// scale of Q8_0/Q4_0, stored sixteen rows together), `dwords` dwords stored dword-major (dword t of
+// the sixteen rows in one 64-byte line), then `tail` bytes (Q6_K's f16 d), sixteen rows together.
 struct GroupedBlock {
-  size_t block_bytes, code_bytes;  // per row: 34/32 (Q8_0) or 18/16 (Q4_0)
+  size_t block_bytes, head, dwords, tail;
+  // Offsets of lane `lane`'s parts in the group's block.
+  size_t head_at(size_t lane) const { return lane * head; }
+  size_t dword_at(size_t t, size_t lane) const { return 16 * head + (16 * t + lane) * 4; }
+  size_t tail_at(size_t lane) const { return 16 * (head + 4 * dwords) + lane * tail; }
 };
 GroupedBlock grouped_block(DType t) {
-  return t == DType::Q8_0 ? GroupedBlock{34, 32} : GroupedBlock{18, 16};
+  switch (t) {
+    case DType::Q8_0:
+      return {34, 2, 8, 0};
+    case DType::Q4_0:
+      return {18, 2, 4, 0};
+    case DType::Q4_K:
+      return {144, 0, 36, 0};
+    default:  // Q6_K: ql, qh, scales (208 bytes), then d
+      return {210, 0, 52, 2};
+  }
+}
+
+// Calls span(offset in the row's block, offset in the group's block, bytes) for every part of
+// lane `lane`'s block.
+template <class Span>
+void for_each_span(const GroupedBlock& gb, size_t lane, Span span) {
+  if (gb.head != 0) span(0, gb.head_at(lane), gb.head);
+  for (size_t t = 0; t < gb.dwords; ++t) span(gb.head + 4 * t, gb.dword_at(t, lane), 4);
+  if (gb.tail != 0) span(gb.head + 4 * gb.dwords, gb.tail_at(lane), gb.tail);
 }
 
 }  // namespace
@@ -170,16 +194,18 @@ void row_blocks(const Matrix& W, int64_t r, void* dst) {
     return;
   }
   const GroupedBlock gb = grouped_block(W.dtype);
-  const int64_t blocks = W.cols / 32, g = r / 16, lane = r % 16;
+  const int64_t blocks = W.cols / dtype_block_elements(W.dtype);
+  const int64_t g = r / 16;
+  const size_t lane = static_cast<size_t>(r % 16);
   const auto* group =
       static_cast<const unsigned char*>(W.data) + static_cast<size_t>(g) * 16 * row_bytes;
   auto* out = static_cast<unsigned char*>(dst);
   for (int64_t i = 0; i < blocks; ++i) {
     const unsigned char* src = group + static_cast<size_t>(i) * 16 * gb.block_bytes;
     unsigned char* blk = out + static_cast<size_t>(i) * gb.block_bytes;
-    std::memcpy(blk, src + lane * 2, 2);
-    for (size_t t = 0; t < gb.code_bytes / 4; ++t)
-      std::memcpy(blk + 2 + t * 4, src + 32 + (16 * t + static_cast<size_t>(lane)) * 4, 4);
+    for_each_span(gb, lane, [&](size_t at_row, size_t at_group, size_t n) {
+      std::memcpy(blk + at_row, src + at_group, n);
+    });
   }
 }
 
@@ -201,8 +227,10 @@ std::vector<float> matrix_to_f32(const Matrix& W) {
 }
 
 bool can_group_rows16(const Matrix& W) {
-  return (W.dtype == DType::Q8_0 || W.dtype == DType::Q4_0) && W.layout == MatrixLayout::kRows &&
-         W.rows > 0 && W.rows % 16 == 0 && W.cols % 32 == 0;
+  const bool grouped_type = W.dtype == DType::Q8_0 || W.dtype == DType::Q4_0 ||
+                            W.dtype == DType::Q4_K || W.dtype == DType::Q6_K;
+  return grouped_type && W.layout == MatrixLayout::kRows && W.rows > 0 && W.rows % 16 == 0 &&
+         W.cols % dtype_block_elements(W.dtype) == 0;
 }
 
 void group_rows16(Matrix& W, void* writable) {
@@ -212,7 +240,7 @@ void group_rows16(Matrix& W, void* writable) {
   if (writable != W.data) fail("group_rows16: the writable pointer is not the matrix's data");
   const GroupedBlock gb = grouped_block(W.dtype);
   const size_t row_bytes = dtype_bytes(W.dtype, W.cols);
-  const int64_t blocks = W.cols / 32;
+  const int64_t blocks = W.cols / dtype_block_elements(W.dtype);
   std::vector<unsigned char> group(16 * row_bytes);
   auto* base = static_cast<unsigned char*>(writable);
   for (int64_t g = 0; g < W.rows / 16; ++g) {
@@ -223,9 +251,9 @@ void group_rows16(Matrix& W, void* writable) {
       for (size_t lane = 0; lane < 16; ++lane) {
         const unsigned char* blk =
             group.data() + lane * row_bytes + static_cast<size_t>(i) * gb.block_bytes;
-        std::memcpy(dst + lane * 2, blk, 2);
-        for (size_t t = 0; t < gb.code_bytes / 4; ++t)
-          std::memcpy(dst + 32 + (16 * t + lane) * 4, blk + 2 + t * 4, 4);
+        for_each_span(gb, lane, [&](size_t at_row, size_t at_group, size_t n) {
+          std::memcpy(dst + at_group, blk + at_row, n);
+        });
       }
     }
   }

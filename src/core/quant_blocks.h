@@ -117,7 +117,8 @@ void row_blocks(const Matrix& W, int64_t r, void* dst);
 // layout: a weight upcast to F32 (EagleHead::upcast_weights) multiplies f32 activations unrounded.
 std::vector<float> matrix_to_f32(const Matrix& W);
 
-// Whether W can take MatrixLayout::kRowGroups16 (Q8_0 or Q4_0, rows a multiple of 16, kRows now).
+// Whether W can take MatrixLayout::kRowGroups16 (Q8_0, Q4_0, Q4_K or Q6_K, rows a multiple of 16,
+// kRows now).
 bool can_group_rows16(const Matrix& W);
 // Rearranges W's bytes in place into kRowGroups16 and sets W.layout. `writable` is W.data, which
 // the caller owns (e.g. weights read into its own pages, not a read-only file mapping).

@@ -28,11 +28,14 @@ std::string shape_string(const std::vector<int64_t>& shape);  // "[64, 172]"
 
 // How a quantized matrix's blocks are arranged.
 //   kRows: row after row, each row its blocks in order (the file's layout).
-//   kRowGroups16 (Q8_0 and Q4_0, rows a multiple of 16): the rows of each group of sixteen are
-//     stored together, block by block: for block i of group g, at g * 16 * row_bytes + i * 16 *
-//     block_bytes, the sixteen rows' f16 scales (32 bytes), then their codes dword by dword (dword
-//     t of row r at 32 + (16 * t + r) * 4). The same bytes as kRows, so repacking in place costs no
-//     memory; the AVX-512 kernels then read sixteen rows' block as whole vectors (quant_matmul.h).
+//   kRowGroups16 (Q8_0, Q4_0, Q4_K, Q6_K; rows a multiple of 16): the rows of each group of
+//     sixteen are stored together, block by block: block i of group g at g * 16 * row_bytes + i *
+//     16 * block_bytes holds the sixteen rows' copies of that block cut into parts: a leading f16
+//     (Q8_0/Q4_0's scale) of the sixteen rows (32 bytes), then the block's dwords dword by dword
+//     (dword t of row r at 32 + (16 * t + r) * 4 for Q8_0/Q4_0, (16 * t + r) * 4 for Q4_K's 36
+//     and Q6_K's first 52), then a trailing f16 (Q6_K's d) of the sixteen rows (32 bytes). The
+//     same bytes as kRows, so repacking in place costs no memory; the AVX-512 kernels then read
+//     sixteen rows' block as whole vectors (quant_matmul.h).
 enum class MatrixLayout : uint8_t { kRows, kRowGroups16 };
 
 // A weight matrix in the nn.Linear convention: row-major [rows = out_features, cols = in_features],

@@ -103,7 +103,10 @@ void quant_grouped(KernelPath path, QuantRange per_row, const detail::QuantRowsV
                    const Matrix& W, float* y, int64_t ldy, int64_t m0, int64_t m1, int64_t n0,
                    int64_t n1) {
   if (path == KernelPath::Avx512 && cpu_has_avx512_vnni() && n0 % 16 == 0 && n1 % 16 == 0) {
-    detail::quant_grouped16_range_avx512(W.dtype, x, W.data, y, ldy, m0, m1, n0, n1);
+    if (W.dtype == DType::Q4_K || W.dtype == DType::Q6_K)
+      detail::quant_kgrouped16_range_avx512(W.dtype, x, W.data, y, ldy, m0, m1, n0, n1);
+    else
+      detail::quant_grouped16_range_avx512(W.dtype, x, W.data, y, ldy, m0, m1, n0, n1);
     return;
   }
   thread_local std::vector<unsigned char> row;

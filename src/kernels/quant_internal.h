@@ -53,6 +53,12 @@ void quant_codes_range_avx2(DType dt, const QuantRowsView& x, const void* w, flo
 int64_t quant_kcols16_range_avx512(DType dt, const QuantRowsView& x, const void* w, float* y,
                                    int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 
+// Q4_K with eight weight rows per register, for several activation rows (quant_kcols8_avx2.cpp):
+// columns n0 .. r - 1 in whole groups of eight; returns r, the first column left to
+// quant_kmatmul_range_avx2's per-column kernel (the same bits). Row layout only.
+int64_t quant_kcols8_range_avx2(const QuantRowsView& x, const void* w, float* y, int64_t ldy,
+                                int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+
 // Q8_0/Q4_0 with sixteen weight rows per register (quant_rows16_avx512.cpp): columns n0 .. r - 1
 // in whole groups of sixteen; returns r, the first column left to quant_matmul_range_avx512's
 // other kernel (the same bits). Requires AVX512-VNNI.
@@ -63,5 +69,9 @@ int64_t quant_rows16_range_avx512(DType dt, const QuantRowsView& x, const void* 
 // Requires AVX512-VNNI.
 void quant_grouped16_range_avx512(DType dt, const QuantRowsView& x, const void* w, float* y,
                                   int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+// Q4_K/Q6_K matrices in MatrixLayout::kRowGroups16 (quant_kcols16_avx512.cpp's kernel reading the
+// groups as they are); n0 and n1 multiples of 16. Requires AVX512-VNNI.
+void quant_kgrouped16_range_avx512(DType dt, const QuantRowsView& x, const void* w, float* y,
+                                   int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 
 }  // namespace eagle2::detail

@@ -18,11 +18,15 @@
 // Every partial sum is far inside int32 (|s| < 2^28 for Q6_K), and integer addition is
 // associative, so the totals are the reference's exactly.
 //
-// Weights are transposed per superblock in registers from the file's row layout (dword t of rows
-// 0..15 in one vector, as quant_rows16_avx512.cpp does for Q8_0) into a small buffer that every
-// activation row of the chunk then reads. That costs about as much as a few rows' dot products,
-// so for Q6_K one and two rows keep quant_kmatmul_avx512.cpp's kernel (kKCols16MinRowsQ6K).
+// Weights are unpacked per superblock into a small buffer that every activation row of the chunk
+// then reads. In the file's row layout they are first transposed in registers (dword t of rows
+// 0..15 in one vector, as quant_rows16_avx512.cpp does for Q8_0), which costs about as much as a
+// few rows' dot products, so there Q6_K's one and two rows keep quant_kmatmul_avx512.cpp's kernel
+// (kKCols16MinRowsQ6K). In MatrixLayout::kRowGroups16, which the loader makes where it may
+// rewrite the weights, each such vector is one load and the group one stream, and both types take
+// this kernel from one row (matmul.cpp's quant_grouped).
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -82,6 +86,40 @@ inline int32_t pack16(int32_t lo, int32_t hi) {
                               (static_cast<uint32_t>(lo) & 0xFFFFu));
 }
 
+// Where one superblock of sixteen columns comes from, as vectors of one dword per column (lane n:
+// column n): dwords(o, w) gives N of them, dword o / 4 .. o / 4 + N - 1 of each column's block.
+//   RowSource: the file's row layout, sixteen row streams transposed in registers;
+//   GroupedSource: MatrixLayout::kRowGroups16 (core/tensor.h), where the group's block is already
+//   dword-major, so each vector is one load, and the sixteen columns are one stream (prefetched).
+struct RowSource {
+  const char* blk;  // column 0's block
+  size_t rb;        // bytes per weight row
+  template <int N>
+  void dwords(size_t o, __m512i w[N]) const {
+    static_assert(N == 4 || N == 8);
+    if constexpr (N == 4)
+      transpose16x4(blk + o, rb, w);
+    else
+      transpose16x8(blk + o, rb, w);
+  }
+  // Q6_K's d, the f16 at byte 208 of each block (the block's last two bytes, so no wider load).
+  __m512 q6k_d() const {
+    alignas(32) uint16_t d16[16];
+    for (int n = 0; n < 16; ++n) std::memcpy(&d16[n], blk + static_cast<size_t>(n) * rb + 208, 2);
+    return _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(d16)));
+  }
+};
+
+struct GroupedSource {
+  const char* gblk;  // the group's block: dword t of the sixteen columns at 64 t
+  template <int N>
+  void dwords(size_t o, __m512i w[N]) const {
+    for (int k = 0; k < N; ++k) w[k] = _mm512_loadu_si512(gblk + 16 * o + 64 * k);
+  }
+  // Q6_K's d: the sixteen f16 after the 52 dword lines.
+  __m512 q6k_d() const { return _mm512_cvtph_ps(load256(gblk + 52 * 64)); }
+};
+
 // One superblock of sixteen columns, unpacked: codes[8 * j + t] = dword t (elements 4t .. 4t + 3)
 // of sub-block j (Q4_K: 32 elements) or codes[4 * g + u] of group g (Q6_K: 16 elements), one
 // column per lane, as unsigned bytes; scale[j] / scale[g] the int32 scale per lane; pairs: int16
@@ -94,11 +132,12 @@ struct Unpacked {
   __m512 dw, dmin;
 };
 
-void unpack_q4k(const char* blk, size_t rb, Unpacked* u) {
+template <class Src>
+void unpack_q4k(const Src& src, Unpacked* u) {
   // Bytes 0-15 of each block: [d | dmin], then scales bytes 0-3, 4-7, 8-11 (quant_ktiles.h's
   // q4k_scales_mins gives the packing), one column per lane.
   __m512i h[4];
-  transpose16x4(blk, rb, h);
+  src.template dwords<4>(0, h);
   const __m512i D = h[0], A = h[1], B = h[2], C = h[3];
   u->dw = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(D));
   u->dmin = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(D, 16)));
@@ -119,10 +158,9 @@ void unpack_q4k(const char* blk, size_t rb, Unpacked* u) {
   u->pairs[2] = _mm512_and_si512(mn47, even16);                        // (m4, m6)
   u->pairs[3] = _mm512_and_si512(_mm512_srli_epi32(mn47, 8), even16);  // (m5, m7)
   // Codes: chunk c (qs bytes 32c ..) holds sub-block 2c in its low nibbles, 2c + 1 in its high.
-  const char* qs = blk + 16;
   for (int c = 0; c < 4; ++c) {
     __m512i w[8];
-    transpose16x8(qs + 32 * c, rb, w);
+    src.template dwords<8>(16 + 32 * c, w);
     for (int t = 0; t < 8; ++t) {
       u->codes[8 * (2 * c) + t] = _mm512_and_si512(w[t], m15);
       u->codes[8 * (2 * c + 1) + t] = _mm512_and_si512(_mm512_srli_epi16(w[t], 4), m15);
@@ -130,14 +168,16 @@ void unpack_q4k(const char* blk, size_t rb, Unpacked* u) {
   }
 }
 
-void unpack_q6k(const char* blk, size_t rb, Unpacked* u) {
-  const BlockQ6_K* b0 = reinterpret_cast<const BlockQ6_K*>(blk);
-  const char* ql = reinterpret_cast<const char*>(b0->ql);
-  const char* qh = reinterpret_cast<const char*>(b0->qh);
-  const char* sc = reinterpret_cast<const char*>(b0->scales);
+// Byte offsets of BlockQ6_K's parts (core/quant_blocks.h).
+constexpr size_t kQ6Ql = 0, kQ6Qh = 128, kQ6Scales = 192;
+static_assert(offsetof(BlockQ6_K, qh) == kQ6Qh && offsetof(BlockQ6_K, scales) == kQ6Scales &&
+              offsetof(BlockQ6_K, d) == 208);
+
+template <class Src>
+void unpack_q6k(const Src& src, Unpacked* u) {
   // The sixteen int8 scales (dwords k: sc 4k .. 4k + 3), one column per lane.
   __m512i s[4];
-  transpose16x4(sc, rb, s);
+  src.template dwords<4>(kQ6Scales, s);
   for (int k = 0; k < 4; ++k) {
     for (int b = 0; b < 4; ++b)
       u->scale[4 * k + b] = _mm512_srai_epi32(_mm512_slli_epi32(s[k], 24 - 8 * b), 24);
@@ -148,10 +188,7 @@ void unpack_q6k(const char* blk, size_t rb, Unpacked* u) {
     u->pairs[2 * k] = _mm512_sub_epi16(zero, _mm512_slli_epi16(even, 5));
     u->pairs[2 * k + 1] = _mm512_sub_epi16(zero, _mm512_slli_epi16(odd, 5));
   }
-  // d: the f16 at byte 208 of each block (the block's last two bytes, so no wider load).
-  alignas(32) uint16_t d16[16];
-  for (int n = 0; n < 16; ++n) std::memcpy(&d16[n], blk + static_cast<size_t>(n) * rb + 208, 2);
-  u->dw = _mm512_cvtph_ps(_mm256_load_si256(reinterpret_cast<const __m256i*>(d16)));
+  u->dw = src.q6k_d();
   u->dmin = _mm512_setzero_ps();
   // Codes. Group g (elements 16g ..): half h = g / 8, part p = (g % 8) / 2, l from 16 * (g % 2);
   // low four bits in ql[64h + 32 (p & 1) + l] (low nibble for p < 2, high otherwise), top two bits
@@ -165,9 +202,9 @@ void unpack_q6k(const char* blk, size_t rb, Unpacked* u) {
   constexpr int kLowFromAHighFromB = 0xE4;  // (A & C) | (B & ~C) with C = 0x0F
   for (int h = 0; h < 2; ++h) {
     __m512i lo[16], hi[8];
-    transpose16x8(ql + 64 * h, rb, lo);
-    transpose16x8(ql + 64 * h + 32, rb, lo + 8);
-    transpose16x8(qh + 32 * h, rb, hi);
+    src.template dwords<8>(kQ6Ql + 64 * h, lo);
+    src.template dwords<8>(kQ6Ql + 64 * h + 32, lo + 8);
+    src.template dwords<8>(kQ6Qh + 32 * h, hi);
     for (int t = 0; t < 8; ++t) {  // dword t of the 32 elements of each part: group 2p + t / 4
       const __m512i q33 = _mm512_and_si512(hi[t], m33), qcc = _mm512_and_si512(hi[t], mcc);
       const __m512i top[4] = {_mm512_slli_epi16(q33, 4), _mm512_slli_epi16(qcc, 2), q33,
@@ -181,6 +218,14 @@ void unpack_q6k(const char* blk, size_t rb, Unpacked* u) {
       }
     }
   }
+}
+
+template <DType DT, class Src>
+inline void unpack(const Src& src, Unpacked* u) {
+  if constexpr (DT == DType::Q4_K)
+    unpack_q4k(src, u);
+  else
+    unpack_q6k(src, u);
 }
 
 // Per activation row and superblock, the dwords vpdpwssd takes against Unpacked::pairs:
@@ -272,7 +317,9 @@ inline void rows_terms(const QuantRowsView& x, const Unpacked& u, int64_t mc, in
   for (int r = 0; r < R; ++r) acc[r0 + r][i % 8] = _mm512_add_ps(acc[r0 + r][i % 8], t[r]);
 }
 
-template <DType DT>
+// Sixteen columns from n0 on, in whole groups of sixteen, in either layout (`grouped`:
+// MatrixLayout::kRowGroups16, n0 a multiple of 16).
+template <DType DT, bool grouped>
 void cols16(const QuantRowsView& x, const char* w, size_t rb, float* y, int64_t ldy, int64_t m0,
             int64_t m1, int64_t n0, int64_t n1) {
   const int64_t K = x.cols, blocks = K / 256;
@@ -291,10 +338,16 @@ void cols16(const QuantRowsView& x, const char* w, size_t rb, float* y, int64_t 
       for (int64_t r = 0; r < rows; ++r)
         for (int a = 0; a < 8; ++a) acc[r][a] = _mm512_setzero_ps();
       for (int64_t i = 0; i < blocks; ++i) {
-        if constexpr (DT == DType::Q4_K)
-          unpack_q4k(wn + i * block_bytes, rb, &u);
-        else
-          unpack_q6k(wn + i * block_bytes, rb, &u);
+        if constexpr (grouped) {
+          // The group's blocks are one stream: fetch the next one (or the next group's first,
+          // which follows) while this one is used.
+          const char* gblk = wn + static_cast<size_t>(i) * 16 * block_bytes;
+          for (size_t o = 0; o < 16 * block_bytes; o += 64)
+            _mm_prefetch(gblk + 16 * block_bytes + o, _MM_HINT_T0);
+          unpack<DT>(GroupedSource{gblk}, &u);
+        } else {
+          unpack<DT>(RowSource{wn + i * block_bytes, rb}, &u);
+        }
         int64_t r = 0;
         for (; r + 4 <= rows; r += 4)
           rows_terms<DT, 4>(x, u, mc, r, m0, i, blocks, pairs.data(), acc);
@@ -330,10 +383,20 @@ int64_t quant_kcols16_range_avx512(DType dt, const QuantRowsView& x, const void*
   const size_t rb = dtype_bytes(dt, x.cols);
   const char* wc = static_cast<const char*>(w);
   if (dt == DType::Q4_K)
-    cols16<DType::Q4_K>(x, wc, rb, y, ldy, m0, m1, n0, n1);
+    cols16<DType::Q4_K, false>(x, wc, rb, y, ldy, m0, m1, n0, n1);
   else
-    cols16<DType::Q6_K>(x, wc, rb, y, ldy, m0, m1, n0, n1);
+    cols16<DType::Q6_K, false>(x, wc, rb, y, ldy, m0, m1, n0, n1);
   return n0 + (n1 - n0) / 16 * 16;
+}
+
+void quant_kgrouped16_range_avx512(DType dt, const QuantRowsView& x, const void* w, float* y,
+                                   int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+  const size_t rb = dtype_bytes(dt, x.cols);
+  const char* wc = static_cast<const char*>(w);
+  if (dt == DType::Q4_K)
+    cols16<DType::Q4_K, true>(x, wc, rb, y, ldy, m0, m1, n0, n1);
+  else
+    cols16<DType::Q6_K, true>(x, wc, rb, y, ldy, m0, m1, n0, n1);
 }
 
 }  // namespace eagle2::detail

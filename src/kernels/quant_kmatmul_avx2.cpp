@@ -113,11 +113,18 @@ struct Avx2K {
   }
 };
 
+// From this many activation rows on, Q4_K's whole groups of eight columns take the
+// columns-in-lanes kernel (quant_kcols8_avx2.cpp).
+constexpr int64_t kKCols8MinRowsQ4K = 2;
+
 }  // namespace
 
 void quant_kmatmul_range_avx2(DType dt, const QuantRowsView& x, const void* w, float* y,
                               int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
-  krange_any<Avx2K>(dt, x, w, y, ldy, m0, m1, n0, n1);
+  const int64_t rest = dt == DType::Q4_K && m1 - m0 >= kKCols8MinRowsQ4K
+                           ? quant_kcols8_range_avx2(x, w, y, ldy, m0, m1, n0, n1)
+                           : n0;
+  krange_any<Avx2K>(dt, x, w, y, ldy, m0, m1, rest, n1);
 }
 
 }  // namespace eagle2::detail

@@ -121,6 +121,9 @@ struct VnniK {
 // 425 / 581 / 709 us; 5632 x 2048: 562 / 645 / 743 against 449 / 583 / 704; 32000 x 2048:
 // 3318 / 3898 / 4519 against 2894 / 3491 / 5438). A forward streams its weights, so Q6_K starts
 // at three rows. (2-core Intel Xeon model 207, best of 3 alternated kbench runs, 2026-12-07.)
+// These thresholds are for the row layout (EAGLE2_WEIGHTS=mmap); grouped matrices take the
+// columns-in-lanes kernel at every M (a column range not in whole groups reaches this function
+// one de-interleaved row at a time).
 constexpr int64_t kKCols16MinRowsQ4K = 1, kKCols16MinRowsQ6K = 3;
 
 }  // namespace

@@ -365,8 +365,8 @@ TEST(QuantMatmul, MixedDtypesInOneCallEqualSeparateCalls) {
 // computes the row layout's bits from it, at decode, verify and prefill sizes.
 TEST(QuantMatmul, GroupedRowsGiveTheRowLayoutsBits) {
   std::mt19937 rng(6);
-  for (DType dt : {DType::Q8_0, DType::Q4_0}) {
-    const int64_t N = 48, K = 11 * 32;
+  for (DType dt : {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K}) {
+    const int64_t N = 48, K = 11 * dtype_block_elements(dt);
     const auto rows = random_blocks(dt, N, K, rng);
     std::vector<unsigned char> grouped = rows;
     Matrix G{dt, N, K, grouped.data()};
@@ -398,10 +398,12 @@ TEST(QuantMatmul, GroupedRowsGiveTheRowLayoutsBits) {
       }
     }
   }
-  // Only Q8_0/Q4_0 with whole groups of sixteen rows.
-  std::vector<unsigned char> w(dtype_bytes(DType::Q8_0, 64) * 17);
+  // Only Q8_0/Q4_0/Q4_K/Q6_K with whole groups of sixteen rows.
+  std::vector<unsigned char> w(dtype_bytes(DType::Q6_K, 256) * 17);
   EXPECT_FALSE(can_group_rows16(Matrix{DType::Q8_0, 17, 64, w.data()}));
-  EXPECT_FALSE(can_group_rows16(Matrix{DType::Q6_K, 16, 256, w.data()}));
+  EXPECT_FALSE(can_group_rows16(Matrix{DType::Q6_K, 17, 256, w.data()}));
+  EXPECT_TRUE(can_group_rows16(Matrix{DType::Q6_K, 16, 256, w.data()}));
+  EXPECT_FALSE(can_group_rows16(Matrix{DType::Q5_K, 16, 256, w.data()}));
   Matrix odd{DType::Q8_0, 17, 64, w.data()};
   EXPECT_THROW(group_rows16(odd, w.data()), Error);
 }

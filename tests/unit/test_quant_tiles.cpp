@@ -94,15 +94,16 @@ TEST(QuantTiles, EveryBatchOf1To64RowsInAnyCompanyGivesTheReferenceBits) {
   }
 }
 
-// The same for Q8_0/Q4_0 matrices in MatrixLayout::kRowGroups16, the layout the model loader
-// gives them (and what the AVX-512 VNNI kernel reads as it is; other paths de-interleave rows):
-// 48 columns (three groups of sixteen, split between 1, 2 and 3 threads), every batch of 1..64
-// rows, against the reference on the row layout.
+// The same for Q8_0/Q4_0/Q4_K/Q6_K matrices in MatrixLayout::kRowGroups16, the layout the model
+// loader gives them (and what the AVX-512 VNNI kernels read as it is; other paths de-interleave
+// rows): 48 columns (three groups of sixteen, split between 1, 2 and 3 threads), every batch of
+// 1..64 rows, against the reference on the row layout.
 TEST(QuantTiles, GroupedRowsEveryBatchOf1To64RowsGivesTheReferenceBits) {
   std::mt19937 rng(43);
   const int64_t kPool = 80, N = 48;
-  const Case cases[] = {
-      {DType::Q8_0, 3 * 32}, {DType::Q8_0, 19 * 32}, {DType::Q4_0, 3 * 32}, {DType::Q4_0, 19 * 32}};
+  const Case cases[] = {{DType::Q8_0, 3 * 32},  {DType::Q8_0, 19 * 32}, {DType::Q4_0, 3 * 32},
+                        {DType::Q4_0, 19 * 32}, {DType::Q4_K, 256},     {DType::Q4_K, 9 * 256},
+                        {DType::Q6_K, 256},     {DType::Q6_K, 9 * 256}};
   const std::vector<KernelPath> paths = simd_paths();
   for (const Case& c : cases) {
     const auto w = random_blocks(c.dt, N, c.K, rng);

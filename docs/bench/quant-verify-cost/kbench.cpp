@@ -21,10 +21,14 @@ static double tcpu() {
 }
 int main(int argc, char** argv) {
   int code = atoi(argv[1]);
+  // 7-10: Q8_0, Q4_0, Q4_K, Q6_K in MatrixLayout::kRowGroups16, as the loader leaves them.
   bool grouped = code >= 7;
-  DType dt = grouped ? (code == 7 ? DType::Q8_0 : DType::Q4_0) : static_cast<DType>(code);
+  const DType grouped_types[] = {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K};
+  DType dt = grouped ? grouped_types[code - 7] : static_cast<DType>(code);
   int64_t M = atoll(argv[2]), N = atoll(argv[3]), K = atoll(argv[4]);
   int iters = atoi(argv[5]);
+  // A sixth argument "avx2": the AVX2 path's kernel instead (row layout only).
+  const bool avx2 = argc > 6 && std::strcmp(argv[6], "avx2") == 0;
   std::mt19937 rng(1);
   std::vector<unsigned char> w(dtype_bytes(dt, K) * N);
   for (auto& b : w) b = rng() & 255;
@@ -47,8 +51,12 @@ int main(int argc, char** argv) {
   detail::QuantRowsView v0{q.qs.data(), q.scale.data(), q.sums.data(), K, q.block, q.sum_group};
   std::vector<float> y(M * N);
   auto run = [&](float* y) {
-    if (grouped)
+    if (grouped && (dt == DType::Q4_K || dt == DType::Q6_K))
+      detail::quant_kgrouped16_range_avx512(dt, v0, w.data(), y, N, 0, M, 0, N);
+    else if (grouped)
       detail::quant_grouped16_range_avx512(dt, v0, w.data(), y, N, 0, M, 0, N);
+    else if (avx2)
+      detail::quant_matmul_range_avx2(dt, v0, w.data(), y, N, 0, M, 0, N);
     else
       detail::quant_matmul_range_avx512(dt, v0, w.data(), y, N, 0, M, 0, N);
   };

@@ -3,7 +3,8 @@
 # commit, e.g. `git archive COMMIT src include | tar -x -C DIR`), with the ISA flags CMake uses,
 # and the core library of an existing build (BUILD, default build).
 # Usage: kbench_build.sh SRCROOT OUT_BINARY; then OUT_BINARY DTYPE M N K ITERS
-#   (DTYPE: 5 Q4_K, 6 Q6_K, 3 Q8_0, 4 Q4_0, 7 Q8_0 in kRowGroups16 as the loader leaves it).
+#   (DTYPE: 5 Q4_K, 6 Q6_K, 3 Q8_0, 4 Q4_0 in the row layout; 7 Q8_0, 8 Q4_0, 9 Q4_K, 10 Q6_K in
+#   kRowGroups16 as the loader leaves them).
 set -e
 src=$1; out=$2; build=${BUILD:-build}
 here=$(dirname "$0")
