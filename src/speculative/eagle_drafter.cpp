@@ -135,6 +135,10 @@ void EagleDrafter::begin(std::span<const int32_t> context, const float* features
 
 void EagleDrafter::reset() {
   pacing_ = DraftPacing();
+  // What a sampled tree learned of its siblings' acceptance is this sequence's too (begin() keeps
+  // it from one prompt to the next, as the pacing).
+  std::fill(sibling_tried_.begin(), sibling_tried_.end(), 0);
+  std::fill(sibling_accepted_.begin(), sibling_accepted_.end(), 0);
 }
 
 double EagleDrafter::draft_seconds_estimate() const {

@@ -83,7 +83,8 @@ class EagleDrafter : public Drafter {
   void complete(int64_t total_tokens, DraftTree& tree) override;
   void accept(const DraftTree& tree, std::span<const int32_t> path, const float* features,
               int32_t bonus) override;
-  // Forgets this sequence's pacing (pause state, draft-time and rate averages). The policy keeps
+  // Forgets this sequence's pacing (pause state, draft-time and rate averages) and a sampled
+  // tree's measured sibling acceptance. The policy keeps
   // what it learned; its owner forgets that (DraftPolicy::forget, DraftPolicies::forget).
   void reset() override;
 

@@ -124,6 +124,8 @@ TEST(SampledTreeDrafter, ShapeIsBestFirstByMeasuredSiblingAcceptance) {
   opt.sampling = {0.9f, 0, 1.0f, 7};
   test::speculative_tokens(*m.target, d, {1, 5, 9}, opt, kCtx, pool);
   EXPECT_NE(d.sibling_acceptance(0), 0.5);
+  d.reset();  // a fresh sequence's state
+  EXPECT_DOUBLE_EQ(d.sibling_acceptance(0), 0.5);
 }
 
 TEST(SampledTreeDrafter, Spec) {
