@@ -52,7 +52,8 @@ int64_t fed_capacity(const EagleDrafterOptions& o) {
     case EagleDrafterOptions::Shape::Chain:
       return o.chain_depth + 1;
     case EagleDrafterOptions::Shape::Sampled:
-      return o.dynamic.total_tokens;
+      // A tree never outgrows the context (draft() is given the room left), whatever T says.
+      return std::min<int64_t>(o.dynamic.total_tokens, o.context);
   }
   return 0;
 }

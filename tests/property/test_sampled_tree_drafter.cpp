@@ -5,6 +5,8 @@
 // the shape is best first by each sibling index's measured acceptance; the spec and its checks.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 #include "speculative/batch_decoder.h"
 #include "speculative/draft_policy.h"
 #include "speculative/drafter_spec.h"
@@ -147,6 +149,15 @@ TEST(SampledTreeDrafter, Spec) {
   ThreadPool pool(1);
   DraftPolicies policies;
   EXPECT_EQ(make_drafter(s, m.head.get(), pool, kCtx, policies, 1.0f)->name(), "eagle2-sampled");
+  // A budget past the context is capped by it: no cache sized by T, the same output as T = kCtx.
+  GenerationOptions opt;
+  opt.max_new_tokens = 12;
+  opt.stop_at_eos = false;
+  opt.sampling = {0.9f, 0, 1.0f, 11};
+  EagleDrafter huge(*m.head, pool, sampled_options(INT32_MAX, 6, 2));
+  EagleDrafter capped(*m.head, pool, sampled_options(static_cast<int>(kCtx), 6, 2));
+  EXPECT_EQ(test::speculative_tokens(*m.target, huge, {1, 2}, opt, kCtx, pool),
+            test::speculative_tokens(*m.target, capped, {1, 2}, opt, kCtx, pool));
   EagleDrafterOptions bad = sampled_options(8, 6, 2);
   bad.calibrate = true;
   EXPECT_EQ(test::error_of([&] { EagleDrafter d(*m.head, pool, bad); }),
