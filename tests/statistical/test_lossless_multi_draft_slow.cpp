@@ -240,7 +240,7 @@ class SampledEagleTrees : public LosslessMultiDraft {
 };
 
 TEST_F(SampledEagleTrees, EagleHeadSiblingsSampledFromItsQ) {
-  const int64_t n = test::scaled(9000);
+  const int64_t n = test::scaled(6000);
   for (const auto& [name, how] :
        {std::pair{"recursive rule", SiblingBreak::None},
         std::pair{"q not renormalized after a rejection (drawn with replacement)",
