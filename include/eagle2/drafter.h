@@ -55,13 +55,15 @@ struct SuffixParams {
 
 // "plain" (plain decoding, no speculative loop), "none" (the speculative loop with the root
 // alone), "lookup[:D]", "suffix[:T[:D[:P]]]", "chain[:D]", "static", "static:N", "static:JSON",
-// "dynamic[:T:D:K]", "dynamic:auto[:D:K]", "lookahead[:W:N:G]"; a dynamic spec may then say
+// "dynamic[:T:D:K]", "dynamic:auto[:D:K]", "sampled[:T:D:K]" (at T > 0 siblings sampled from the
+// head's q: distribution-exact, not plain sampling's text; docs/SAMPLING.md),
+// "lookahead[:W:N:G]"; a dynamic spec may then say
 // ":novalue" or
 // ":norerank" (at most one), and one ending in ":cal" ranks nodes by calibrated confidences;
 // "sps:DRAFT_DIR[:D[:K]]" (a draft model), "medusa:HEADS_DIR[:T]" and "hydra:HEADS_DIR[:T]" (Medusa
 // or Hydra heads of the target, T tokens per tree, root included; default 8).
 // D is always the draft levels after the first: a chain or a lookup drafts D + 1 tokens.
-// A chain, static or dynamic spec may end in "@HEAD_DIR" (that drafter's own EAGLE head).
+// A chain, static, dynamic or sampled spec may end in "@HEAD_DIR" (that drafter's own EAGLE head).
 // Same fields and defaults as the engine's own spec (the conversion is field by field).
 struct DrafterSpec {
   std::string label;  // as the user wrote it (bench's drafter column); not part of equality
@@ -93,7 +95,7 @@ struct DrafterSpec {
   std::string to_string() const;
   // The drafter the spec describes, label aside.
   bool operator==(const DrafterSpec& other) const;
-  // Whether drafting needs an EAGLE head (chain, static, dynamic).
+  // Whether drafting needs an EAGLE head (chain, static, dynamic, sampled).
   bool needs_head() const;
 };
 

@@ -151,6 +151,10 @@ class StaticTreeBuilder {
   void start(int32_t root, const TreeChoices& choices, int64_t max_tokens);
   DraftStep next() const { return step_; }
   const std::vector<FedNode>& fed() const { return fed_; }
+  // The tree nodes whose children the current step asks for, one per row (the root, 0, for
+  // RootChildren): a drafter that records something per parent node (a sampled tree's draft
+  // distribution, DraftTree::draft_q) finds its node here. finish() keeps these indices.
+  std::span<const int32_t> step_parents() const { return parents_; }
   // Answers a RootChildren or Expand step (rows x k children, as for the dynamic tree).
   void supply(std::span<const int32_t> tokens, std::span<const float> logp);
   void finish(DraftTree& tree);

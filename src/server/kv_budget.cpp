@@ -18,6 +18,7 @@ int64_t blocks_for(int64_t tokens, int64_t block) {
 int64_t fed_nodes(const api::DrafterSpec& s) {
   if (s.kind == "chain") return int64_t{s.chain_depth} + 1;
   if (s.kind == "static") return static_cast<int64_t>(s.choices.size());
+  if (s.kind == "sampled") return int64_t{s.dynamic.total_tokens};
   return int64_t{s.dynamic.depth} * s.dynamic.top_k;  // dynamic, dynamic:auto
 }
 
@@ -29,6 +30,7 @@ int64_t tree_rows_bound(const api::DrafterSpec& s) {
   if (s.kind == "lookup") return int64_t{s.lookup_depth} + 2;
   if (s.kind == "chain") return int64_t{s.chain_depth} + 2;
   if (s.kind == "static") return static_cast<int64_t>(s.choices.size()) + 1;
+  if (s.kind == "sampled") return int64_t{s.dynamic.total_tokens};
   if (s.kind == "dynamic")
     return s.auto_budget ? api::DrafterSpec::kAutoMaxTokens : int64_t{s.dynamic.total_tokens};
   if (s.kind == "lookahead") {

@@ -12,8 +12,8 @@ namespace eagle2::server {
 namespace {
 
 // Kinds whose drafter loads nothing: what a request may spell out itself.
-constexpr std::array<std::string_view, 8> kWeightFreeKinds = {
-    "plain", "none", "lookup", "chain", "static", "dynamic", "lookahead", "suffix"};
+constexpr std::array<std::string_view, 9> kWeightFreeKinds = {
+    "plain", "none", "lookup", "chain", "static", "dynamic", "sampled", "lookahead", "suffix"};
 // Kinds that load their own weights from a folder the spec names: the operator's only.
 constexpr std::array<std::string_view, 3> kWeightKinds = {"sps", "medusa", "hydra"};
 
@@ -59,6 +59,10 @@ void check_draft_limits(const api::DrafterSpec& s, const DraftLimits& l) {
     at_most("dynamic tree top-k", s.dynamic.top_k, l.max_top_k, top_k);
     // dynamic:auto's trees grow up to DrafterSpec::kAutoMaxTokens (its total_tokens).
     at_most("dynamic tree tokens", s.dynamic.total_tokens, l.max_tokens, tokens);
+  } else if (s.kind == "sampled") {
+    at_most("sampled tree depth", s.dynamic.depth, l.max_depth, depth);
+    at_most("sampled tree siblings", s.dynamic.top_k, l.max_top_k, top_k);
+    at_most("sampled tree tokens", s.dynamic.total_tokens, l.max_tokens, tokens);
   } else if (s.kind == "static") {
     at_most("static tree tokens", static_cast<int64_t>(s.choices.size()) + 1, l.max_tokens, tokens);
     for (const std::vector<int>& path : s.choices) {
@@ -101,7 +105,7 @@ api::DrafterSpec request_drafter(const std::string& text, const RequestPolicy& p
     refuse("unknown drafter: name one of the server's drafters (" + offered(policy) +
            ") or a spec: plain, none, lookup[:D], chain[:D], static[:N|:JSON], "
            "dynamic[:T:D:K][:novalue|:norerank][:cal], dynamic:auto[:D:K][...], "
-           "lookahead[:W:N:G], suffix[:T[:D[:P]]]");
+           "sampled[:T:D:K], lookahead[:W:N:G], suffix[:T[:D[:P]]]");
   api::DrafterSpec spec;
   try {
     spec = api::parse_drafter_spec(text);  // a weight-free kind: its text names no file

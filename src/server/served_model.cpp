@@ -124,6 +124,10 @@ SchedulerOptions ServedModel::scheduler_options(const ServerOptions& o) const {
       deepest.dynamic.depth = policy_.draft.max_depth;
       deepest.dynamic.top_k = policy_.draft.max_top_k;
       largest = std::max(largest, kv_need(kv_costs_, 0, 0, deepest).drafter_bytes);
+      // A sampled tree feeds its head up to its total tokens (within --max-draft-tokens).
+      api::DrafterSpec widest = api::parse_drafter_spec("sampled");
+      widest.dynamic.total_tokens = policy_.draft.max_tokens;
+      largest = std::max(largest, kv_need(kv_costs_, 0, 0, widest).drafter_bytes);
     }
     s.kv_pool_blocks = o.parallel * context_blocks;
     s.kv_budget_bytes = o.parallel * (whole + largest);

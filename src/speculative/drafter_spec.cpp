@@ -236,6 +236,23 @@ DrafterSpec parse_drafter_spec_body(const std::string& text) {
     }
   } else if (d.kind == "dynamic") {
     parse_dynamic(text, split(rest, ':'), d);
+  } else if (d.kind == "sampled") {
+    // A tree of siblings sampled from the head's q (EagleDrafterOptions::Shape::Sampled), at most
+    // T tokens, D + 1 levels, K siblings per node; by default the budget of dynamic:8:6:2.
+    d.dynamic.total_tokens = DrafterSpec::kSampledDefaultTokens;
+    d.dynamic.depth = DrafterSpec::kSampledDefaultDepth;
+    d.dynamic.top_k = DrafterSpec::kSampledDefaultTopK;
+    if (!rest.empty()) {
+      const std::vector<std::string> parts = split(rest, ':');
+      if (parts.size() != 3)
+        fail("drafter '", text, "': expected sampled[:TOTAL_TOKENS:DEPTH:TOP_K]");
+      d.dynamic.total_tokens = to_int(parts[0], text);
+      d.dynamic.depth = to_int(parts[1], text);
+      d.dynamic.top_k = to_int(parts[2], text);
+    }
+    if (d.dynamic.total_tokens < 1 || d.dynamic.depth < 0 || d.dynamic.top_k < 1)
+      fail("drafter '", text,
+           "': sampled:T:D:K needs T >= 1 tokens, D >= 0 levels after the first, K >= 1");
   } else if (d.kind == "sps") {
     parse_sps(text, rest, d);
   } else if (d.kind == "lookahead") {
@@ -248,7 +265,8 @@ DrafterSpec parse_drafter_spec_body(const std::string& text) {
     fail("unknown drafter '", text,
          "' (plain, none, lookup[:D], chain[:D], static[:N|:JSON], "
          "dynamic[:T:D:K][:novalue|:norerank][:cal], "
-         "dynamic:auto[:D:K][:novalue|:norerank][:cal], sps:DRAFT_DIR[:D[:K]], lookahead[:W:N:G], "
+         "dynamic:auto[:D:K][:novalue|:norerank][:cal], sampled[:T:D:K], sps:DRAFT_DIR[:D[:K]], "
+         "lookahead[:W:N:G], "
          "suffix[:T[:D[:P]]], medusa:HEADS_DIR[:T], hydra:HEADS_DIR[:T])");
   }
   return d;
@@ -266,7 +284,7 @@ DrafterSpec parse_drafter_spec(const std::string& full_text) {
     d.head = full_text.substr(at + 1);
     if (!d.needs_head())
       fail("drafter '", full_text,
-           "': only chain, static and dynamic drafters take an EAGLE head "
+           "': only chain, static, dynamic and sampled drafters take an EAGLE head "
            "(@HEAD_DIR)");
     if (d.head.empty()) fail("drafter '", full_text, "': the head folder after '@' is missing");
   }
@@ -295,6 +313,9 @@ std::string DrafterSpec::body_string() const {
            (dynamic.ranking == DynamicTreeParams::Ranking::OwnConfidence ? ":novalue" : "") +
            (dynamic.rerank ? "" : ":norerank") + (calibrate ? ":cal" : "");
   }
+  if (kind == "sampled")
+    return "sampled:" + std::to_string(dynamic.total_tokens) + ":" + std::to_string(dynamic.depth) +
+           ":" + std::to_string(dynamic.top_k);
   if (kind == "sps")
     // Both numbers always written, so a folder ending in ":<digits>" reads back as itself.
     return "sps:" + folder + ":" + std::to_string(sps_depth) + ":" + std::to_string(sps_top_k);
@@ -345,9 +366,10 @@ std::unique_ptr<Drafter> make_drafter(const DrafterSpec& spec, EagleHead* head, 
   o.calibrate = spec.calibrate;
   o.chain_depth = spec.chain_depth;
   o.choices = spec.choices;
-  o.shape = spec.kind == "chain"    ? EagleDrafterOptions::Shape::Chain
-            : spec.kind == "static" ? EagleDrafterOptions::Shape::Static
-                                    : EagleDrafterOptions::Shape::Dynamic;
+  o.shape = spec.kind == "chain"     ? EagleDrafterOptions::Shape::Chain
+            : spec.kind == "static"  ? EagleDrafterOptions::Shape::Static
+            : spec.kind == "sampled" ? EagleDrafterOptions::Shape::Sampled
+                                     : EagleDrafterOptions::Shape::Dynamic;
   return std::make_unique<EagleDrafter>(*head, pool, o, policies.get(*head, temperature));
 }
 

@@ -31,7 +31,10 @@ class ThreadPool;
 // per cycle; lookahead_drafter.h); "suffix[:T[:D[:P]]]" (suffix decoding over the request's prompt
 // and output: at most T tree tokens, D + 1 levels, nodes of empirical frequency >= P %;
 // suffix_drafter.h); "sps:DIR[:D[:K]]" (a draft model), "medusa:DIR[:T]" and
-// "hydra:DIR[:T]" (Medusa or Hydra heads in DIR, T tokens per tree). Error for anything else.
+// "hydra:DIR[:T]" (Medusa or Hydra heads in DIR, T tokens per tree); "sampled[:T:D:K]" (a tree of
+// siblings sampled from the EAGLE head's q without replacement at temperature > 0, verified by the
+// multi-candidate rule: distribution-exact rather than plain sampling's text for the seed; the
+// head's top-k in the same shape at temperature 0). Error for anything else.
 // D is always the number of draft levels after the first: a chain or a lookup drafts D + 1 tokens,
 // a dynamic tree has D + 1 levels. A chain, static or dynamic spec may end in "@HEAD_DIR": that
 // drafter drafts with the EAGLE head in HEAD_DIR instead of the engine's (--draft) head, so one
@@ -51,6 +54,10 @@ struct DrafterSpec {
   static constexpr int kLookupDefaultDepth = 6;
   int lookup_depth = kLookupDefaultDepth;
   bool calibrate = false;  // dynamic ...:cal
+  // sampled[:T:D:K] (its numbers live in `dynamic`): by default dynamic:8:6:2's budget.
+  static constexpr int kSampledDefaultTokens = 8;
+  static constexpr int kSampledDefaultDepth = 6;
+  static constexpr int kSampledDefaultTopK = 2;
   TreeChoices choices;
   // sps:DIR[:D[:K]], medusa:DIR[:T], hydra:DIR[:T]: the folder of the drafter's own weights.
   std::string folder;
@@ -82,7 +89,9 @@ struct DrafterSpec {
   // The drafter the spec describes, label aside.
   bool operator==(const DrafterSpec& other) const;
   // Whether make_drafter needs an EAGLE head for it.
-  bool needs_head() const { return kind == "chain" || kind == "static" || kind == "dynamic"; }
+  bool needs_head() const {
+    return kind == "chain" || kind == "static" || kind == "dynamic" || kind == "sampled";
+  }
 };
 
 DrafterSpec parse_drafter_spec(const std::string& text);

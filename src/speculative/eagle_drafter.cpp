@@ -51,6 +51,9 @@ int64_t fed_capacity(const EagleDrafterOptions& o) {
       return static_cast<int64_t>(o.choices.size());
     case EagleDrafterOptions::Shape::Chain:
       return o.chain_depth + 1;
+    case EagleDrafterOptions::Shape::Sampled:
+      // A tree never outgrows the context (draft() is given the room left), whatever T says.
+      return std::min<int64_t>(o.dynamic.total_tokens, o.context);
   }
   return 0;
 }
@@ -68,8 +71,9 @@ EagleDrafter::EagleDrafter(EagleHead& head, ThreadPool& pool, EagleDrafterOption
   if (opt_.shape == EagleDrafterOptions::Shape::Static && opt_.choices.empty())
     opt_.choices = mc_sim_7b_63();
   const int64_t V = head.draft_vocab_size();
-  if (opt_.dynamic.top_k < 1 ||
-      (opt_.shape == EagleDrafterOptions::Shape::Dynamic && opt_.dynamic.top_k > V))
+  if (opt_.dynamic.top_k < 1 || ((opt_.shape == EagleDrafterOptions::Shape::Dynamic ||
+                                  opt_.shape == EagleDrafterOptions::Shape::Sampled) &&
+                                 opt_.dynamic.top_k > V))
     fail("--draft-top-k must be in [1, ", V, "] (the draft vocabulary; got ", opt_.dynamic.top_k,
          ")");
   if (opt_.shape == EagleDrafterOptions::Shape::Static) {
@@ -85,6 +89,14 @@ EagleDrafter::EagleDrafter(EagleHead& head, ThreadPool& pool, EagleDrafterOption
     fail("--total-tokens must be >= 1 (got ", opt_.dynamic.total_tokens, ")");
   if (opt_.chain_depth < 0) fail("--depth must be >= 0 (got ", opt_.chain_depth, ")");
   if (opt_.shape == EagleDrafterOptions::Shape::Chain) chain_ = chain_choices(opt_.chain_depth);
+  if (opt_.shape == EagleDrafterOptions::Shape::Sampled) {
+    // Its shape is decided before any token is drawn (what keeps it exact), so neither a budget
+    // chosen from the drafted values nor calibrated values of the drafted tokens applies.
+    if (opt_.auto_budget || opt_.calibrate)
+      fail("a sampled tree takes neither an auto budget nor calibration");
+    sibling_tried_.assign(static_cast<size_t>(opt_.dynamic.top_k), 0);
+    sibling_accepted_.assign(static_cast<size_t>(opt_.dynamic.top_k), 0);
+  }
   if (opt_.auto_budget) {
     cost_ = policy_->cost();
     if (!cost_)
@@ -104,6 +116,8 @@ std::string EagleDrafter::name() const {
       return v3 ? "eagle3-static" : "eagle-static";
     case EagleDrafterOptions::Shape::Chain:
       return v3 ? "eagle3-chain" : "eagle-chain";
+    case EagleDrafterOptions::Shape::Sampled:
+      return v3 ? "eagle3-sampled" : "eagle2-sampled";
   }
   return "eagle";
 }
@@ -117,10 +131,15 @@ void EagleDrafter::begin(std::span<const int32_t> context, const float* features
   pending_tokens_.push_back(root);
   root_ = root;
   prompt_catch_up_ = true;
+  emitted_ = 1;  // the root is output position 0
 }
 
 void EagleDrafter::reset() {
   pacing_ = DraftPacing();
+  // What a sampled tree learned of its siblings' acceptance is this sequence's too (begin() keeps
+  // it from one prompt to the next, as the pacing).
+  std::fill(sibling_tried_.begin(), sibling_tried_.end(), 0);
+  std::fill(sibling_accepted_.begin(), sibling_accepted_.end(), 0);
 }
 
 double EagleDrafter::draft_seconds_estimate() const {
@@ -228,6 +247,14 @@ Drafter::Proposal EagleDrafter::propose(int64_t max_tokens) {
       for (DraftStep step; (step = static_builder_.next()).kind != DraftStep::Kind::Done;)
         answer(static_builder_, step, nullptr);
       break;
+    case EagleDrafterOptions::Shape::Sampled:
+      static_builder_.start(root_, sampled_shape(max_tokens), max_tokens);
+      sample_rng_ = Rng(sampled_draft_word(sampling_.seed, static_cast<uint64_t>(emitted_)));
+      q_nodes_.clear();
+      q_rows_.clear();
+      for (DraftStep step; (step = static_builder_.next()).kind != DraftStep::Kind::Done;)
+        answer_sampled(step);
+      break;
   }
   return drafted_proposal();
 }
@@ -275,6 +302,7 @@ void EagleDrafter::complete(int64_t total_tokens, DraftTree& tree) {
     dynamic_builder_.finish(tree);
   } else {
     static_builder_.finish(tree);
+    if (opt_.shape == EagleDrafterOptions::Shape::Sampled) attach_draft_q(tree);
   }
   // The dynamic tree's drafting work does not depend on the budget (the pool is drafted before
   // the rerank; an auto budget's levels stop where they stop paying, which moves slowly), so one
@@ -332,6 +360,18 @@ void EagleDrafter::root_top_k(int k, int32_t* tokens, float* logp) {
 
 void EagleDrafter::expand_top_k(const std::vector<FedNode>& nodes, size_t first, int k,
                                 int32_t* tokens, float* logp) {
+  expand_logprobs(nodes, first);
+  const int64_t V = head_.draft_vocab_size();
+  const auto n_new = static_cast<int64_t>(nodes.size() - first);
+  for (int64_t i = 0; i < n_new; ++i) {
+    top_k_of(&logp_[i * V], V, k, tokens + i * k, logp + i * k);
+    for (int j = 0; j < k; ++j) tokens[i * k + j] = head_.draft_token(tokens[i * k + j]);
+  }
+}
+
+// Runs the fed nodes nodes[first..] through the head (their outputs into fed_out_) and leaves
+// their draft log-probs in logp_ ([nodes - first, draft vocabulary]).
+void EagleDrafter::expand_logprobs(const std::vector<FedNode>& nodes, size_t first) {
   injected_expansion_fault();
   const int64_t V = head_.draft_vocab_size();
   const int64_t stable = kv_.size();
@@ -358,10 +398,6 @@ void EagleDrafter::expand_top_k(const std::vector<FedNode>& nodes, size_t first,
   head_.forward(rows, kv_, &fed_out_[first * d_], pool_);
   logp_.resize(static_cast<size_t>(n_new * V));
   head_.draft_logprobs(&fed_out_[first * d_], n_new, logp_.data(), pool_);
-  for (int64_t i = 0; i < n_new; ++i) {
-    top_k_of(&logp_[i * V], V, k, tokens + i * k, logp + i * k);
-    for (int j = 0; j < k; ++j) tokens[i * k + j] = head_.draft_token(tokens[i * k + j]);
-  }
 }
 
 void EagleDrafter::accept(const DraftTree& tree, std::span<const int32_t> path,
@@ -376,6 +412,8 @@ void EagleDrafter::accept(const DraftTree& tree, std::span<const int32_t> path,
         outcomes_.push_back({tree.logps[i], tree.ranks[i], on_path[i] != 0});
     if (!outcomes_.empty()) policy_->record(outcomes_);  // one lock per cycle
   }
+  if (opt_.shape == EagleDrafterOptions::Shape::Sampled && !root_only_) learn_siblings(tree, path);
+  emitted_ += static_cast<int64_t>(path.size());
   if (cost_ && !root_only_) pacing_.judge(static_cast<int64_t>(path.size()), tree.size(), *cost_);
   for (size_t j = 0; j < path.size(); ++j) {
     pending_features_.insert(pending_features_.end(), features + j * feat_w_,

@@ -16,8 +16,14 @@
 namespace eagle2 {
 
 struct EagleDrafterOptions {
-  enum class Shape { Dynamic, Static, Chain } shape = Shape::Dynamic;
-  DynamicTreeParams dynamic;  // Dynamic
+  // Sampled: at temperature > 0 each node's children are SAMPLED from the head's processed
+  // distribution q (the request's temperature, top-k, top-p) without replacement and verified by
+  // the multi-candidate rule (verify_sampling_from_draft: distribution-exact, but not plain
+  // sampling's text for the seed); the shape is chosen before any token is drawn, best first by the
+  // measured acceptance of each sibling index (eagle_drafter_sampled.cpp). At temperature 0 the
+  // same shape holds the head's top-k. dynamic.total_tokens, depth and top_k bound it.
+  enum class Shape { Dynamic, Static, Chain, Sampled } shape = Shape::Dynamic;
+  DynamicTreeParams dynamic;  // Dynamic, Sampled
   TreeChoices choices;        // Static (default mc_sim_7b_63)
   int chain_depth = 5;        // Chain: depth + 1 draft tokens
   int64_t context = 2048;     // head KV capacity (the target's context)
@@ -69,6 +75,7 @@ class EagleDrafter : public Drafter {
   // The head's feature layers: empty for EAGLE-1/2 (final-norm states), three target layers'
   // inputs for EAGLE-3.
   std::span<const int32_t> feature_layers() const override { return head_.feature_layers(); }
+  void set_sampling(const SamplingParams& params) override { sampling_ = params; }
   void begin(std::span<const int32_t> context, const float* features, int32_t root) override;
   void draft(int64_t max_tokens, DraftTree& tree) override;
   bool choosable() const override;
@@ -76,7 +83,8 @@ class EagleDrafter : public Drafter {
   void complete(int64_t total_tokens, DraftTree& tree) override;
   void accept(const DraftTree& tree, std::span<const int32_t> path, const float* features,
               int32_t bonus) override;
-  // Forgets this sequence's pacing (pause state, draft-time and rate averages). The policy keeps
+  // Forgets this sequence's pacing (pause state, draft-time and rate averages) and a sampled
+  // tree's measured sibling acceptance. The policy keeps
   // what it learned; its owner forgets that (DraftPolicy::forget, DraftPolicies::forget).
   void reset() override;
 
@@ -128,7 +136,24 @@ class EagleDrafter : public Drafter {
   EagleHead& head() const { return head_; }
   const DraftPacing& pacing() const { return pacing_; }
 
+  // Shape::Sampled: the draft's uniforms of the cycle whose first drafted token is output
+  // position n come from a stream of their own (Rng(sampled_draft_word(seed, n))), another key
+  // than verification's position_word(seed, n): the multi-candidate rule needs the draft's picks
+  // independent of its acceptance tests.
+  static uint64_t sampled_draft_word(uint64_t seed, uint64_t n);
+  // Shape::Sampled: the sibling paths of the next cycle's tree for a budget of max_tokens, best
+  // first by the product along the path of each sibling index's measured acceptance (ties: shorter
+  // path, then lower indices); every path's parent and earlier sibling come before it.
+  TreeChoices sampled_shape(int64_t max_tokens) const;
+  // Shape::Sampled: of the children tried at a node, how often the one at each sibling index was
+  // accepted (with a prior of one acceptance in two tries).
+  double sibling_acceptance(int index) const;
+
  private:
+  void answer_sampled(const DraftStep& step);
+  void attach_draft_q(DraftTree& tree);
+  void learn_siblings(const DraftTree& tree, std::span<const int32_t> path);
+  void expand_logprobs(const std::vector<FedNode>& nodes, size_t first);
   bool start_cycle(int64_t max_tokens);
   void start_dynamic_tree();
   Proposal drafted_proposal();
@@ -184,6 +209,15 @@ class EagleDrafter : public Drafter {
   DraftPacing pacing_before_lockstep_;
   int64_t completed_cycles_ = 0;     // complete() calls
   int64_t fault_after_cycles_ = -1;  // inject_expansion_fault (< 0: none)
+  // Shape::Sampled.
+  SamplingParams sampling_;
+  int64_t emitted_ = 0;  // tokens emitted since begin(), root included: the root's position + 1
+  Rng sample_rng_;       // this cycle's draft stream
+  // The draft's processed q over the draft vocabulary at each node whose children were drawn
+  // this cycle: node index, then its row ([draft vocabulary]).
+  std::vector<int32_t> q_nodes_;
+  std::vector<double> q_rows_;
+  std::vector<int64_t> sibling_tried_, sibling_accepted_;  // per sibling index
   void injected_expansion_fault() const;
 };
 

@@ -138,8 +138,13 @@ Verdict verify_sampling_from_draft(const DraftTree& tree, const float* logits, i
       for (size_t t = 0; t < V; ++t) mass += std::max(0.0, p.p[t] - q[t]);
       if (mass > 0)
         for (size_t t = 0; t < V; ++t) p.p[t] = std::max(0.0, p.p[t] - q[t]) / mass;
-      const double rest = 1 - q[x];
+      // Divided by the sum left, not by 1 - q(x): where q(x) is within rounding of 1, 1 - q(x)
+      // keeps few correct digits of the little mass that is left, the next sibling's q would not
+      // be the one it was drawn from (Distribution::remove_and_renormalize divides by the sum),
+      // and min(1, p/q) would accept it at the wrong rate.
       q[x] = 0;
+      double rest = 0;
+      for (const double qt : q) rest += qt;
       if (rest > 0)
         for (double& qt : q) qt /= rest;
     }

@@ -3,7 +3,9 @@
 // first tokens follow the target's exact distribution, a second sibling is accepted often (the
 // point of a tree at T > 0), and each of four plausible mistakes fails the same chi-square test:
 // the next sibling's q left as it was (as if drawn with replacement), p left as it was after a
-// rejection (no residual), the bonus drawn from p instead of the residual, and q ignored.
+// rejection (no residual), the bonus drawn from p instead of the residual, and q ignored. The
+// same for the EAGLE drafter's sampled trees (EagleDrafterOptions::Shape::Sampled), plus a
+// drafter that orders sampled siblings by q (as a value-ranked tree would).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,9 +14,11 @@
 #include <memory>
 #include <random>
 
+#include "draft/eagle_head.h"
 #include "model/batch.h"
 #include "sampling/position_random.h"
 #include "sampling/rng.h"
+#include "speculative/eagle_drafter.h"
 #include "speculative/verify.h"
 #include "support/lossless_sampling.h"
 #include "support/random_models.h"
@@ -29,7 +33,8 @@ enum class SiblingBreak { None, KeepQ, KeepP, BonusFromP, IgnoreQ };
 // verify_sampling_from_draft with one deliberate mistake (None: the library's rule itself).
 Verdict sibling_rule_variant(const DraftTree& tree, const float* logits, int64_t V,
                              const SamplingParams& sp, uint64_t first, SiblingBreak how) {
-  if (how == SiblingBreak::None) return verify_sampled_tree(tree, logits, V, sp, first);
+  if (how == SiblingBreak::None || tree.draft_q.empty())
+    return verify_sampled_tree(tree, logits, V, sp, first);
   const auto children = children_of(tree);
   const auto n = static_cast<size_t>(V);
   Verdict v;
@@ -211,6 +216,151 @@ TEST_F(LosslessMultiDraft, ADuplicateSiblingIsPassedOver) {
   std::printf("duplicate sibling: chi2 %.1f (threshold %.1f, df %d)\n", c.stat, c.threshold, c.df);
   EXPECT_LT(c.stat, c.threshold) << "df " << c.df;
   EXPECT_GT(o.all_rejected, n / 40) << "rejections were not exercised";
+}
+
+// The EAGLE drafter's sampled tree, drafting from a random head: its siblings are drawn from the
+// head's q without replacement, q rides along in the tree, and the library's rule must give the
+// target's distribution; the rule's mistakes (as above) must fail on these trees too.
+class SampledEagleTrees : public LosslessMultiDraft {
+ protected:
+  SampledEagleTrees()
+      : head_(EagleHead::load(test::write_random_head("lossless-sampled", *target_, 9, 0.5f),
+                              *target_)) {
+    opt_.shape = EagleDrafterOptions::Shape::Sampled;
+    opt_.dynamic.top_k = 3;  // 3 siblings, 3 levels, 8 tokens: siblings at the first two levels
+    opt_.dynamic.depth = 2;
+    opt_.dynamic.total_tokens = 8;
+    opt_.context = 32;
+  }
+  std::function<std::unique_ptr<Drafter>(uint32_t)> drafters(EagleDrafterOptions opt) {
+    return [this, opt](uint32_t) { return std::make_unique<EagleDrafter>(*head_, pool_, opt); };
+  }
+  std::unique_ptr<EagleHead> head_;
+  EagleDrafterOptions opt_;
+};
+
+TEST_F(SampledEagleTrees, EagleHeadSiblingsSampledFromItsQ) {
+  const int64_t n = test::scaled(6000);
+  for (const auto& [name, how] :
+       {std::pair{"recursive rule", SiblingBreak::None},
+        std::pair{"q not renormalized after a rejection (drawn with replacement)",
+                  SiblingBreak::KeepQ},
+        std::pair{"p instead of the residual", SiblingBreak::KeepP},
+        std::pair{"bonus from p", SiblingBreak::BonusFromP},
+        std::pair{"q ignored", SiblingBreak::IgnoreQ}}) {
+    if (how != SiblingBreak::None && test::test_scale() < 1.0) continue;
+    SCOPED_TRACE(name);
+    int64_t sampled_trees = 0, later_sibling = 0;
+    const int64_t samples = how == SiblingBreak::None ? n : std::max<int64_t>(1, n / 3);
+    const test::Outcome o = test::run_speculative(
+        *target_, sp_, samples, drafters(opt_),
+        [&](const DraftTree& t, const float* l, int64_t V, const SamplingParams& p, uint64_t f) {
+          if (!t.draft_q.empty()) ++sampled_trees;
+          const Verdict v = sibling_rule_variant(t, l, V, p, f, how);
+          if (v.path.size() > 1 && v.path[1] != 1) ++later_sibling;
+          return v;
+        },
+        pool_);
+    const test::ChiSquare c = test::chi_square(exact_, o.counts, samples);
+    std::printf(
+        "EAGLE sampled tree, %s: chi2 %.1f (threshold %.1f, df %d), later sibling accepted "
+        "in %lld cycles\n",
+        name, c.stat, c.threshold, c.df, static_cast<long long>(later_sibling));
+    if (how == SiblingBreak::None) {
+      EXPECT_LT(c.stat, c.threshold) << "df " << c.df;
+      EXPECT_GE(sampled_trees, n) << "the trees did not carry q";
+      EXPECT_GT(o.all_rejected, n / 40) << "rejections were not exercised";
+      EXPECT_GT(later_sibling, n / 40) << "later siblings were not exercised";
+    } else {
+      EXPECT_GT(c.stat, c.threshold) << name << " passed the test (df " << c.df << ")";
+    }
+  }
+}
+
+// With top-k and top-p on q as on p: q often has fewer tokens of mass than siblings asked for, and
+// the drafter repeats its last draw, which the rule passes over.
+TEST_F(SampledEagleTrees, TopKAndTopPShrinkQBelowTheSiblings) {
+  const SamplingParams sp{0.8f, 3, 0.9f, 0};
+  const auto exact = test::exact_distribution(*target_, sp, pool_);
+  const int64_t n = test::scaled(6000);
+  int64_t duplicates = 0;
+  const test::Outcome o = test::run_speculative(
+      *target_, sp, n, drafters(opt_),
+      [&](const DraftTree& t, const float* l, int64_t V, const SamplingParams& p, uint64_t f) {
+        for (size_t i = 2; i < t.tokens.size(); ++i)
+          if (t.parents[i] == t.parents[i - 1] && t.tokens[i] == t.tokens[i - 1]) ++duplicates;
+        return verify_sampled_tree(t, l, V, p, f);
+      },
+      pool_);
+  const test::ChiSquare c = test::chi_square(exact, o.counts, n);
+  std::printf(
+      "EAGLE sampled tree, top-k 3, top-p 0.9: chi2 %.1f (threshold %.1f, df %d), %lld "
+      "repeated draws\n",
+      c.stat, c.threshold, c.df, static_cast<long long>(duplicates));
+  EXPECT_LT(c.stat, c.threshold) << "df " << c.df;
+  EXPECT_GT(duplicates, n / 40) << "q never ran out of tokens";
+}
+
+// Why the sampled tree's shape is fixed before its tokens are drawn: a drafter that puts the
+// likelier of its sampled siblings first (what ranking the drafted nodes by value does) offers
+// draws that are no longer distributed as q, and the output leaves the target's distribution.
+// The draw-order half also fails when the draft's stream is verification's (the draws and the
+// acceptance tests correlated: checked by mutation of EagleDrafter::sampled_draft_word).
+class LikelierSiblingFirst : public Drafter {
+ public:
+  explicit LikelierSiblingFirst(std::unique_ptr<Drafter> inner) : inner_(std::move(inner)) {}
+  std::string name() const override { return "likelier-sibling-first"; }
+  void set_sampling(const SamplingParams& params) override { inner_->set_sampling(params); }
+  void begin(std::span<const int32_t> context, const float* features, int32_t root) override {
+    inner_->begin(context, features, root);
+  }
+  void draft(int64_t max_tokens, DraftTree& tree) override {
+    inner_->draft(max_tokens, tree);
+    if (tree.draft_q.empty()) return;
+    // One level (depth 0): the root's children are leaves, so sorting their tokens is the tree
+    // sorted.
+    const double* q = tree.draft_q.data();
+    std::stable_sort(tree.tokens.begin() + 1, tree.tokens.end(),
+                     [q](int32_t a, int32_t b) { return q[a] > q[b]; });
+  }
+  void accept(const DraftTree& tree, std::span<const int32_t> path, const float* features,
+              int32_t bonus) override {
+    inner_->accept(tree, path, features, bonus);
+  }
+
+ private:
+  std::unique_ptr<Drafter> inner_;
+};
+
+TEST_F(SampledEagleTrees, FlatQSiblingsMustKeepTheirDrawOrder) {
+  if (test::test_scale() < 1.0) GTEST_SKIP() << "a mistake's power is checked at full scale";
+  // A head of small weights, whose q is far from one-hot (the fixture's puts nearly all of q on
+  // one token, which then comes first either way), and a high temperature flatten q further.
+  const SamplingParams sp{1.5f, 0, 1.0f, 0};
+  const auto exact = test::exact_distribution(*target_, sp, pool_);
+  const auto flat_head =
+      EagleHead::load(test::write_random_head("lossless-flat", *target_, 9, 0.1f), *target_);
+  EagleDrafterOptions one_level = opt_;
+  one_level.dynamic.depth = 0;
+  one_level.dynamic.total_tokens = 3;  // the root and two sampled siblings
+  const int64_t n = 3000;
+  for (const bool sorted : {false, true}) {
+    const test::Outcome o = test::run_speculative(
+        *target_, sp, n,
+        [&](uint32_t) -> std::unique_ptr<Drafter> {
+          auto inner = std::make_unique<EagleDrafter>(*flat_head, pool_, one_level);
+          if (!sorted) return inner;
+          return std::make_unique<LikelierSiblingFirst>(std::move(inner));
+        },
+        verify_sampled_tree, pool_);
+    const test::ChiSquare c = test::chi_square(exact, o.counts, n);
+    std::printf("EAGLE sampled tree, one level, siblings %s: chi2 %.1f (threshold %.1f, df %d)\n",
+                sorted ? "sorted by q" : "in draw order", c.stat, c.threshold, c.df);
+    if (sorted)
+      EXPECT_GT(c.stat, c.threshold) << "sorted siblings passed the test (df " << c.df << ")";
+    else
+      EXPECT_LT(c.stat, c.threshold) << "df " << c.df;
+  }
 }
 
 }  // namespace

@@ -38,8 +38,9 @@ TEST(DrafterSpec, Parses) {
   EXPECT_EQ(error_of([] { parse_drafter_spec("magic"); }),
             "unknown drafter 'magic' (plain, none, lookup[:D], chain[:D], static[:N|:JSON], "
             "dynamic[:T:D:K][:novalue|:norerank][:cal], "
-            "dynamic:auto[:D:K][:novalue|:norerank][:cal], sps:DRAFT_DIR[:D[:K]], "
-            "lookahead[:W:N:G], suffix[:T[:D[:P]]], medusa:HEADS_DIR[:T], hydra:HEADS_DIR[:T])");
+            "dynamic:auto[:D:K][:novalue|:norerank][:cal], sampled[:T:D:K], "
+            "sps:DRAFT_DIR[:D[:K]], lookahead[:W:N:G], suffix[:T[:D[:P]]], medusa:HEADS_DIR[:T], "
+            "hydra:HEADS_DIR[:T])");
   // static:N prunes EAGLE-1's tree to its first N - 1 paths, prefixes intact.
   const DrafterSpec s8 = parse_drafter_spec("static:8");
   ASSERT_EQ(s8.choices.size(), 7u);
@@ -281,9 +282,10 @@ TEST(DrafterSpec, SuffixHostileSpecs) {
             "T = 2147483647, D = 2147483647, P = 2147483647"}})
     EXPECT_EQ(error_of([&] { parse_drafter_spec(text); }),
               "drafter '" + text + range + " (got " + got + ")");
-  EXPECT_EQ(error_of([] { parse_drafter_spec("suffix@h"); }),
-            "drafter 'suffix@h': only chain, static and dynamic drafters take an EAGLE head "
-            "(@HEAD_DIR)");
+  EXPECT_EQ(
+      error_of([] { parse_drafter_spec("suffix@h"); }),
+      "drafter 'suffix@h': only chain, static, dynamic and sampled drafters take an EAGLE head "
+      "(@HEAD_DIR)");
 }
 
 // lookahead[:W:N:G]: all three numbers or none, in range, the tree bounded; one error each.
@@ -386,12 +388,14 @@ TEST(DrafterSpec, AnEagleDrafterMayNameItsOwnHead) {
   EXPECT_EQ(parse_drafter_spec("dynamic@h").to_string(), "dynamic:60:5:10@h");
   EXPECT_FALSE(parse_drafter_spec("dynamic@h") == parse_drafter_spec("dynamic"));
   EXPECT_FALSE(parse_drafter_spec("dynamic@h") == parse_drafter_spec("dynamic@g"));
-  EXPECT_EQ(error_of([] { parse_drafter_spec("lookup@h"); }),
-            "drafter 'lookup@h': only chain, static and dynamic drafters take an EAGLE head "
-            "(@HEAD_DIR)");
-  EXPECT_EQ(error_of([] { parse_drafter_spec("medusa:m@h"); }),
-            "drafter 'medusa:m@h': only chain, static and dynamic drafters take an EAGLE head "
-            "(@HEAD_DIR)");
+  EXPECT_EQ(
+      error_of([] { parse_drafter_spec("lookup@h"); }),
+      "drafter 'lookup@h': only chain, static, dynamic and sampled drafters take an EAGLE head "
+      "(@HEAD_DIR)");
+  EXPECT_EQ(
+      error_of([] { parse_drafter_spec("medusa:m@h"); }),
+      "drafter 'medusa:m@h': only chain, static, dynamic and sampled drafters take an EAGLE head "
+      "(@HEAD_DIR)");
   EXPECT_EQ(error_of([] { parse_drafter_spec("dynamic:8:6:2@"); }),
             "drafter 'dynamic:8:6:2@': the head folder after '@' is missing");
   EXPECT_EQ(error_of([] { parse_drafter_spec("dynamic:8:6@h"); }),

@@ -171,8 +171,8 @@ TEST(OpenAiRequest, RequestsNameTheServersDraftersNeverAFolder) {
 
 TEST(OpenAiRequest, DrafterNamesCannotBeKinds) {
   EXPECT_NO_THROW(check_drafter_name("draft-7_b.v2"));
-  for (const char* name :
-       {"", "chain", "sps", "dynamic", "lookahead", "suffix", "a:b", "a@b", "a/b", "a b"})
+  for (const char* name : {"", "chain", "sps", "dynamic", "sampled", "lookahead", "suffix", "a:b",
+                           "a@b", "a/b", "a b"})
     EXPECT_THROW(check_drafter_name(name), Error) << name;
   EXPECT_THROW(check_drafter_name(std::string(65, 'a')), Error);
 }
@@ -182,8 +182,9 @@ TEST(OpenAiRequest, DrafterNamesCannotBeKinds) {
 TEST(OpenAiRequest, DrafterSizesWithinTheServersLimits) {
   RequestPolicy policy;
   policy.draft = {20, 6, 4};  // tokens, depth, top-k
-  for (const char* spec : {"chain:6", "lookup:6", "dynamic:20:6:4", "static:[[0],[1],[0,0],[3]]",
-                           "lookahead:2:3:2", "plain", "none", "static:20", "suffix:20:6:0"})
+  for (const char* spec :
+       {"chain:6", "lookup:6", "dynamic:20:6:4", "static:[[0],[1],[0,0],[3]]", "lookahead:2:3:2",
+        "plain", "none", "static:20", "suffix:20:6:0", "sampled:20:6:4"})
     EXPECT_NO_THROW(with_policy(spec_body(spec), policy)) << spec;
   const std::pair<const char*, const char*> over[] = {
       {"chain:100000", "--max-draft-depth"},
@@ -204,6 +205,10 @@ TEST(OpenAiRequest, DrafterSizesWithinTheServersLimits) {
       {"suffix", "--max-draft-depth"},  // D = 7
       {"suffix:21:6", "--max-draft-tokens"},
       {"suffix:20:7", "--max-draft-depth"},
+      {"sampled:21:6:4", "--max-draft-tokens"},
+      {"sampled:20:7:4", "--max-draft-depth"},
+      {"sampled:20:6:5", "--max-draft-top-k"},
+      {"sampled:2147483647:2147483647:2147483647", "--max-draft-depth"},
   };
   for (const auto& [spec, flag] : over) {
     SCOPED_TRACE(spec);
@@ -219,8 +224,9 @@ TEST(OpenAiRequest, DrafterSizesWithinTheServersLimits) {
     EXPECT_NE(std::string(e.what()).find(spec), std::string::npos) << e.what();
   }
   // The default limits hold the server's documented defaults and the specs the docs show.
-  for (const char* spec : {"dynamic", "dynamic:60:5:10", "dynamic:auto:8:1:cal", "chain:6",
-                           "static", "lookahead:15:5:15", "lookup", "suffix", "suffix:64:31:5"})
+  for (const char* spec :
+       {"dynamic", "dynamic:60:5:10", "dynamic:auto:8:1:cal", "chain:6", "static",
+        "lookahead:15:5:15", "lookup", "suffix", "suffix:64:31:5", "sampled"})
     EXPECT_NO_THROW(with_policy(spec_body(spec), RequestPolicy{})) << spec;
   EXPECT_THROW(with_policy(spec_body(std::string(kMaxSpecLength + 1, '1')), RequestPolicy{}),
                ApiError);

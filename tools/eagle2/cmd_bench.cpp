@@ -173,15 +173,18 @@ Command add_bench(CLI::App& app) {
       "--drafters", f->drafters,
       "Comma-separated: plain, none, lookup[:D], chain[:D] (D + 1 draft tokens), static[:N|:JSON] "
       "(N: EAGLE-1 tree pruned to N tokens), dynamic[:T:D:K], dynamic:auto[:D:K] (tree size chosen "
-      "each cycle from the measured verify cost), lookahead[:W:N:G] (lookahead decoding: window, "
-      "n-gram size, n-grams verified), suffix[:T[:D[:P]]] (suffix decoding over the prompt and "
+      "each cycle from the measured verify cost), sampled[:T:D:K] (at T > 0 siblings sampled from "
+      "the head's q, distribution-exact: docs/SAMPLING.md), lookahead[:W:N:G] (lookahead decoding: "
+      "window, n-gram size, n-grams verified), suffix[:T[:D[:P]]] (suffix decoding over the prompt "
+      "and "
       "output: T tree tokens, D + 1 levels, nodes of frequency >= P %), sps:DRAFT_DIR[:D[:K]] (a "
       "separate draft model: a chain of D "
       "+ 1 tokens, K > 1 a top-K tree), medusa:HEADS_DIR[:T], hydra:HEADS_DIR[:T] (Medusa/Hydra "
       "heads of the model, T tokens per tree, default 8); :novalue or :norerank after a dynamic "
       "spec is EAGLE-2 without the value or without reranking (the paper's ablation); :cal after a "
-      "dynamic spec ranks nodes by calibrated confidences; a chain, static or dynamic spec ending "
-      "in @HEAD_DIR drafts with the EAGLE head in HEAD_DIR instead of --draft's (two heads side by "
+      "dynamic spec ranks nodes by calibrated confidences; a chain, static, dynamic or sampled "
+      "spec ending in @HEAD_DIR drafts with the EAGLE head in HEAD_DIR instead of --draft's (two "
+      "heads side by "
       "side; --draft-vocab applies to --draft's head only)");
   cmd->add_option("--temps", f->temps, "Comma-separated temperatures");
   cmd->add_option("--reps", f->reps, "Repetitions")->check(integer_in(1, 1000));

@@ -123,7 +123,8 @@ void add_drafter_flags(CLI::App& cmd, DrafterFlags& f) {
          "--spec", f.spec,
          "Drafter as bench and demo spell it: plain, none, lookup[:D], chain[:D], "
          "static[:N|:JSON], dynamic[:T:D:K][:novalue|:norerank][:cal], "
-         "dynamic:auto[:D:K][:novalue|:norerank][:cal], lookahead[:W:N:G], suffix[:T[:D[:P]]], "
+         "dynamic:auto[:D:K][:novalue|:norerank][:cal], sampled[:T:D:K], lookahead[:W:N:G], "
+         "suffix[:T[:D[:P]]], "
          "sps:DRAFT_DIR[:D[:K]], medusa:HEADS_DIR[:T], hydra:HEADS_DIR[:T] (instead of "
          "--tree and its flags)")
       ->check(drafter_spec_check())

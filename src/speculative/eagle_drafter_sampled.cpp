@@ -1,0 +1,166 @@
+// EagleDrafter's sampled tree (EagleDrafterOptions::Shape::Sampled): at temperature > 0 each
+// node's children are drawn from the head's processed distribution q without replacement and the
+// tree carries q (DraftTree::draft_q) for the multi-candidate rule (verify_sampling_from_draft).
+//
+// Why the shape is fixed before any token is drawn: the rule is exact when, at every node, the
+// children it tries are the first m draws of q without replacement, m not depending on those
+// draws. EAGLE-2's dynamic tree keeps the nodes of the highest value, and a sampled node's value
+// is its own draft log-prob: keeping the two likelier of four sampled siblings keeps draws that
+// are not distributed as q, and the output would no longer be the target's. Here the shape comes
+// from what was learned in earlier cycles (each sibling index's acceptance), so it depends on the
+// past only and every node's children are a prefix of its draws.
+#include <algorithm>
+#include <cmath>
+
+#include "core/error.h"
+#include "sampling/position_random.h"
+#include "speculative/eagle_drafter.h"
+#include "speculative/verify.h"
+
+namespace eagle2 {
+
+namespace {
+
+// "EAGLSAMP": the key of the sampled tree's own draft stream.
+constexpr uint64_t kSampledDraftKey = 0x4541474c53414d50ull;
+
+}  // namespace
+
+uint64_t EagleDrafter::sampled_draft_word(uint64_t seed, uint64_t n) {
+  return position_word(seed ^ kSampledDraftKey, n);
+}
+
+double EagleDrafter::sibling_acceptance(int index) const {
+  const auto i = static_cast<size_t>(index);
+  return (static_cast<double>(sibling_accepted_[i]) + 1) /
+         (static_cast<double>(sibling_tried_[i]) + 2);
+}
+
+TreeChoices EagleDrafter::sampled_shape(int64_t max_tokens) const {
+  const int K = opt_.dynamic.top_k;
+  // log of the probability that a reached node's child at sibling index i is the accepted one:
+  // the earlier siblings rejected, this one accepted.
+  std::vector<double> log_share(static_cast<size_t>(K));
+  double rejected_before = 0;
+  for (int i = 0; i < K; ++i) {
+    const double c = sibling_acceptance(i);
+    log_share[static_cast<size_t>(i)] = rejected_before + std::log(c);
+    rejected_before += std::log1p(-c);
+  }
+  struct Slot {
+    double parent_key;
+    std::vector<int> path;
+    double key(const std::vector<double>& share) const {
+      return parent_key + share[static_cast<size_t>(path.back())];
+    }
+  };
+  const auto better = [&](const Slot& a, const Slot& b) {
+    const double ka = a.key(log_share), kb = b.key(log_share);
+    if (ka != kb) return ka > kb;
+    if (a.path.size() != b.path.size()) return a.path.size() < b.path.size();
+    return a.path < b.path;
+  };
+  const int64_t nodes = std::min<int64_t>(opt_.dynamic.total_tokens, max_tokens) - 1;
+  const auto levels = static_cast<size_t>(opt_.dynamic.depth) + 1;
+  TreeChoices shape;
+  std::vector<Slot> open{{0.0, {0}}};
+  while (static_cast<int64_t>(shape.size()) < nodes && !open.empty()) {
+    const auto best = std::min_element(open.begin(), open.end(), better);
+    const Slot slot = *best;
+    open.erase(best);
+    shape.push_back(slot.path);
+    // A child opens once its parent is in, a sibling once the one before it is: every node's
+    // children are then a prefix of its draws, in draw order.
+    const double key = slot.key(log_share);
+    if (slot.path.size() < levels) {
+      std::vector<int> child = slot.path;
+      child.push_back(0);
+      open.push_back({key, std::move(child)});
+    }
+    if (slot.path.back() + 1 < K) {
+      std::vector<int> sibling = slot.path;
+      ++sibling.back();
+      open.push_back({slot.parent_key, std::move(sibling)});
+    }
+  }
+  return shape;
+}
+
+// The children of every row the step asks for: at temperature 0 the head's top-k (the same shape
+// holding deterministic drafts), else k draws from q without replacement, q recorded for the
+// node. A q with fewer than k tokens of mass repeats its last draw: the rule passes over a sibling
+// q can no longer draw (q(x) = 0 once x was tried).
+void EagleDrafter::answer_sampled(const DraftStep& step) {
+  const int64_t V = head_.draft_vocab_size();
+  if (step.kind == DraftStep::Kind::RootChildren) {
+    logp_.resize(static_cast<size_t>(V));
+    head_.draft_logprobs(last_out_.data(), 1, logp_.data(), pool_);
+  } else {
+    expand_logprobs(static_builder_.fed(), step.first);
+  }
+  const auto k = static_cast<size_t>(step.k);
+  top_tokens_.resize(step.rows * k);
+  top_logp_.resize(step.rows * k);
+  const std::span<const int32_t> parents = static_builder_.step_parents();
+  for (size_t r = 0; r < step.rows; ++r) {
+    const float* row = &logp_[r * static_cast<size_t>(V)];
+    int32_t* tokens = &top_tokens_[r * k];
+    float* logp = &top_logp_[r * k];
+    if (sampling_.greedy()) {
+      top_k_of(row, V, step.k, tokens, logp);
+      for (size_t j = 0; j < k; ++j) tokens[j] = head_.draft_token(tokens[j]);
+      continue;
+    }
+    check_logits(row, V);
+    Distribution q = process_logits(row, V, sampling_);
+    q_nodes_.push_back(parents[r]);
+    q_rows_.insert(q_rows_.end(), q.p.begin(), q.p.end());
+    bool exhausted = false;
+    int32_t x = 0;
+    for (size_t j = 0; j < k; ++j) {
+      if (!exhausted) {
+        x = sample(q, sample_rng_);
+        exhausted = !q.remove_and_renormalize(x);
+      }
+      tokens[j] = head_.draft_token(x);
+      logp[j] = row[x];
+    }
+  }
+  static_builder_.supply(top_tokens_, top_logp_);
+}
+
+// q of every node whose children were drawn, over the target's vocabulary (zero outside the draft
+// vocabulary and for the other nodes, whose rows the rule never reads for a child).
+void EagleDrafter::attach_draft_q(DraftTree& tree) {
+  if (q_nodes_.empty()) return;  // temperature 0, or the root alone: a deterministic tree
+  const int64_t Vt = head_.config().vocab_size;
+  const int64_t Vd = head_.draft_vocab_size();
+  tree.draft_q_vocab = Vt;
+  tree.draft_q.assign(static_cast<size_t>(tree.size() * Vt), 0.0);
+  for (size_t i = 0; i < q_nodes_.size(); ++i) {
+    double* out = &tree.draft_q[static_cast<size_t>(q_nodes_[i] * Vt)];
+    const double* q = &q_rows_[i * static_cast<size_t>(Vd)];
+    for (int64_t j = 0; j < Vd; ++j) out[head_.draft_token(j)] = q[j];
+  }
+}
+
+// At every accepted node with children (the root included), the siblings tried in order: those
+// before the accepted one rejected, it accepted; at the last node all of them rejected.
+void EagleDrafter::learn_siblings(const DraftTree& tree, std::span<const int32_t> path) {
+  if (tree.size() <= 1) return;
+  const auto children = children_of(tree);
+  for (size_t j = 0; j < path.size(); ++j) {
+    const int32_t next = j + 1 < path.size() ? path[j + 1] : -1;
+    for (int32_t c : children[static_cast<size_t>(path[j])]) {
+      const auto index = static_cast<size_t>(tree.ranks[static_cast<size_t>(c)]);
+      if (index >= sibling_tried_.size()) continue;
+      ++sibling_tried_[index];
+      if (c == next) {
+        ++sibling_accepted_[index];
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace eagle2
