@@ -119,6 +119,7 @@ eagle2::DrafterSpec to_internal(const DrafterSpec& s) {
   o.suffix.tokens = s.suffix.tokens;
   o.suffix.depth = s.suffix.depth;
   o.suffix.min_percent = s.suffix.min_percent;
+  o.with_suffix = s.with_suffix;
   o.heads_tokens = s.heads_tokens;
   o.head = s.head;
   return o;
@@ -149,6 +150,7 @@ DrafterSpec to_public(const eagle2::DrafterSpec& s) {
   o.suffix.tokens = s.suffix.tokens;
   o.suffix.depth = s.suffix.depth;
   o.suffix.min_percent = s.suffix.min_percent;
+  o.with_suffix = s.with_suffix;
   o.heads_tokens = s.heads_tokens;
   o.head = s.head;
   return o;

@@ -31,7 +31,11 @@ class ThreadPool;
 // per cycle; lookahead_drafter.h); "suffix[:T[:D[:P]]]" (suffix decoding over the request's prompt
 // and output: at most T tree tokens, D + 1 levels, nodes of empirical frequency >= P %;
 // suffix_drafter.h); "sps:DIR[:D[:K]]" (a draft model), "medusa:DIR[:T]" and
-// "hydra:DIR[:T]" (Medusa or Hydra heads in DIR, T tokens per tree). Error for anything else.
+// "hydra:DIR[:T]" (Medusa or Hydra heads in DIR, T tokens per tree); a dynamic spec followed by
+// "+suffix[:T[:D[:P]]]" is a hybrid tree (hybrid_drafter.h): the head's candidates and a suffix
+// drafter's (its own T, D, P as above) ranked by one calibrated acceptance estimate, the tree the
+// dynamic part's size; it always ranks calibrated, so ":cal" is implied (and written out by
+// to_string). Error for anything else.
 // D is always the number of draft levels after the first: a chain or a lookup drafts D + 1 tokens,
 // a dynamic tree has D + 1 levels. A chain, static or dynamic spec may end in "@HEAD_DIR": that
 // drafter drafts with the EAGLE head in HEAD_DIR instead of the engine's (--draft) head, so one
@@ -63,7 +67,8 @@ struct DrafterSpec {
   // costs nearly its rows' compute (the reference's W = 15, N = 5, G = 15 is 120 rows); see
   // LookaheadParams and docs/SPECULATIVE.md "Lookahead decoding".
   LookaheadParams lookahead;
-  SuffixParams suffix;  // suffix[:T[:D[:P]]]
+  SuffixParams suffix;       // suffix[:T[:D[:P]]], and a hybrid's "+suffix[:T[:D[:P]]]"
+  bool with_suffix = false;  // dynamic...+suffix...: a hybrid tree
   // medusa:DIR[:T], hydra:DIR[:T]: T tokens per tree, root included. 8 by default: on this
   // project's 2-core CPU a target forward of 8 tokens costs 1.6-1.9x one token (of 16, 3.5x), and
   // the bundled EAGLE drafters pay best at 8 tokens (chain:6, dynamic:8:6:2:cal); Medusa's weaker
