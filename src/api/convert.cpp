@@ -195,6 +195,10 @@ Stats to_public(const SpeculativeStats& s) {
   o.cycles = s.cycles;
   o.accept_histogram = s.accept_histogram;
   o.drafted_tokens = s.drafted_tokens;
+  o.head_drafted = s.head_drafted;
+  o.head_accepted = s.head_accepted;
+  o.suffix_drafted = s.suffix_drafted;
+  o.suffix_accepted = s.suffix_accepted;
   o.draft_seconds = s.draft_seconds;
   o.verify_seconds = s.verify_seconds;
   o.other_seconds = s.other_seconds();

@@ -226,11 +226,14 @@ void Scheduler::publish(Active& a, bool ended, bool cancelled) {
     }
     if (ended) {
       s.stats_ = engine_->stats(a.id);
+      metrics_.draft_sources(s.stats_);  // before the masking: /metrics is the aggregate
       if (a.masked) {
         s.stats_.target_forwards = s.stats_.new_tokens;
         s.stats_.cycles = 0;
         s.stats_.accept_histogram.clear();
         s.stats_.drafted_tokens = 0;
+        s.stats_.head_drafted = s.stats_.head_accepted = 0;
+        s.stats_.suffix_drafted = s.stats_.suffix_accepted = 0;
         s.stats_.tau = 0;  // usage.tau: 1 without cycles, as plain decoding
       }
       s.reason_ = cancelled                 ? FinishReason::Cancelled

@@ -272,7 +272,11 @@ DrafterSpec parse_drafter_spec(const std::string& full_text) {
       fail("drafter '", full_text,
            "': expected DYNAMIC+suffix[:T[:D[:P]]] (a dynamic spec, then the suffix drafter's "
            "own parameters)");
-    parse_suffix(part, part.size() > 6 ? part.substr(7) : "", d);
+    try {
+      parse_suffix(part, part.size() > 6 ? part.substr(7) : "", d);
+    } catch (const Error& e) {
+      fail("drafter '", full_text, "': ", e.what());  // names the whole spec, then the part
+    }
     d.with_suffix = true;
     d.calibrate = true;  // one calibrated estimate ranks both sources' nodes
   }

@@ -74,6 +74,7 @@ void HybridCandidates::finish(int64_t total_tokens, DraftTree& tree) {
   tree_of_.assign(nodes_.size(), -1);
   tree_of_[0] = 0;
   for (auto& k : kept_) k.assign(1, 0);
+  tree.sources.assign(1, DraftTree::kFromHead | DraftTree::kFromSuffix);
   for (size_t k = 0; k < keep; ++k) {
     const Node& node = nodes_[static_cast<size_t>(order_[k])];
     const Source s = node.from[kHead] >= 0 ? kHead : kSuffix;
@@ -83,6 +84,9 @@ void HybridCandidates::finish(int64_t total_tokens, DraftTree& tree) {
     tree_of_[static_cast<size_t>(order_[k])] = static_cast<int32_t>(tree.size() - 1);
     kept_[kHead].push_back(node.from[kHead]);
     kept_[kSuffix].push_back(node.from[kSuffix]);
+    tree.sources.push_back(
+        static_cast<uint8_t>((node.from[kHead] >= 0 ? DraftTree::kFromHead : 0) |
+                             (node.from[kSuffix] >= 0 ? DraftTree::kFromSuffix : 0)));
   }
 }
 
@@ -174,10 +178,7 @@ void HybridDrafter::accept(const DraftTree& tree, std::span<const int32_t> path,
   for (size_t i = 1; i < on_path.size(); ++i) {
     for (const auto s : {HybridCandidates::kHead, HybridCandidates::kSuffix}) {
       const int32_t n = candidates_.source_node(i, s);
-      if (n < 0) continue;
-      ++counts_.drafted[s];
-      if (on_path[i]) ++counts_.accepted[s];
-      if (on_path[static_cast<size_t>(tree.parents[i])])
+      if (n >= 0 && on_path[static_cast<size_t>(tree.parents[i])])
         outcomes_[s].push_back({sources[s]->logps[static_cast<size_t>(n)],
                                 sources[s]->ranks[static_cast<size_t>(n)], on_path[i] != 0});
     }

@@ -46,7 +46,8 @@ class HybridCandidates {
   // Each node's parent precedes it.
   std::span<const float> values_desc() const { return values_desc_; }
   // The tree of the best total_tokens - 1 nodes (root included; clamped to [1, all]). Node i's
-  // logp and rank are its head node's when the head drafted it, else its suffix node's.
+  // logp and rank are its head node's when the head drafted it, else its suffix node's; the
+  // tree's sources say which drafted each node.
   // source_node(i, s) is node i's index in source s's tree (-1: that source did not draft it).
   void finish(int64_t total_tokens, DraftTree& tree);
   int32_t source_node(size_t tree_node, Source s) const { return kept_[s][tree_node]; }
@@ -71,12 +72,6 @@ class HybridCandidates {
   const DraftTree* sources_[2] = {nullptr, nullptr};
 };
 
-// Drafted and accepted nodes per source (a node both drafted counts for both).
-struct SourceCounts {
-  int64_t drafted[2] = {0, 0};
-  int64_t accepted[2] = {0, 0};
-};
-
 class HybridDrafter : public Drafter {
  public:
   // head: a calibrated dynamic EagleDrafter that does not record its own outcomes
@@ -96,7 +91,6 @@ class HybridDrafter : public Drafter {
               int32_t bonus) override;
   void reset() override;
 
-  const SourceCounts& counts() const { return counts_; }
   EagleDrafter& head() const { return *head_; }
 
  private:
@@ -110,7 +104,6 @@ class HybridDrafter : public Drafter {
   int64_t max_tokens_ = 1;
   bool proposed_ = false;
   std::vector<NodeOutcome> outcomes_[2];  // accept()'s scratch
-  SourceCounts counts_;
 };
 
 }  // namespace eagle2

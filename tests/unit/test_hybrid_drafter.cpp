@@ -59,12 +59,15 @@ TEST(HybridCandidates, MergesIdenticalPathsAndKeepsTheBestFirst) {
   EXPECT_EQ(c.source_node(2, HybridCandidates::kHead), -1);
   EXPECT_EQ(c.source_node(2, HybridCandidates::kSuffix), 2);
   EXPECT_EQ(c.source_node(3, HybridCandidates::kSuffix), 3);
+  EXPECT_EQ(tree.sources, (std::vector<uint8_t>{3, DraftTree::kFromHead | DraftTree::kFromSuffix,
+                                                DraftTree::kFromSuffix, DraftTree::kFromSuffix}));
   EXPECT_NEAR(tree.logps[1], std::log(0.9f), 1e-6);
   EXPECT_NEAR(tree.values[1], std::log(0.95f), 1e-6);
 
   c.finish(100, tree);  // every merged node: 5 + the root
   EXPECT_EQ(tree.tokens, (std::vector<int32_t>{5, 7, 3, 4, 9, 8}));
   EXPECT_EQ(tree.parents, (std::vector<int32_t>{-1, 0, 1, 2, 1, 0}));
+  EXPECT_EQ(tree.sources[4], DraftTree::kFromHead);
   c.finish(1, tree);
   EXPECT_EQ(tree.size(), 1);
 }
@@ -105,7 +108,7 @@ TEST(HybridDrafter, LearnsEachSourceApartAndStaysExact) {
   for (int r = 0; r < 4; ++r)
     for (int32_t t = 3; t < 15; ++t) prompt.push_back(t);
   GenerationOptions opt;
-  opt.max_new_tokens = 48;
+  opt.max_new_tokens = 160;
   EagleDrafterOptions o;
   o.dynamic = {4, 3, 16};
   o.context = 256;
@@ -118,17 +121,24 @@ TEST(HybridDrafter, LearnsEachSourceApartAndStaysExact) {
   SpeculativeStats st;
   EXPECT_EQ(test::speculative_tokens(*target, hybrid, prompt, opt, 256, pool, {}, &st),
             test::plain_tokens(*target, prompt, opt, 256, pool));
-  const SourceCounts& n = hybrid.counts();
-  EXPECT_GT(n.drafted[HybridCandidates::kHead], 0);
-  EXPECT_GT(n.drafted[HybridCandidates::kSuffix], 0);
-  EXPECT_GT(n.accepted[HybridCandidates::kHead] + n.accepted[HybridCandidates::kSuffix], 0);
+  EXPECT_GT(st.head_drafted, 0);
+  EXPECT_GT(st.suffix_drafted, 0);
+  EXPECT_GT(st.head_accepted, 0);
+  EXPECT_GT(st.suffix_accepted, 0);
+  EXPECT_LE(st.head_accepted, st.head_drafted);
+  EXPECT_LE(st.suffix_accepted, st.suffix_drafted);
+  // Every node came from one source or both; every accepted one too.
+  EXPECT_GE(st.head_drafted + st.suffix_drafted, st.drafted_tokens);
+  int64_t accepted = 0;
+  for (size_t a = 0; a < st.accept_histogram.size(); ++a)
+    accepted += static_cast<int64_t>(a) * st.accept_histogram[a];
+  EXPECT_GE(st.head_accepted + st.suffix_accepted, accepted);
   const int64_t head_seen = policy->calibration().observations();
   const int64_t suffix_seen = policy->suffix_calibration().observations();
   EXPECT_GT(head_seen, 0);
   EXPECT_GT(suffix_seen, 0);
-  EXPECT_LE(head_seen, n.drafted[HybridCandidates::kHead]);
-  EXPECT_LE(suffix_seen, n.drafted[HybridCandidates::kSuffix]);
-  EXPECT_LE(n.accepted[HybridCandidates::kSuffix], n.drafted[HybridCandidates::kSuffix]);
+  EXPECT_LE(head_seen, st.head_drafted);
+  EXPECT_LE(suffix_seen, st.suffix_drafted);
 }
 
 }  // namespace

@@ -183,7 +183,8 @@ TEST(OpenAiRequest, DrafterSizesWithinTheServersLimits) {
   RequestPolicy policy;
   policy.draft = {20, 6, 4};  // tokens, depth, top-k
   for (const char* spec : {"chain:6", "lookup:6", "dynamic:20:6:4", "static:[[0],[1],[0,0],[3]]",
-                           "lookahead:2:3:2", "plain", "none", "static:20", "suffix:20:6:0"})
+                           "lookahead:2:3:2", "plain", "none", "static:20", "suffix:20:6:0",
+                           "dynamic:20:6:4+suffix:20:6:0", "dynamic:20:6:4+suffix:4:2"})
     EXPECT_NO_THROW(with_policy(spec_body(spec), policy)) << spec;
   const std::pair<const char*, const char*> over[] = {
       {"chain:100000", "--max-draft-depth"},
@@ -204,6 +205,10 @@ TEST(OpenAiRequest, DrafterSizesWithinTheServersLimits) {
       {"suffix", "--max-draft-depth"},  // D = 7
       {"suffix:21:6", "--max-draft-tokens"},
       {"suffix:20:7", "--max-draft-depth"},
+      // A hybrid's suffix part is bounded as the suffix drafter alone.
+      {"dynamic:20:6:4+suffix:21:6", "--max-draft-tokens"},
+      {"dynamic:20:6:4+suffix:20:7", "--max-draft-depth"},
+      {"dynamic:20:6:4+suffix", "--max-draft-depth"},
   };
   for (const auto& [spec, flag] : over) {
     SCOPED_TRACE(spec);
@@ -212,15 +217,17 @@ TEST(OpenAiRequest, DrafterSizesWithinTheServersLimits) {
     EXPECT_NE(std::string(e.what()).find(flag), std::string::npos) << e.what();
   }
   // A malformed weight-free spec is one 400 naming the grammar.
-  for (const char* spec : {"suffix:1:2:3:4", "suffix:99999999999", "suffix:4:-1", "suffix:"}) {
+  for (const char* spec : {"suffix:1:2:3:4", "suffix:99999999999", "suffix:4:-1",
+                           "suffix:", "dynamic+suffix:", "dynamic+lookup", "chain:3+suffix"}) {
     const ApiError e = policy_refusal(spec_body(spec), policy);
     EXPECT_EQ(e.status(), 400);
     EXPECT_EQ(e.param(), "speculative");
     EXPECT_NE(std::string(e.what()).find(spec), std::string::npos) << e.what();
   }
   // The default limits hold the server's documented defaults and the specs the docs show.
-  for (const char* spec : {"dynamic", "dynamic:60:5:10", "dynamic:auto:8:1:cal", "chain:6",
-                           "static", "lookahead:15:5:15", "lookup", "suffix", "suffix:64:31:5"})
+  for (const char* spec :
+       {"dynamic", "dynamic:60:5:10", "dynamic:auto:8:1:cal", "chain:6", "static",
+        "lookahead:15:5:15", "lookup", "suffix", "suffix:64:31:5", "dynamic:8:6:2+suffix"})
     EXPECT_NO_THROW(with_policy(spec_body(spec), RequestPolicy{})) << spec;
   EXPECT_THROW(with_policy(spec_body(std::string(kMaxSpecLength + 1, '1')), RequestPolicy{}),
                ApiError);
