@@ -287,54 +287,6 @@ TEST(DrafterSpec, SuffixHostileSpecs) {
             "(@HEAD_DIR)");
 }
 
-// DYNAMIC+suffix[:T[:D[:P]]]: a hybrid tree. The dynamic part parses as alone, the suffix part
-// as the suffix drafter's spec; calibration is implied and written out.
-TEST(DrafterSpec, HybridForms) {
-  const DrafterSpec h = parse_drafter_spec("dynamic:8:6:2+suffix");
-  EXPECT_EQ(h.kind, "dynamic");
-  EXPECT_TRUE(h.with_suffix);
-  EXPECT_TRUE(h.calibrate);
-  EXPECT_TRUE(h.needs_head());
-  EXPECT_EQ(h.dynamic.total_tokens, 8);
-  EXPECT_EQ(h.suffix, SuffixParams{});
-  EXPECT_EQ(h.to_string(), "dynamic:8:6:2:cal+suffix:8:7:10");
-  EXPECT_EQ(parse_drafter_spec("dynamic:8:6:2:cal+suffix:8:7:10"), h);
-  EXPECT_FALSE(parse_drafter_spec("dynamic:8:6:2:cal") == h);  // the same head tree alone
-  const DrafterSpec a = parse_drafter_spec("dynamic:auto:4:2:norerank+suffix:16:15:5@some/head");
-  EXPECT_TRUE(a.auto_budget);
-  EXPECT_FALSE(a.dynamic.rerank);
-  EXPECT_EQ(a.suffix.tokens, 16);
-  EXPECT_EQ(a.suffix.depth, 15);
-  EXPECT_EQ(a.suffix.min_percent, 5);
-  EXPECT_EQ(a.head, "some/head");
-  EXPECT_EQ(a.to_string(), "dynamic:auto:4:2:norerank:cal+suffix:16:15:5@some/head");
-  for (const DrafterSpec& d : {h, a, parse_drafter_spec("dynamic+suffix:4")})
-    EXPECT_EQ(parse_drafter_spec(d.to_string()), d);
-  // Existing strings parse as before: '+' only after a dynamic spec; a folder may hold one.
-  EXPECT_FALSE(parse_drafter_spec("dynamic:8:6:2").with_suffix);
-  EXPECT_EQ(parse_drafter_spec("sps:runs/a+b:3:1").folder, "runs/a+b");
-  const std::string form =
-      "': expected DYNAMIC+suffix[:T[:D[:P]]] (a dynamic spec, then the suffix drafter's own "
-      "parameters)";
-  for (const char* text : {"dynamic:8:6:2+", "dynamic+lookup", "dynamic+suffixx",
-                           "dynamic+suffix+suffix", "dynamic:8:6:2+dynamic"})
-    EXPECT_EQ(error_of([&] { parse_drafter_spec(text); }), std::string("drafter '") + text + form);
-  EXPECT_NE(error_of([] { parse_drafter_spec("dynamic+suffix:"); }).find("expected suffix"),
-            std::string::npos);
-  EXPECT_NE(error_of([] { parse_drafter_spec("dynamic+suffix:0"); }).find("T = 0"),
-            std::string::npos);
-  EXPECT_NE(error_of([] { parse_drafter_spec("chain:3+suffix"); }).find("chain:3+suffix"),
-            std::string::npos);
-  EXPECT_NE(error_of([] { parse_drafter_spec("dynamic:8:6:x+suffix"); }).find("'x'"),
-            std::string::npos);
-  ThreadPool pool(1);
-  DraftPolicies policies;
-  EXPECT_NE(error_of([&] {
-              make_drafter(h, nullptr, pool, 64, policies, 0.0f);
-            }).find("needs an EAGLE head"),
-            std::string::npos);
-}
-
 // lookahead[:W:N:G]: all three numbers or none, in range, the tree bounded; one error each.
 TEST(DrafterSpec, LookaheadFormsAndHostileOnes) {
   const DrafterSpec p = parse_drafter_spec("lookahead:15:5:15");  // the reference's W, N, G
