@@ -61,7 +61,9 @@ struct SuffixParams {
 // ":novalue" or
 // ":norerank" (at most one), and one ending in ":cal" ranks nodes by calibrated confidences;
 // "sps:DRAFT_DIR[:D[:K]]" (a draft model), "medusa:HEADS_DIR[:T]" and "hydra:HEADS_DIR[:T]" (Medusa
-// or Hydra heads of the target, T tokens per tree, root included; default 8).
+// or Hydra heads of the target, T tokens per tree, root included; default 8). A dynamic spec then
+// "+suffix[:T[:D[:P]]]" is a hybrid tree: the head's and a suffix drafter's candidates ranked by
+// one calibrated acceptance estimate, kept to the dynamic part's tree size (":cal" implied).
 // D is always the draft levels after the first: a chain or a lookup drafts D + 1 tokens.
 // A chain, static, dynamic or sampled spec may end in "@HEAD_DIR" (that drafter's own EAGLE head).
 // Same fields and defaults as the engine's own spec (the conversion is field by field).
@@ -83,7 +85,8 @@ struct DrafterSpec {
   int sps_depth = kSpsDefaultDepth;
   int sps_top_k = 1;
   LookaheadParams lookahead;  // lookahead[:W:N:G]
-  SuffixParams suffix;        // suffix[:T[:D[:P]]]
+  SuffixParams suffix;        // suffix[:T[:D[:P]]], and a hybrid's "+suffix[:T[:D[:P]]]"
+  bool with_suffix = false;   // dynamic...+suffix...: a hybrid tree (implies calibrate)
   // medusa:DIR[:T], hydra:DIR[:T]: T tokens per tree, root included.
   static constexpr int kHeadsDefaultTokens = 8;
   int heads_tokens = kHeadsDefaultTokens;

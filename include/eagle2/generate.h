@@ -65,6 +65,9 @@ struct Stats {
   int64_t cycles = 0;
   std::vector<int64_t> accept_histogram;  // [accepted draft tokens] -> cycles
   int64_t drafted_tokens = 0;             // tree nodes verified, roots excluded
+  // Hybrid trees (dynamic...+suffix): tree nodes drafted and accepted per source (a node both
+  // drafted counts for both); zero for other drafters.
+  int64_t head_drafted = 0, head_accepted = 0, suffix_drafted = 0, suffix_accepted = 0;
   double draft_seconds = 0;
   double verify_seconds = 0;  // target forward over the tree + acceptance
   double other_seconds = 0;   // decode_seconds - draft - verify

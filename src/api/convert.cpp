@@ -119,6 +119,7 @@ eagle2::DrafterSpec to_internal(const DrafterSpec& s) {
   o.suffix.tokens = s.suffix.tokens;
   o.suffix.depth = s.suffix.depth;
   o.suffix.min_percent = s.suffix.min_percent;
+  o.with_suffix = s.with_suffix;
   o.heads_tokens = s.heads_tokens;
   o.head = s.head;
   return o;
@@ -149,6 +150,7 @@ DrafterSpec to_public(const eagle2::DrafterSpec& s) {
   o.suffix.tokens = s.suffix.tokens;
   o.suffix.depth = s.suffix.depth;
   o.suffix.min_percent = s.suffix.min_percent;
+  o.with_suffix = s.with_suffix;
   o.heads_tokens = s.heads_tokens;
   o.head = s.head;
   return o;
@@ -193,6 +195,10 @@ Stats to_public(const SpeculativeStats& s) {
   o.cycles = s.cycles;
   o.accept_histogram = s.accept_histogram;
   o.drafted_tokens = s.drafted_tokens;
+  o.head_drafted = s.head_drafted;
+  o.head_accepted = s.head_accepted;
+  o.suffix_drafted = s.suffix_drafted;
+  o.suffix_accepted = s.suffix_accepted;
   o.draft_seconds = s.draft_seconds;
   o.verify_seconds = s.verify_seconds;
   o.other_seconds = s.other_seconds();

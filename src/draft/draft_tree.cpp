@@ -29,6 +29,8 @@ void validate_draft_tree(const DraftTree& tree, int64_t vocab, std::string_view 
   if (tree.verifiable != -1 && (tree.verifiable < 1 || tree.verifiable > tree.size()))
     fail(source, ": ", tree.verifiable, " verifiable nodes of ", tree.size(),
          " (expected -1 for all, or 1 to the tree's size: the root is always verifiable)");
+  if (!tree.sources.empty() && tree.sources.size() != tree.tokens.size())
+    fail(source, ": ", tree.sources.size(), " node sources for ", tree.size(), " nodes");
 }
 
 }  // namespace eagle2

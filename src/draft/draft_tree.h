@@ -32,6 +32,12 @@ struct DraftTree {
   // logits are exact), but the method verifies n-grams only and its measurement must be the
   // method's. Verifiable nodes come first, so every ancestor of a verifiable node is verifiable.
   int64_t verifiable = -1;
+  // Which drafters drafted each node, for a tree merged from several (hybrid trees,
+  // speculative/hybrid_drafter.h): kFromHead | kFromSuffix bits, both when both drafted the same
+  // path. Empty: one source, not recorded. The decoding loops count drafted and accepted nodes
+  // per source from it (SpeculativeStats).
+  static constexpr uint8_t kFromHead = 1, kFromSuffix = 2;
+  std::vector<uint8_t> sources;
 
   int64_t size() const { return static_cast<int64_t>(tokens.size()); }
   // How many nodes (the first ones) verification may accept.
@@ -45,6 +51,7 @@ struct DraftTree {
     ranks.assign(1, -1);
     draft_q.clear();
     draft_q_vocab = 0;
+    sources.clear();
   }
   // logp defaults to value - values[parent], which is what it is when values are raw sums.
   void add(int32_t token, int32_t parent, float value) {
@@ -64,7 +71,8 @@ struct DraftTree {
 // The one structural rule every tree obeys before it is verified: tokens and parents have the same
 // non-zero length, parents[0] == -1, 0 <= parents[i] < i for every later node (a single root:
 // verification walks children from node 0 and indexes by parent), and every token is in
-// [0, vocab), and `verifiable` is -1 or in [1, size] (the root is always verifiable). Error
+// [0, vocab), `verifiable` is -1 or in [1, size] (the root is always verifiable), and `sources`
+// is empty or has one entry per node. Error
 // "<source>: <what is wrong>" otherwise, e.g. source = "drafter 'x' returned an invalid tree".
 // A tree from a drafter is untrusted input to the verifier; this is O(size).
 void validate_draft_tree(const DraftTree& tree, int64_t vocab, std::string_view source);

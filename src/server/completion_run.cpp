@@ -79,6 +79,10 @@ Usage CompletionRun::usage() const {
   u.completion_tokens = completion_tokens_;
   u.target_forwards = st.target_forwards;
   u.tau = st.cycles > 0 ? st.tau : completion_tokens_ > 0 ? 1.0 : 0.0;
+  u.head_drafted = st.head_drafted;
+  u.head_accepted = st.head_accepted;
+  u.suffix_drafted = st.suffix_drafted;
+  u.suffix_accepted = st.suffix_accepted;
   return u;
 }
 

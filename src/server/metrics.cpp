@@ -1,5 +1,6 @@
 #include "server/metrics.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <utility>
@@ -116,6 +117,16 @@ void Metrics::tokens_generated(int64_t n) {
   if (n > 0) tokens_ += static_cast<uint64_t>(n);
 }
 
+void Metrics::draft_sources(const api::Stats& s) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  const int64_t drafted[2] = {s.head_drafted, s.suffix_drafted};
+  const int64_t accepted[2] = {s.head_accepted, s.suffix_accepted};
+  for (int i = 0; i < 2; ++i) {
+    source_drafted_[i] += static_cast<uint64_t>(std::max<int64_t>(0, drafted[i]));
+    source_accepted_[i] += static_cast<uint64_t>(std::max<int64_t>(0, accepted[i]));
+  }
+}
+
 void Metrics::step(const api::StepReport& r) {
   std::lock_guard<std::mutex> lock(mutex_);
   batch_sequences_.observe(static_cast<double>(r.sequences));
@@ -170,6 +181,18 @@ std::string Metrics::render() const {
          "Tokens committed per sequence per target forward since start (bonus included).");
   sample(out, "eagle2_tau",
          sequence_forwards_ ? static_cast<double>(committed_) / sequence_forwards_ : 0.0);
+  const char* sources[2] = {"head", "suffix"};
+  header(out, "eagle2_drafted_tokens_by_source_total", "counter",
+         "Hybrid trees' (dynamic...+suffix) nodes drafted, by source; a node both drafted counts "
+         "for both.");
+  for (int i = 0; i < 2; ++i)
+    out += std::string("eagle2_drafted_tokens_by_source_total{source=\"") + sources[i] + "\"} " +
+           std::to_string(source_drafted_[i]) + "\n";
+  header(out, "eagle2_accepted_tokens_by_source_total", "counter",
+         "Hybrid trees' nodes accepted, by source; a node both drafted counts for both.");
+  for (int i = 0; i < 2; ++i)
+    out += std::string("eagle2_accepted_tokens_by_source_total{source=\"") + sources[i] + "\"} " +
+           std::to_string(source_accepted_[i]) + "\n";
   header(out, "eagle2_draft_seconds_total", "counter", "Seconds spent drafting.");
   sample(out, "eagle2_draft_seconds_total", draft_seconds_);
   header(out, "eagle2_verify_seconds_total", "counter",

@@ -37,6 +37,9 @@ class Metrics {
   // or an HTTP status the server answered with, e.g. "400", "401", "404", "413", "503").
   void request_done(const std::string& status);
   void tokens_generated(int64_t n);
+  // A request's end: its tree nodes drafted and accepted per source (hybrid trees; api::Stats'
+  // head_/suffix_ counts), unmasked: /metrics is an aggregate over all requests.
+  void draft_sources(const api::Stats& stats);
   // One engine step: its batch shape, acceptances, committed tokens and times.
   void step(const api::StepReport& report);
   void queue_depth(int64_t depth);
@@ -55,6 +58,8 @@ class Metrics {
   int64_t kv_reserved_blocks_ = 0, kv_reserved_drafter_bytes_ = 0;
   double draft_seconds_ = 0, verify_seconds_ = 0;
   uint64_t sequence_forwards_ = 0, committed_ = 0;  // eagle2_tau = committed / sequence_forwards
+  // Hybrid trees' nodes per source: [head, suffix].
+  uint64_t source_drafted_[2] = {0, 0}, source_accepted_[2] = {0, 0};
   Histogram batch_sequences_, batch_rows_, accepted_length_;
 };
 

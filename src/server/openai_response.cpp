@@ -53,11 +53,16 @@ ResponseHeader make_response_header(Endpoint endpoint, const std::string& model)
 }
 
 Json usage_json(const Usage& u) {
-  return {{"prompt_tokens", u.prompt_tokens},
-          {"completion_tokens", u.completion_tokens},
-          {"total_tokens", u.prompt_tokens + u.completion_tokens},
-          {"target_forwards", u.target_forwards},
-          {"tau", u.tau}};
+  Json j = {{"prompt_tokens", u.prompt_tokens},
+            {"completion_tokens", u.completion_tokens},
+            {"total_tokens", u.prompt_tokens + u.completion_tokens},
+            {"target_forwards", u.target_forwards},
+            {"tau", u.tau}};
+  if (u.head_drafted + u.suffix_drafted > 0) {
+    j["drafted_by_source"] = {{"head", u.head_drafted}, {"suffix", u.suffix_drafted}};
+    j["accepted_by_source"] = {{"head", u.head_accepted}, {"suffix", u.suffix_accepted}};
+  }
+  return j;
 }
 
 Json completion_json(const ResponseHeader& h, const std::string& text,

@@ -31,6 +31,9 @@ struct Usage {
   int64_t completion_tokens = 0;
   int64_t target_forwards = 0;  // extension: decode-phase target forwards
   double tau = 0;               // extension: tokens committed per target forward
+  // Extension, hybrid trees only (all zero otherwise, and then not written): tree nodes drafted
+  // and accepted per source, as "drafted_by_source" / "accepted_by_source": {"head", "suffix"}.
+  int64_t head_drafted = 0, head_accepted = 0, suffix_drafted = 0, suffix_accepted = 0;
 };
 
 // What every object of one response shares.

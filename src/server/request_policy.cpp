@@ -59,6 +59,10 @@ void check_draft_limits(const api::DrafterSpec& s, const DraftLimits& l) {
     at_most("dynamic tree top-k", s.dynamic.top_k, l.max_top_k, top_k);
     // dynamic:auto's trees grow up to DrafterSpec::kAutoMaxTokens (its total_tokens).
     at_most("dynamic tree tokens", s.dynamic.total_tokens, l.max_tokens, tokens);
+    if (s.with_suffix) {  // a hybrid's suffix part: the merged tree stays the dynamic one's size
+      at_most("suffix tree tokens", s.suffix.tokens, l.max_tokens, tokens);
+      at_most("suffix tree depth", s.suffix.depth, l.max_depth, depth);
+    }
   } else if (s.kind == "sampled") {
     at_most("sampled tree depth", s.dynamic.depth, l.max_depth, depth);
     at_most("sampled tree siblings", s.dynamic.top_k, l.max_top_k, top_k);
@@ -95,7 +99,7 @@ api::DrafterSpec request_drafter(const std::string& text, const RequestPolicy& p
   if (text.find('@') != std::string::npos)
     refuse("a request cannot name a head folder ('@...'): name one of the server's drafters; " +
            offered(policy));
-  const std::string kind = text.substr(0, text.find(':'));
+  const std::string kind = text.substr(0, text.find_first_of(":+"));
   if (one_of(kWeightKinds, kind))
     refuse(
         "drafters with weights of their own (sps, medusa, hydra) are chosen by the server's "
@@ -105,7 +109,7 @@ api::DrafterSpec request_drafter(const std::string& text, const RequestPolicy& p
     refuse("unknown drafter: name one of the server's drafters (" + offered(policy) +
            ") or a spec: plain, none, lookup[:D], chain[:D], static[:N|:JSON], "
            "dynamic[:T:D:K][:novalue|:norerank][:cal], dynamic:auto[:D:K][...], "
-           "sampled[:T:D:K], lookahead[:W:N:G], suffix[:T[:D[:P]]]");
+           "sampled[:T:D:K], lookahead[:W:N:G], suffix[:T[:D[:P]]], DYNAMIC+suffix[:T[:D[:P]]]");
   api::DrafterSpec spec;
   try {
     spec = api::parse_drafter_spec(text);  // a weight-free kind: its text names no file

@@ -75,10 +75,11 @@ struct Scheduler::Active {
   size_t published = 0;
   bool logprobs = false;  // the request asked for log-probs
   KvNeed kv;              // reserved while it is admitted
-  // A suffix request under --suffix-scope server: what was drafted came partly from other
-  // requests' outputs, so its drafted flags and acceptance figures would tell a client whether a
-  // guessed continuation is in someone else's recent output. They are reported as plain
-  // decoding's (no token drafted, one target forward per token); /metrics keeps the aggregate.
+  // A suffix or hybrid (dynamic...+suffix) request under --suffix-scope server: what was drafted
+  // came partly from other requests' outputs, so its drafted flags and acceptance figures would
+  // tell a client whether a guessed continuation is in someone else's recent output. They are
+  // reported as plain decoding's (no token drafted, one target forward per token); /metrics keeps
+  // the aggregate.
   bool masked = false;
 };
 
@@ -225,11 +226,14 @@ void Scheduler::publish(Active& a, bool ended, bool cancelled) {
     }
     if (ended) {
       s.stats_ = engine_->stats(a.id);
+      metrics_.draft_sources(s.stats_);  // before the masking: /metrics is the aggregate
       if (a.masked) {
         s.stats_.target_forwards = s.stats_.new_tokens;
         s.stats_.cycles = 0;
         s.stats_.accept_histogram.clear();
         s.stats_.drafted_tokens = 0;
+        s.stats_.head_drafted = s.stats_.head_accepted = 0;
+        s.stats_.suffix_drafted = s.stats_.suffix_accepted = 0;
         s.stats_.tau = 0;  // usage.tau: 1 without cycles, as plain decoding
       }
       s.reason_ = cancelled                 ? FinishReason::Cancelled
@@ -351,7 +355,8 @@ void Scheduler::loop() {
       }
       try {
         const bool logprobs = request.options.logprobs >= 0;
-        const bool masked = options_.suffix_index_bytes > 0 && request.spec.kind == "suffix";
+        const bool masked = options_.suffix_index_bytes > 0 &&
+                            (request.spec.kind == "suffix" || request.spec.with_suffix);
         const int64_t id = engine_->add(std::move(request.prompt), request.options, request.spec,
                                         request.spec.needs_head() ? head_ : nullptr);
         {

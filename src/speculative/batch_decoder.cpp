@@ -162,6 +162,7 @@ void BatchDecoder::verify(Sequence& s, const float* logits, const FeatureRows& f
   ++s.stats.cycles;
   ++s.stats.target_forwards;
   s.stats.drafted_tokens += s.tree.size() - 1;
+  s.stats.count_sources(s.tree, verdict.path);
   const auto a = static_cast<size_t>(verdict.accepted());
   if (s.stats.accept_histogram.size() <= a) s.stats.accept_histogram.resize(a + 1, 0);
   ++s.stats.accept_histogram[a];

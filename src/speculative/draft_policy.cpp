@@ -16,9 +16,20 @@ void DraftPolicy::record(std::span<const NodeOutcome> outcomes) {
   for (const NodeOutcome& o : outcomes) calibration_.record(o.logp, o.rank, o.accepted);
 }
 
+AcceptanceCalibration DraftPolicy::suffix_calibration() const {
+  std::lock_guard lock(mutex_);
+  return suffix_calibration_;
+}
+
+void DraftPolicy::record_suffix(std::span<const NodeOutcome> outcomes) {
+  std::lock_guard lock(mutex_);
+  for (const NodeOutcome& o : outcomes) suffix_calibration_.record(o.logp, o.rank, o.accepted);
+}
+
 void DraftPolicy::forget() {
   std::lock_guard lock(mutex_);
   calibration_ = AcceptanceCalibration();
+  suffix_calibration_ = AcceptanceCalibration();
 }
 
 DraftPolicies::DraftPolicies(std::shared_ptr<const VerifyCostModel> cost, LlamaModel* target)

@@ -42,6 +42,13 @@ class DraftPolicy {
   // A copy of what has been learned so far.
   AcceptanceCalibration calibration() const;
   void record(std::span<const NodeOutcome> outcomes);
+  // The same for suffix-drafted nodes of hybrid trees (hybrid_drafter.h), whose "log-prob" is the
+  // log of the node's empirical frequency among its siblings and whose rank is its frequency
+  // rank: how often such a node was accepted, learned beside the head's so that both sources'
+  // nodes are ranked by one acceptance estimate. Kept apart because the two scores mean
+  // different things (a suffix continuation seen once has frequency 1).
+  AcceptanceCalibration suffix_calibration() const;
+  void record_suffix(std::span<const NodeOutcome> outcomes);
   // Back to nothing learned (drafters holding this policy see it at their next draft).
   void forget();
 
@@ -49,6 +56,7 @@ class DraftPolicy {
   std::shared_ptr<const VerifyCostModel> cost_;
   mutable std::mutex mutex_;
   AcceptanceCalibration calibration_;
+  AcceptanceCalibration suffix_calibration_;
 };
 
 // The engine's policies, one per (head, temperature), made on first use and kept for the owner's

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/regular_file.h"
 #include "speculative/eagle_drafter.h"
+#include "speculative/hybrid_drafter.h"
 #include "speculative/lookahead_drafter.h"
 #include "speculative/lookup_drafter.h"
 #include "speculative/medusa_drafter.h"
@@ -265,8 +266,8 @@ DrafterSpec parse_drafter_spec_body(const std::string& text) {
     fail("unknown drafter '", text,
          "' (plain, none, lookup[:D], chain[:D], static[:N|:JSON], "
          "dynamic[:T:D:K][:novalue|:norerank][:cal], "
-         "dynamic:auto[:D:K][:novalue|:norerank][:cal], sampled[:T:D:K], sps:DRAFT_DIR[:D[:K]], "
-         "lookahead[:W:N:G], "
+         "dynamic:auto[:D:K][:novalue|:norerank][:cal], DYNAMIC+suffix[:T[:D[:P]]], "
+         "sampled[:T:D:K], sps:DRAFT_DIR[:D[:K]], lookahead[:W:N:G], "
          "suffix[:T[:D[:P]]], medusa:HEADS_DIR[:T], hydra:HEADS_DIR[:T])");
   }
   return d;
@@ -278,7 +279,24 @@ DrafterSpec parse_drafter_spec(const std::string& full_text) {
   // "SPEC@HEAD_DIR": the first '@' ends the spec (no spec parameter holds one; a folder may).
   const auto at = full_text.find('@');
   const std::string text = full_text.substr(0, at);
-  DrafterSpec d = parse_drafter_spec_body(text);
+  // "DYNAMIC+suffix[...]": a hybrid tree. Only after a dynamic spec: a folder (sps:DIR...) may
+  // hold a '+'.
+  const auto plus = text.starts_with("dynamic") ? text.find('+') : std::string::npos;
+  DrafterSpec d = parse_drafter_spec_body(text.substr(0, plus));
+  if (plus != std::string::npos) {
+    const std::string part = text.substr(plus + 1);
+    if (d.kind != "dynamic" || !part.starts_with("suffix") || (part.size() > 6 && part[6] != ':'))
+      fail("drafter '", full_text,
+           "': expected DYNAMIC+suffix[:T[:D[:P]]] (a dynamic spec, then the suffix drafter's "
+           "own parameters)");
+    try {
+      parse_suffix(part, part.size() > 6 ? part.substr(7) : "", d);
+    } catch (const Error& e) {
+      fail("drafter '", full_text, "': ", e.what());  // names the whole spec, then the part
+    }
+    d.with_suffix = true;
+    d.calibrate = true;  // one calibrated estimate ranks both sources' nodes
+  }
   d.label = full_text;
   if (at != std::string::npos) {
     d.head = full_text.substr(at + 1);
@@ -290,6 +308,13 @@ DrafterSpec parse_drafter_spec(const std::string& full_text) {
   }
   return d;
 }
+
+namespace {
+std::string suffix_string(const SuffixParams& suffix) {
+  return "suffix:" + std::to_string(suffix.tokens) + ":" + std::to_string(suffix.depth) + ":" +
+         std::to_string(suffix.min_percent);
+}
+}  // namespace
 
 std::string DrafterSpec::to_string() const {
   return head.empty() ? body_string() : body_string() + "@" + head;
@@ -311,7 +336,8 @@ std::string DrafterSpec::body_string() const {
     return (auto_budget ? "dynamic:auto:" + dk
                         : "dynamic:" + std::to_string(dynamic.total_tokens) + ":" + dk) +
            (dynamic.ranking == DynamicTreeParams::Ranking::OwnConfidence ? ":novalue" : "") +
-           (dynamic.rerank ? "" : ":norerank") + (calibrate ? ":cal" : "");
+           (dynamic.rerank ? "" : ":norerank") + (calibrate ? ":cal" : "") +
+           (with_suffix ? "+" + suffix_string(suffix) : "");
   }
   if (kind == "sampled")
     return "sampled:" + std::to_string(dynamic.total_tokens) + ":" + std::to_string(dynamic.depth) +
@@ -322,9 +348,7 @@ std::string DrafterSpec::body_string() const {
   if (kind == "lookahead")
     return "lookahead:" + std::to_string(lookahead.window) + ":" +
            std::to_string(lookahead.ngram_size) + ":" + std::to_string(lookahead.verify_ngrams);
-  if (kind == "suffix")
-    return "suffix:" + std::to_string(suffix.tokens) + ":" + std::to_string(suffix.depth) + ":" +
-           std::to_string(suffix.min_percent);
+  if (kind == "suffix") return suffix_string(suffix);
   if (kind == "medusa" || kind == "hydra")
     return kind + ":" + folder + ":" + std::to_string(heads_tokens);  // T always written, as sps
   return kind;                                                        // plain, none
@@ -337,7 +361,8 @@ bool DrafterSpec::operator==(const DrafterSpec& o) const {
          chain_depth == o.chain_depth && lookup_depth == o.lookup_depth &&
          calibrate == o.calibrate && choices == o.choices && folder == o.folder &&
          sps_depth == o.sps_depth && sps_top_k == o.sps_top_k && lookahead == o.lookahead &&
-         suffix == o.suffix && heads_tokens == o.heads_tokens && head == o.head;
+         suffix == o.suffix && with_suffix == o.with_suffix && heads_tokens == o.heads_tokens &&
+         head == o.head;
 }
 
 std::unique_ptr<Drafter> make_drafter(const DrafterSpec& spec, EagleHead* head, ThreadPool& pool,
@@ -370,7 +395,15 @@ std::unique_ptr<Drafter> make_drafter(const DrafterSpec& spec, EagleHead* head, 
             : spec.kind == "static"  ? EagleDrafterOptions::Shape::Static
             : spec.kind == "sampled" ? EagleDrafterOptions::Shape::Sampled
                                      : EagleDrafterOptions::Shape::Dynamic;
-  return std::make_unique<EagleDrafter>(*head, pool, o, policies.get(*head, temperature));
+  std::shared_ptr<DraftPolicy> policy = policies.get(*head, temperature);
+  if (!spec.with_suffix) return std::make_unique<EagleDrafter>(*head, pool, o, std::move(policy));
+  o.record_outcomes = false;  // the hybrid records each source's outcomes apart
+  auto eagle = std::make_unique<EagleDrafter>(*head, pool, o, policy);
+  auto suffix = std::make_unique<SuffixDrafter>(spec.suffix, SuffixParams::kMaxNodes,
+                                                policies.suffix_index());
+  return std::make_unique<HybridDrafter>(
+      std::move(eagle), std::move(suffix), std::move(policy),
+      spec.auto_budget ? DrafterSpec::kAutoMaxTokens : spec.dynamic.total_tokens);
 }
 
 }  // namespace eagle2

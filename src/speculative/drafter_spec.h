@@ -34,7 +34,11 @@ class ThreadPool;
 // "hydra:DIR[:T]" (Medusa or Hydra heads in DIR, T tokens per tree); "sampled[:T:D:K]" (a tree of
 // siblings sampled from the EAGLE head's q without replacement at temperature > 0, verified by the
 // multi-candidate rule: distribution-exact rather than plain sampling's text for the seed; the
-// head's top-k in the same shape at temperature 0). Error for anything else.
+// head's top-k in the same shape at temperature 0); a dynamic spec followed by
+// "+suffix[:T[:D[:P]]]" is a hybrid tree (hybrid_drafter.h): the head's candidates and a suffix
+// drafter's (its own T, D, P as above) ranked by one calibrated acceptance estimate, the tree the
+// dynamic part's size; it always ranks calibrated, so ":cal" is implied (and written out by
+// to_string). Error for anything else.
 // D is always the number of draft levels after the first: a chain or a lookup drafts D + 1 tokens,
 // a dynamic tree has D + 1 levels. A chain, static or dynamic spec may end in "@HEAD_DIR": that
 // drafter drafts with the EAGLE head in HEAD_DIR instead of the engine's (--draft) head, so one
@@ -70,7 +74,8 @@ struct DrafterSpec {
   // costs nearly its rows' compute (the reference's W = 15, N = 5, G = 15 is 120 rows); see
   // LookaheadParams and docs/SPECULATIVE.md "Lookahead decoding".
   LookaheadParams lookahead;
-  SuffixParams suffix;  // suffix[:T[:D[:P]]]
+  SuffixParams suffix;       // suffix[:T[:D[:P]]], and a hybrid's "+suffix[:T[:D[:P]]]"
+  bool with_suffix = false;  // dynamic...+suffix...: a hybrid tree
   // medusa:DIR[:T], hydra:DIR[:T]: T tokens per tree, root included. 8 by default: on this
   // project's 2-core CPU a target forward of 8 tokens costs 1.6-1.9x one token (of 16, 3.5x), and
   // the bundled EAGLE drafters pay best at 8 tokens (chain:6, dynamic:8:6:2:cal); Medusa's weaker

@@ -402,7 +402,7 @@ void EagleDrafter::expand_logprobs(const std::vector<FedNode>& nodes, size_t fir
 
 void EagleDrafter::accept(const DraftTree& tree, std::span<const int32_t> path,
                           const float* features, int32_t bonus) {
-  if (opt_.shape == EagleDrafterOptions::Shape::Dynamic && opt_.calibrate) {
+  if (opt_.shape == EagleDrafterOptions::Shape::Dynamic && opt_.calibrate && opt_.record_outcomes) {
     // Every node whose parent was accepted was put to the test: it was accepted or not.
     std::vector<char> on_path(static_cast<size_t>(tree.size()), 0);
     for (int32_t i : path) on_path[static_cast<size_t>(i)] = 1;

@@ -34,6 +34,10 @@ struct EagleDrafterOptions {
   // Dynamic: rank nodes by the calibrated confidences the policy learns while decoding
   // (AcceptanceCalibration) instead of the raw draft probabilities of the reference EAGLE-2.
   bool calibrate = false;
+  // With calibrate: accept() records each tested node's outcome into the policy's calibration.
+  // False when the drafter's owner records them itself (a hybrid tree's nodes come from two
+  // sources, each calibrated apart: hybrid_drafter.h).
+  bool record_outcomes = true;
   // Dynamic with auto_budget, drafting alone (propose()): stop drafting levels that cannot pay
   // (deeper_level_may_pay). It is decided from measured times, so the pool then depends on the
   // machine's timing; lockstep drafting (batch_drafting.h) drafts every level.

@@ -10,6 +10,19 @@
 
 namespace eagle2 {
 
+void SpeculativeStats::count_sources(const DraftTree& tree, const std::vector<int32_t>& path) {
+  if (tree.sources.empty()) return;
+  for (size_t i = 1; i < tree.sources.size(); ++i) {
+    head_drafted += (tree.sources[i] & DraftTree::kFromHead) != 0;
+    suffix_drafted += (tree.sources[i] & DraftTree::kFromSuffix) != 0;
+  }
+  for (size_t j = 1; j < path.size(); ++j) {
+    const uint8_t from = tree.sources[static_cast<size_t>(path[j])];
+    head_accepted += (from & DraftTree::kFromHead) != 0;
+    suffix_accepted += (from & DraftTree::kFromSuffix) != 0;
+  }
+}
+
 double SpeculativeStats::tau() const {
   if (cycles == 0) return 0;
   int64_t committed = 0;
@@ -107,6 +120,7 @@ SpeculativeStats speculative_generate(LlamaModel& model, KvCache& kv, Drafter& d
     ++st.cycles;
     ++st.target_forwards;
     st.drafted_tokens += tree.size() - 1;
+    st.count_sources(tree, verdict.path);
     const auto a = static_cast<size_t>(verdict.accepted());
     if (st.accept_histogram.size() <= a) st.accept_histogram.resize(a + 1, 0);
     ++st.accept_histogram[a];

@@ -23,6 +23,11 @@ struct SpeculativeStats : GenerationStats {
   double other_seconds() const { return decode_seconds - draft_seconds - verify_seconds; }
   // Tokens committed per target forward in the decode phase, bonus included (plain = 1).
   double tau() const;
+  // Tree nodes drafted and accepted per source, from trees that record it (DraftTree::sources:
+  // hybrid trees); a node both sources drafted counts for both. Zero for other drafters.
+  int64_t head_drafted = 0, head_accepted = 0, suffix_drafted = 0, suffix_accepted = 0;
+  // Adds one verified cycle's tree (roots excluded) and accepted path to the four above.
+  void count_sources(const DraftTree& tree, const std::vector<int32_t>& path);
 };
 
 struct CycleTrace {

@@ -8,7 +8,9 @@
 
 #include "draft/eagle_head.h"
 #include "speculative/batch_decoder.h"
+#include "speculative/drafter_spec.h"
 #include "speculative/eagle_drafter.h"
+#include "speculative/hybrid_drafter.h"
 #include "speculative/lookup_drafter.h"
 #include "speculative/shared_suffix_index.h"
 #include "speculative/suffix_drafter.h"
@@ -100,6 +102,28 @@ TEST(BatchDecoding, BatchWideTreeBudgetsKeepEverySequenceExact) {
            },
            4});
     }
+  }
+  {
+    // A hybrid tree whose size the batch chooses from its merged values (head and suffix), its
+    // suffix part drafting from a server-wide index too.
+    auto policy = std::make_shared<DraftPolicy>(cost);
+    auto shared = std::make_shared<SharedSuffixIndex>(SharedSuffixIndex::kMinBytes);
+    EagleDrafterOptions o;
+    o.auto_budget = true;
+    o.calibrate = true;
+    o.record_outcomes = false;
+    o.dynamic.top_k = 4;
+    o.dynamic.depth = 3;
+    o.context = 256;
+    cases.push_back({"auto-hybrid",
+                     [&head, &pool, o, policy, shared](const std::vector<int32_t>&) {
+                       return std::unique_ptr<Drafter>(std::make_unique<HybridDrafter>(
+                           std::make_unique<EagleDrafter>(*head, pool, o, policy),
+                           std::make_unique<SuffixDrafter>(SuffixParams{12, 5, 1},
+                                                           SuffixParams::kMaxNodes, shared),
+                           policy, DrafterSpec::kAutoMaxTokens));
+                     },
+                     6});
   }
   const auto fixed = test::drafter_cases(*head, pool, target->config().vocab_size, 256);
   cases.push_back(fixed[4]);  // chain-3

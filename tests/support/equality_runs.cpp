@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "speculative/eagle_drafter.h"
+#include "speculative/hybrid_drafter.h"
 #include "speculative/lookahead_drafter.h"
 #include "speculative/lookup_drafter.h"
 #include "speculative/suffix_drafter.h"
@@ -77,6 +78,23 @@ std::vector<DrafterCase> drafter_cases(EagleHead& head, ThreadPool& pool, int64_
   cases.push_back({"suffix-12-5-1",
                    [](const std::vector<int32_t>&) -> std::unique_ptr<Drafter> {
                      return std::make_unique<SuffixDrafter>(SuffixParams{12, 5, 1});
+                   },
+                   6});
+  // Hybrid trees (dynamic+suffix): the head's and the suffix drafter's candidates merged into one
+  // tree of 16 tokens, ranked by one calibrated estimate; each drafter learns into its own policy.
+  cases.push_back({"dynamic-16-3-4+suffix-12-5-1",
+                   [&head, &pool, ctx](const std::vector<int32_t>&) -> std::unique_ptr<Drafter> {
+                     EagleDrafterOptions o;
+                     o.dynamic.top_k = 4;
+                     o.dynamic.depth = 3;
+                     o.dynamic.total_tokens = 16;
+                     o.context = ctx;
+                     o.calibrate = true;
+                     o.record_outcomes = false;
+                     auto policy = std::make_shared<DraftPolicy>();
+                     return std::make_unique<HybridDrafter>(
+                         std::make_unique<EagleDrafter>(head, pool, o, policy),
+                         std::make_unique<SuffixDrafter>(SuffixParams{12, 5, 1}), policy, 16);
                    },
                    6});
   if (head3) {

@@ -38,9 +38,9 @@ TEST(DrafterSpec, Parses) {
   EXPECT_EQ(error_of([] { parse_drafter_spec("magic"); }),
             "unknown drafter 'magic' (plain, none, lookup[:D], chain[:D], static[:N|:JSON], "
             "dynamic[:T:D:K][:novalue|:norerank][:cal], "
-            "dynamic:auto[:D:K][:novalue|:norerank][:cal], sampled[:T:D:K], "
-            "sps:DRAFT_DIR[:D[:K]], lookahead[:W:N:G], suffix[:T[:D[:P]]], medusa:HEADS_DIR[:T], "
-            "hydra:HEADS_DIR[:T])");
+            "dynamic:auto[:D:K][:novalue|:norerank][:cal], DYNAMIC+suffix[:T[:D[:P]]], "
+            "sampled[:T:D:K], sps:DRAFT_DIR[:D[:K]], lookahead[:W:N:G], suffix[:T[:D[:P]]], "
+            "medusa:HEADS_DIR[:T], hydra:HEADS_DIR[:T])");
   // static:N prunes EAGLE-1's tree to its first N - 1 paths, prefixes intact.
   const DrafterSpec s8 = parse_drafter_spec("static:8");
   ASSERT_EQ(s8.choices.size(), 7u);

@@ -182,9 +182,10 @@ TEST(OpenAiRequest, DrafterNamesCannotBeKinds) {
 TEST(OpenAiRequest, DrafterSizesWithinTheServersLimits) {
   RequestPolicy policy;
   policy.draft = {20, 6, 4};  // tokens, depth, top-k
-  for (const char* spec :
-       {"chain:6", "lookup:6", "dynamic:20:6:4", "static:[[0],[1],[0,0],[3]]", "lookahead:2:3:2",
-        "plain", "none", "static:20", "suffix:20:6:0", "sampled:20:6:4"})
+  for (const char* spec : {"chain:6", "lookup:6", "dynamic:20:6:4", "static:[[0],[1],[0,0],[3]]",
+                           "lookahead:2:3:2", "plain", "none", "static:20", "suffix:20:6:0",
+                           "dynamic:20:6:4+suffix:20:6:0", "dynamic:20:6:4+suffix:4:2",
+                           "sampled:20:6:4"})
     EXPECT_NO_THROW(with_policy(spec_body(spec), policy)) << spec;
   const std::pair<const char*, const char*> over[] = {
       {"chain:100000", "--max-draft-depth"},
@@ -209,6 +210,10 @@ TEST(OpenAiRequest, DrafterSizesWithinTheServersLimits) {
       {"sampled:20:7:4", "--max-draft-depth"},
       {"sampled:20:6:5", "--max-draft-top-k"},
       {"sampled:2147483647:2147483647:2147483647", "--max-draft-depth"},
+      // A hybrid's suffix part is bounded as the suffix drafter alone.
+      {"dynamic:20:6:4+suffix:21:6", "--max-draft-tokens"},
+      {"dynamic:20:6:4+suffix:20:7", "--max-draft-depth"},
+      {"dynamic:20:6:4+suffix", "--max-draft-depth"},
   };
   for (const auto& [spec, flag] : over) {
     SCOPED_TRACE(spec);
@@ -217,7 +222,8 @@ TEST(OpenAiRequest, DrafterSizesWithinTheServersLimits) {
     EXPECT_NE(std::string(e.what()).find(flag), std::string::npos) << e.what();
   }
   // A malformed weight-free spec is one 400 naming the grammar.
-  for (const char* spec : {"suffix:1:2:3:4", "suffix:99999999999", "suffix:4:-1", "suffix:"}) {
+  for (const char* spec : {"suffix:1:2:3:4", "suffix:99999999999", "suffix:4:-1",
+                           "suffix:", "dynamic+suffix:", "dynamic+lookup", "chain:3+suffix"}) {
     const ApiError e = policy_refusal(spec_body(spec), policy);
     EXPECT_EQ(e.status(), 400);
     EXPECT_EQ(e.param(), "speculative");
@@ -226,7 +232,7 @@ TEST(OpenAiRequest, DrafterSizesWithinTheServersLimits) {
   // The default limits hold the server's documented defaults and the specs the docs show.
   for (const char* spec :
        {"dynamic", "dynamic:60:5:10", "dynamic:auto:8:1:cal", "chain:6", "static",
-        "lookahead:15:5:15", "lookup", "suffix", "suffix:64:31:5", "sampled"})
+        "lookahead:15:5:15", "lookup", "suffix", "suffix:64:31:5", "sampled", "dynamic:8:6:2+suffix"})
     EXPECT_NO_THROW(with_policy(spec_body(spec), RequestPolicy{})) << spec;
   EXPECT_THROW(with_policy(spec_body(std::string(kMaxSpecLength + 1, '1')), RequestPolicy{}),
                ApiError);

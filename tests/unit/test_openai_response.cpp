@@ -42,6 +42,20 @@ TEST(OpenAiResponse, Completion) {
   EXPECT_EQ(j["usage"]["total_tokens"], 12);
   EXPECT_EQ(j["usage"]["target_forwards"], 3);
   EXPECT_EQ(j["usage"]["tau"], 2.5);
+  EXPECT_FALSE(j["usage"].contains("drafted_by_source"));  // not a hybrid tree
+}
+
+// Hybrid trees: drafted and accepted nodes per source in the usage.
+TEST(OpenAiResponse, UsageOfAHybridTreeCountsEachSource) {
+  Usage u = kUsage;
+  u.head_drafted = 20;
+  u.head_accepted = 3;
+  u.suffix_drafted = 9;
+  u.suffix_accepted = 4;
+  const Json j = usage_json(u);
+  EXPECT_EQ(j["drafted_by_source"], (Json{{"head", 20}, {"suffix", 9}}));
+  EXPECT_EQ(j["accepted_by_source"], (Json{{"head", 3}, {"suffix", 4}}));
+  EXPECT_EQ(j["tau"], 2.5);
 }
 
 TEST(OpenAiResponse, ChatCompletion) {

@@ -304,6 +304,51 @@ TEST(Scheduler, ServerWideSuffixIndexDraftsRepeatedRequests) {
   EXPECT_GE(accepted[1], accepted[0] + 25) << accepted[0] << " vs " << accepted[1];
 }
 
+// A hybrid tree (dynamic+suffix) in the server's batch decoder: the solo tokens, the response's
+// per-source counts (head and suffix both drafted and had nodes accepted) and /metrics' per-source
+// counters; under the server scope the request's own counts are masked like a suffix request's,
+// the aggregate counters are not.
+TEST(Scheduler, HybridTreesReportDraftsPerSource) {
+  const Fixture fx;
+  api::Model model = api::Model::load(fx.model_dir);
+  api::Head head = api::Head::load(fx.head_dir, model);
+  api::Threads threads(1);
+  const int64_t ctx = 128;
+  server::GenerationRequest r;
+  r.prompt = fx.prompts[1];
+  r.options.max_new_tokens = 40;
+  r.options.stop_at_eos = false;
+  r.spec = api::parse_drafter_spec("dynamic:8:3:2+suffix:8:7:1");
+  const std::vector<int32_t> want = solo(model, r.prompt, r.options, threads, ctx);
+  for (const bool server_scope : {false, true}) {
+    SCOPED_TRACE(server_scope ? "server scope" : "request scope");
+    server::Metrics metrics;
+    server::SchedulerOptions so{1, 4, ctx};
+    so.suffix_index_bytes = server_scope ? int64_t{1} << 20 : 0;
+    server::Scheduler scheduler(model, &head, threads, nullptr, so, metrics);
+    auto stream = scheduler.submit(r);
+    ASSERT_TRUE(stream);
+    EXPECT_EQ(ids_of(drain(*stream)), want);
+    const api::Stats st = stream->stats();
+    const std::string text = metrics.render();
+    const int64_t head_total =
+        metric(text, "eagle2_drafted_tokens_by_source_total{source=\"head\"}");
+    const int64_t suffix_total =
+        metric(text, "eagle2_drafted_tokens_by_source_total{source=\"suffix\"}");
+    EXPECT_GT(head_total, 0) << text;
+    EXPECT_GT(suffix_total, 0) << text;
+    EXPECT_GT(metric(text, "eagle2_accepted_tokens_by_source_total{source=\"suffix\"}"), 0) << text;
+    if (server_scope) {
+      EXPECT_EQ(st.head_drafted + st.suffix_drafted + st.head_accepted + st.suffix_accepted, 0);
+    } else {
+      EXPECT_EQ(st.head_drafted, head_total);
+      EXPECT_EQ(st.suffix_drafted, suffix_total);
+      EXPECT_GT(st.head_accepted, 0);
+      EXPECT_GT(st.suffix_accepted, 0);
+    }
+  }
+}
+
 TEST(Scheduler, KvNeedCoversWhatEveryDrafterUses) {
   const Fixture fx;
   api::Model model = api::Model::load(fx.model_dir);
@@ -313,8 +358,9 @@ TEST(Scheduler, KvNeedCoversWhatEveryDrafterUses) {
   const api::VerifyCost cost = api::VerifyCost::measure(model, ctx, threads, 2);
   server::KvCosts costs;
   costs.context = ctx;
-  for (const char* text : {"plain", "none", "lookup", "chain:3", "dynamic:12:3:4",
-                           "dynamic:auto:3:4:cal", "static:8", "lookahead:2:3:2", "suffix"}) {
+  for (const char* text :
+       {"plain", "none", "lookup", "chain:3", "dynamic:12:3:4", "dynamic:auto:3:4:cal", "static:8",
+        "lookahead:2:3:2", "suffix", "dynamic:12:3:4+suffix"}) {
     SCOPED_TRACE(text);
     const api::DrafterSpec spec = api::parse_drafter_spec(text);
     // 256 tokens (16 blocks) each: the prompt, max_new_tokens and one cycle's tree.

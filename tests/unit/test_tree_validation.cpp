@@ -83,6 +83,20 @@ TEST(ValidateDraftTree, VerifiableCountInRange) {
   EXPECT_EQ(t.verifiable, -1) << "reset() makes every node verifiable again";
 }
 
+// A merged tree's per-node sources (DraftTree::sources: the decoding loops index them by node) are
+// absent or one per node.
+TEST(ValidateDraftTree, SourcesOnePerNodeOrNone) {
+  DraftTree t = tree_of({4, 5, 6}, {-1, 0, 0});
+  EXPECT_NO_THROW(validate_draft_tree(t, 10, "test tree"));
+  t.sources = {3, 1, 2};
+  EXPECT_NO_THROW(validate_draft_tree(t, 10, "test tree"));
+  t.sources = {3, 1};
+  EXPECT_EQ(error_of([&] { validate_draft_tree(t, 10, "test tree"); }),
+            "test tree: 2 node sources for 3 nodes");
+  t.reset(4);
+  EXPECT_TRUE(t.sources.empty()) << "reset() forgets the sources";
+}
+
 // Nodes past `verifiable` ride along in the forward but no verifier walks into them, even when
 // the target's token at their parent is exactly theirs: the position-keyed rule, greedy and the
 // rejection rule alike (all walk children_of).
