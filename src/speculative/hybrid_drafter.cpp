@@ -120,7 +120,10 @@ bool HybridDrafter::choosable() const {
   return head_->choosable();
 }
 
-Drafter::Proposal HybridDrafter::propose(int64_t max_tokens) {
+Drafter::Proposal HybridDrafter::propose(int64_t room) {
+  // Never more than the dynamic part's size (an auto budget's kAutoMaxTokens), whatever the room:
+  // the server reserves KV for that size, and the merged candidates can outnumber it.
+  const int64_t max_tokens = std::min(room, tree_tokens_);
   max_tokens_ = max_tokens;
   proposed_ = false;
   head_proposal_ = head_->propose(max_tokens);

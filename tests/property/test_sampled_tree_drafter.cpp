@@ -19,7 +19,7 @@
 namespace eagle2 {
 namespace {
 
-constexpr int64_t kCtx = 256;
+constexpr int64_t kSampledTreeCtx = 256;
 
 struct TargetAndHead {
   std::unique_ptr<LlamaModel> target;
@@ -39,7 +39,7 @@ EagleDrafterOptions sampled_options(int total_tokens, int depth, int top_k) {
   o.dynamic.total_tokens = total_tokens;
   o.dynamic.depth = depth;
   o.dynamic.top_k = top_k;
-  o.context = kCtx;
+  o.context = kSampledTreeCtx;
   return o;
 }
 
@@ -63,7 +63,7 @@ TEST(SampledTreeDrafter, GreedyEqualsPlain) {
   opt.max_new_tokens = 40;
   opt.stop_at_eos = false;
   test::Coverage cov;
-  test::check_equality(*m.target, cases, prompts, opt, kCtx, pool, cov);
+  test::check_equality(*m.target, cases, prompts, opt, kSampledTreeCtx, pool, cov);
   EXPECT_GT(cov.at("tree-8-3-2", 0), 0);
   EXPECT_GT(cov.at("tree-8-3-2", 1) + cov.at("tree-8-3-2", 2) + cov.at("tree-8-3-2", 3), 0);
 }
@@ -86,16 +86,19 @@ TEST(SampledTreeDrafter, SampledIsReproducibleAloneAndInABatchButNotPlainText) {
     opt.sampling = {0.9f, 0, 1.0f, 300 + p};
     EagleDrafter a(*m.head, one, o), b(*m.head, two, o);
     SpeculativeStats st;
-    expected.push_back(test::speculative_tokens(*m.target, a, prompts[p], opt, kCtx, one, {}, &st));
-    EXPECT_EQ(test::speculative_tokens(*m.target, b, prompts[p], opt, kCtx, two), expected.back());
-    if (expected.back() != test::plain_tokens(*m.target, prompts[p], opt, kCtx, one))
+    expected.push_back(
+        test::speculative_tokens(*m.target, a, prompts[p], opt, kSampledTreeCtx, one, {}, &st));
+    EXPECT_EQ(test::speculative_tokens(*m.target, b, prompts[p], opt, kSampledTreeCtx, two),
+              expected.back());
+    if (expected.back() != test::plain_tokens(*m.target, prompts[p], opt, kSampledTreeCtx, one))
       ++differ_from_plain;
     for (size_t a_len = 2; a_len < st.accept_histogram.size(); ++a_len)
       later_levels += st.accept_histogram[a_len];
   }
   EXPECT_GT(later_levels, 0) << "no cycle accepted two levels";
   EXPECT_GT(differ_from_plain, 0);
-  BatchDecoder decoder(*m.target, m.target->make_pool(prompts.size() * kCtx), kCtx, two);
+  BatchDecoder decoder(*m.target, m.target->make_pool(prompts.size() * kSampledTreeCtx),
+                       kSampledTreeCtx, two);
   std::vector<int64_t> ids;
   for (size_t p = 0; p < prompts.size(); ++p) {
     opt.sampling = {0.9f, 0, 1.0f, 300 + p};
@@ -124,7 +127,7 @@ TEST(SampledTreeDrafter, ShapeIsBestFirstByMeasuredSiblingAcceptance) {
   opt.max_new_tokens = 40;
   opt.stop_at_eos = false;
   opt.sampling = {0.9f, 0, 1.0f, 7};
-  test::speculative_tokens(*m.target, d, {1, 5, 9}, opt, kCtx, pool);
+  test::speculative_tokens(*m.target, d, {1, 5, 9}, opt, kSampledTreeCtx, pool);
   EXPECT_NE(d.sibling_acceptance(0), 0.5);
   d.reset();  // a fresh sequence's state
   EXPECT_DOUBLE_EQ(d.sibling_acceptance(0), 0.5);
@@ -148,16 +151,18 @@ TEST(SampledTreeDrafter, Spec) {
   TargetAndHead m = target_and_head();
   ThreadPool pool(1);
   DraftPolicies policies;
-  EXPECT_EQ(make_drafter(s, m.head.get(), pool, kCtx, policies, 1.0f)->name(), "eagle2-sampled");
-  // A budget past the context is capped by it: no cache sized by T, the same output as T = kCtx.
+  EXPECT_EQ(make_drafter(s, m.head.get(), pool, kSampledTreeCtx, policies, 1.0f)->name(),
+            "eagle2-sampled");
+  // A budget past the context is capped by it: no cache sized by T, the same output as T =
+  // kSampledTreeCtx.
   GenerationOptions opt;
   opt.max_new_tokens = 12;
   opt.stop_at_eos = false;
   opt.sampling = {0.9f, 0, 1.0f, 11};
   EagleDrafter huge(*m.head, pool, sampled_options(INT32_MAX, 6, 2));
-  EagleDrafter capped(*m.head, pool, sampled_options(static_cast<int>(kCtx), 6, 2));
-  EXPECT_EQ(test::speculative_tokens(*m.target, huge, {1, 2}, opt, kCtx, pool),
-            test::speculative_tokens(*m.target, capped, {1, 2}, opt, kCtx, pool));
+  EagleDrafter capped(*m.head, pool, sampled_options(static_cast<int>(kSampledTreeCtx), 6, 2));
+  EXPECT_EQ(test::speculative_tokens(*m.target, huge, {1, 2}, opt, kSampledTreeCtx, pool),
+            test::speculative_tokens(*m.target, capped, {1, 2}, opt, kSampledTreeCtx, pool));
   EagleDrafterOptions bad = sampled_options(8, 6, 2);
   bad.calibrate = true;
   EXPECT_EQ(test::error_of([&] { EagleDrafter d(*m.head, pool, bad); }),

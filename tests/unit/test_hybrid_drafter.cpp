@@ -5,6 +5,7 @@
 // greedy, sampled, batched) and with batch-chosen budgets (test_batch_decoding.cpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "speculative/eagle_drafter.h"
 #include "speculative/hybrid_drafter.h"
 #include "speculative/suffix_drafter.h"
+#include "speculative/tree_budget.h"
 #include "support/decoding.h"
 #include "support/errors.h"
 #include "support/random_models.h"
@@ -188,6 +190,63 @@ TEST(HybridDrafter, LearnsEachSourceApartAndStaysExact) {
   EXPECT_GT(suffix_seen, 0);
   EXPECT_LE(head_seen, st.head_drafted);
   EXPECT_LE(suffix_seen, st.suffix_drafted);
+}
+
+// Forwards to a drafter and records the largest tree it drafted.
+class LargestTreeRecorder : public Drafter {
+ public:
+  explicit LargestTreeRecorder(Drafter& inner) : inner_(inner) {}
+  std::string name() const override { return inner_.name(); }
+  std::span<const int32_t> feature_layers() const override { return inner_.feature_layers(); }
+  void begin(std::span<const int32_t> context, const float* features, int32_t root) override {
+    inner_.begin(context, features, root);
+  }
+  void draft(int64_t max_tokens, DraftTree& tree) override {
+    inner_.draft(max_tokens, tree);
+    largest_room = std::max(largest_room, max_tokens);
+    largest_tree = std::max(largest_tree, static_cast<int64_t>(tree.tokens.size()));
+  }
+  void accept(const DraftTree& tree, std::span<const int32_t> path, const float* features,
+              int32_t bonus) override {
+    inner_.accept(tree, path, features, bonus);
+  }
+  int64_t largest_room = 0, largest_tree = 0;
+
+ private:
+  Drafter& inner_;
+};
+
+// The server reserves KV for a hybrid's dynamic part (an auto budget's kAutoMaxTokens rows): the
+// merged candidates (the head's up to that size and the suffix's own T) can outnumber it, and a
+// decoder offers the whole room left in the context, so the drafter caps its trees itself.
+TEST(HybridDrafter, AnAutoBudgetNeverDraftsMoreThanItsSizeWhateverTheRoom) {
+  const LlamaConfig cfg = test::tiny_config();
+  auto target = test::load_random_model("hybrid", cfg, DType::F32, 23, 0.3f);
+  auto head = EagleHead::load(test::write_random_head("hybrid", *target), *target);
+  ThreadPool pool(1);
+  std::vector<int32_t> prompt;
+  for (int r = 0; r < 8; ++r)
+    for (int32_t t = 3; t < 40; ++t) prompt.push_back(t);
+  GenerationOptions opt;
+  opt.max_new_tokens = 48;
+  constexpr int64_t kSize = 24, kContext = 512;
+  EagleDrafterOptions o;
+  o.dynamic = {4, 8, kSize};
+  o.context = kContext;
+  o.calibrate = true;
+  o.auto_budget = true;
+  o.record_outcomes = false;
+  // Verifying costs almost nothing more per row: the budget wants every candidate it has.
+  auto policy = std::make_shared<DraftPolicy>(std::make_shared<const VerifyCostModel>(
+      std::vector<std::pair<int64_t, double>>{{1, 1e-3}, {kContext, 1.01e-3}}));
+  HybridDrafter hybrid(std::make_unique<EagleDrafter>(*head, pool, o, policy),
+                       std::make_unique<SuffixDrafter>(SuffixParams{64, 30, 1}), policy, kSize);
+  LargestTreeRecorder recorder(hybrid);
+  EXPECT_EQ(test::speculative_tokens(*target, recorder, prompt, opt, kContext, pool),
+            test::plain_tokens(*target, prompt, opt, kContext, pool));
+  EXPECT_GT(recorder.largest_room, kSize);
+  EXPECT_GT(recorder.largest_tree, 1);
+  EXPECT_LE(recorder.largest_tree, kSize);
 }
 
 }  // namespace

@@ -360,7 +360,8 @@ TEST(Scheduler, KvNeedCoversWhatEveryDrafterUses) {
   costs.context = ctx;
   for (const char* text :
        {"plain", "none", "lookup", "chain:3", "dynamic:12:3:4", "dynamic:auto:3:4:cal", "static:8",
-        "lookahead:2:3:2", "suffix", "dynamic:12:3:4+suffix"}) {
+        "lookahead:2:3:2", "suffix", "dynamic:12:3:4+suffix", "dynamic:auto:3:4:cal+suffix:32:7",
+        "sampled:12:3:4"}) {
     SCOPED_TRACE(text);
     const api::DrafterSpec spec = api::parse_drafter_spec(text);
     // 256 tokens (16 blocks) each: the prompt, max_new_tokens and one cycle's tree.

@@ -34,6 +34,9 @@ constexpr int64_t kN = 10, kQw = 8, kKw = 4;
 // leaves a margin for other kernel paths and compilers.
 constexpr double kRtol = 1e-4;
 
+// An overload of grad_check's to_d for lists; grad_check's stays in the overload set beside it (a
+// test file compiled after this one in the same unity unit calls it by its plain name).
+using test::grad_check::to_d;
 std::vector<DVec> to_d(const std::vector<Vec>& v) {
   std::vector<DVec> d;
   for (const Vec& x : v) d.push_back(test::grad_check::to_d(x));
