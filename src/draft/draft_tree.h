@@ -23,8 +23,12 @@ struct DraftTree {
   // the draft's processed distribution q at node i, from which node i's child was sampled, so that
   // verification can apply min(1, p/q) (verify_sampling_from_draft). Empty for deterministic
   // drafts (top-k trees, chains of argmax, lookups), which the position-keyed rule verifies.
+  // draft_q_rows, when not empty, has one entry per node: the row of draft_q holding that node's q,
+  // or -1 for a node without children. draft_q then holds those rows only: an EAGLE tree with
+  // sampled siblings (a 128-node tree of a 128k vocabulary would take 131 MB with a row per node).
   std::vector<double> draft_q;
   int64_t draft_q_vocab = 0;
+  std::vector<int32_t> draft_q_rows;
   // Nodes [0, verifiable) may be accepted; -1 = all. The nodes from `verifiable` on ride along in
   // the target forward (their logits are computed like any node's) but verification never walks
   // into them: lookahead decoding's Jacobi branch (speculative/lookahead_drafter.h), whose tokens
@@ -51,6 +55,7 @@ struct DraftTree {
     ranks.assign(1, -1);
     draft_q.clear();
     draft_q_vocab = 0;
+    draft_q_rows.clear();
     sources.clear();
   }
   // logp defaults to value - values[parent], which is what it is when values are raw sums.

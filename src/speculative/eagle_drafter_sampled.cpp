@@ -130,15 +130,19 @@ void EagleDrafter::answer_sampled(const DraftStep& step) {
 }
 
 // q of every node whose children were drawn, over the target's vocabulary (zero outside the draft
-// vocabulary and for the other nodes, whose rows the rule never reads for a child).
+// vocabulary), one row per such node (DraftTree::draft_q_rows): leaves, most of a tree, get none.
 void EagleDrafter::attach_draft_q(DraftTree& tree) {
   if (q_nodes_.empty()) return;  // temperature 0, or the root alone: a deterministic tree
   const int64_t Vt = head_.config().vocab_size;
   const int64_t Vd = head_.draft_vocab_size();
   tree.draft_q_vocab = Vt;
-  tree.draft_q.assign(static_cast<size_t>(tree.size() * Vt), 0.0);
+  tree.draft_q.assign(q_nodes_.size() * static_cast<size_t>(Vt), 0.0);
+  tree.draft_q_rows.assign(static_cast<size_t>(tree.size()), -1);
   for (size_t i = 0; i < q_nodes_.size(); ++i) {
-    double* out = &tree.draft_q[static_cast<size_t>(q_nodes_[i] * Vt)];
+    if (q_nodes_[i] < 0 || q_nodes_[i] >= tree.size())
+      fail("sampled draft: q recorded for node ", q_nodes_[i], " of a ", tree.size(), "-node tree");
+    tree.draft_q_rows[static_cast<size_t>(q_nodes_[i])] = static_cast<int32_t>(i);
+    double* out = &tree.draft_q[i * static_cast<size_t>(Vt)];
     const double* q = &q_rows_[i * static_cast<size_t>(Vd)];
     for (int64_t j = 0; j < Vd; ++j) out[head_.draft_token(j)] = q[j];
   }

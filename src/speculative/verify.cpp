@@ -103,10 +103,21 @@ Verdict verify_sampling_from_draft(const DraftTree& tree, const float* logits, i
   validate_draft_tree(tree, vocab, "verify: draft tree");
   const auto size = static_cast<size_t>(tree.size());
   const auto V = static_cast<size_t>(vocab);
-  if (tree.draft_q_vocab != vocab || tree.draft_q.size() != size * V)
+  const bool by_row = !tree.draft_q_rows.empty();
+  if (tree.draft_q_vocab != vocab ||
+      (by_row ? tree.draft_q_rows.size() != size || tree.draft_q.size() % V != 0
+              : tree.draft_q.size() != size * V))
     fail("verify: a sampled draft needs its draft distribution at every node (",
          tree.draft_q.size(), " probabilities for ", size, " nodes of vocabulary ", vocab, ")");
   const auto children = children_of(tree);
+  // q at a node with children: its row (by_row) or the node's own row.
+  const auto q_of = [&](int32_t node) -> const double* {
+    const int64_t row = by_row ? tree.draft_q_rows[static_cast<size_t>(node)] : node;
+    if (row < 0 || static_cast<size_t>(row) >= tree.draft_q.size() / V)
+      fail("verify: a sampled draft has no draft distribution at node ", node,
+           ", which has children");
+    return &tree.draft_q[static_cast<size_t>(row) * V];
+  };
   Verdict v;
   v.path.push_back(0);
   std::vector<double> q;
@@ -115,8 +126,10 @@ Verdict verify_sampling_from_draft(const DraftTree& tree, const float* logits, i
     const std::vector<int32_t>& ch = children[static_cast<size_t>(node)];
     Rng rng(position_word(params.seed, position));
     Distribution p = process_logits(logits + node * vocab, vocab, params);
-    const double* q0 = &tree.draft_q[static_cast<size_t>(node) * V];
-    q.assign(q0, q0 + V);
+    if (!ch.empty()) {
+      const double* q0 = q_of(node);
+      q.assign(q0, q0 + V);
+    }
     int32_t next = -1;
     for (size_t i = 0; i < ch.size(); ++i) {
       const auto x = static_cast<size_t>(tree.tokens[ch[i]]);
