@@ -1,8 +1,8 @@
 // The equality tests' runs: every drafter kind (EAGLE dynamic at three budgets, static, chain,
 // lookup, the root alone, a scripted oracle, EAGLE-2 without the value and without reranking,
-// lookahead decoding, suffix decoding, a hybrid dynamic+suffix tree), each run speculatively on every prompt and compared token
-// for token with plain decoding. Greedy equality and seeded sampled equality share them, so a
-// drafter added here is checked by both.
+// lookahead decoding, suffix decoding, a hybrid dynamic+suffix tree), each run speculatively on
+// every prompt and compared token for token with plain decoding. Greedy equality and seeded sampled
+// equality share them, so a drafter added here is checked by both.
 #pragma once
 
 #include <functional>

@@ -182,10 +182,10 @@ TEST(OpenAiRequest, DrafterNamesCannotBeKinds) {
 TEST(OpenAiRequest, DrafterSizesWithinTheServersLimits) {
   RequestPolicy policy;
   policy.draft = {20, 6, 4};  // tokens, depth, top-k
-  for (const char* spec : {"chain:6", "lookup:6", "dynamic:20:6:4", "static:[[0],[1],[0,0],[3]]",
-                           "lookahead:2:3:2", "plain", "none", "static:20", "suffix:20:6:0",
-                           "dynamic:20:6:4+suffix:20:6:0", "dynamic:20:6:4+suffix:4:2",
-                           "sampled:20:6:4"})
+  for (const char* spec :
+       {"chain:6", "lookup:6", "dynamic:20:6:4", "static:[[0],[1],[0,0],[3]]", "lookahead:2:3:2",
+        "plain", "none", "static:20", "suffix:20:6:0", "dynamic:20:6:4+suffix:20:6:0",
+        "dynamic:20:6:4+suffix:4:2", "sampled:20:6:4"})
     EXPECT_NO_THROW(with_policy(spec_body(spec), policy)) << spec;
   const std::pair<const char*, const char*> over[] = {
       {"chain:100000", "--max-draft-depth"},
@@ -230,9 +230,9 @@ TEST(OpenAiRequest, DrafterSizesWithinTheServersLimits) {
     EXPECT_NE(std::string(e.what()).find(spec), std::string::npos) << e.what();
   }
   // The default limits hold the server's documented defaults and the specs the docs show.
-  for (const char* spec :
-       {"dynamic", "dynamic:60:5:10", "dynamic:auto:8:1:cal", "chain:6", "static",
-        "lookahead:15:5:15", "lookup", "suffix", "suffix:64:31:5", "sampled", "dynamic:8:6:2+suffix"})
+  for (const char* spec : {"dynamic", "dynamic:60:5:10", "dynamic:auto:8:1:cal", "chain:6",
+                           "static", "lookahead:15:5:15", "lookup", "suffix", "suffix:64:31:5",
+                           "sampled", "dynamic:8:6:2+suffix"})
     EXPECT_NO_THROW(with_policy(spec_body(spec), RequestPolicy{})) << spec;
   EXPECT_THROW(with_policy(spec_body(std::string(kMaxSpecLength + 1, '1')), RequestPolicy{}),
                ApiError);
