@@ -10,9 +10,10 @@ namespace eagle2 {
 
 namespace {
 
-class HeadsPredictor : public HydraPredictor {
+class HydraHeadsPredictor : public HydraPredictor {
  public:
-  explicit HeadsPredictor(std::shared_ptr<const MedusaHeads> heads) : heads_(std::move(heads)) {
+  explicit HydraHeadsPredictor(std::shared_ptr<const MedusaHeads> heads)
+      : heads_(std::move(heads)) {
     if (heads_->kind() != MedusaHeads::Kind::Hydra)
       fail("hydra drafter: given Medusa heads (internal error)");
   }
@@ -50,7 +51,7 @@ class HeadsPredictor : public HydraPredictor {
 }  // namespace
 
 std::unique_ptr<HydraPredictor> hydra_predictor(std::shared_ptr<const MedusaHeads> heads) {
-  return std::make_unique<HeadsPredictor>(std::move(heads));
+  return std::make_unique<HydraHeadsPredictor>(std::move(heads));
 }
 
 HydraDrafter::HydraDrafter(std::unique_ptr<HydraPredictor> predictor, ThreadPool& pool,

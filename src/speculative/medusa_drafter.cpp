@@ -12,9 +12,10 @@ namespace eagle2 {
 
 namespace {
 
-class HeadsPredictor : public MedusaPredictor {
+class MedusaHeadsPredictor : public MedusaPredictor {
  public:
-  explicit HeadsPredictor(std::shared_ptr<const MedusaHeads> heads) : heads_(std::move(heads)) {
+  explicit MedusaHeadsPredictor(std::shared_ptr<const MedusaHeads> heads)
+      : heads_(std::move(heads)) {
     if (heads_->kind() != MedusaHeads::Kind::Medusa)
       fail("medusa drafter: given Hydra heads (internal error)");
     all_.resize(static_cast<size_t>(heads_->num_heads()));
@@ -41,7 +42,7 @@ class HeadsPredictor : public MedusaPredictor {
 }  // namespace
 
 std::unique_ptr<MedusaPredictor> medusa_predictor(std::shared_ptr<const MedusaHeads> heads) {
-  return std::make_unique<HeadsPredictor>(std::move(heads));
+  return std::make_unique<MedusaHeadsPredictor>(std::move(heads));
 }
 
 MedusaDrafter::MedusaDrafter(std::unique_ptr<MedusaPredictor> predictor, ThreadPool& pool,
