@@ -340,10 +340,12 @@ void cols16(const QuantRowsView& x, const char* w, size_t rb, float* y, int64_t 
       for (int64_t i = 0; i < blocks; ++i) {
         if constexpr (grouped) {
           // The group's blocks are one stream: fetch the next one (or the next group's first,
-          // which follows) while this one is used.
+          // which follows) while this one is used; never past this call's columns, where the
+          // matrix may end (a pointer past it is undefined even if never read).
           const char* gblk = wn + static_cast<size_t>(i) * 16 * block_bytes;
-          for (size_t o = 0; o < 16 * block_bytes; o += 64)
-            _mm_prefetch(gblk + 16 * block_bytes + o, _MM_HINT_T0);
+          if (i + 1 < blocks || n + 32 <= n1)
+            for (size_t o = 0; o < 16 * block_bytes; o += 64)
+              _mm_prefetch(gblk + 16 * block_bytes + o, _MM_HINT_T0);
           unpack<DT>(GroupedSource{gblk}, &u);
         } else {
           unpack<DT>(RowSource{wn + i * block_bytes, rb}, &u);
