@@ -46,16 +46,17 @@ void quant_kmatmul_range_avx512(DType dt, const QuantRowsView& x, const void* w,
 void quant_codes_range_avx2(DType dt, const QuantRowsView& x, const void* w, float* y, int64_t ldy,
                             int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 
-// Q4_K/Q6_K with sixteen weight rows per register, for several activation rows
+// Q4_K/Q5_K/Q6_K with sixteen weight rows per register, for several activation rows
 // (quant_kcols16_avx512.cpp): columns n0 .. r - 1 in whole groups of sixteen; returns r, the first
-// column left to quant_kmatmul_range_avx512's per-column kernel (the same bits). Requires
-// AVX512-VNNI.
+// column left to quant_kmatmul_range_avx512's (Q5_K: quant_codes_range_avx2's) per-column kernel
+// (the same bits). Requires AVX512-VNNI.
 int64_t quant_kcols16_range_avx512(DType dt, const QuantRowsView& x, const void* w, float* y,
                                    int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 
-// Q4_K/Q6_K with eight weight rows per register, for several activation rows
+// Q4_K/Q5_K/Q6_K with eight weight rows per register, for several activation rows
 // (quant_kcols8_avx2.cpp): columns n0 .. r - 1 in whole groups of eight; returns r, the first
-// column left to quant_kmatmul_range_avx2's per-column kernel (the same bits). Row layout only.
+// column left to quant_kmatmul_range_avx2's (Q5_K: quant_codes_range_avx2's) per-column kernel
+// (the same bits). Row layout only.
 int64_t quant_kcols8_range_avx2(DType dt, const QuantRowsView& x, const void* w, float* y,
                                 int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 

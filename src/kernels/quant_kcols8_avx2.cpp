@@ -1,8 +1,8 @@
-// AVX2 kernel for Q4_K/Q6_K weights and several activation rows (verification batches, prompts),
-// the AVX2 twin of quant_kcols16_avx512.cpp: eight weight rows (output columns) sit in the eight
-// int32 lanes of a register, so each superblock is transposed and unpacked once per chunk of up to
-// kRowChunk activation rows, and the scale multiplies, the float steps and the final pairwise
-// total run eight columns at a time, with no horizontal sums (the per-column kernel of
+// AVX2 kernel for Q4_K/Q5_K/Q6_K weights and several activation rows (verification batches,
+// prompts), the AVX2 twin of quant_kcols16_avx512.cpp: eight weight rows (output columns) sit in
+// the eight int32 lanes of a register, so each superblock is transposed and unpacked once per chunk
+// of up to kRowChunk activation rows, and the scale multiplies, the float steps and the final
+// pairwise total run eight columns at a time, with no horizontal sums (the per-column kernel of
 // quant_kmatmul_avx2.cpp redoes a superblock's tail for every row and column).
 //
 // The order of quant_matmul.h is kept exactly: per superblock an exact int32 s (and mins for
@@ -14,6 +14,8 @@
 //       at most 2 * 15 * 127 = 3810, so the eight dwords of a sub-block add up in int16 (16
 //       products per half, |sum| <= 30480 < 32767, exact), and one madd with (sc_j, sc_j) per
 //       column gives sc_j * d_j in int32: no 32-bit multiply.
+//   Q5_K as Q4_K with codes 0..31: a pair is at most 2 * 31 * 127 = 7874, so four dwords add up
+//       in int16 (31496) before each madd.
 //   Q4_K mins = sum_j m_j * X_j as int16 pairs (m_j, m_j+2) . (X_j, X_j+2), X_j the sub-block's
 //       activation sum (|X_j| <= 32 * 127).
 //   Q6_K s = sum_g sc_g * d_g - 32 * sum_g sc_g * X_g over the sixteen 16-element groups, d_g over
@@ -98,6 +100,21 @@ struct Unpacked8 {
   __m256 dw, dmin;
 };
 
+// Q5_K is Q4_K's block with a fifth code bit per element (core/quant_codes.h): the same d, dmin
+// and twelve scale bytes, then qh[32] at byte 16 and the nibbles at 48; element 64c + l (l < 32)
+// takes bit 2c of qh[l], element 64c + 32 + l bit 2c + 1.
+constexpr size_t kQ5QhAt = 16, kQ5QsAt = 48;
+static_assert(offsetof(BlockQ5_K, qh) == kQ5QhAt && offsetof(BlockQ5_K, qs) == kQ5QsAt);
+
+// Bit j of every byte of v moved to bit 4 (the 16-bit shifts carry bits across bytes only below
+// bit 4 or above it, so the mask keeps each byte's own bit).
+inline __m256i fifth_bit8(__m256i v, int j) {
+  const __m256i m16 = _mm256_set1_epi8(0x10);
+  return j <= 4 ? _mm256_and_si256(_mm256_slli_epi16(v, 4 - j), m16)
+                : _mm256_and_si256(_mm256_srli_epi16(v, j - 4), m16);
+}
+
+template <bool five>
 void unpack_q4k(const char* blk, size_t rb, Unpacked8* u) {
   // Bytes 0-15 of each block: [d | dmin], then scales bytes 0-3, 4-7, 8-11 (quant_ktiles.h's
   // q4k_scales_mins gives the packing), one column per lane.
@@ -129,13 +146,21 @@ void unpack_q4k(const char* blk, size_t rb, Unpacked8* u) {
   u->pairs[2] = _mm256_and_si256(mn47, even16);                        // (m4, m6)
   u->pairs[3] = _mm256_and_si256(_mm256_srli_epi32(mn47, 8), even16);  // (m5, m7)
   // Codes: chunk c (qs bytes 32c ..) holds sub-block 2c in its low nibbles, 2c + 1 in its high.
-  const char* qs = blk + 16;
+  const char* qs = blk + (five ? kQ5QsAt : 16);
+  __m256i qh[8];
+  if constexpr (five) transpose8x8(blk + kQ5QhAt, rb, qh);
   for (int c = 0; c < 4; ++c) {
     __m256i w[8];
     transpose8x8(qs + 32 * c, rb, w);
     for (int t = 0; t < 8; ++t) {
-      u->codes[8 * (2 * c) + t] = _mm256_and_si256(w[t], m15);
-      u->codes[8 * (2 * c + 1) + t] = _mm256_and_si256(_mm256_srli_epi16(w[t], 4), m15);
+      __m256i lo = _mm256_and_si256(w[t], m15),
+              hi = _mm256_and_si256(_mm256_srli_epi16(w[t], 4), m15);
+      if constexpr (five) {
+        lo = _mm256_or_si256(lo, fifth_bit8(qh[t], 2 * c));
+        hi = _mm256_or_si256(hi, fifth_bit8(qh[t], 2 * c + 1));
+      }
+      u->codes[8 * (2 * c) + t] = lo;
+      u->codes[8 * (2 * c + 1) + t] = hi;
     }
   }
 }
@@ -197,7 +222,7 @@ void unpack_q6k(const char* blk, size_t rb, Unpacked8* u) {
 void act_pairs(DType dt, const QuantRowsView& x, int64_t m, int64_t blocks, int32_t* out) {
   const int32_t* sums = x.sums + m * (x.cols / 16);
   for (int64_t i = 0; i < blocks; ++i, sums += 16, out += 8) {
-    if (dt == DType::Q4_K) {
+    if (dt == DType::Q4_K || dt == DType::Q5_K) {
       int32_t X[8];
       for (int j = 0; j < 8; ++j) X[j] = sums[2 * j] + sums[2 * j + 1];
       out[0] = pack16(X[0], X[2]);
@@ -226,10 +251,11 @@ template <DType DT, int R>
 __attribute__((always_inline)) inline void terms(const Unpacked8& u, const int8_t* const xq[R],
                                                  const float dx[R], const int32_t* const xp[R],
                                                  __m256 out[R]) {
-  // Q4_K: eight sub-blocks of eight code dwords summed in int16; Q6_K: sixteen groups of four
-  // dwords, summed in int16 two at a time (see the top of the file for the bounds).
-  constexpr bool q4k = DT == DType::Q4_K;
-  constexpr int groups = q4k ? 8 : 16, dwords = 64 / groups, per_madd = q4k ? 8 : 2;
+  // Q4_K: eight sub-blocks of eight code dwords summed in int16 (Q5_K four at a time); Q6_K:
+  // sixteen groups of four dwords, summed in int16 two at a time (the top of the file: bounds).
+  constexpr bool q4k = DT == DType::Q4_K || DT == DType::Q5_K;  // one layout, Q5_K's codes 0..31
+  constexpr int groups = q4k ? 8 : 16, dwords = 64 / groups;
+  constexpr int per_madd = DT == DType::Q4_K ? 8 : DT == DType::Q5_K ? 4 : 2;
   __m256i s[R];
   for (int r = 0; r < R; ++r) s[r] = _mm256_setzero_si256();
   for (int g = 0; g < groups; ++g)
@@ -286,14 +312,16 @@ inline void rows_terms(const QuantRowsView& x, const Unpacked8& u, int64_t mc, i
 // Q6_K's sums keep fewer vectors live per row (the Q4_K tile has its mins besides), and its
 // codes are read twice as often per product; four rows were as fast as two or faster (kbench).
 template <DType DT>
-constexpr int kTileRows = DT == DType::Q4_K ? 2 : 4;
+constexpr int kTileRows = DT == DType::Q6_K ? 4 : 2;
 
 template <DType DT>
 int64_t cols8(const QuantRowsView& x, const char* w, float* y, int64_t ldy, int64_t m0, int64_t m1,
               int64_t n0, int64_t n1) {
   const int64_t K = x.cols, blocks = K / 256;
   const size_t rb = dtype_bytes(DT, K);
-  constexpr size_t block_bytes = DT == DType::Q4_K ? sizeof(BlockQ4_K) : sizeof(BlockQ6_K);
+  constexpr size_t block_bytes = DT == DType::Q4_K   ? sizeof(BlockQ4_K)
+                                 : DT == DType::Q5_K ? sizeof(BlockQ5_K)
+                                                     : sizeof(BlockQ6_K);
   constexpr int R = kTileRows<DT>;
   if (n1 - n0 < 8) return n0;  // no whole group: the caller's kernel takes every column
   thread_local std::vector<int32_t> pairs;
@@ -310,8 +338,8 @@ int64_t cols8(const QuantRowsView& x, const char* w, float* y, int64_t ldy, int6
       for (int64_t r = 0; r < rows; ++r)
         for (int a = 0; a < 8; ++a) acc[r][a] = _mm256_setzero_ps();
       for (int64_t i = 0; i < blocks; ++i) {
-        if constexpr (DT == DType::Q4_K)
-          unpack_q4k(wn + i * block_bytes, rb, &u);
+        if constexpr (DT == DType::Q4_K || DT == DType::Q5_K)
+          unpack_q4k<DT == DType::Q5_K>(wn + i * block_bytes, rb, &u);
         else
           unpack_q6k(wn + i * block_bytes, rb, &u);
         int64_t r = 0;
@@ -340,6 +368,7 @@ int64_t quant_kcols8_range_avx2(DType dt, const QuantRowsView& x, const void* w,
                                 int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
   const char* wc = static_cast<const char*>(w);
   if (dt == DType::Q4_K) return cols8<DType::Q4_K>(x, wc, y, ldy, m0, m1, n0, n1);
+  if (dt == DType::Q5_K) return cols8<DType::Q5_K>(x, wc, y, ldy, m0, m1, n0, n1);
   return cols8<DType::Q6_K>(x, wc, y, ldy, m0, m1, n0, n1);
 }
 
