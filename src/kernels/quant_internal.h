@@ -42,7 +42,8 @@ void quant_kmatmul_range_avx512(DType dt, const QuantRowsView& x, const void* w,
                                 int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 
 // The types of core/quant_codes.h (quant_codes_avx2.cpp): both ISA paths run this AVX2 kernel
-// for them.
+// for the columns the columns-in-lanes kernels below leave (Q5_K: quant_kcols*; Q4_1, Q5_0, Q5_1,
+// IQ4_NL on AVX-512 VNNI: quant_codes_cols16), and for every column of Q3_K, Q2_K, IQ4_XS.
 void quant_codes_range_avx2(DType dt, const QuantRowsView& x, const void* w, float* y, int64_t ldy,
                             int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 
