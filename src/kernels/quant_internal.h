@@ -68,6 +68,12 @@ int64_t quant_codes_cols16_range_avx512(DType dt, const QuantRowsView& x, const 
                                         int64_t ldy, int64_t m0, int64_t m1, int64_t n0,
                                         int64_t n1);
 
+// Q4_1/Q5_0/Q5_1 with eight weight rows per register (quant_codes_cols8_avx2.cpp): columns n0 ..
+// r - 1 in whole groups of eight; returns r, the first column left to quant_codes_range_avx2 (the
+// same bits); other types: returns n0.
+int64_t quant_codes_cols8_range_avx2(DType dt, const QuantRowsView& x, const void* w, float* y,
+                                     int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+
 // Q8_0/Q4_0 with sixteen weight rows per register (quant_rows16_avx512.cpp): columns n0 .. r - 1
 // in whole groups of sixteen; returns r, the first column left to quant_matmul_range_avx512's
 // other kernel (the same bits). Requires AVX512-VNNI.
