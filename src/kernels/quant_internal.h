@@ -42,22 +42,37 @@ void quant_kmatmul_range_avx512(DType dt, const QuantRowsView& x, const void* w,
                                 int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 
 // The types of core/quant_codes.h (quant_codes_avx2.cpp): both ISA paths run this AVX2 kernel
-// for them.
+// for the columns the columns-in-lanes kernels below leave (Q5_K: quant_kcols*; Q4_1, Q5_0, Q5_1,
+// IQ4_NL on AVX-512 VNNI: quant_codes_cols16), and for every column of Q3_K, Q2_K, IQ4_XS.
 void quant_codes_range_avx2(DType dt, const QuantRowsView& x, const void* w, float* y, int64_t ldy,
                             int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 
-// Q4_K/Q6_K with sixteen weight rows per register, for several activation rows
+// Q4_K/Q5_K/Q6_K with sixteen weight rows per register, for several activation rows
 // (quant_kcols16_avx512.cpp): columns n0 .. r - 1 in whole groups of sixteen; returns r, the first
-// column left to quant_kmatmul_range_avx512's per-column kernel (the same bits). Requires
-// AVX512-VNNI.
+// column left to quant_kmatmul_range_avx512's (Q5_K: quant_codes_range_avx2's) per-column kernel
+// (the same bits). Requires AVX512-VNNI.
 int64_t quant_kcols16_range_avx512(DType dt, const QuantRowsView& x, const void* w, float* y,
                                    int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 
-// Q4_K with eight weight rows per register, for several activation rows (quant_kcols8_avx2.cpp):
-// columns n0 .. r - 1 in whole groups of eight; returns r, the first column left to
-// quant_kmatmul_range_avx2's per-column kernel (the same bits). Row layout only.
-int64_t quant_kcols8_range_avx2(const QuantRowsView& x, const void* w, float* y, int64_t ldy,
-                                int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+// Q4_K/Q5_K/Q6_K with eight weight rows per register, for several activation rows
+// (quant_kcols8_avx2.cpp): columns n0 .. r - 1 in whole groups of eight; returns r, the first
+// column left to quant_kmatmul_range_avx2's (Q5_K: quant_codes_range_avx2's) per-column kernel
+// (the same bits). Row layout only.
+int64_t quant_kcols8_range_avx2(DType dt, const QuantRowsView& x, const void* w, float* y,
+                                int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
+
+// Q4_1/Q5_0/Q5_1/IQ4_NL with sixteen weight rows per register (quant_codes_cols16_avx512.cpp):
+// columns n0 .. r - 1 in whole groups of sixteen; returns r, the first column left to
+// quant_codes_range_avx2 (the same bits); other types: returns n0. Requires AVX512-VNNI.
+int64_t quant_codes_cols16_range_avx512(DType dt, const QuantRowsView& x, const void* w, float* y,
+                                        int64_t ldy, int64_t m0, int64_t m1, int64_t n0,
+                                        int64_t n1);
+
+// Q4_1/Q5_0/Q5_1 with eight weight rows per register (quant_codes_cols8_avx2.cpp): columns n0 ..
+// r - 1 in whole groups of eight; returns r, the first column left to quant_codes_range_avx2 (the
+// same bits); other types: returns n0.
+int64_t quant_codes_cols8_range_avx2(DType dt, const QuantRowsView& x, const void* w, float* y,
+                                     int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1);
 
 // Q8_0/Q4_0 with sixteen weight rows per register (quant_rows16_avx512.cpp): columns n0 .. r - 1
 // in whole groups of sixteen; returns r, the first column left to quant_matmul_range_avx512's

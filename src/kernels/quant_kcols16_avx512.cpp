@@ -1,4 +1,4 @@
-// AVX-512 VNNI kernel for Q4_K/Q6_K weights and several activation rows (verification batches,
+// AVX-512 VNNI kernel for Q4_K/Q5_K/Q6_K weights and several activation rows (verification batches,
 // prompts): sixteen weight rows (output columns) sit in the sixteen int32 lanes of a register, so
 // each superblock is unpacked once per chunk of up to kRowChunk activation rows (once for a whole
 // verification batch) and vpdpbusd's lane sums are already
@@ -15,6 +15,7 @@
 //         pairs of them and of the 6-bit mins are int16 and vpdpwssd takes two per lane).
 //   Q6_K  s = sum_g sc_g * d_g - 32 * sum_g sc_g * X_g, d_g over the 16 codes 0..63 of group g;
 //         the second sum as int16 pairs (-32 * sc_g is -4064..4096, X_g is +-2032).
+//   Q5_K  as Q4_K with codes 0..31 (|d_j| <= 32 * 31 * 127).
 // Every partial sum is far inside int32 (|s| < 2^28 for Q6_K), and integer addition is
 // associative, so the totals are the reference's exactly.
 //
@@ -132,7 +133,21 @@ struct Unpacked {
   __m512 dw, dmin;
 };
 
-template <class Src>
+// Q5_K is Q4_K's block with a fifth code bit per element (core/quant_codes.h): the same d, dmin
+// and twelve scale bytes, then qh[32] at byte 16 and the nibbles at 48; element 64c + l (l < 32)
+// takes bit 2c of qh[l], element 64c + 32 + l bit 2c + 1.
+constexpr size_t kQ5QhAt = 16, kQ5QsAt = 48;
+static_assert(offsetof(BlockQ5_K, qh) == kQ5QhAt && offsetof(BlockQ5_K, qs) == kQ5QsAt);
+
+// Bit j of every byte of v moved to bit 4 (the 16-bit shifts carry bits across bytes only below
+// bit 4 or above it, so the mask keeps each byte's own bit).
+inline __m512i fifth_bit16(__m512i v, int j) {
+  const __m512i m16 = _mm512_set1_epi8(0x10);
+  return j <= 4 ? _mm512_and_si512(_mm512_slli_epi16(v, static_cast<unsigned>(4 - j)), m16)
+                : _mm512_and_si512(_mm512_srli_epi16(v, static_cast<unsigned>(j - 4)), m16);
+}
+
+template <class Src, bool five = false>
 void unpack_q4k(const Src& src, Unpacked* u) {
   // Bytes 0-15 of each block: [d | dmin], then scales bytes 0-3, 4-7, 8-11 (quant_ktiles.h's
   // q4k_scales_mins gives the packing), one column per lane.
@@ -158,12 +173,20 @@ void unpack_q4k(const Src& src, Unpacked* u) {
   u->pairs[2] = _mm512_and_si512(mn47, even16);                        // (m4, m6)
   u->pairs[3] = _mm512_and_si512(_mm512_srli_epi32(mn47, 8), even16);  // (m5, m7)
   // Codes: chunk c (qs bytes 32c ..) holds sub-block 2c in its low nibbles, 2c + 1 in its high.
+  __m512i qh[8];
+  if constexpr (five) src.template dwords<8>(kQ5QhAt, qh);
   for (int c = 0; c < 4; ++c) {
     __m512i w[8];
-    src.template dwords<8>(16 + 32 * c, w);
+    src.template dwords<8>((five ? kQ5QsAt : 16) + 32 * c, w);
     for (int t = 0; t < 8; ++t) {
-      u->codes[8 * (2 * c) + t] = _mm512_and_si512(w[t], m15);
-      u->codes[8 * (2 * c + 1) + t] = _mm512_and_si512(_mm512_srli_epi16(w[t], 4), m15);
+      __m512i lo = _mm512_and_si512(w[t], m15),
+              hi = _mm512_and_si512(_mm512_srli_epi16(w[t], 4), m15);
+      if constexpr (five) {
+        lo = _mm512_or_si512(lo, fifth_bit16(qh[t], 2 * c));
+        hi = _mm512_or_si512(hi, fifth_bit16(qh[t], 2 * c + 1));
+      }
+      u->codes[8 * (2 * c) + t] = lo;
+      u->codes[8 * (2 * c + 1) + t] = hi;
     }
   }
 }
@@ -220,10 +243,16 @@ void unpack_q6k(const Src& src, Unpacked* u) {
   }
 }
 
+// Q4_K and Q5_K share everything but the codes' fifth bit.
+template <DType DT>
+constexpr bool kQ4Like = DT == DType::Q4_K || DT == DType::Q5_K;
+
 template <DType DT, class Src>
 inline void unpack(const Src& src, Unpacked* u) {
   if constexpr (DT == DType::Q4_K)
-    unpack_q4k(src, u);
+    unpack_q4k<Src, false>(src, u);
+  else if constexpr (DT == DType::Q5_K)
+    unpack_q4k<Src, true>(src, u);
   else
     unpack_q6k(src, u);
 }
@@ -234,7 +263,7 @@ inline void unpack(const Src& src, Unpacked* u) {
 void act_pairs(DType dt, const QuantRowsView& x, int64_t m, int64_t blocks, int32_t* out) {
   const int32_t* sums = x.sums + m * (x.cols / 16);
   for (int64_t i = 0; i < blocks; ++i, sums += 16, out += 8) {
-    if (dt == DType::Q4_K) {
+    if (dt == DType::Q4_K || dt == DType::Q5_K) {
       int32_t X[8];
       for (int j = 0; j < 8; ++j) X[j] = sums[2 * j] + sums[2 * j + 1];
       out[0] = pack16(X[0], X[2]);
@@ -263,7 +292,7 @@ template <DType DT, int R>
 __attribute__((always_inline)) inline void terms(const Unpacked& u, const int8_t* const xq[R],
                                                  const float dx[R], const int32_t* const xp[R],
                                                  __m512 out[R]) {
-  constexpr int groups = DT == DType::Q4_K ? 8 : 16, dwords = 64 / groups;
+  constexpr int groups = kQ4Like<DT> ? 8 : 16, dwords = 64 / groups;
   __m512i s[R];
   for (int r = 0; r < R; ++r) s[r] = _mm512_setzero_si512();
   for (int g = 0; g < groups; g += 2) {
@@ -282,7 +311,7 @@ __attribute__((always_inline)) inline void terms(const Unpacked& u, const int8_t
   }
   for (int r = 0; r < R; ++r) {
     const __m512 vdx = _mm512_set1_ps(dx[r]);
-    if constexpr (DT == DType::Q4_K) {
+    if constexpr (kQ4Like<DT>) {
       __m512i mins = _mm512_setzero_si512();
       for (int p = 0; p < 4; ++p)
         mins = _mm512_dpwssd_epi32(mins, u.pairs[p], _mm512_set1_epi32(xp[r][p]));
@@ -323,7 +352,9 @@ template <DType DT, bool grouped>
 void cols16(const QuantRowsView& x, const char* w, size_t rb, float* y, int64_t ldy, int64_t m0,
             int64_t m1, int64_t n0, int64_t n1) {
   const int64_t K = x.cols, blocks = K / 256;
-  constexpr size_t block_bytes = DT == DType::Q4_K ? sizeof(BlockQ4_K) : sizeof(BlockQ6_K);
+  constexpr size_t block_bytes = DT == DType::Q4_K   ? sizeof(BlockQ4_K)
+                                 : DT == DType::Q5_K ? sizeof(BlockQ5_K)
+                                                     : sizeof(BlockQ6_K);
   if (n1 - n0 < 16) return;  // no whole group: the caller's kernel takes every column
   thread_local std::vector<int32_t> pairs;
   pairs.resize(static_cast<size_t>((m1 - m0) * blocks * 8));
@@ -386,6 +417,8 @@ int64_t quant_kcols16_range_avx512(DType dt, const QuantRowsView& x, const void*
   const char* wc = static_cast<const char*>(w);
   if (dt == DType::Q4_K)
     cols16<DType::Q4_K, false>(x, wc, rb, y, ldy, m0, m1, n0, n1);
+  else if (dt == DType::Q5_K)
+    cols16<DType::Q5_K, false>(x, wc, rb, y, ldy, m0, m1, n0, n1);
   else
     cols16<DType::Q6_K, false>(x, wc, rb, y, ldy, m0, m1, n0, n1);
   return n0 + (n1 - n0) / 16 * 16;

@@ -113,17 +113,19 @@ struct Avx2K {
   }
 };
 
-// From this many activation rows on, Q4_K's whole groups of eight columns take the
-// columns-in-lanes kernel (quant_kcols8_avx2.cpp).
-constexpr int64_t kKCols8MinRowsQ4K = 2;
+// From this many activation rows on, whole groups of eight columns take the columns-in-lanes
+// kernel (quant_kcols8_avx2.cpp). Q6_K gains less there (its 16-element groups sum only two code
+// dwords in int16 before a madd, against Q4_K's eight): at 2 and 3 rows the per-column kernel was
+// 7-10 % faster, from 4 rows on the columns-in-lanes one (kbench, docs/QUANTIZATION.md).
+constexpr int64_t kKCols8MinRowsQ4K = 2, kKCols8MinRowsQ6K = 4;
 
 }  // namespace
 
 void quant_kmatmul_range_avx2(DType dt, const QuantRowsView& x, const void* w, float* y,
                               int64_t ldy, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
-  const int64_t rest = dt == DType::Q4_K && m1 - m0 >= kKCols8MinRowsQ4K
-                           ? quant_kcols8_range_avx2(x, w, y, ldy, m0, m1, n0, n1)
-                           : n0;
+  const int64_t min_rows = dt == DType::Q4_K ? kKCols8MinRowsQ4K : kKCols8MinRowsQ6K;
+  const int64_t rest =
+      m1 - m0 >= min_rows ? quant_kcols8_range_avx2(dt, x, w, y, ldy, m0, m1, n0, n1) : n0;
   krange_any<Avx2K>(dt, x, w, y, ldy, m0, m1, rest, n1);
 }
 

@@ -39,6 +39,17 @@ struct Avx2Dot {
   }
 };
 
+// From this many activation rows on, Q5_K's whole groups of eight columns take
+// quant_kcols8_avx2.cpp's kernel, which unpacks each superblock once for up to sixteen rows
+// (quant_codes_avx2.cpp's, once per four, with a horizontal sum per row and column): from one
+// row (1 thread, thread CPU per row, 2026-12-07, 2-core Intel Xeon model 207, loaded, 512x2048:
+// M=1 145 -> 53 us, M=8 76 -> 16).
+constexpr int64_t kKCols8MinRowsQ5K = 1;
+// Q4_1/Q5_0/Q5_1 take quant_codes_cols8_avx2.cpp's kernel from one row too (same conditions,
+// 512x2048, against quant_codes_avx2.cpp's: M=1 Q4_1 77 -> 45 us, Q5_0 79 -> 77, Q5_1 90 -> 76;
+// M=8 45 -> 18, 42 -> 22, 47 -> 23).
+constexpr int64_t kCodesCols8MinRows = 1;
+
 }  // namespace
 
 void quant_matmul_range_avx2(DType dt, const QuantRowsView& x, const void* w, float* y, int64_t ldy,
@@ -51,6 +62,22 @@ void quant_matmul_range_avx2(DType dt, const QuantRowsView& x, const void* w, fl
     case DType::Q4_K:
     case DType::Q6_K:
       return quant_kmatmul_range_avx2(dt, x, w, y, ldy, m0, m1, n0, n1);
+    case DType::Q5_K: {
+      // Enough rows: whole groups of eight columns take the columns-in-lanes kernel, the rest
+      // the codes kernel (the same bits).
+      const int64_t rest = m1 - m0 < kKCols8MinRowsQ5K
+                               ? n0
+                               : quant_kcols8_range_avx2(dt, x, w, y, ldy, m0, m1, n0, n1);
+      return quant_codes_range_avx2(dt, x, w, y, ldy, m0, m1, rest, n1);
+    }
+    case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1: {
+      const int64_t rest = m1 - m0 < kCodesCols8MinRows
+                               ? n0
+                               : quant_codes_cols8_range_avx2(dt, x, w, y, ldy, m0, m1, n0, n1);
+      return quant_codes_range_avx2(dt, x, w, y, ldy, m0, m1, rest, n1);
+    }
     default:
       // Q4_1 .. IQ4_XS (core/quant_codes.h): one AVX2 kernel for both paths.
       return quant_codes_range_avx2(dt, x, w, y, ldy, m0, m1, n0, n1);

@@ -42,6 +42,15 @@ struct VnniDot {
 // 12.4; Q4_0 M=2 34.5 -> 15.0, M=4 33.2 -> 10.5; 2048x5632 Q8_0 M=2 348 -> 228, Q4_0 M=4 367 ->
 // 120).
 constexpr int64_t kRows16MinRows = 2;
+// Q5_K takes quant_kcols16_avx512.cpp's kernel from one row: 1 thread, thread CPU per row,
+// 2026-12-07, 2-core Intel Xeon model 207 (loaded), against quant_codes_avx2.cpp's: 512x2048
+// M=1 145 -> 35 us, M=8 75 -> 9; 2048x5632 M=1 1617 -> 409, M=8 907 -> 101.
+constexpr int64_t kKCols16MinRowsQ5K = 1;
+// Q4_1/Q5_0/Q5_1/IQ4_NL take quant_codes_cols16_avx512.cpp's kernel from one row too (same
+// conditions, against quant_codes_avx2.cpp's: 512x2048 M=1 Q4_1 77 -> 35 us, Q5_1 91 -> 57,
+// IQ4_NL 67 -> 36; M=8 Q4_1 45 -> 11, Q5_0 43 -> 13, Q5_1 47 -> 14, IQ4_NL 39 -> 10; 2048x5632
+// Q5_0 M=1 853 -> 694, M=8 488 -> 145).
+constexpr int64_t kCodesCols16MinRows = 1;
 
 }  // namespace
 
@@ -61,8 +70,25 @@ void quant_matmul_range_avx512(DType dt, const QuantRowsView& x, const void* w, 
     case DType::Q4_K:
     case DType::Q6_K:
       return quant_kmatmul_range_avx512(dt, x, w, y, ldy, m0, m1, n0, n1);
+    case DType::Q5_K: {
+      // Enough rows: whole groups of sixteen columns take the columns-in-lanes kernel, the rest
+      // the codes kernel (the same bits).
+      const int64_t rest = m1 - m0 < kKCols16MinRowsQ5K
+                               ? n0
+                               : quant_kcols16_range_avx512(dt, x, w, y, ldy, m0, m1, n0, n1);
+      return quant_codes_range_avx2(dt, x, w, y, ldy, m0, m1, rest, n1);
+    }
+    case DType::Q4_1:
+    case DType::Q5_0:
+    case DType::Q5_1:
+    case DType::IQ4_NL: {
+      const int64_t rest = m1 - m0 < kCodesCols16MinRows
+                               ? n0
+                               : quant_codes_cols16_range_avx512(dt, x, w, y, ldy, m0, m1, n0, n1);
+      return quant_codes_range_avx2(dt, x, w, y, ldy, m0, m1, rest, n1);
+    }
     default:
-      // Q4_1 .. IQ4_XS (core/quant_codes.h): one AVX2 kernel for both paths.
+      // Q3_K, Q2_K, IQ4_XS (core/quant_codes.h): one AVX2 kernel for both paths.
       return quant_codes_range_avx2(dt, x, w, y, ldy, m0, m1, n0, n1);
   }
 }

@@ -25,6 +25,12 @@ int main(int argc, char** argv) {
   bool grouped = code >= 7;
   const DType grouped_types[] = {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K};
   DType dt = grouped ? grouped_types[code - 7] : static_cast<DType>(code);
+  // Or a type's name (Q5_K, Q4_1, ...): that type in the row layout.
+  if (argv[1][0] == 'Q' || argv[1][0] == 'I') {
+    grouped = false;
+    for (int t = static_cast<int>(DType::Q8_0); t <= static_cast<int>(DType::IQ4_XS); ++t)
+      if (std::strcmp(dtype_name(static_cast<DType>(t)), argv[1]) == 0) dt = static_cast<DType>(t);
+  }
   int64_t M = atoll(argv[2]), N = atoll(argv[3]), K = atoll(argv[4]);
   int iters = atoi(argv[5]);
   // A sixth argument "avx2": the AVX2 path's kernel instead (row layout only).
@@ -37,7 +43,7 @@ int main(int argc, char** argv) {
     uint16_t h = f32_to_f16(0.01f);
     size_t off = dt == DType::Q6_K ? 208 : 0;
     memcpy(&w[at + off], &h, 2);
-    if (dt == DType::Q4_K) memcpy(&w[at + 2], &h, 2);
+    if (dt == DType::Q4_K || dt == DType::Q5_K) memcpy(&w[at + 2], &h, 2);
   }
   if (grouped) {
     Matrix W{dt, N, K, w.data()};

@@ -2,9 +2,9 @@
 # Builds kbench.cpp against the quantized kernels of the source tree SRCROOT (a checkout of any
 # commit, e.g. `git archive COMMIT src include | tar -x -C DIR`), with the ISA flags CMake uses,
 # and the core library of an existing build (BUILD, default build).
-# Usage: kbench_build.sh SRCROOT OUT_BINARY; then OUT_BINARY DTYPE M N K ITERS
+# Usage: kbench_build.sh SRCROOT OUT_BINARY; then OUT_BINARY DTYPE M N K ITERS [avx2]
 #   (DTYPE: 5 Q4_K, 6 Q6_K, 3 Q8_0, 4 Q4_0 in the row layout; 7 Q8_0, 8 Q4_0, 9 Q4_K, 10 Q6_K in
-#   kRowGroups16 as the loader leaves them).
+#   kRowGroups16 as the loader leaves them; or a type name, Q5_K, Q4_1, ..., in the row layout).
 set -e
 src=$1; out=$2; build=${BUILD:-build}
 here=$(dirname "$0")
