@@ -3,7 +3,11 @@
 // index drafts a repeated request's answer from its first time's output where the request's own
 // index cannot (greedy texts equal across systems: the bench fails otherwise).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -56,6 +60,29 @@ TEST(BenchServeStream, ServerScopeDraftsTheRepeatsFromEarlierOutputs) {
       << "request scope " << request_scope.tau[0] << ", server scope " << server_scope.tau[0];
   EXPECT_NE(r.table.find("The server-wide suffix index against the request's own"),
             std::string::npos);
+}
+
+// The shipped stream is what its script builds from the shipped edits and HumanEval.
+TEST(BenchServeStream, ShippedStreamIsTheScriptsOutput) {
+  if (!test::have_python()) GTEST_SKIP() << "python3 is absent";
+  EAGLE2_SHARED_FILE(humaneval, "data/prompts/HumanEval.jsonl.gz");
+  const std::string root = EAGLE2_SOURCE_DIR;
+  const std::string out = (std::filesystem::temp_directory_path() /
+                           ("eagle2_repeat_stream_" + std::to_string(getpid()) + ".jsonl"))
+                              .string();
+  const test::CliRun r =
+      test::run_shell("python3 " + test::kScriptsDir + "make_repeat_stream.py '" + out + "' '" +
+                      root + "/bench/prompts/code_edits.jsonl' '" + humaneval + "'");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("32 requests (16 distinct x 2)"), std::string::npos) << r.out;
+  auto read = [](const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  EXPECT_EQ(read(out), read(root + "/bench/prompts/repeated_requests.jsonl"));
+  std::filesystem::remove(out);
 }
 
 }  // namespace
