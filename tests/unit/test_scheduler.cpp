@@ -290,7 +290,9 @@ TEST(Scheduler, ServerWideSuffixIndexDraftsRepeatedRequests) {
       const auto got = drain(*stream);
       EXPECT_EQ(ids_of(got), want);
       for (const auto& p : got) d += p.drafted ? 1 : 0;
-      if (server_scope) EXPECT_EQ(stream->stats().target_forwards, stream->stats().new_tokens);
+      if (server_scope) {
+        EXPECT_EQ(stream->stats().target_forwards, stream->stats().new_tokens);
+      }
     }
     accepted[server_scope] = metric_sum(metrics.render(), "eagle2_accepted_length_sum");
     if (server_scope) {
