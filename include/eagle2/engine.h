@@ -63,6 +63,13 @@ class Engine {
   // also draft from it and publish their outputs to it (docs/SPECULATIVE.md "Suffix decoding",
   // eagle2 serve --suffix-scope server). Without it each suffix drafter indexes its own sequence.
   void share_suffix_index(int64_t max_bytes);
+  // The shared index's size now (all zero without one): what its bound counts (bytes, at most
+  // max_bytes), its node storage allocated (node_slots, live or free: at most max_nodes),
+  // the outputs it keeps and those it has evicted, oldest first.
+  struct SuffixIndexUsage {
+    int64_t bytes = 0, max_bytes = 0, node_slots = 0, max_nodes = 0, documents = 0, evictions = 0;
+  };
+  SuffixIndexUsage suffix_index_usage() const;
 
   // Adds a sequence, prefilled at the next step and decoded with the drafter of `spec` ("plain"
   // for plain decoding; `head` for the EAGLE drafters). What the drafters learn is kept per (head,
@@ -112,8 +119,11 @@ class Engine {
   bool failed(int64_t id) const;
   const std::vector<int32_t>& tokens(int64_t id) const;  // generated so far (EOS not included)
   Stats stats(int64_t id) const;
-  // Per generated token: 1 when it was an accepted draft token, 0 when the target's own (a bonus,
-  // the first token, plain decoding). Parallel to tokens(id).
+  // Per generated token: non-zero when it was an accepted draft token, 0 when the target's own (a
+  // bonus, the first token, plain decoding). Parallel to tokens(id). A drafted token of a hybrid
+  // tree (dynamic...+suffix) also says where it came from: kDraftedByHead and/or
+  // kDraftedBySuffix set (both when both sources drafted it); other drafters' tokens are 1.
+  static constexpr uint8_t kDraftedByHead = 2, kDraftedBySuffix = 4;
   const std::vector<uint8_t>& drafted(int64_t id) const;
   // With GenerateOptions::logprobs >= 0: the log-probs of generated tokens [from,
   // tokens(id).size()) (the target's verified logits, so the same with and without drafting); empty

@@ -10,6 +10,7 @@
 // callback propagates, and the cache is then to be discarded.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -68,6 +69,10 @@ struct Stats {
   // Hybrid trees (dynamic...+suffix): tree nodes drafted and accepted per source (a node both
   // drafted counts for both); zero for other drafters.
   int64_t head_drafted = 0, head_accepted = 0, suffix_drafted = 0, suffix_accepted = 0;
+  // Tree nodes drafted and accepted per depth: [source][depth - 1], source 0 every node, 1 head,
+  // 2 suffix (hybrid trees only, as above); nodes deeper than kDepthBins count at kDepthBins.
+  static constexpr int kDepthBins = 16;
+  std::array<std::array<int64_t, kDepthBins>, 3> drafted_by_depth{}, accepted_by_depth{};
   double draft_seconds = 0;
   double verify_seconds = 0;  // target forward over the tree + acceptance
   double other_seconds = 0;   // decode_seconds - draft - verify

@@ -199,6 +199,9 @@ Stats to_public(const SpeculativeStats& s) {
   o.head_accepted = s.head_accepted;
   o.suffix_drafted = s.suffix_drafted;
   o.suffix_accepted = s.suffix_accepted;
+  static_assert(Stats::kDepthBins == eagle2::SpeculativeStats::kDepthBins);
+  o.drafted_by_depth = s.drafted_by_depth;
+  o.accepted_by_depth = s.accepted_by_depth;
   o.draft_seconds = s.draft_seconds;
   o.verify_seconds = s.verify_seconds;
   o.other_seconds = s.other_seconds();

@@ -46,6 +46,19 @@ void Engine::share_suffix_index(int64_t max_bytes) {
   impl_->policies.share_suffix_index(std::make_shared<SharedSuffixIndex>(max_bytes));
 }
 
+Engine::SuffixIndexUsage Engine::suffix_index_usage() const {
+  SuffixIndexUsage u;
+  const std::shared_ptr<SharedSuffixIndex> index = impl_->policies.suffix_index();
+  if (!index) return u;
+  u.bytes = index->bytes();
+  u.max_bytes = index->max_bytes();
+  u.node_slots = index->node_slots();
+  u.max_nodes = index->max_nodes();
+  u.documents = index->documents();
+  u.evictions = index->evictions();
+  return u;
+}
+
 int64_t Engine::add(std::vector<int32_t> prompt, const GenerateOptions& options,
                     const DrafterSpec& spec, Head* head) {
   const GenerationOptions opt = to_internal(options);
@@ -89,6 +102,9 @@ void Engine::cancel(int64_t id) {
 void Engine::remove(int64_t id) {
   impl_->decoder.remove(id);
 }
+static_assert(Engine::kDraftedByHead == (eagle2::DraftTree::kFromHead << 1) &&
+              Engine::kDraftedBySuffix == (eagle2::DraftTree::kFromSuffix << 1) &&
+              eagle2::BatchDecoder::kDraftedToken == 1);
 const std::vector<uint8_t>& Engine::drafted(int64_t id) const {
   return impl_->decoder.drafted(id);
 }

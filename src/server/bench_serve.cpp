@@ -38,6 +38,9 @@ struct Target {
   int port = 0;
   std::string spec;    // "speculative" field; empty: none sent (llama-server)
   bool eagle2 = true;  // has /metrics in our names
+  // A server with --suffix-scope server started for each level and repetition (port set then):
+  // its index starts empty each time, and its /metrics count only that run.
+  bool fresh_server_scope = false;
 };
 
 std::string completion_body(const std::string& prompt, int64_t max_tokens,
@@ -62,27 +65,30 @@ struct Level {
 // (and, the first time, recorded into) `reference`, per prompt.
 Level run_level(const Target& t, int c, const BenchServeOptions& o,
                 std::map<size_t, std::string>& reference) {
-  const int n_requests = std::max(8, c * o.requests_per_client);
-  std::vector<std::pair<size_t, LoadResult>> results(static_cast<size_t>(n_requests));
+  const std::vector<std::vector<size_t>> plan =
+      client_prompts(o.prompts.size(), c, o.in_order, o.requests_per_client);
+  std::vector<std::vector<std::pair<size_t, LoadResult>>> per_client(plan.size());
   auto metrics_now = [&] {
     return t.eagle2 ? http_get("127.0.0.1", t.port, "/metrics").second : "";
   };
   const std::string before = metrics_now();
   const auto t0 = Clock::now();
   std::vector<std::thread> clients;
-  for (int k = 0; k < c; ++k)
+  for (size_t k = 0; k < plan.size(); ++k)
     clients.emplace_back([&, k] {
-      for (int i = k; i < n_requests; i += c) {
-        const size_t p = static_cast<size_t>(i) % o.prompts.size();
+      for (const size_t p : plan[k]) {
         LoadRequest req;
         req.body = completion_body(o.prompts[p], o.max_tokens, t.spec);
         req.stream = true;
-        results[static_cast<size_t>(i)] = {p, send_request("127.0.0.1", t.port, req)};
+        per_client[k].emplace_back(p, send_request("127.0.0.1", t.port, req));
       }
     });
   for (auto& th : clients) th.join();
   const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
   const std::string after = metrics_now();
+  std::vector<std::pair<size_t, LoadResult>> results;
+  for (auto& client : per_client)
+    for (auto& r : client) results.push_back(std::move(r));
   Level l;
   int64_t tokens = 0, forwards = 0;
   double request_tps = 0;
@@ -120,6 +126,9 @@ Level run_level(const Target& t, int c, const BenchServeOptions& o,
       l.sequences_per_step = delta("eagle2_batch_sequences_sum") / steps;
     }
   }
+  // Under the server scope a response reports its drafting as plain decoding's (masked); the
+  // fresh server's /metrics hold this run alone, so its tau is read there.
+  if (t.fresh_server_scope) l.tau = metric_value(after, "eagle2_tau");
   return l;
 }
 
@@ -167,6 +176,16 @@ void solo_rates(const BenchServeOptions& o, const api::DrafterSpec& spec,
   }
 }
 
+// Stops a server started on a thread and joins it, however the scope is left (null: none).
+struct StopServer {
+  Server* s;
+  std::thread& t;
+  ~StopServer() {
+    if (s) s->stop();
+    if (t.joinable()) t.join();
+  }
+};
+
 std::string range(const std::vector<double>& v, int decimals) {
   if (v.empty()) return "-";
   const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
@@ -187,6 +206,15 @@ std::vector<double> ratios(const std::vector<double>& a, const std::vector<doubl
 
 }  // namespace
 
+std::vector<std::vector<size_t>> client_prompts(size_t n, int c, bool in_order,
+                                                int requests_per_client) {
+  std::vector<std::vector<size_t>> plan(static_cast<size_t>(std::max(1, c)));
+  if (n == 0) return plan;
+  const size_t requests = in_order ? n : static_cast<size_t>(std::max(8, c * requests_per_client));
+  for (size_t i = 0; i < requests; ++i) plan[i % plan.size()].push_back(i % n);
+  return plan;
+}
+
 BenchServeResult run_bench_serve(const BenchServeOptions& o) {
   if (o.prompts.empty()) throw Error("bench-serve: no prompts");
   if (o.concurrency.empty()) throw Error("bench-serve: no concurrency levels");
@@ -200,18 +228,19 @@ BenchServeResult run_bench_serve(const BenchServeOptions& o) {
   so.max_queue = std::max(so.max_queue, so.parallel);
   Server server(so);
   std::thread serving([&] { server.run(); });
-  struct StopServer {
-    Server& s;
-    std::thread& t;
-    ~StopServer() {
-      s.stop();
-      if (t.joinable()) t.join();
-    }
-  } stop_server{server, serving};
+  const StopServer stop_server{&server, serving};
 
   const std::string eagle_spec = o.eagle_spec.empty() ? server.default_spec() : o.eagle_spec;
   std::vector<Target> targets = {{"plain", server.port(), "plain", true},
                                  {"EAGLE-2 (" + eagle_spec + ")", server.port(), eagle_spec, true}};
+  ServerOptions server_scope = so;
+  if (o.compare_suffix_scope) {
+    if (so.suffix_scope == "server")
+      throw Error("bench-serve: the suffix-scope comparison needs the request scope as its base");
+    server_scope.suffix_scope = "server";
+    targets.push_back(
+        {"EAGLE-2 (" + eagle_spec + "), --suffix-scope server", 0, eagle_spec, true, true});
+  }
   std::unique_ptr<ChildProcess> llama;
   if (!o.llama_server.empty()) {
     // llama-server on the same model: its own slots, plain decoding, our clients.
@@ -239,10 +268,19 @@ BenchServeResult run_bench_serve(const BenchServeOptions& o) {
 
   // Warm-up (unmeasured): one pass at the smallest level each, which also fills the references.
   std::map<size_t, std::string> reference, llama_reference;
-  for (const Target& t : targets) run_level(t, 1, o, t.eagle2 ? reference : llama_reference);
+  for (const Target& t : targets)
+    if (!t.fresh_server_scope) run_level(t, 1, o, t.eagle2 ? reference : llama_reference);
   for (int rep = 0; rep < o.reps; ++rep) {
     for (int c : o.concurrency)
-      for (const Target& t : targets) {
+      for (Target t : targets) {
+        std::unique_ptr<Server> fresh;
+        std::thread fresh_thread;
+        if (t.fresh_server_scope) {
+          fresh = std::make_unique<Server>(server_scope);
+          fresh_thread = std::thread([&] { fresh->run(); });
+          t.port = fresh->port();
+        }
+        const StopServer stop_fresh_server{fresh.get(), fresh_thread};
         const Level l = run_level(t, c, o, t.eagle2 ? reference : llama_reference);
         BenchServeCell& cell = result.cells[{t.system, c}];
         cell.aggregate_tps.push_back(l.aggregate_tps);
@@ -288,6 +326,22 @@ BenchServeResult run_bench_serve(const BenchServeOptions& o) {
           std::to_string(result.other_differing) + " of " + std::to_string(result.other_requests) +
           " requests (its results depend on the batch; ours may not, and the bench fails if "
           "they do).\n";
+  if (o.compare_suffix_scope) {
+    const std::string& shared = targets[2].system;
+    md +=
+        "\nThe server-wide suffix index against the request's own, aggregate tokens/s per "
+        "repetition:";
+    for (int c : o.concurrency)
+      md += " " + std::to_string(c) + " client(s) " +
+            range(ratios(result.cells[{shared, c}].aggregate_tps,
+                         result.cells[{eagle, c}].aggregate_tps),
+                  2) +
+            "x;";
+    md +=
+        " the --suffix-scope server rows come from a server started for each level and "
+        "repetition (an empty index each time); their tau is its /metrics' eagle2_tau "
+        "(responses report such requests as plain decoding's).\n";
+  }
   md += "\nDecoding alone (no server, the same prompts): plain " + range(result.solo_plain_tps, 0) +
         " tokens/s, " + eagle + " " + range(result.solo_eagle_tps, 0) + " tokens/s, speedup " +
         range(ratios(result.solo_eagle_tps, result.solo_plain_tps), 2) + "x.\n";

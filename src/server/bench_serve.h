@@ -23,6 +23,13 @@ struct BenchServeOptions {
   std::string eagle_spec;            // empty: the server's default spec
   std::vector<std::string> prompts;  // prompt texts (completions)
   int requests_per_client = 2;       // each client sends this many (at least 8 per level)
+  // Each level sends the prompt set once, in its order (request i by client i mod c), rather than
+  // requests_per_client each: a stream with repeats (bench/prompts/repeated_requests.jsonl) is
+  // replayed as written, each repeat after its first time.
+  bool in_order = false;
+  // A third system: the same spec on a server with --suffix-scope server (one fresh per level and
+  // repetition, so that each starts with an empty index), beside the request-scope one.
+  bool compare_suffix_scope = false;
   int64_t max_tokens = 128;
   int reps = 3;
   std::string llama_server;  // path of llama-server for a reference row ("" = none)
@@ -44,6 +51,12 @@ struct BenchServeResult {
   int64_t other_requests = 0, other_differing = 0;
   std::string table;  // markdown
 };
+
+// What each client sends at one level: client k's prompt indices, in order (n prompts, c
+// clients). in_order: every prompt once, request i by client i mod c; otherwise max(8, c *
+// requests_per_client) requests cycling through the prompts, dealt the same way.
+std::vector<std::vector<size_t>> client_prompts(size_t n, int c, bool in_order,
+                                                int requests_per_client);
 
 // Runs it all; Error when a request fails or a greedy text differs between runs.
 BenchServeResult run_bench_serve(const BenchServeOptions& options);

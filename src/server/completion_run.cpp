@@ -28,7 +28,7 @@ Delta CompletionRun::next(std::chrono::milliseconds timeout) {
     ++completion_tokens_;
     const StopMatcher::Result r = stop_.feed(piece);
     d.text += r.text;
-    d.tokens.push_back({std::move(piece), p.drafted, p.token, p.logprobs});
+    d.tokens.push_back({std::move(piece), p.drafted, p.token, p.logprobs, p.source});
     // Tokens after the stop string are not the client's: they are not counted or listed.
     if (r.stopped) break;
   }
@@ -83,6 +83,14 @@ Usage CompletionRun::usage() const {
   u.head_accepted = st.head_accepted;
   u.suffix_drafted = st.suffix_drafted;
   u.suffix_accepted = st.suffix_accepted;
+  // Every node counted (source 0), up to the deepest depth drafted.
+  size_t depths = 0;
+  for (size_t b = 0; b < st.drafted_by_depth[0].size(); ++b)
+    if (st.drafted_by_depth[0][b] > 0) depths = b + 1;
+  u.drafted_by_depth.assign(st.drafted_by_depth[0].begin(),
+                            st.drafted_by_depth[0].begin() + static_cast<ptrdiff_t>(depths));
+  u.accepted_by_depth.assign(st.accepted_by_depth[0].begin(),
+                             st.accepted_by_depth[0].begin() + static_cast<ptrdiff_t>(depths));
   return u;
 }
 

@@ -63,6 +63,12 @@ std::vector<double> powers_of_two(double max) {
   return b;
 }
 
+std::vector<double> one_to(int max) {
+  std::vector<double> b;
+  for (int v = 1; v <= max; ++v) b.push_back(v);
+  return b;
+}
+
 std::vector<double> zero_to(int max) {
   std::vector<double> b;
   for (int v = 0; v <= max; ++v) b.push_back(v);
@@ -74,26 +80,29 @@ std::vector<double> zero_to(int max) {
 Histogram::Histogram(std::vector<double> upper_bounds)
     : bounds_(std::move(upper_bounds)), counts_(bounds_.size(), 0) {}
 
-void Histogram::observe(double value) {
+void Histogram::observe(double value, uint64_t times) {
+  if (times == 0) return;
   for (size_t i = 0; i < bounds_.size(); ++i) {
     if (value <= bounds_[i]) {
-      ++counts_[i];
+      counts_[i] += times;
       break;
     }
   }
-  ++count_;  // a value above every bound lands in +Inf only
-  sum_ += value;
+  count_ += times;  // a value above every bound lands in +Inf only
+  sum_ += value * static_cast<double>(times);
 }
 
-void Histogram::render(const std::string& name, std::string& out) const {
+void Histogram::render(const std::string& name, std::string& out, const std::string& labels) const {
+  const std::string le = labels.empty() ? "{le=\"" : "{" + labels + ",le=\"";
+  const std::string own = labels.empty() ? " " : "{" + labels + "} ";
   uint64_t cumulative = 0;
   for (size_t i = 0; i < bounds_.size(); ++i) {
     cumulative += counts_[i];
-    out += name + "_bucket{le=\"" + number(bounds_[i]) + "\"} " + std::to_string(cumulative) + "\n";
+    out += name + "_bucket" + le + number(bounds_[i]) + "\"} " + std::to_string(cumulative) + "\n";
   }
-  out += name + "_bucket{le=\"+Inf\"} " + std::to_string(count_) + "\n";
-  out += name + "_sum " + number(sum_) + "\n";
-  out += name + "_count " + std::to_string(count_) + "\n";
+  out += name + "_bucket" + le + "+Inf\"} " + std::to_string(count_) + "\n";
+  out += name + "_sum" + own + number(sum_) + "\n";
+  out += name + "_count" + own + std::to_string(count_) + "\n";
 }
 
 // Batch sizes up to 64 sequences; rows up to 1024 (64 sequences' trees of up to 64 nodes would
@@ -102,7 +111,10 @@ void Histogram::render(const std::string& name, std::string& out) const {
 Metrics::Metrics()
     : batch_sequences_(powers_of_two(64)),
       batch_rows_(powers_of_two(1024)),
-      accepted_length_(zero_to(12)) {
+      accepted_length_(zero_to(12)),
+      // Depths 1..16: a node deeper than 16 is counted at 16 (api::Stats::kDepthBins).
+      drafted_depth_(3, Histogram(one_to(api::Stats::kDepthBins))),
+      accepted_depth_(3, Histogram(one_to(api::Stats::kDepthBins))) {
   // The outcomes every server has, at 0 from the start: a rate over them needs no "absent" case.
   for (const char* s : {"ok", "cancelled", "error"}) requests_[s] = 0;
 }
@@ -125,6 +137,14 @@ void Metrics::draft_sources(const api::Stats& s) {
     source_drafted_[i] += static_cast<uint64_t>(std::max<int64_t>(0, drafted[i]));
     source_accepted_[i] += static_cast<uint64_t>(std::max<int64_t>(0, accepted[i]));
   }
+  for (size_t source = 0; source < 3; ++source)
+    for (int b = 0; b < api::Stats::kDepthBins; ++b) {
+      const double depth = b + 1;
+      drafted_depth_[source].observe(
+          depth, static_cast<uint64_t>(std::max<int64_t>(0, s.drafted_by_depth[source][b])));
+      accepted_depth_[source].observe(
+          depth, static_cast<uint64_t>(std::max<int64_t>(0, s.accepted_by_depth[source][b])));
+    }
 }
 
 void Metrics::step(const api::StepReport& r) {
@@ -137,6 +157,11 @@ void Metrics::step(const api::StepReport& r) {
   if (r.committed > 0) committed_ += static_cast<uint64_t>(r.committed);
   draft_seconds_ += r.draft_seconds;
   verify_seconds_ += r.forward_seconds;
+}
+
+void Metrics::suffix_index(const api::Engine::SuffixIndexUsage& usage) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  suffix_index_ = usage;
 }
 
 void Metrics::queue_depth(int64_t depth) {
@@ -193,6 +218,29 @@ std::string Metrics::render() const {
   for (int i = 0; i < 2; ++i)
     out += std::string("eagle2_accepted_tokens_by_source_total{source=\"") + sources[i] + "\"} " +
            std::to_string(source_accepted_[i]) + "\n";
+  const char* depth_sources[3] = {"all", "head", "suffix"};
+  header(out, "eagle2_drafted_node_depth", "histogram",
+         "Depth of each drafted tree node (1: the root's children; deeper than 16 counted at "
+         "16), by source: all nodes, and hybrid trees' head and suffix nodes.");
+  for (size_t i = 0; i < 3; ++i)
+    drafted_depth_[i].render("eagle2_drafted_node_depth", out,
+                             std::string("source=\"") + depth_sources[i] + "\"");
+  header(out, "eagle2_accepted_node_depth", "histogram",
+         "Depth of each accepted tree node, by source as eagle2_drafted_node_depth: their "
+         "buckets' ratio per depth is the acceptance at that depth.");
+  for (size_t i = 0; i < 3; ++i)
+    accepted_depth_[i].render("eagle2_accepted_node_depth", out,
+                              std::string("source=\"") + depth_sources[i] + "\"");
+  header(out, "eagle2_suffix_index_bytes", "gauge",
+         "The server-wide suffix index's size as its --suffix-memory bound counts it (trie "
+         "nodes and kept outputs; 0 under --suffix-scope request).");
+  sample(out, "eagle2_suffix_index_bytes", static_cast<double>(suffix_index_.bytes));
+  header(out, "eagle2_suffix_index_documents", "gauge",
+         "Requests' outputs the server-wide suffix index keeps.");
+  sample(out, "eagle2_suffix_index_documents", static_cast<double>(suffix_index_.documents));
+  header(out, "eagle2_suffix_index_evictions_total", "counter",
+         "Outputs evicted from the server-wide suffix index, oldest first, to stay in its bound.");
+  sample(out, "eagle2_suffix_index_evictions_total", static_cast<double>(suffix_index_.evictions));
   header(out, "eagle2_draft_seconds_total", "counter", "Seconds spent drafting.");
   sample(out, "eagle2_draft_seconds_total", draft_seconds_);
   header(out, "eagle2_verify_seconds_total", "counter",

@@ -17,9 +17,10 @@ namespace eagle2::server {
 class Histogram {
  public:
   explicit Histogram(std::vector<double> upper_bounds);
-  void observe(double value);
-  // Appends `name`_bucket{le=...}, _sum and _count lines.
-  void render(const std::string& name, std::string& out) const;
+  void observe(double value, uint64_t times = 1);
+  // Appends `name`_bucket{labels,le=...}, _sum{labels} and _count{labels} lines; labels: e.g.
+  // `source="head"`, or empty.
+  void render(const std::string& name, std::string& out, const std::string& labels = {}) const;
   uint64_t count() const { return count_; }
   double sum() const { return sum_; }
 
@@ -38,7 +39,9 @@ class Metrics {
   void request_done(const std::string& status);
   void tokens_generated(int64_t n);
   // A request's end: its tree nodes drafted and accepted per source (hybrid trees; api::Stats'
-  // head_/suffix_ counts), unmasked: /metrics is an aggregate over all requests.
+  // head_/suffix_ counts) and per depth (every speculative request). The scheduler leaves out
+  // the requests whose responses it masks (--suffix-scope server: a client comparing scrapes
+  // around its own request would read what its response hides).
   void draft_sources(const api::Stats& stats);
   // One engine step: its batch shape, acceptances, committed tokens and times.
   void step(const api::StepReport& report);
@@ -47,6 +50,8 @@ class Metrics {
   // What admission has reserved for the admitted requests (their worst case, kv_budget.h): pool
   // blocks and drafter cache bytes.
   void kv_reserved(int64_t blocks, int64_t drafter_bytes);
+  // The server-wide suffix index's size (--suffix-scope server; zeros otherwise).
+  void suffix_index(const api::Engine::SuffixIndexUsage& usage);
   // The whole exposition text.
   std::string render() const;
 
@@ -60,7 +65,10 @@ class Metrics {
   uint64_t sequence_forwards_ = 0, committed_ = 0;  // eagle2_tau = committed / sequence_forwards
   // Hybrid trees' nodes per source: [head, suffix].
   uint64_t source_drafted_[2] = {0, 0}, source_accepted_[2] = {0, 0};
+  api::Engine::SuffixIndexUsage suffix_index_;
   Histogram batch_sequences_, batch_rows_, accepted_length_;
+  // The depth of every drafted and every accepted tree node, per source: all, head, suffix.
+  std::vector<Histogram> drafted_depth_, accepted_depth_;
 };
 
 }  // namespace eagle2::server

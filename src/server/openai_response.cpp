@@ -24,8 +24,10 @@ Json base(const ResponseHeader& h, const char* object) {
 
 Json tokens_json(const std::vector<TokenText>& tokens) {
   Json list = Json::array();
-  for (const TokenText& t : tokens)
+  for (const TokenText& t : tokens) {
     list.push_back({{"text", t.text}, {"drafted", t.drafted}, {"id", t.id}});
+    if (!t.source.empty()) list.back()["source"] = t.source;
+  }
   return list;
 }
 
@@ -61,6 +63,10 @@ Json usage_json(const Usage& u) {
   if (u.head_drafted + u.suffix_drafted > 0) {
     j["drafted_by_source"] = {{"head", u.head_drafted}, {"suffix", u.suffix_drafted}};
     j["accepted_by_source"] = {{"head", u.head_accepted}, {"suffix", u.suffix_accepted}};
+  }
+  if (!u.drafted_by_depth.empty()) {
+    j["drafted_by_depth"] = u.drafted_by_depth;
+    j["accepted_by_depth"] = u.accepted_by_depth;
   }
   return j;
 }

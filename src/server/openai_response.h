@@ -24,6 +24,7 @@ struct TokenText {
   bool drafted = false;
   int32_t id = 0;
   api::TokenLogprobs logprobs;  // when the request asked for them
+  std::string source{};         // TokenPiece::source; written as "source" when not empty
 };
 
 struct Usage {
@@ -34,6 +35,10 @@ struct Usage {
   // Extension, hybrid trees only (all zero otherwise, and then not written): tree nodes drafted
   // and accepted per source, as "drafted_by_source" / "accepted_by_source": {"head", "suffix"}.
   int64_t head_drafted = 0, head_accepted = 0, suffix_drafted = 0, suffix_accepted = 0;
+  // Extension, speculative requests that drafted (empty otherwise, and then not written): tree
+  // nodes drafted and accepted per depth, [0] the root's children, as "drafted_by_depth" /
+  // "accepted_by_depth" (the last entry counts every deeper node too, past 16 levels).
+  std::vector<int64_t> drafted_by_depth{}, accepted_by_depth{};
 };
 
 // What every object of one response shares.

@@ -78,10 +78,26 @@ struct Scheduler::Active {
   // A suffix or hybrid (dynamic...+suffix) request under --suffix-scope server: what was drafted
   // came partly from other requests' outputs, so its drafted flags and acceptance figures would
   // tell a client whether a guessed continuation is in someone else's recent output. They are
-  // reported as plain decoding's (no token drafted, one target forward per token); /metrics keeps
-  // the aggregate.
+  // reported as plain decoding's (no token drafted, one target forward per token), and its
+  // per-source and per-depth counts stay out of /metrics (whose per-step aggregates, eagle2_tau
+  // and eagle2_accepted_length, still include it).
   bool masked = false;
+  bool suffix_spec = false;  // a `suffix` drafter: every drafted token is the suffix index's
 };
+
+namespace {
+
+// TokenPiece::source of a drafted token from its api::Engine::drafted flag.
+const char* draft_source(uint8_t flag, bool suffix_spec) {
+  const bool head = flag & api::Engine::kDraftedByHead,
+             suffix = flag & api::Engine::kDraftedBySuffix;
+  if (head && suffix) return "both";
+  if (head) return "head";
+  if (suffix || suffix_spec) return "suffix";
+  return "";
+}
+
+}  // namespace
 
 Scheduler::Scheduler(api::Model& model, api::Head* head, api::Threads& threads,
                      const api::VerifyCost* cost, SchedulerOptions options, Metrics& metrics)
@@ -220,13 +236,17 @@ void Scheduler::publish(Active& a, bool ended, bool cancelled) {
   {
     std::lock_guard lock(s.mutex_);
     for (size_t i = a.published; i < tokens.size(); ++i) {
-      s.pending_.push_back({tokens[i], !a.masked && drafted[i] != 0, {}});
+      const bool from_draft = !a.masked && drafted[i] != 0;
+      s.pending_.push_back(
+          {tokens[i], from_draft, from_draft ? draft_source(drafted[i], a.suffix_spec) : "", {}});
       if (i - a.published < logprobs.size())
         s.pending_.back().logprobs = std::move(logprobs[i - a.published]);
     }
     if (ended) {
       s.stats_ = engine_->stats(a.id);
-      metrics_.draft_sources(s.stats_);  // before the masking: /metrics is the aggregate
+      // A masked request's per-source and per-depth counts stay out of /metrics too: two
+      // scrapes around a lone client's request would read them.
+      if (!a.masked) metrics_.draft_sources(s.stats_);
       if (a.masked) {
         s.stats_.target_forwards = s.stats_.new_tokens;
         s.stats_.cycles = 0;
@@ -234,6 +254,8 @@ void Scheduler::publish(Active& a, bool ended, bool cancelled) {
         s.stats_.drafted_tokens = 0;
         s.stats_.head_drafted = s.stats_.head_accepted = 0;
         s.stats_.suffix_drafted = s.stats_.suffix_accepted = 0;
+        s.stats_.drafted_by_depth = {};
+        s.stats_.accepted_by_depth = {};
         s.stats_.tau = 0;  // usage.tau: 1 without cycles, as plain decoding
       }
       s.reason_ = cancelled                 ? FinishReason::Cancelled
@@ -279,6 +301,11 @@ void Scheduler::fail(Active& a) {
 }
 
 void Scheduler::loop() {
+  // A suffix drafter publishes its request's output to the server-wide index when the request
+  // finishes (in the step) or is cancelled: the index's size is read after each round's.
+  auto note_suffix_index = [&] {
+    if (options_.suffix_index_bytes > 0) metrics_.suffix_index(engine_->suffix_index_usage());
+  };
   for (;;) {
     // 1. Under the lock: admit into free slots, or sleep while there is nothing to do.
     std::vector<std::pair<GenerationRequest, std::shared_ptr<RequestStream>>> admitted;
@@ -357,6 +384,7 @@ void Scheduler::loop() {
         const bool logprobs = request.options.logprobs >= 0;
         const bool masked = options_.suffix_index_bytes > 0 &&
                             (request.spec.kind == "suffix" || request.spec.with_suffix);
+        const bool suffix_spec = request.spec.kind == "suffix";
         const int64_t id = engine_->add(std::move(request.prompt), request.options, request.spec,
                                         request.spec.needs_head() ? head_ : nullptr);
         {
@@ -364,7 +392,7 @@ void Scheduler::loop() {
           stream->admitted_ = true;
         }
         stream->changed_.notify_all();
-        active_.push_back(Active{id, stream, 0, logprobs, need, masked});
+        active_.push_back(Active{id, stream, 0, logprobs, need, masked, suffix_spec});
       } catch (const std::exception& e) {
         release(need);
         metrics_.request_done("error");
@@ -400,6 +428,7 @@ void Scheduler::loop() {
         ++it;
       }
     }
+    note_suffix_index();
     if (active_.empty()) {
       std::lock_guard lock(mutex_);
       metrics_.kv_blocks(engine_->kv_blocks_used(), engine_->kv_blocks_total());
@@ -483,6 +512,7 @@ void Scheduler::loop() {
         ++it;
       }
     }
+    note_suffix_index();
   }
 }
 

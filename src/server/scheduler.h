@@ -43,6 +43,10 @@ struct GenerationRequest {
 struct TokenPiece {
   int32_t token = 0;
   bool drafted = false;
+  // Where an accepted draft token came from, where that is known: "suffix" (a suffix drafter's,
+  // or a hybrid tree's suffix node), "head" (a hybrid tree's head node), "both" (a hybrid node
+  // both drafted); empty otherwise (the target's own token, other drafters, a masked request).
+  const char* source = "";
   // With GenerateOptions::logprobs >= 0: the token's log-prob under the target and the most
   // likely tokens where it was chosen (Engine::logprobs).
   api::TokenLogprobs logprobs;

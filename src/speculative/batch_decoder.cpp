@@ -101,14 +101,14 @@ void BatchDecoder::remove(int64_t id) {
 }
 
 // The same rule as speculative_generate's: EOS ends the sequence without being emitted.
-bool BatchDecoder::emit(Sequence& s, int32_t token, bool drafted, const float* logits) {
+bool BatchDecoder::emit(Sequence& s, int32_t token, uint8_t drafted, const float* logits) {
   if (s.options.stop_at_eos && is_eos(model_.config(), token)) {
     s.stats.stopped_at_eos = true;
     return false;
   }
   ++s.stats.new_tokens;
   s.tokens.push_back(token);
-  s.drafted.push_back(drafted ? 1 : 0);
+  s.drafted.push_back(drafted);
   if (s.options.logprobs >= 0)
     s.logprobs.push_back(row_logprobs(
         logits, model_.config().vocab_size,
@@ -134,7 +134,7 @@ void BatchDecoder::begin_decoding(Sequence& s, const float* last_logits) {
   bool go = s.options.max_new_tokens > 0;
   if (go) {
     s.root = sample_token(last_logits, V, s.options.sampling, 0);
-    go = emit(s, s.root, false, last_logits);
+    go = emit(s, s.root, 0, last_logits);
   }
   if (go) {
     const auto td = SteadyClock::now();
@@ -173,10 +173,14 @@ void BatchDecoder::verify(Sequence& s, const float* logits, const FeatureRows& f
   // Each token was chosen from its parent node's row: the accepted path's tokens from the rows
   // of the nodes before them, the bonus from the last accepted node's.
   auto row = [&](int32_t node) { return logits + static_cast<int64_t>(node) * V; };
-  for (size_t k = 1; k < verdict.path.size() && go; ++k)
-    go = emit(s, s.tree.tokens[static_cast<size_t>(verdict.path[k])], true,
+  // A drafted token's flag carries its node's sources where the tree records them (hybrid trees).
+  for (size_t k = 1; k < verdict.path.size() && go; ++k) {
+    const auto node = static_cast<size_t>(verdict.path[k]);
+    const uint8_t from = s.tree.sources.empty() ? 0 : s.tree.sources[node];
+    go = emit(s, s.tree.tokens[node], static_cast<uint8_t>(kDraftedToken | (from << 1)),
               row(verdict.path[k - 1]));
-  if (go) go = emit(s, verdict.bonus, false, row(verdict.path.back()));
+  }
+  if (go) go = emit(s, verdict.bonus, 0, row(verdict.path.back()));
   last_step_.committed += s.stats.new_tokens - before;
   if (!go) {
     finish(s);

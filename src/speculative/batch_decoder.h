@@ -93,6 +93,9 @@ class BatchDecoder {
   const SpeculativeStats& stats(int64_t id) const;
   // Per generated token: 1 when it was an accepted draft token, 0 when it is the target's own
   // (a cycle's bonus, or the first token after the prompt). Parallel to tokens(id).
+  // Per token: 0 the target's own; kDraftedToken | (DraftTree::sources bits << 1) an accepted draft
+  // token (sources: hybrid trees only; api::Engine::drafted).
+  static constexpr uint8_t kDraftedToken = 1;
   const std::vector<uint8_t>& drafted(int64_t id) const;
   // With GenerationOptions::logprobs >= 0: per generated token, its log-prob and the most likely
   // tokens of the target's distribution it was chosen from (the verified logits: the same with
@@ -116,7 +119,7 @@ class BatchDecoder {
   void verify(Sequence& s, const float* logits, const FeatureRows& features,
               double forward_seconds);
   // logits: the target's row the token was chosen from.
-  bool emit(Sequence& s, int32_t token, bool drafted, const float* logits);
+  bool emit(Sequence& s, int32_t token, uint8_t drafted, const float* logits);
   void finish(Sequence& s);
   void fail_alone(Sequence& s, std::exception_ptr error);
   void reset_failures();  // of the last step: failed_in_forward_, failed_in_step_, first_failure_

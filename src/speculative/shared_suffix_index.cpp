@@ -79,6 +79,11 @@ int64_t SharedSuffixIndex::bytes() const {
   return bytes_locked();
 }
 
+int64_t SharedSuffixIndex::node_slots() const {
+  std::lock_guard lock(mutex_);
+  return index_.slots();
+}
+
 int64_t SharedSuffixIndex::evictions() const {
   std::lock_guard lock(mutex_);
   return evictions_;

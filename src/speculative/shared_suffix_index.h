@@ -50,7 +50,9 @@ class SharedSuffixIndex {
   int64_t documents() const;
   int64_t nodes() const;
   int64_t evictions() const;
-  int64_t bytes() const;  // what the budget counts now
+  int64_t bytes() const;       // what the budget counts now
+  int64_t node_slots() const;  // the trie's node storage, live or free (SuffixIndex::slots)
+  int64_t max_bytes() const { return max_bytes_; }
   int64_t max_nodes() const { return max_nodes_; }
 
  private:

@@ -1,5 +1,6 @@
 #include "speculative/speculative_decoder.h"
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 
@@ -11,6 +12,19 @@
 namespace eagle2 {
 
 void SpeculativeStats::count_sources(const DraftTree& tree, const std::vector<int32_t>& path) {
+  // Depth bins per source: every node counts in [0]; a recorded source in [1] and/or [2].
+  std::vector<int32_t> bin(tree.parents.size(), -1);
+  for (size_t i = 1; i < tree.parents.size(); ++i)
+    bin[i] = std::min(bin[static_cast<size_t>(tree.parents[i])] + 1, kDepthBins - 1);
+  auto add = [&](std::array<std::array<int64_t, kDepthBins>, 3>& counts, size_t node) {
+    const auto b = static_cast<size_t>(bin[node]);
+    ++counts[0][b];
+    if (tree.sources.empty()) return;
+    if (tree.sources[node] & DraftTree::kFromHead) ++counts[1][b];
+    if (tree.sources[node] & DraftTree::kFromSuffix) ++counts[2][b];
+  };
+  for (size_t i = 1; i < tree.parents.size(); ++i) add(drafted_by_depth, i);
+  for (size_t j = 1; j < path.size(); ++j) add(accepted_by_depth, static_cast<size_t>(path[j]));
   if (tree.sources.empty()) return;
   for (size_t i = 1; i < tree.sources.size(); ++i) {
     head_drafted += (tree.sources[i] & DraftTree::kFromHead) != 0;

@@ -5,6 +5,7 @@
 // the token at output position n from the same counter_uniform(seed, n) as generate_plain).
 #pragma once
 
+#include <array>
 #include <functional>
 #include <vector>
 
@@ -26,7 +27,12 @@ struct SpeculativeStats : GenerationStats {
   // Tree nodes drafted and accepted per source, from trees that record it (DraftTree::sources:
   // hybrid trees); a node both sources drafted counts for both. Zero for other drafters.
   int64_t head_drafted = 0, head_accepted = 0, suffix_drafted = 0, suffix_accepted = 0;
-  // Adds one verified cycle's tree (roots excluded) and accepted path to the four above.
+  // Tree nodes drafted and accepted per depth (bin 0: the root's children; nodes deeper than
+  // kDepthBins count in the last bin), per source: [0] every node, [1] head, [2] suffix (the
+  // last two from trees that record sources, as above).
+  static constexpr int kDepthBins = 16;
+  std::array<std::array<int64_t, kDepthBins>, 3> drafted_by_depth{}, accepted_by_depth{};
+  // Adds one verified cycle's tree (roots excluded) and accepted path to the counts above.
   void count_sources(const DraftTree& tree, const std::vector<int32_t>& path);
 };
 

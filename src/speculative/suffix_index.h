@@ -38,6 +38,8 @@ class SuffixIndex {
   int depth() const { return depth_; }
   int64_t max_nodes() const { return max_nodes_; }
   int64_t nodes() const { return static_cast<int64_t>(nodes_.size() - free_.size()); }
+  // Node storage allocated, live or free (evicted nodes' slots are reused before it grows).
+  int64_t slots() const { return static_cast<int64_t>(nodes_.size()); }
   int64_t approx_bytes() const { return nodes() * kApproxNodeBytes; }
 
   // Stream mode. The text appended so far (after a re-index: its most recent window).

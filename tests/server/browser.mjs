@@ -26,28 +26,31 @@ const MAX_TOKENS = 64;
 // A fixed-size EAGLE-2 tree, one of the page's choices: it drafts every cycle, where the server's
 // default (an auto-sized tree) may pause drafting on a machine where it does not pay.
 const SPEC = "dynamic:60:5:10";
+// The suffix drafter, also one of the page's choices: its drafted tokens are coloured apart
+// (span.tok.drafted.suffix, from x_eagle2.tokens[].source), where the head's never are.
+const SUFFIX_SPEC = "suffix";
 const WAIT_MS = 120000;
 
 // What the page sends for a completion at temperature 0 with drafter SPEC, minus the streaming:
 // the text the page shows must be this text.
-async function apiCompletion(url) {
+async function apiCompletion(url, spec) {
   const response = await fetch(`${url}/v1/completions`, {
     method: "POST",
     headers: { "Content-Type": "application/json" },
     body: JSON.stringify({ prompt: PROMPT, max_tokens: MAX_TOKENS, temperature: 0,
-                           speculative: SPEC }),
+                           speculative: spec }),
   });
   checkEqual(response.status, 200, "POST /v1/completions status");
   return response.json();
 }
 
-async function drivePage(page, url) {
+async function drivePage(page, url, spec) {
   await page.goto(`${url}/`, { waitUntil: "load" });
   checkEqual(await page.title(), "eagle2 serve", "page title");
   // Fresh values in every field the request is built from, typed as a user would.
   await page.$eval("#mode", (e) => { e.value = "completion"; });
-  const selected = await page.select("#speculative", SPEC);
-  checkEqual(selected.join(), SPEC, "#speculative choice");
+  const selected = await page.select("#speculative", spec);
+  checkEqual(selected.join(), spec, "#speculative choice");
   for (const [id, value] of [["#max-tokens", String(MAX_TOKENS)], ["#temperature", "0"],
                              ["#prompt", PROMPT]]) {
     await page.$eval(id, (e) => { e.value = ""; });
@@ -64,6 +67,7 @@ async function drivePage(page, url) {
       text: s.textContent,
       drafted: s.classList.contains("drafted"),
       target: s.classList.contains("target"),
+      suffix: s.classList.contains("suffix"),
     }));
     return {
       prompt: prompt ? prompt.textContent : null,
@@ -82,7 +86,7 @@ runTest(async () => {
   let browser;
   let code;
   try {
-    const expected = await apiCompletion(server.url);
+    const expected = await apiCompletion(server.url, SPEC);
     browser = await puppeteer.launch({
       executablePath: chromium,
       headless: true,
@@ -103,7 +107,7 @@ runTest(async () => {
     });
     page.on("pageerror", (e) => consoleErrors.push(String(e)));
 
-    const shown = await drivePage(page, server.url);
+    const shown = await drivePage(page, server.url, SPEC);
     console.log(`page: ${JSON.stringify(shown.answer)}; stats ${JSON.stringify(shown.stats)}`);
     checkEqual(shown.errors.length, 0, `errors on the page (${shown.errors.join("; ")})`);
     checkEqual(consoleErrors.length, 0, `console errors (${consoleErrors.join("; ")})`);
@@ -119,6 +123,7 @@ runTest(async () => {
     const target = shown.tokens.length - drafted;
     check(drafted >= 1, "no .tok.drafted span: the bundled head drafted nothing that was accepted");
     check(target >= 1, "no .tok.target span");
+    check(shown.tokens.every((t) => !t.suffix), "an EAGLE head's token coloured as suffix-drafted");
 
     // "N tokens · X tokens/s · τ Y", with the server's own τ once the answer has ended.
     const m = shown.stats.match(/^(\d+) tokens · ([\d.]+) tokens\/s · τ ([\d.]+)$/);
@@ -126,6 +131,17 @@ runTest(async () => {
     checkEqual(Number(m[1]), expected.usage.completion_tokens, "#stats token count");
     check(Number(m[2]) > 0, `#stats tokens/s ${m[2]}`);
     check(Number(m[3]) > 1, `#stats τ ${m[3]}: speculation accepted drafted tokens, so τ > 1`);
+
+    // The suffix drafter: the same text as the API's, every drafted token coloured as the suffix
+    // index's (the code model's answer repeats itself, so some are).
+    const suffixExpected = await apiCompletion(server.url, SUFFIX_SPEC);
+    const bySuffix = await drivePage(page, server.url, SUFFIX_SPEC);
+    checkEqual(bySuffix.answer, suffixExpected.choices[0].text, "the suffix answer vs the API's");
+    const suffixDrafted = bySuffix.tokens.filter((t) => t.drafted);
+    check(suffixDrafted.length >= 1, "the suffix drafter drafted nothing that was accepted");
+    check(suffixDrafted.every((t) => t.suffix), "a suffix-drafted token not coloured as such");
+    check(bySuffix.tokens.every((t) => !t.suffix || t.drafted), "a target token coloured suffix");
+    console.log(`suffix: ${suffixDrafted.length} of ${bySuffix.tokens.length} tokens drafted`);
 
     fs.mkdirSync(path.dirname(path.resolve(screenshot)), { recursive: true });
     await page.screenshot({ path: screenshot, fullPage: true });

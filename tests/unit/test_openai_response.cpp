@@ -56,6 +56,18 @@ TEST(OpenAiResponse, UsageOfAHybridTreeCountsEachSource) {
   EXPECT_EQ(j["drafted_by_source"], (Json{{"head", 20}, {"suffix", 9}}));
   EXPECT_EQ(j["accepted_by_source"], (Json{{"head", 3}, {"suffix", 4}}));
   EXPECT_EQ(j["tau"], 2.5);
+  EXPECT_FALSE(j.contains("drafted_by_depth"));  // none given
+}
+
+TEST(OpenAiResponse, UsageCountsNodesPerDepth) {
+  Usage u = kUsage;
+  EXPECT_FALSE(usage_json(u).contains("accepted_by_depth"));  // plain decoding: not written
+  u.drafted_by_depth = {8, 5, 2};
+  u.accepted_by_depth = {4, 2, 0};
+  const Json j = usage_json(u);
+  EXPECT_EQ(j["drafted_by_depth"], (Json{8, 5, 2}));
+  EXPECT_EQ(j["accepted_by_depth"], (Json{4, 2, 0}));
+  EXPECT_FALSE(j.contains("drafted_by_source"));
 }
 
 TEST(OpenAiResponse, ChatCompletion) {
@@ -70,7 +82,8 @@ TEST(OpenAiResponse, ChatCompletion) {
 
 TEST(OpenAiResponse, CompletionChunks) {
   const ResponseHeader h = header(Endpoint::Completions);
-  const Json c = chunk_json(h, "ab", {{"a", true, 7, {}}, {"b", false, 0, {}}}, true, "", false);
+  const Json c =
+      chunk_json(h, "ab", {{"a", true, 7, {}, "suffix"}, {"b", false, 0, {}}}, true, "", false);
   EXPECT_EQ(c["object"], "text_completion");
   EXPECT_EQ(c["choices"][0]["text"], "ab");
   EXPECT_TRUE(c["choices"][0]["finish_reason"].is_null());
@@ -80,6 +93,9 @@ TEST(OpenAiResponse, CompletionChunks) {
   EXPECT_EQ(c["x_eagle2"]["tokens"][0]["drafted"], true);
   EXPECT_EQ(c["x_eagle2"]["tokens"][0]["id"], 7);
   EXPECT_EQ(c["x_eagle2"]["tokens"][1]["drafted"], false);
+  // The source of a drafted token where known, and no field otherwise.
+  EXPECT_EQ(c["x_eagle2"]["tokens"][0]["source"], "suffix");
+  EXPECT_FALSE(c["x_eagle2"]["tokens"][1].contains("source"));
 
   const Json last = chunk_json(h, "", {}, false, "stop", true);
   EXPECT_EQ(last["choices"][0]["text"], "");

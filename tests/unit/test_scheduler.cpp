@@ -290,7 +290,9 @@ TEST(Scheduler, ServerWideSuffixIndexDraftsRepeatedRequests) {
       const auto got = drain(*stream);
       EXPECT_EQ(ids_of(got), want);
       for (const auto& p : got) d += p.drafted ? 1 : 0;
-      if (server_scope) EXPECT_EQ(stream->stats().target_forwards, stream->stats().new_tokens);
+      if (server_scope) {
+        EXPECT_EQ(stream->stats().target_forwards, stream->stats().new_tokens);
+      }
     }
     accepted[server_scope] = metric_sum(metrics.render(), "eagle2_accepted_length_sum");
     if (server_scope) {
@@ -328,23 +330,63 @@ TEST(Scheduler, HybridTreesReportDraftsPerSource) {
     server::Scheduler scheduler(model, &head, threads, nullptr, so, metrics);
     auto stream = scheduler.submit(r);
     ASSERT_TRUE(stream);
-    EXPECT_EQ(ids_of(drain(*stream)), want);
+    const std::vector<TokenPiece> pieces = drain(*stream);
+    EXPECT_EQ(ids_of(pieces), want);
     const api::Stats st = stream->stats();
     const std::string text = metrics.render();
+    // Each drafted token names its source (x_eagle2.tokens[].source); a masked one none.
+    int64_t by_head = 0, by_suffix = 0;
+    for (const TokenPiece& p : pieces) {
+      const std::string source = p.source;
+      EXPECT_EQ(p.drafted, !source.empty()) << source;
+      by_head += source == "head" || source == "both";
+      by_suffix += source == "suffix" || source == "both";
+    }
     const int64_t head_total =
         metric(text, "eagle2_drafted_tokens_by_source_total{source=\"head\"}");
     const int64_t suffix_total =
         metric(text, "eagle2_drafted_tokens_by_source_total{source=\"suffix\"}");
-    EXPECT_GT(head_total, 0) << text;
-    EXPECT_GT(suffix_total, 0) << text;
-    EXPECT_GT(metric(text, "eagle2_accepted_tokens_by_source_total{source=\"suffix\"}"), 0) << text;
+    const int64_t suffix_accepted =
+        metric(text, "eagle2_accepted_tokens_by_source_total{source=\"suffix\"}");
+    const int64_t depth1_drafted =
+        metric(text, "eagle2_drafted_node_depth_bucket{source=\"all\",le=\"1\"}");
+    const int64_t all_accepted = metric(text, "eagle2_accepted_node_depth_count{source=\"all\"}");
+    EXPECT_GT(metric(text, "eagle2_accepted_length_count"), 0) << text;  // per step: unmasked
     if (server_scope) {
+      // Masked in the response and left out of /metrics' per-source and per-depth counts.
       EXPECT_EQ(st.head_drafted + st.suffix_drafted + st.head_accepted + st.suffix_accepted, 0);
+      EXPECT_EQ(st.drafted_by_depth, decltype(st.drafted_by_depth){});
+      EXPECT_EQ(head_total + suffix_total + suffix_accepted + depth1_drafted + all_accepted, 0)
+          << text;
+      EXPECT_EQ(by_head + by_suffix, 0);
     } else {
+      EXPECT_GT(head_total, 0) << text;
+      EXPECT_GT(suffix_total, 0) << text;
+      EXPECT_GT(suffix_accepted, 0) << text;
       EXPECT_EQ(st.head_drafted, head_total);
       EXPECT_EQ(st.suffix_drafted, suffix_total);
       EXPECT_GT(st.head_accepted, 0);
       EXPECT_GT(st.suffix_accepted, 0);
+      // The emitted tokens among the accepted nodes (a last path may pass max_tokens).
+      EXPECT_GT(by_head, 0);
+      EXPECT_GT(by_suffix, 0);
+      EXPECT_LE(by_head, st.head_accepted);
+      EXPECT_LE(by_suffix, st.suffix_accepted);
+      // Per depth: every node once (all), the accepted ones as the acceptance histogram says.
+      int64_t drafted = 0, accepted = 0, head_accepted = 0, from_hist = 0;
+      for (int b = 0; b < api::Stats::kDepthBins; ++b) {
+        drafted += st.drafted_by_depth[0][b];
+        accepted += st.accepted_by_depth[0][b];
+        head_accepted += st.accepted_by_depth[1][b];
+      }
+      for (size_t a = 0; a < st.accept_histogram.size(); ++a)
+        from_hist += static_cast<int64_t>(a) * st.accept_histogram[a];
+      EXPECT_EQ(drafted, st.drafted_tokens);
+      EXPECT_EQ(accepted, from_hist);
+      EXPECT_EQ(head_accepted, st.head_accepted);
+      EXPECT_EQ(st.accepted_by_depth[0][0], st.cycles - st.accept_histogram[0]);
+      EXPECT_EQ(depth1_drafted, st.drafted_by_depth[0][0]);
+      EXPECT_EQ(all_accepted, accepted);
     }
   }
 }

@@ -26,6 +26,7 @@ struct BenchServeFlags {
   RunFlags run;
   std::string head_dir, prompts, concurrency = "1,2,4,8,16", out_dir = "bench-serve";
   size_t limit = 16;
+  CLI::Option* limit_option = nullptr;  // given: applies with --in-order too
   server::BenchServeOptions options;
 };
 
@@ -61,7 +62,8 @@ int run_bench_serve(BenchServeFlags& f) {
   }
   const std::string path = f.prompts.empty() ? default_prompts() : f.prompts;
   api::PromptSetOptions po;
-  po.limit = f.limit;
+  // A stream is replayed whole unless --limit says otherwise.
+  po.limit = o.in_order && f.limit_option->count() == 0 ? 0 : f.limit;
   for (const api::Prompt& p : api::load_prompt_set(path, po)) o.prompts.push_back(p.text);
   o.out_dir = f.out_dir;
   if (!o.llama_server.empty() && o.llama_model.empty())
@@ -93,7 +95,9 @@ Command add_bench_serve(CLI::App& app) {
       ->check(integer_in(1, int64_t{1} << 30));
   cmd->add_option("--prompts", f->prompts,
                   "Prompt set (default: ../shared/data/prompts/HumanEval.jsonl.gz)");
-  cmd->add_option("--limit", f->limit, "Prompts used (default: 16)")->check(integer_in(1, 100000));
+  f->limit_option =
+      cmd->add_option("--limit", f->limit, "Prompts used (default: 16; all with --in-order)")
+          ->check(integer_in(1, 100000));
   cmd->add_option("--concurrency", f->concurrency,
                   "Comma-separated client counts (default: 1,2,4,8,16)");
   cmd->add_option("--max-tokens", o.max_tokens, "Tokens per completion (default: 128)")
@@ -101,6 +105,12 @@ Command add_bench_serve(CLI::App& app) {
   cmd->add_option("--requests-per-client", o.requests_per_client,
                   "Completions each client sends per level, at least 8 per level (default: 2)")
       ->check(integer_in(1, 10000));
+  cmd->add_flag("--in-order", o.in_order,
+                "Each level sends the prompt set once, in its order (request i by client i mod c): "
+                "a stream with repeats, e.g. bench/prompts/repeated_requests.jsonl");
+  cmd->add_flag("--compare-suffix-scope", o.compare_suffix_scope,
+                "Also run the spec on a server with --suffix-scope server (a fresh one per level "
+                "and repetition) beside the request scope");
   cmd->add_option("--reps", o.reps, "Repetitions (ranges over them; default: 3)")
       ->check(integer_in(1, 1000));
   cmd->add_option("--llama-server", o.llama_server,
