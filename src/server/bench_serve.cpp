@@ -126,9 +126,16 @@ Level run_level(const Target& t, int c, const BenchServeOptions& o,
       l.sequences_per_step = delta("eagle2_batch_sequences_sum") / steps;
     }
   }
-  // Under the server scope a response reports its drafting as plain decoding's (masked); the
-  // fresh server's /metrics hold this run alone, so its tau is read there.
-  if (t.fresh_server_scope) l.tau = metric_value(after, "eagle2_tau");
+  // A speculative target's tau comes from /metrics over the level (verifications only, the
+  // prefill's first token not counted), the same definition for every eagle2 row: under the
+  // server scope the responses report their drafting as plain decoding's (masked).
+  if (t.eagle2 && t.spec != "plain") {
+    auto delta = [&](const char* name) {
+      return metric_value(after, name) - metric_value(before, name);
+    };
+    const double verifications = delta("eagle2_sequence_forwards_total");
+    if (verifications > 0) l.tau = delta("eagle2_committed_tokens_total") / verifications;
+  }
   return l;
 }
 
@@ -237,6 +244,12 @@ BenchServeResult run_bench_serve(const BenchServeOptions& o) {
   if (o.compare_suffix_scope) {
     if (so.suffix_scope == "server")
       throw Error("bench-serve: the suffix-scope comparison needs the request scope as its base");
+    const api::DrafterSpec compared = api::parse_drafter_spec(eagle_spec);
+    if (compared.kind != "suffix" && !compared.with_suffix)
+      throw Error(
+          "bench-serve: --compare-suffix-scope needs a spec that drafts from the suffix "
+          "index (suffix... or dynamic...+suffix), not " +
+          eagle_spec);
     server_scope.suffix_scope = "server";
     targets.push_back(
         {"EAGLE-2 (" + eagle_spec + "), --suffix-scope server", 0, eagle_spec, true, true});
@@ -281,6 +294,17 @@ BenchServeResult run_bench_serve(const BenchServeOptions& o) {
           t.port = fresh->port();
         }
         const StopServer stop_fresh_server{fresh.get(), fresh_thread};
+        if (fresh) {
+          // Warm the fresh server as the others were (first-touch KV, arenas, thread wake) with
+          // plain requests, which do not feed the suffix index; its tau is taken over the level.
+          std::map<size_t, std::string> unused;
+          Target warm = t;
+          warm.spec = "plain";
+          BenchServeOptions two = o;
+          two.prompts.resize(std::min<size_t>(2, two.prompts.size()));
+          two.in_order = true;
+          run_level(warm, 1, two, unused);
+        }
         const Level l = run_level(t, c, o, t.eagle2 ? reference : llama_reference);
         BenchServeCell& cell = result.cells[{t.system, c}];
         cell.aggregate_tps.push_back(l.aggregate_tps);

@@ -206,6 +206,14 @@ std::string Metrics::render() const {
          "Tokens committed per sequence per target forward since start (bonus included).");
   sample(out, "eagle2_tau",
          sequence_forwards_ ? static_cast<double>(committed_) / sequence_forwards_ : 0.0);
+  // The two counters behind eagle2_tau, so that a client of the metrics (bench-serve) can take
+  // tau over an interval rather than since start.
+  header(out, "eagle2_committed_tokens_total", "counter",
+         "Tokens committed by verifications (bonus included; prefill's first token not).");
+  sample(out, "eagle2_committed_tokens_total", static_cast<double>(committed_));
+  header(out, "eagle2_sequence_forwards_total", "counter",
+         "Verifications: one per sequence per target forward that verified it.");
+  sample(out, "eagle2_sequence_forwards_total", static_cast<double>(sequence_forwards_));
   const char* sources[2] = {"head", "suffix"};
   header(out, "eagle2_drafted_tokens_by_source_total", "counter",
          "Hybrid trees' (dynamic...+suffix) nodes drafted, by source; a node both drafted counts "
@@ -226,8 +234,9 @@ std::string Metrics::render() const {
     drafted_depth_[i].render("eagle2_drafted_node_depth", out,
                              std::string("source=\"") + depth_sources[i] + "\"");
   header(out, "eagle2_accepted_node_depth", "histogram",
-         "Depth of each accepted tree node, by source as eagle2_drafted_node_depth: their "
-         "buckets' ratio per depth is the acceptance at that depth.");
+         "Depth of each accepted tree node, by source as eagle2_drafted_node_depth. Buckets are "
+         "cumulative: the acceptance at depth d is the ratio of the two histograms' differences "
+         "of adjacent buckets (le=d minus le=d-1).");
   for (size_t i = 0; i < 3; ++i)
     accepted_depth_[i].render("eagle2_accepted_node_depth", out,
                               std::string("source=\"") + depth_sources[i] + "\"");

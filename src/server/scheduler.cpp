@@ -244,9 +244,11 @@ void Scheduler::publish(Active& a, bool ended, bool cancelled) {
     }
     if (ended) {
       s.stats_ = engine_->stats(a.id);
-      // A masked request's per-source and per-depth counts stay out of /metrics too: two
-      // scrapes around a lone client's request would read them.
-      if (!a.masked) metrics_.draft_sources(s.stats_);
+      // /metrics counts every request, masked ones included: it is the operator's view (as
+      // eagle2_tau and eagle2_accepted_length always were), kept off the clients' network.
+      // Masking only its per-source series would hide nothing (the per-step series still move)
+      // and would blind the operator to the very requests the server-wide index serves.
+      metrics_.draft_sources(s.stats_);
       if (a.masked) {
         s.stats_.target_forwards = s.stats_.new_tokens;
         s.stats_.cycles = 0;

@@ -91,9 +91,8 @@ class BatchDecoder {
   bool failed(int64_t id) const;
   const std::vector<int32_t>& tokens(int64_t id) const;  // generated so far (EOS not included)
   const SpeculativeStats& stats(int64_t id) const;
-  // Per generated token: 1 when it was an accepted draft token, 0 when it is the target's own
-  // (a cycle's bonus, or the first token after the prompt). Parallel to tokens(id).
-  // Per token: 0 the target's own; kDraftedToken | (DraftTree::sources bits << 1) an accepted draft
+  // Per generated token, parallel to tokens(id): 0 the target's own (a cycle's bonus, or the first
+  // token after the prompt); kDraftedToken | (DraftTree::sources bits << 1) an accepted draft
   // token (sources: hybrid trees only; api::Engine::drafted).
   static constexpr uint8_t kDraftedToken = 1;
   const std::vector<uint8_t>& drafted(int64_t id) const;

@@ -23,7 +23,10 @@ void SpeculativeStats::count_sources(const DraftTree& tree, const std::vector<in
     if (tree.sources[node] & DraftTree::kFromHead) ++counts[1][b];
     if (tree.sources[node] & DraftTree::kFromSuffix) ++counts[2][b];
   };
-  for (size_t i = 1; i < tree.parents.size(); ++i) add(drafted_by_depth, i);
+  // Only nodes that can be accepted: a lookahead tree's Jacobi window rides along unverified and
+  // would understate the acceptance per depth.
+  const auto verifiable = static_cast<size_t>(tree.verifiable_size());
+  for (size_t i = 1; i < verifiable; ++i) add(drafted_by_depth, i);
   for (size_t j = 1; j < path.size(); ++j) add(accepted_by_depth, static_cast<size_t>(path[j]));
   if (tree.sources.empty()) return;
   for (size_t i = 1; i < tree.sources.size(); ++i) {

@@ -62,6 +62,29 @@ TEST(BenchServeStream, ServerScopeDraftsTheRepeatsFromEarlierOutputs) {
             std::string::npos);
 }
 
+// A comparison of suffix scopes with a spec that never reads the suffix index would print a third
+// row that is the second under another name: one clear error instead.
+TEST(BenchServeStream, ScopeComparisonNeedsASpecThatDraftsFromTheIndex) {
+  EAGLE2_SHARED_FILE(model_cfg, kBenchServeModel);
+  server::BenchServeOptions o;
+  o.server.model_dir = test::dir_of(model_cfg);
+  o.server.threads = 1;
+  o.server.ctx = 256;
+  o.eagle_spec = "lookup";
+  o.prompts = {"Once upon a time"};
+  o.concurrency = {1};
+  o.compare_suffix_scope = true;
+  o.max_tokens = 4;
+  o.reps = 1;
+  try {
+    server::run_bench_serve(o);
+    ADD_FAILURE() << "a lookup spec was compared across suffix scopes";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("drafts from the suffix index"), std::string::npos)
+        << e.what();
+  }
+}
+
 // The shipped stream is what its script builds from the shipped edits and HumanEval.
 TEST(BenchServeStream, ShippedStreamIsTheScriptsOutput) {
   if (!test::have_python()) GTEST_SKIP() << "python3 is absent";

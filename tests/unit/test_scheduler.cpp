@@ -309,7 +309,7 @@ TEST(Scheduler, ServerWideSuffixIndexDraftsRepeatedRequests) {
 // A hybrid tree (dynamic+suffix) in the server's batch decoder: the solo tokens, the response's
 // per-source counts (head and suffix both drafted and had nodes accepted) and /metrics' per-source
 // counters; under the server scope the request's own counts are masked like a suffix request's,
-// the aggregate counters are not.
+// /metrics (the operator's) counts it all the same.
 TEST(Scheduler, HybridTreesReportDraftsPerSource) {
   const Fixture fx;
   api::Model model = api::Model::load(fx.model_dir);
@@ -353,12 +353,16 @@ TEST(Scheduler, HybridTreesReportDraftsPerSource) {
     const int64_t all_accepted = metric(text, "eagle2_accepted_node_depth_count{source=\"all\"}");
     EXPECT_GT(metric(text, "eagle2_accepted_length_count"), 0) << text;  // per step: unmasked
     if (server_scope) {
-      // Masked in the response and left out of /metrics' per-source and per-depth counts.
+      // Masked in the response; counted in /metrics (the operator's view, as the per-step
+      // series always were).
       EXPECT_EQ(st.head_drafted + st.suffix_drafted + st.head_accepted + st.suffix_accepted, 0);
       EXPECT_EQ(st.drafted_by_depth, decltype(st.drafted_by_depth){});
-      EXPECT_EQ(head_total + suffix_total + suffix_accepted + depth1_drafted + all_accepted, 0)
-          << text;
       EXPECT_EQ(by_head + by_suffix, 0);
+      EXPECT_GT(head_total, 0) << text;
+      EXPECT_GT(suffix_total, 0) << text;
+      EXPECT_GT(suffix_accepted, 0) << text;
+      EXPECT_GT(depth1_drafted, 0) << text;
+      EXPECT_GT(all_accepted, 0) << text;
     } else {
       EXPECT_GT(head_total, 0) << text;
       EXPECT_GT(suffix_total, 0) << text;
