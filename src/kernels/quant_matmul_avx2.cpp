@@ -79,7 +79,8 @@ void quant_matmul_range_avx2(DType dt, const QuantRowsView& x, const void* w, fl
       return quant_codes_range_avx2(dt, x, w, y, ldy, m0, m1, rest, n1);
     }
     default:
-      // Q4_1 .. IQ4_XS (core/quant_codes.h): one AVX2 kernel for both paths.
+      // IQ4_NL, Q3_K, Q2_K, IQ4_XS (core/quant_codes.h): no multi-row AVX2 kernel yet; one
+      // per-column kernel for both paths.
       return quant_codes_range_avx2(dt, x, w, y, ldy, m0, m1, n0, n1);
   }
 }

@@ -141,8 +141,10 @@ TEST(QuantTiles, GroupedRowsEveryBatchOf1To64RowsGivesTheReferenceBits) {
 TEST(QuantTiles, PromptSizedBatchesGiveTheReferenceBits) {
   std::mt19937 rng(42);
   const int64_t M = 130, N = 72;
-  for (DType dt : {DType::Q4_K, DType::Q6_K, DType::Q8_0, DType::Q4_0}) {
-    const int64_t K = dt == DType::Q4_K || dt == DType::Q6_K ? 2 * 256 : 16 * 32;
+  for (DType dt : {DType::Q4_K, DType::Q6_K, DType::Q5_K, DType::Q8_0, DType::Q4_0, DType::Q4_1,
+                   DType::Q5_0, DType::Q5_1, DType::IQ4_NL}) {
+    const bool k_quant = dt == DType::Q4_K || dt == DType::Q6_K || dt == DType::Q5_K;
+    const int64_t K = k_quant ? 2 * 256 : 16 * 32;
     const auto w = random_blocks(dt, N, K, rng);
     const Matrix W{dt, N, K, w.data()};
     std::vector<float> x(static_cast<size_t>(M * K));
