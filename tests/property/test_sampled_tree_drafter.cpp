@@ -5,6 +5,7 @@
 // the shape is best first by each sibling index's measured acceptance; the spec and its checks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "speculative/batch_decoder.h"
@@ -106,6 +107,40 @@ TEST(SampledTreeDrafter, SampledIsReproducibleAloneAndInABatchButNotPlainText) {
   }
   while (decoder.live() > 0) decoder.step();
   for (size_t p = 0; p < prompts.size(); ++p) EXPECT_EQ(decoder.tokens(ids[p]), expected[p]);
+}
+
+// Under top-k 2 a node's q holds two tokens, so its third sibling slot has nothing left to draw:
+// the slot is left out of the tree with everything under it, rather than repeating a draw the
+// rule can never accept (head rows and verified tokens for nothing).
+TEST(SampledTreeDrafter, SiblingSlotsPastAnExhaustedQAreLeftOut) {
+  TargetAndHead m = target_and_head();
+  ThreadPool pool(1);
+  EagleDrafter d(*m.head, pool, sampled_options(8, 2, 3));
+  const TreeChoices shape = d.sampled_shape(64);
+  ASSERT_NE(std::find(shape.begin(), shape.end(), std::vector<int>{2}), shape.end());
+  GenerationOptions opt;
+  opt.max_new_tokens = 40;
+  opt.stop_at_eos = false;
+  opt.sampling = {0.9f, 2, 1.0f, 11};
+  int64_t two_children = 0, cycles = 0;
+  SpeculativeHooks hooks;
+  hooks.trace = [&](const CycleTrace& c) {
+    ++cycles;
+    std::vector<std::vector<int32_t>> children(static_cast<size_t>(c.tree.size()));
+    for (int64_t i = 1; i < c.tree.size(); ++i)
+      children[static_cast<size_t>(c.tree.parents[static_cast<size_t>(i)])].push_back(
+          c.tree.tokens[static_cast<size_t>(i)]);
+    for (const std::vector<int32_t>& kids : children) {
+      EXPECT_LE(kids.size(), 2u) << "cycle " << c.cycle;
+      if (kids.size() == 2) {
+        ++two_children;
+        EXPECT_NE(kids[0], kids[1]) << "cycle " << c.cycle;
+      }
+    }
+  };
+  test::speculative_tokens(*m.target, d, {1, 5, 9}, opt, kSampledTreeCtx, pool, hooks);
+  EXPECT_GT(cycles, 0);
+  EXPECT_GT(two_children, 0);
 }
 
 // Before anything is measured every sibling index is accepted one time in two: the shape is then
