@@ -1,5 +1,8 @@
 #include "speculative/draft_policy.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "core/error.h"
 
 namespace eagle2 {
@@ -35,12 +38,18 @@ void DraftPolicy::forget() {
 DraftPolicies::DraftPolicies(std::shared_ptr<const VerifyCostModel> cost, LlamaModel* target)
     : cost_(std::move(cost)), assets_(target) {}
 
+int DraftPolicies::temperature_bucket(float temperature) {
+  if (temperature == 0.0f) return 0;  // greedy (and -0) is a regime of its own
+  const double steps = std::min<double>(temperature / kBucketWidth, kLastBucket);
+  return 1 + static_cast<int>(std::lround(steps));
+}
+
 std::shared_ptr<DraftPolicy> DraftPolicies::get(const EagleHead& head, float temperature) {
   // The sampler refuses these too (and +inf, which is harmless here); a NaN key would also break
   // the map's ordering.
   if (!(temperature >= 0.0f)) fail("draft policy: temperature ", temperature, " must be >= 0");
   std::lock_guard lock(mutex_);
-  auto& slot = policies_[{&head, temperature + 0.0f}];  // + 0: -0 is 0
+  auto& slot = policies_[{&head, temperature_bucket(temperature)}];
   if (!slot) slot = std::make_shared<DraftPolicy>(cost_);
   return slot;
 }

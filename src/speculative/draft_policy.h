@@ -59,11 +59,14 @@ class DraftPolicy {
   AcceptanceCalibration suffix_calibration_;
 };
 
-// The engine's policies, one per (head, temperature), made on first use and kept for the owner's
-// lifetime (what is learned outlives the requests that taught it). A head is identified by its
-// address: the owner must not outlive the heads it was asked about, nor be asked about a head
-// whose draft vocabulary changed since (EagleHead::restrict_vocab). Temperatures are compared
-// exactly (0 and -0 are one). Thread-safe: get() and forget() lock. The owner also holds what its
+// The engine's policies, one per (head, temperature bucket), made on first use and kept for the
+// owner's lifetime (what is learned outlives the requests that taught it). A head is identified by
+// its address: the owner must not outlive the heads it was asked about, nor be asked about a head
+// whose draft vocabulary changed since (EagleHead::restrict_vocab). Temperatures share a policy
+// by bucket (temperature_bucket): acceptance changes little between T = 0.70 and 0.71, so a
+// request at 0.71 drafts from what requests at 0.7 learned instead of starting over, and a client
+// choosing a new temperature per request cannot grow the map without bound (it was keyed by the
+// exact float). Thread-safe: get() and forget() lock. The owner also holds what its
 // drafters load from their specs' folders (assets(): draft models, Medusa and Hydra heads), which,
 // unlike what is learned, forget() keeps.
 class DraftPolicies {
@@ -74,8 +77,15 @@ class DraftPolicies {
   explicit DraftPolicies(std::shared_ptr<const VerifyCostModel> cost = nullptr,
                          LlamaModel* target = nullptr);
   DraftAssets& assets() { return assets_; }
-  // The policy of (head, temperature); Error for a negative or NaN temperature.
+  // The policy of (head, temperature_bucket(temperature)); Error for a negative or NaN
+  // temperature.
   std::shared_ptr<DraftPolicy> get(const EagleHead& head, float temperature);
+  // 0 for T = 0 (and -0) alone; then buckets kBucketWidth wide centred on multiples of it
+  // (T = 0.7 is bucket 15, [0.675, 0.725)); every T >= (kLastBucket - 0.5) * kBucketWidth
+  // (1.975) is the last one, 1 + kLastBucket.
+  static constexpr double kBucketWidth = 0.05;
+  static constexpr int kLastBucket = 40;
+  static int temperature_bucket(float temperature);
   // Every policy forgets what it learned (they stay shared by the drafters holding them).
   void forget();
   const std::shared_ptr<const VerifyCostModel>& cost() const { return cost_; }
@@ -90,7 +100,7 @@ class DraftPolicies {
   std::shared_ptr<const VerifyCostModel> cost_;
   DraftAssets assets_;
   mutable std::mutex mutex_;
-  std::map<std::pair<const EagleHead*, float>, std::shared_ptr<DraftPolicy>> policies_;
+  std::map<std::pair<const EagleHead*, int>, std::shared_ptr<DraftPolicy>> policies_;
 };
 
 }  // namespace eagle2

@@ -77,6 +77,37 @@ TEST_F(DraftPolicyTest, OnePolicyPerHeadAndTemperature) {
   EXPECT_THROW(policies.get(*head_, std::numeric_limits<float>::quiet_NaN()), Error);
 }
 
+// Temperatures share a policy by bucket: a request at 0.71 drafts from what requests at 0.7
+// learned, greedy stays apart from every T > 0, and a client choosing a new temperature for each
+// request cannot grow the map past a bucket per 0.05 (it was keyed by the exact float).
+TEST_F(DraftPolicyTest, TemperaturesShareAPolicyByBucket) {
+  DraftPolicies policies;
+  const auto p = policies.get(*head_, 0.7f);
+  EXPECT_EQ(policies.get(*head_, 0.71f), p);
+  EXPECT_EQ(policies.get(*head_, 0.68f), p);
+  EXPECT_NE(policies.get(*head_, 0.75f), p);
+  EXPECT_NE(policies.get(*head_, 1.0f), p);
+  EXPECT_NE(policies.get(*head_, 1e-6f), policies.get(*head_, 0.0f));
+  EXPECT_EQ(DraftPolicies::temperature_bucket(0.7f), 15);
+  EXPECT_EQ(DraftPolicies::temperature_bucket(1e-30f), 1);
+  EXPECT_EQ(policies.get(*head_, 2.0f), policies.get(*head_, 1e30f));
+  EXPECT_EQ(policies.get(*head_, 5.0f),
+            policies.get(*head_, std::numeric_limits<float>::infinity()));
+  for (int i = 0; i < 5000; ++i) policies.get(*head_, 0.0004f * static_cast<float>(i));
+  EXPECT_LE(policies.size(), 2u + DraftPolicies::kLastBucket);
+  // A drafter at 0.72 sees the calibration a drafter at 0.7 learned; one at 1 does not.
+  DraftPolicies shared;
+  const DrafterSpec spec = parse_drafter_spec("dynamic:8:3:2:cal");
+  const auto warm = make_drafter(spec, head_.get(), pool_, 256, shared, 0.7f);
+  const auto near = make_drafter(spec, head_.get(), pool_, 256, shared, 0.72f);
+  const auto hot = make_drafter(spec, head_.get(), pool_, 256, shared, 1.0f);
+  begin(*warm);
+  for (int c = 0; c < 3; ++c) cycle(*warm, 1);
+  EXPECT_GT(eagle(near).calibration().observations(), 0);
+  EXPECT_EQ(eagle(near).calibration().observations(), eagle(warm).calibration().observations());
+  EXPECT_EQ(eagle(hot).calibration().observations(), 0);
+}
+
 TEST_F(DraftPolicyTest, AnAutoBudgetNeedsAPolicyWithACostModel) {
   EagleDrafterOptions o;
   o.auto_budget = true;
