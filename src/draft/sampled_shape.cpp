@@ -28,9 +28,11 @@ struct SampledShapeWorse {
 
 }  // namespace
 
-TreeChoices sampled_tree_shape(std::span<const double> log_share, int64_t nodes, size_t levels) {
+TreeChoices sampled_tree_shape(std::span<const double> log_share, int64_t nodes, size_t levels,
+                               std::vector<float>* keys) {
   const auto K = static_cast<int>(log_share.size());
   TreeChoices shape;
+  if (keys) keys->clear();
   if (K == 0 || levels == 0 || nodes <= 0) return shape;
   // A binary heap over a vector (std::priority_queue cannot hand its top out by move).
   std::vector<SampledShapeSlot> open;
@@ -56,6 +58,7 @@ TreeChoices sampled_tree_shape(std::span<const double> log_share, int64_t nodes,
       push({slot.parent_key, slot.parent_key + log_share[static_cast<size_t>(next)],
             std::move(sibling)});
     }
+    if (keys) keys->push_back(static_cast<float>(slot.key));
     shape.push_back(std::move(slot.path));
   }
   return shape;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "draft/tree_choices.h"
 
@@ -18,6 +19,8 @@ namespace eagle2 {
 // A path's parent and its previous sibling always come before it. log_share.size() is the
 // number of siblings per node (K). O(nodes * (log nodes + levels)): the CLI lets a tree take up
 // to the whole context.
-TreeChoices sampled_tree_shape(std::span<const double> log_share, int64_t nodes, size_t levels);
+// keys, when given, receives each path's key (its sum of log_share), in the same order.
+TreeChoices sampled_tree_shape(std::span<const double> log_share, int64_t nodes, size_t levels,
+                               std::vector<float>* keys = nullptr);
 
 }  // namespace eagle2

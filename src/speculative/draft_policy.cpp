@@ -33,6 +33,27 @@ void DraftPolicy::forget() {
   std::lock_guard lock(mutex_);
   calibration_ = AcceptanceCalibration();
   suffix_calibration_ = AcceptanceCalibration();
+  siblings_ = SiblingCounts();
+}
+
+DraftPolicy::SiblingCounts DraftPolicy::sibling_counts() const {
+  std::lock_guard lock(mutex_);
+  return siblings_;
+}
+
+void DraftPolicy::record_siblings(std::span<const int64_t> tried,
+                                  std::span<const int64_t> accepted) {
+  if (accepted.size() != tried.size())
+    fail("draft policy: sibling counts of two sizes (internal error)");
+  std::lock_guard lock(mutex_);
+  if (siblings_.tried.size() < tried.size()) {
+    siblings_.tried.resize(tried.size(), 0);
+    siblings_.accepted.resize(tried.size(), 0);
+  }
+  for (size_t i = 0; i < tried.size(); ++i) {
+    siblings_.tried[i] += tried[i];
+    siblings_.accepted[i] += accepted[i];
+  }
 }
 
 DraftPolicies::DraftPolicies(std::shared_ptr<const VerifyCostModel> cost, LlamaModel* target)

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <span>
 #include <utility>
+#include <vector>
 
 #include "speculative/draft_assets.h"
 #include "speculative/tree_budget.h"
@@ -49,6 +50,18 @@ class DraftPolicy {
   // different things (a suffix continuation seen once has frequency 1).
   AcceptanceCalibration suffix_calibration() const;
   void record_suffix(std::span<const NodeOutcome> outcomes);
+  // Sampled trees with an auto budget (sampled:auto): of the children tried at a node, how often
+  // the one at each sibling index was tried and accepted, by every sequence of this (head,
+  // temperature bucket). Shared because the budget needs the request's temperature's acceptance
+  // from its first cycle on; a fixed sampled tree keeps its own per-sequence counts (its text then
+  // depends on the seed alone). The shape stays exact: what other sequences recorded does not
+  // depend on this cycle's draws.
+  struct SiblingCounts {
+    std::vector<int64_t> tried, accepted;  // per sibling index
+  };
+  SiblingCounts sibling_counts() const;
+  // Adds one cycle's counts (index i of both spans: sibling index i).
+  void record_siblings(std::span<const int64_t> tried, std::span<const int64_t> accepted);
   // Back to nothing learned (drafters holding this policy see it at their next draft).
   void forget();
 
@@ -57,6 +70,7 @@ class DraftPolicy {
   mutable std::mutex mutex_;
   AcceptanceCalibration calibration_;
   AcceptanceCalibration suffix_calibration_;
+  SiblingCounts siblings_;
 };
 
 // The engine's policies, one per (head, temperature bucket), made on first use and kept for the

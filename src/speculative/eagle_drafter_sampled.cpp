@@ -37,19 +37,28 @@ double EagleDrafter::sibling_acceptance(int index) const {
          (static_cast<double>(sibling_tried_[i]) + 2);
 }
 
-TreeChoices EagleDrafter::sampled_shape(int64_t max_tokens) const {
+TreeChoices EagleDrafter::sampled_shape(int64_t max_tokens, std::vector<float>* keys) const {
   const int K = opt_.dynamic.top_k;
+  DraftPolicy::SiblingCounts shared;
+  if (opt_.auto_budget) shared = policy_->sibling_counts();
+  const auto acceptance = [&](int index) {
+    if (!opt_.auto_budget) return sibling_acceptance(index);
+    const auto i = static_cast<size_t>(index);
+    const int64_t tried = i < shared.tried.size() ? shared.tried[i] : 0;
+    const int64_t accepted = i < shared.accepted.size() ? shared.accepted[i] : 0;
+    return (static_cast<double>(accepted) + 1) / (static_cast<double>(tried) + 2);
+  };
   // log of the probability that a reached node's child at sibling index i is the accepted one:
   // the earlier siblings rejected, this one accepted.
   std::vector<double> log_share(static_cast<size_t>(K));
   double rejected_before = 0;
   for (int i = 0; i < K; ++i) {
-    const double c = sibling_acceptance(i);
+    const double c = acceptance(i);
     log_share[static_cast<size_t>(i)] = rejected_before + std::log(c);
     rejected_before += std::log1p(-c);
   }
   const int64_t nodes = std::min<int64_t>(opt_.dynamic.total_tokens, max_tokens) - 1;
-  return sampled_tree_shape(log_share, nodes, static_cast<size_t>(opt_.dynamic.depth) + 1);
+  return sampled_tree_shape(log_share, nodes, static_cast<size_t>(opt_.dynamic.depth) + 1, keys);
 }
 
 // The children of every row the step asks for: at temperature 0 the head's top-k (the same shape
@@ -125,18 +134,24 @@ void EagleDrafter::attach_draft_q(DraftTree& tree) {
 void EagleDrafter::learn_siblings(const DraftTree& tree, std::span<const int32_t> path) {
   if (tree.size() <= 1) return;
   const auto children = children_of(tree);
+  std::vector<int64_t> tried(sibling_tried_.size(), 0), accepted(sibling_tried_.size(), 0);
   for (size_t j = 0; j < path.size(); ++j) {
     const int32_t next = j + 1 < path.size() ? path[j + 1] : -1;
     for (int32_t c : children[static_cast<size_t>(path[j])]) {
       const auto index = static_cast<size_t>(tree.ranks[static_cast<size_t>(c)]);
-      if (index >= sibling_tried_.size()) continue;
-      ++sibling_tried_[index];
+      if (index >= tried.size()) continue;
+      ++tried[index];
       if (c == next) {
-        ++sibling_accepted_[index];
+        ++accepted[index];
         break;
       }
     }
   }
+  for (size_t i = 0; i < tried.size(); ++i) {
+    sibling_tried_[i] += tried[i];
+    sibling_accepted_[i] += accepted[i];
+  }
+  if (opt_.auto_budget) policy_->record_siblings(tried, accepted);
 }
 
 }  // namespace eagle2

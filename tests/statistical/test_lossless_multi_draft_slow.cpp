@@ -18,6 +18,7 @@
 #include "model/batch.h"
 #include "sampling/position_random.h"
 #include "sampling/rng.h"
+#include "speculative/draft_policy.h"
 #include "speculative/eagle_drafter.h"
 #include "speculative/verify.h"
 #include "support/lossless_sampling.h"
@@ -302,6 +303,35 @@ TEST_F(SampledEagleTrees, TopKAndTopPShrinkQBelowTheSiblings) {
   EXPECT_LT(c.stat, c.threshold) << "df " << c.df;
   EXPECT_EQ(duplicates, 0) << "a sibling repeats a draw the rule cannot accept";
   EXPECT_GT(short_trees, n / 40) << "q never ran out of tokens";
+}
+
+// sampled:auto: each tree keeps the first T - 1 paths of its shape, T chosen before any draw from
+// sibling counts that every sequence shares (one DraftPolicy) and a verify cost. The tree size
+// moves as the counts do, and the output must still be the target's.
+TEST_F(SampledEagleTrees, AutoBudgetTreesKeepTheDistribution) {
+  const SamplingParams sp{0.9f, 0, 1.0f, 0};
+  const auto exact = test::exact_distribution(*target_, sp, pool_);
+  const int64_t n = test::scaled(6000);
+  EagleDrafterOptions o = opt_;
+  o.auto_budget = true;
+  // Each token past the first costs 0.4 of one: trees of a few tokens pay, wider ones not.
+  const auto policy = std::make_shared<DraftPolicy>(std::make_shared<const VerifyCostModel>(
+      std::vector<std::pair<int64_t, double>>{{1, 1.0}, {8, 1.0 + 0.4 * 7}}));
+  std::map<int64_t, int64_t> sizes;
+  const test::Outcome out = test::run_speculative(
+      *target_, sp, n,
+      [&](uint32_t) { return std::make_unique<EagleDrafter>(*head_, pool_, o, policy); },
+      [&](const DraftTree& t, const float* l, int64_t V, const SamplingParams& p, uint64_t f) {
+        ++sizes[t.size()];
+        return verify_sampled_tree(t, l, V, p, f);
+      },
+      pool_);
+  const test::ChiSquare c = test::chi_square(exact, out.counts, n);
+  std::printf(
+      "EAGLE sampled tree, auto budget: chi2 %.1f (threshold %.1f, df %d), %zu tree sizes\n",
+      c.stat, c.threshold, c.df, sizes.size());
+  EXPECT_LT(c.stat, c.threshold) << "df " << c.df;
+  EXPECT_GE(sizes.size(), 2u) << "the budget never moved";
 }
 
 // Why the sampled tree's shape is fixed before its tokens are drawn: a drafter that puts the

@@ -108,6 +108,49 @@ TEST_F(DraftPolicyTest, TemperaturesShareAPolicyByBucket) {
   EXPECT_EQ(eagle(hot).calibration().observations(), 0);
 }
 
+// sampled:auto sizes each tree from the sibling acceptance learned at the request's temperature
+// (DraftPolicy::sibling_counts, per bucket) and the verify cost, before any token is drawn: two
+// requests of one engine, at T = 0 and T = 1, each get the tree their own acceptance pays for.
+// Were the bucket ignored, both would draft from one record and get one size.
+TEST_F(DraftPolicyTest, SampledAutoBudgetUsesTheRequestsTemperaturesAcceptance) {
+  // Each verified token beyond the first costs 0.3 of a forward of one.
+  const auto cost = std::make_shared<const VerifyCostModel>(Points{{1, 1.0}, {64, 1.0 + 0.3 * 63}});
+  DraftPolicies policies(cost);
+  // Learned before: at T = 0 the first sibling is accepted 95 % of the time, at T = 1 half.
+  const std::vector<int64_t> tried = {1000, 1000};
+  policies.get(*head_, 0.0f)->record_siblings(tried, std::vector<int64_t>{950, 40});
+  policies.get(*head_, 1.0f)->record_siblings(tried, std::vector<int64_t>{500, 200});
+  const DrafterSpec spec = parse_drafter_spec("sampled:auto:6:2");
+  const auto cold = make_drafter(spec, head_.get(), pool_, 256, policies, 0.0f);
+  const auto hot = make_drafter(spec, head_.get(), pool_, 256, policies, 1.0f);
+  hot->set_sampling({1.0f, 0, 1.0f, 5});
+  std::vector<int64_t> sizes;
+  for (const auto* d : {&cold, &hot}) {
+    std::vector<float> keys;
+    eagle(*d).sampled_shape(64, &keys);
+    const int64_t want = choose_total_tokens(keys, *cost, 0.0, 64);
+    begin(**d);
+    const DraftTree tree = cycle(**d, 1);
+    EXPECT_EQ(tree.size(), want);
+    sizes.push_back(tree.size());
+  }
+  EXPECT_EQ(sizes[0], 8);  // 0.95 per level: the 7-level chain pays
+  EXPECT_EQ(sizes[1], 2);  // 0.5: one drafted token
+  // Each learned into its own bucket's record (and only there).
+  EXPECT_GT(policies.get(*head_, 0.0f)->sibling_counts().tried[0], 1000);
+  EXPECT_GT(policies.get(*head_, 1.0f)->sibling_counts().tried[0], 1000);
+  EXPECT_TRUE(policies.get(*head_, 0.5f)->sibling_counts().tried.empty());
+  // The spec: its numbers, its errors, and the cost curve it needs.
+  const DrafterSpec plain_auto = parse_drafter_spec("sampled:auto");
+  EXPECT_TRUE(plain_auto.auto_budget);
+  EXPECT_EQ(plain_auto.dynamic.depth, DrafterSpec::kSampledDefaultDepth);
+  EXPECT_EQ(plain_auto.dynamic.total_tokens, DrafterSpec::kAutoMaxTokens);
+  EXPECT_NE(test::error_of([] { parse_drafter_spec("sampled:auto:4"); }), "");
+  DraftPolicies unpriced;
+  EXPECT_EQ(test::error_of([&] { make_drafter(spec, head_.get(), pool_, 256, unpriced, 1.0f); }),
+            "drafter 'sampled:auto:6:2': an auto budget needs the verify cost curve");
+}
+
 TEST_F(DraftPolicyTest, AnAutoBudgetNeedsAPolicyWithACostModel) {
   EagleDrafterOptions o;
   o.auto_budget = true;
