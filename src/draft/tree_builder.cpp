@@ -312,7 +312,9 @@ void StaticTreeBuilder::supply(std::span<const int32_t> tokens, std::span<const 
     std::vector<int> prefix(sorted_[p].begin(), sorted_[p].end() - 1);
     const int32_t parent = node_of_[prefix];
     if (parent < 0) continue;  // under a child left out: plan_level marked it already
-    while (parents_[row] != parent) ++row;
+    while (row < parents_.size() && parents_[row] != parent) ++row;
+    if (row == parents_.size())
+      fail("draft tree: a path's parent is not in its level (internal error)");
     const int rank = sorted_[p].back();
     const size_t i = row * k + static_cast<size_t>(rank);
     if (tokens[i] < 0) {  // no such child: it and everything under it are left out

@@ -54,6 +54,13 @@ void DraftPolicy::record_siblings(std::span<const int64_t> tried,
     siblings_.tried[i] += tried[i];
     siblings_.accepted[i] += accepted[i];
   }
+  // A window: past kSiblingWindow tries of the first sibling every count is halved, so recent
+  // requests outweigh old ones (and a burst of hopeless ones is forgotten).
+  if (!siblings_.tried.empty() && siblings_.tried[0] > kSiblingWindow)
+    for (size_t i = 0; i < siblings_.tried.size(); ++i) {
+      siblings_.tried[i] /= 2;
+      siblings_.accepted[i] /= 2;
+    }
 }
 
 DraftPolicies::DraftPolicies(std::shared_ptr<const VerifyCostModel> cost, LlamaModel* target)

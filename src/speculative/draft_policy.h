@@ -60,7 +60,9 @@ class DraftPolicy {
     std::vector<int64_t> tried, accepted;  // per sibling index
   };
   SiblingCounts sibling_counts() const;
-  // Adds one cycle's counts (index i of both spans: sibling index i).
+  // Adds one cycle's counts (index i of both spans: sibling index i). Past kSiblingWindow tries
+  // of the first sibling all counts are halved.
+  static constexpr int64_t kSiblingWindow = 4096;
   void record_siblings(std::span<const int64_t> tried, std::span<const int64_t> accepted);
   // Back to nothing learned (drafters holding this policy see it at their next draft).
   void forget();

@@ -252,8 +252,17 @@ Drafter::Proposal EagleDrafter::propose(int64_t max_tokens) {
       // keys (acceptance estimates) and the verify cost before any token is drawn.
       std::vector<float> keys;
       TreeChoices shape = sampled_shape(max_tokens, opt_.auto_budget ? &keys : nullptr);
-      if (opt_.auto_budget)
-        shape.resize(static_cast<size_t>(pacing_.budget(keys, *cost_, max_tokens, nullptr) - 1));
+      if (opt_.auto_budget) {
+        // A root-only tree records nothing, so shared counts that say nothing pays (a burst of
+        // hopeless requests at this temperature) would keep every later request of the bucket
+        // at the root alone. Until this sequence has tried kExploreObservations first siblings
+        // itself, such a cycle drafts kExploreTokens tokens instead. Decided from past counts
+        // only, so the tree stays exact.
+        int64_t t = pacing_.budget(keys, *cost_, max_tokens, nullptr);
+        if (t <= 1 && sibling_tried_[0] < DraftPacing::kExploreObservations)
+          t = std::min<int64_t>(DraftPacing::kExploreTokens, static_cast<int64_t>(keys.size()) + 1);
+        shape.resize(static_cast<size_t>(t - 1));
+      }
       static_builder_.start(root_, shape, max_tokens);
       sample_rng_ = Rng(sampled_draft_word(sampling_.seed, static_cast<uint64_t>(emitted_)));
       q_nodes_.clear();

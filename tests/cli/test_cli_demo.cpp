@@ -77,6 +77,16 @@ TEST(CliDemo, SampledRunKeepsTheSeedsTextAndShowsTheSampledTreeBeside) {
   EXPECT_TRUE(test::is_one_clean_error(e, &why)) << why;
   e = test::run_cli_split(base + " --temp 0.7 --sampled-tree chain:3");
   EXPECT_TRUE(test::is_one_clean_error(e, &why)) << why;
+  // An SpS chain samples its draft from q at T > 0: not comparable either (stories260K drafting
+  // for itself is a draft model of the same vocabulary).
+  e = test::run_cli_split(base + " --temp 0.7 --tree sps:" + shared + "stories260K-hf");
+  EXPECT_TRUE(test::is_one_clean_error(e, &why)) << why;
+  EXPECT_NE(e.err.find("its draft is sampled from q"), std::string::npos) << e.err;
+  // Sampling flags without --temp, and a bad --sampled-tree whatever the temperature.
+  for (const char* flags : {" --seed 3", " --sampled-tree none", " --sampled-tree chain:3"}) {
+    e = test::run_cli_split(base + flags);
+    EXPECT_TRUE(test::is_one_clean_error(e, &why)) << flags << ": " << why;
+  }
   e = test::run_cli_split(base + " --temp 3");  // a flag check: CLI11's exit code
   EXPECT_NE(e.code, 0);
   EXPECT_EQ(e.err.rfind("error: --temp", 0), 0u) << e.err;

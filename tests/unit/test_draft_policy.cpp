@@ -151,6 +151,30 @@ TEST_F(DraftPolicyTest, SampledAutoBudgetUsesTheRequestsTemperaturesAcceptance) 
             "drafter 'sampled:auto:6:2': an auto budget needs the verify cost curve");
 }
 
+// Shared counts that say nothing pays (a burst of hopeless requests at one temperature) must not
+// lock every later sampled:auto request of that bucket into root-only trees, which would never
+// record again: each sequence explores with DraftPacing::kExploreTokens-token trees until it has
+// tried kExploreObservations first siblings itself, and the shared counts are a window.
+TEST_F(DraftPolicyTest, SampledAutoExploresPastPoisonedCounts) {
+  const auto cost = std::make_shared<const VerifyCostModel>(Points{{1, 1.0}, {64, 1.0 + 0.3 * 63}});
+  DraftPolicies policies(cost);
+  const auto policy = policies.get(*head_, 0.7f);
+  const std::vector<int64_t> tried = {1000, 1000}, none = {0, 0};
+  for (int i = 0; i < 100; ++i) policy->record_siblings(tried, none);
+  EXPECT_LE(policy->sibling_counts().tried[0], DraftPolicy::kSiblingWindow);
+  EXPECT_GT(policy->sibling_counts().tried[0], DraftPolicy::kSiblingWindow / 2);
+  const auto d =
+      make_drafter(parse_drafter_spec("sampled:auto:6:2"), head_.get(), pool_, 256, policies, 0.7f);
+  d->set_sampling({0.7f, 0, 1.0f, 3});
+  std::vector<float> keys;
+  eagle(d).sampled_shape(64, &keys);
+  ASSERT_EQ(choose_total_tokens(keys, *cost, 0.0, 64), 1);  // the counts alone: the root only
+  begin(*d);
+  const int64_t before = policy->sibling_counts().tried[0];
+  EXPECT_EQ(cycle(*d, 1).size(), DraftPacing::kExploreTokens);
+  EXPECT_GT(policy->sibling_counts().tried[0], before);  // and it records again
+}
+
 TEST_F(DraftPolicyTest, AnAutoBudgetNeedsAPolicyWithACostModel) {
   EagleDrafterOptions o;
   o.auto_budget = true;

@@ -7,6 +7,7 @@
 // its own text, so it is timed and not compared.
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bundled.h"
@@ -88,9 +89,36 @@ struct DemoFlags {
   // tokens: at 8 verified tokens the best-first shape puts the whole budget into depth
   // (docs/SAMPLING.md "Results").
   std::string sampled_tree = "sampled:8:6:1";
+  bool seed_given = false, sampled_tree_given = false;
 };
 
+// Drafters whose draft is sampled from q at T > 0 (verified by min(1, p/q)): distribution-exact,
+// but their text is not plain sampling's for the seed, so the demo cannot compare it.
+bool draft_sampled_from_q(const DrafterSpec& spec) {
+  return spec.kind == "sampled" || (spec.kind == "sps" && spec.sps_top_k == 1);
+}
+
 int run_demo(const DemoFlags& f) {
+  // The flags first: a bad one is an error before anything is loaded.
+  const DrafterSpec eagle = parse_drafter_spec(f.tree);
+  if (eagle.kind == "plain" || eagle.kind == "none")
+    fail("--tree ", f.tree, ": the demo compares plain decoding with a drafter");
+  const bool sampling = f.temperature > 0;
+  if (!sampling && (f.seed_given || f.sampled_tree_given))
+    fail("--seed and --sampled-tree take effect with --temp > 0 only");
+  if (sampling && draft_sampled_from_q(eagle))
+    fail("--tree ", f.tree,
+         ": its draft is sampled from q at T > 0 (the target's distribution, not plain "
+         "sampling's text); the demo times such a drafter beside (--sampled-tree)");
+  std::vector<DrafterSpec> specs = {parse_drafter_spec("plain"), eagle};
+  if (f.sampled_tree != "none") {
+    DrafterSpec beside = parse_drafter_spec(f.sampled_tree);
+    if (beside.kind != "sampled")
+      fail("--sampled-tree ", f.sampled_tree, ": a sampled[:T:D:K] spec or none");
+    if (sampling) specs.push_back(std::move(beside));
+  }
+  const size_t per_prompt = specs.size();
+
   const std::string model_dir = f.run.model_dir.empty() ? bundled_path("code-lm") : f.run.model_dir;
   const std::string head_dir = f.head_dir.empty() ? bundled_path("code-lm-eagle") : f.head_dir;
 
@@ -102,21 +130,6 @@ int run_demo(const DemoFlags& f) {
   // text, so a model without one is an error).
   const Tokenizer tok = Tokenizer::open(model_dir);
   PromptSet set{"demo", f.prompts.empty() ? builtin_prompts() : load_prompt_set(f.prompts, {})};
-  const DrafterSpec eagle = parse_drafter_spec(f.tree);
-  if (eagle.kind == "plain" || eagle.kind == "none")
-    fail("--tree ", f.tree, ": the demo compares plain decoding with a drafter");
-  const bool sampling = f.temperature > 0;
-  if (sampling && eagle.kind == "sampled")
-    fail("--tree ", f.tree,
-         ": a sampled tree's text is not plain sampling's; the demo shows it beside "
-         "(--sampled-tree)");
-  std::vector<DrafterSpec> specs = {parse_drafter_spec("plain"), eagle};
-  if (sampling && f.sampled_tree != "none") {
-    specs.push_back(parse_drafter_spec(f.sampled_tree));
-    if (specs.back().kind != "sampled")
-      fail("--sampled-tree ", f.sampled_tree, ": a sampled[:T:D:K] spec or none");
-  }
-  const size_t per_prompt = specs.size();
 
   RunFlags run = f.run;
   run.model_dir = model_dir;
@@ -234,11 +247,17 @@ Command add_demo(CLI::App& app) {
                   "Sample at this temperature (default 0: greedy); EAGLE-2's text is still plain "
                   "sampling's for the same --seed")
       ->check(number_in(0, 2));
-  cmd->add_option("--seed", f->seed, "Sampling seed (default 1)");
-  cmd->add_option("--sampled-tree", f->sampled_tree,
-                  "At --temp > 0: a sampled[:T:D:K] drafter shown beside (the same distribution, "
-                  "not the same text), or none (default sampled:8:6:1)");
-  return {cmd, [f] { return run_demo(*f); }};
+  CLI::Option* seed =
+      cmd->add_option("--seed", f->seed, "Sampling seed (default 1)")->check(seed_value());
+  CLI::Option* sampled_tree = cmd->add_option(
+      "--sampled-tree", f->sampled_tree,
+      "At --temp > 0: a sampled[:T:D:K] drafter shown beside (the same distribution, "
+      "not the same text), or none (default sampled:8:6:1)");
+  return {cmd, [f, seed, sampled_tree] {
+            f->seed_given = seed->count() > 0;
+            f->sampled_tree_given = sampled_tree->count() > 0;
+            return run_demo(*f);
+          }};
 }
 
 }  // namespace eagle2::cli
