@@ -263,22 +263,30 @@ void StaticTreeBuilder::start(int32_t root, const TreeChoices& choices, int64_t 
 }
 
 void StaticTreeBuilder::plan_level() {
-  // The paths of the next depth, grouped by parent (sorted order keeps siblings together).
-  ++depth_;
-  level_begin_ = level_end_;
-  while (level_end_ < sorted_.size() && sorted_[level_end_].size() == depth_) ++level_end_;
-  if (level_begin_ == level_end_) {
-    step_ = {};
-    return;
-  }
-  int k = 0;
+  // The paths of the next depth, grouped by parent (sorted order keeps siblings together). A path
+  // under a child left out (supply(): a token < 0) is left out too, and a level left without
+  // any path ends the tree.
   parents_.clear();
-  for (size_t p = level_begin_; p < level_end_; ++p) {
-    k = std::max(k, sorted_[p].back() + 1);
-    std::vector<int> prefix(sorted_[p].begin(), sorted_[p].end() - 1);
-    auto it = node_of_.find(prefix);
-    if (it == node_of_.end()) fail("tree choices: path has no parent path listed before it");
-    if (parents_.empty() || parents_.back() != it->second) parents_.push_back(it->second);
+  int k = 0;
+  while (parents_.empty()) {
+    ++depth_;
+    level_begin_ = level_end_;
+    while (level_end_ < sorted_.size() && sorted_[level_end_].size() == depth_) ++level_end_;
+    if (level_begin_ == level_end_) {
+      step_ = {};
+      return;
+    }
+    for (size_t p = level_begin_; p < level_end_; ++p) {
+      std::vector<int> prefix(sorted_[p].begin(), sorted_[p].end() - 1);
+      auto it = node_of_.find(prefix);
+      if (it == node_of_.end()) fail("tree choices: path has no parent path listed before it");
+      if (it->second < 0) {
+        node_of_[sorted_[p]] = -1;
+        continue;
+      }
+      k = std::max(k, sorted_[p].back() + 1);
+      if (parents_.empty() || parents_.back() != it->second) parents_.push_back(it->second);
+    }
   }
   if (depth_ == 1) {
     step_ = {DraftStep::Kind::RootChildren, k, 0, 1};
@@ -296,14 +304,23 @@ void StaticTreeBuilder::plan_level() {
 
 void StaticTreeBuilder::supply(std::span<const int32_t> tokens, std::span<const float> logp) {
   check_answer(step_, tokens.size(), logp.size(), 0);
-  const int k = step_.k;
+  const auto k = static_cast<size_t>(step_.k);
+  // parents_ lists this level's live parents in the order their paths come (siblings together),
+  // so each path's row is found by counting parent changes.
+  size_t row = 0;
   for (size_t p = level_begin_; p < level_end_; ++p) {
     std::vector<int> prefix(sorted_[p].begin(), sorted_[p].end() - 1);
     const int32_t parent = node_of_[prefix];
-    const size_t row =
-        static_cast<size_t>(std::find(parents_.begin(), parents_.end(), parent) - parents_.begin());
+    if (parent < 0) continue;  // under a child left out: plan_level marked it already
+    while (row < parents_.size() && parents_[row] != parent) ++row;
+    if (row == parents_.size())
+      fail("draft tree: a path's parent is not in its level (internal error)");
     const int rank = sorted_[p].back();
-    const size_t i = row * k + rank;
+    const size_t i = row * k + static_cast<size_t>(rank);
+    if (tokens[i] < 0) {  // no such child: it and everything under it are left out
+      node_of_[sorted_[p]] = -1;
+      continue;
+    }
     node_of_[sorted_[p]] = static_cast<int32_t>(tree_.size());
     fed_of_.push_back(-1);
     tree_.add(tokens[i], parent, tree_.values[parent] + logp[i], logp[i], rank);

@@ -144,8 +144,8 @@ class DynamicTreeBuilder {
 };
 
 // A static tree (TreeChoices), level by level: each level's parents are fed together and asked for
-// the top k (the largest sibling rank at that level + 1). Paths that do not fit in max_tokens (in
-// (length, ranks) order) are dropped. Never asks for a budget.
+// the top k (the largest sibling rank at that level + 1, among the paths still in). Paths that do
+// not fit in max_tokens (in (length, ranks) order) are dropped. Never asks for a budget.
 class StaticTreeBuilder {
  public:
   void start(int32_t root, const TreeChoices& choices, int64_t max_tokens);
@@ -155,7 +155,10 @@ class StaticTreeBuilder {
   // RootChildren): a drafter that records something per parent node (a sampled tree's draft
   // distribution, DraftTree::draft_q) finds its node here. finish() keeps these indices.
   std::span<const int32_t> step_parents() const { return parents_; }
-  // Answers a RootChildren or Expand step (rows x k children, as for the dynamic tree).
+  // Answers a RootChildren or Expand step (rows x k children, as for the dynamic tree). A token
+  // < 0 means the node has no such child: it and every path under it are left out of the tree
+  // (a sampled tree whose q ran out of tokens before its sibling slots did); the other nodes
+  // keep their ranks.
   void supply(std::span<const int32_t> tokens, std::span<const float> logp);
   void finish(DraftTree& tree);
 

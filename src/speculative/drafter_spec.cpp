@@ -243,10 +243,23 @@ DrafterSpec parse_drafter_spec_body(const std::string& text) {
     d.dynamic.total_tokens = DrafterSpec::kSampledDefaultTokens;
     d.dynamic.depth = DrafterSpec::kSampledDefaultDepth;
     d.dynamic.top_k = DrafterSpec::kSampledDefaultTopK;
-    if (!rest.empty()) {
-      const std::vector<std::string> parts = split(rest, ':');
+    const std::vector<std::string> parts =
+        rest.empty() ? std::vector<std::string>{} : split(rest, ':');
+    if (!parts.empty() && parts[0] == "auto") {
+      // sampled:auto[:D:K]: each cycle keeps the first T - 1 paths of the shape, T chosen from
+      // the sibling counts of the request's temperature and the verify cost.
+      d.auto_budget = true;
+      d.dynamic.total_tokens = DrafterSpec::kAutoMaxTokens;
+      if (parts.size() == 3) {
+        d.dynamic.depth = to_int(parts[1], text);
+        d.dynamic.top_k = to_int(parts[2], text);
+      } else if (parts.size() != 1) {
+        fail("drafter '", text, "': expected sampled:auto[:DEPTH:TOP_K]");
+      }
+    } else if (!parts.empty()) {
       if (parts.size() != 3)
-        fail("drafter '", text, "': expected sampled[:TOTAL_TOKENS:DEPTH:TOP_K]");
+        fail("drafter '", text,
+             "': expected sampled[:TOTAL_TOKENS:DEPTH:TOP_K] or sampled:auto[:DEPTH:TOP_K]");
       d.dynamic.total_tokens = to_int(parts[0], text);
       d.dynamic.depth = to_int(parts[1], text);
       d.dynamic.top_k = to_int(parts[2], text);
@@ -340,8 +353,8 @@ std::string DrafterSpec::body_string() const {
            (with_suffix ? "+" + suffix_string(suffix) : "");
   }
   if (kind == "sampled")
-    return "sampled:" + std::to_string(dynamic.total_tokens) + ":" + std::to_string(dynamic.depth) +
-           ":" + std::to_string(dynamic.top_k);
+    return "sampled:" + (auto_budget ? std::string("auto") : std::to_string(dynamic.total_tokens)) +
+           ":" + std::to_string(dynamic.depth) + ":" + std::to_string(dynamic.top_k);
   if (kind == "sps")
     // Both numbers always written, so a folder ending in ":<digits>" reads back as itself.
     return "sps:" + folder + ":" + std::to_string(sps_depth) + ":" + std::to_string(sps_top_k);

@@ -58,7 +58,8 @@ struct DrafterSpec {
   static constexpr int kLookupDefaultDepth = 6;
   int lookup_depth = kLookupDefaultDepth;
   bool calibrate = false;  // dynamic ...:cal
-  // sampled[:T:D:K] (its numbers live in `dynamic`): by default dynamic:8:6:2's budget.
+  // sampled[:T:D:K] (its numbers live in `dynamic`): by default dynamic:8:6:2's budget;
+  // sampled:auto[:D:K] sets auto_budget and T = kAutoMaxTokens, the most a cycle may choose.
   static constexpr int kSampledDefaultTokens = 8;
   static constexpr int kSampledDefaultDepth = 6;
   static constexpr int kSampledDefaultTopK = 2;

@@ -90,10 +90,10 @@ EagleDrafter::EagleDrafter(EagleHead& head, ThreadPool& pool, EagleDrafterOption
   if (opt_.chain_depth < 0) fail("--depth must be >= 0 (got ", opt_.chain_depth, ")");
   if (opt_.shape == EagleDrafterOptions::Shape::Chain) chain_ = chain_choices(opt_.chain_depth);
   if (opt_.shape == EagleDrafterOptions::Shape::Sampled) {
-    // Its shape is decided before any token is drawn (what keeps it exact), so neither a budget
-    // chosen from the drafted values nor calibrated values of the drafted tokens applies.
-    if (opt_.auto_budget || opt_.calibrate)
-      fail("a sampled tree takes neither an auto budget nor calibration");
+    // Its shape is decided before any token is drawn (what keeps it exact), so calibrated values
+    // of the drafted tokens do not apply; an auto budget does, chosen from the sibling counts
+    // before the draws (sampled:auto).
+    if (opt_.calibrate) fail("a sampled tree takes no calibration (:cal)");
     sibling_tried_.assign(static_cast<size_t>(opt_.dynamic.top_k), 0);
     sibling_accepted_.assign(static_cast<size_t>(opt_.dynamic.top_k), 0);
   }
@@ -247,14 +247,30 @@ Drafter::Proposal EagleDrafter::propose(int64_t max_tokens) {
       for (DraftStep step; (step = static_builder_.next()).kind != DraftStep::Kind::Done;)
         answer(static_builder_, step, nullptr);
       break;
-    case EagleDrafterOptions::Shape::Sampled:
-      static_builder_.start(root_, sampled_shape(max_tokens), max_tokens);
+    case EagleDrafterOptions::Shape::Sampled: {
+      // An auto budget keeps the first T - 1 paths of the best-first shape, T chosen from their
+      // keys (acceptance estimates) and the verify cost before any token is drawn.
+      std::vector<float> keys;
+      TreeChoices shape = sampled_shape(max_tokens, opt_.auto_budget ? &keys : nullptr);
+      if (opt_.auto_budget) {
+        // A root-only tree records nothing, so shared counts that say nothing pays (a burst of
+        // hopeless requests at this temperature) would keep every later request of the bucket
+        // at the root alone. Until this sequence has tried kExploreObservations first siblings
+        // itself, such a cycle drafts kExploreTokens tokens instead. Decided from past counts
+        // only, so the tree stays exact.
+        int64_t t = pacing_.budget(keys, *cost_, max_tokens, nullptr);
+        if (t <= 1 && sibling_tried_[0] < DraftPacing::kExploreObservations)
+          t = std::min<int64_t>(DraftPacing::kExploreTokens, static_cast<int64_t>(keys.size()) + 1);
+        shape.resize(static_cast<size_t>(t - 1));
+      }
+      static_builder_.start(root_, shape, max_tokens);
       sample_rng_ = Rng(sampled_draft_word(sampling_.seed, static_cast<uint64_t>(emitted_)));
       q_nodes_.clear();
       q_rows_.clear();
       for (DraftStep step; (step = static_builder_.next()).kind != DraftStep::Kind::Done;)
         answer_sampled(step);
       break;
+    }
   }
   return drafted_proposal();
 }

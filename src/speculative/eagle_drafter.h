@@ -148,7 +148,10 @@ class EagleDrafter : public Drafter {
   // Shape::Sampled: the sibling paths of the next cycle's tree for a budget of max_tokens, best
   // first by the product along the path of each sibling index's measured acceptance (ties: shorter
   // path, then lower indices); every path's parent and earlier sibling come before it.
-  TreeChoices sampled_shape(int64_t max_tokens) const;
+  // With an auto budget (sampled:auto) the counts are the policy's, shared by every sequence of
+  // this head and temperature bucket (DraftPolicy::sibling_counts). keys, when given, receives
+  // each path's key (the natural log of its estimated acceptance), in the same order.
+  TreeChoices sampled_shape(int64_t max_tokens, std::vector<float>* keys = nullptr) const;
   // Shape::Sampled: of the children tried at a node, how often the one at each sibling index was
   // accepted (with a prior of one acceptance in two tries).
   double sibling_acceptance(int index) const;

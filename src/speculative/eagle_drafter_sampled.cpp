@@ -13,6 +13,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "draft/sampled_shape.h"
 #include "sampling/position_random.h"
 #include "speculative/eagle_drafter.h"
 #include "speculative/verify.h"
@@ -36,60 +37,38 @@ double EagleDrafter::sibling_acceptance(int index) const {
          (static_cast<double>(sibling_tried_[i]) + 2);
 }
 
-TreeChoices EagleDrafter::sampled_shape(int64_t max_tokens) const {
+TreeChoices EagleDrafter::sampled_shape(int64_t max_tokens, std::vector<float>* keys) const {
   const int K = opt_.dynamic.top_k;
+  DraftPolicy::SiblingCounts shared;
+  if (opt_.auto_budget) shared = policy_->sibling_counts();
+  const auto acceptance = [&](int index) {
+    if (!opt_.auto_budget) return sibling_acceptance(index);
+    const auto i = static_cast<size_t>(index);
+    const int64_t tried = i < shared.tried.size() ? shared.tried[i] : 0;
+    const int64_t accepted = i < shared.accepted.size() ? shared.accepted[i] : 0;
+    return (static_cast<double>(accepted) + 1) / (static_cast<double>(tried) + 2);
+  };
   // log of the probability that a reached node's child at sibling index i is the accepted one:
   // the earlier siblings rejected, this one accepted.
   std::vector<double> log_share(static_cast<size_t>(K));
   double rejected_before = 0;
   for (int i = 0; i < K; ++i) {
-    const double c = sibling_acceptance(i);
+    const double c = acceptance(i);
     log_share[static_cast<size_t>(i)] = rejected_before + std::log(c);
     rejected_before += std::log1p(-c);
   }
-  struct Slot {
-    double parent_key;
-    std::vector<int> path;
-    double key(const std::vector<double>& share) const {
-      return parent_key + share[static_cast<size_t>(path.back())];
-    }
-  };
-  const auto better = [&](const Slot& a, const Slot& b) {
-    const double ka = a.key(log_share), kb = b.key(log_share);
-    if (ka != kb) return ka > kb;
-    if (a.path.size() != b.path.size()) return a.path.size() < b.path.size();
-    return a.path < b.path;
-  };
   const int64_t nodes = std::min<int64_t>(opt_.dynamic.total_tokens, max_tokens) - 1;
-  const auto levels = static_cast<size_t>(opt_.dynamic.depth) + 1;
-  TreeChoices shape;
-  std::vector<Slot> open{{0.0, {0}}};
-  while (static_cast<int64_t>(shape.size()) < nodes && !open.empty()) {
-    const auto best = std::min_element(open.begin(), open.end(), better);
-    const Slot slot = *best;
-    open.erase(best);
-    shape.push_back(slot.path);
-    // A child opens once its parent is in, a sibling once the one before it is: every node's
-    // children are then a prefix of its draws, in draw order.
-    const double key = slot.key(log_share);
-    if (slot.path.size() < levels) {
-      std::vector<int> child = slot.path;
-      child.push_back(0);
-      open.push_back({key, std::move(child)});
-    }
-    if (slot.path.back() + 1 < K) {
-      std::vector<int> sibling = slot.path;
-      ++sibling.back();
-      open.push_back({slot.parent_key, std::move(sibling)});
-    }
-  }
-  return shape;
+  return sampled_tree_shape(log_share, nodes, static_cast<size_t>(opt_.dynamic.depth) + 1, keys);
 }
 
 // The children of every row the step asks for: at temperature 0 the head's top-k (the same shape
 // holding deterministic drafts), else k draws from q without replacement, q recorded for the
-// node. A q with fewer than k tokens of mass repeats its last draw: the rule passes over a sibling
-// q can no longer draw (q(x) = 0 once x was tried).
+// node. A q with fewer than k tokens of mass (top-k, top-p) has no more children once it is
+// exhausted: the sibling slots left are left out of the tree with everything under them. (They
+// used to repeat the last draw, which the rule can never accept: head rows and verified tokens
+// for nothing. Leaving them out changes no acceptance test: the rule skipped such a repeat
+// without a uniform. It changes which draws later nodes of the tree get from the draft's stream,
+// so the text for a seed, not its distribution.)
 void EagleDrafter::answer_sampled(const DraftStep& step) {
   const int64_t V = head_.draft_vocab_size();
   if (step.kind == DraftStep::Kind::RootChildren) {
@@ -116,12 +95,14 @@ void EagleDrafter::answer_sampled(const DraftStep& step) {
     q_nodes_.push_back(parents[r]);
     q_rows_.insert(q_rows_.end(), q.p.begin(), q.p.end());
     bool exhausted = false;
-    int32_t x = 0;
     for (size_t j = 0; j < k; ++j) {
-      if (!exhausted) {
-        x = sample(q, sample_rng_);
-        exhausted = !q.remove_and_renormalize(x);
+      if (exhausted) {  // no child here (StaticTreeBuilder::supply leaves it out)
+        tokens[j] = -1;
+        logp[j] = 0.0f;
+        continue;
       }
+      const int32_t x = sample(q, sample_rng_);
+      exhausted = !q.remove_and_renormalize(x);
       tokens[j] = head_.draft_token(x);
       logp[j] = row[x];
     }
@@ -153,18 +134,24 @@ void EagleDrafter::attach_draft_q(DraftTree& tree) {
 void EagleDrafter::learn_siblings(const DraftTree& tree, std::span<const int32_t> path) {
   if (tree.size() <= 1) return;
   const auto children = children_of(tree);
+  std::vector<int64_t> tried(sibling_tried_.size(), 0), accepted(sibling_tried_.size(), 0);
   for (size_t j = 0; j < path.size(); ++j) {
     const int32_t next = j + 1 < path.size() ? path[j + 1] : -1;
     for (int32_t c : children[static_cast<size_t>(path[j])]) {
       const auto index = static_cast<size_t>(tree.ranks[static_cast<size_t>(c)]);
-      if (index >= sibling_tried_.size()) continue;
-      ++sibling_tried_[index];
+      if (index >= tried.size()) continue;
+      ++tried[index];
       if (c == next) {
-        ++sibling_accepted_[index];
+        ++accepted[index];
         break;
       }
     }
   }
+  for (size_t i = 0; i < tried.size(); ++i) {
+    sibling_tried_[i] += tried[i];
+    sibling_accepted_[i] += accepted[i];
+  }
+  if (opt_.auto_budget) policy_->record_siblings(tried, accepted);
 }
 
 }  // namespace eagle2

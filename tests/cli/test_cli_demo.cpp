@@ -42,6 +42,57 @@ TEST(CliDemo, OtherDraftersAndPromptFiles) {
   EXPECT_EQ(test::count_of(r.out, "| identical to plain decoding\n"), 1) << r.out;
 }
 
+// The quickstart's sampled run (--temp, --seed): the tree drafter's text is plain sampling's for
+// the seed, checked per prompt, and a sampled tree is timed beside it without a text claim.
+TEST(CliDemo, SampledRunKeepsTheSeedsTextAndShowsTheSampledTreeBeside) {
+  EAGLE2_SHARED_FILE(head, "data/models/stories260K-eagle-head/config.json");
+  const std::string shared = test::shared_dir() + "/data/models/";
+  const std::string base = "demo -m " + shared + "stories260K-hf --draft " + shared +
+                           "stories260K-eagle-head -n 24 -t 2";
+  const auto r = run_cli(base + " --temp 0.7 --seed 3");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("sampling at temperature 0.7 (seed 3) of 24 tokens per prompt"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(test::count_of(r.out, "| identical to plain sampling (same seed)\n"), 4) << r.out;
+  EXPECT_EQ(test::count_of(r.out, "| the same distribution, its own text\n"), 4) << r.out;
+  EXPECT_NE(r.out.find("all prompts: plain "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(", sampled:8:6:1 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nEAGLE-2's completions are identical to plain sampling's with the same "
+                       "seed.\n"),
+            std::string::npos)
+      << r.out;
+  // Another seed, another text (the seed reaches the sampler); no sampled tree with none.
+  const auto other = run_cli(base + " --temp 0.7 --seed 4 --sampled-tree none");
+  ASSERT_EQ(other.code, 0) << other.out;
+  EXPECT_EQ(test::count_of(other.out, "| the same distribution, its own text\n"), 0);
+  const auto completion = [](const std::string& out) {  // the first prompt's text
+    const size_t at = out.find("--- demo:search ---");
+    return out.substr(at, out.find("--- plain", at) - at);
+  };
+  EXPECT_NE(completion(other.out), completion(r.out));
+  // A sampled tree as the compared drafter, a non-sampled one beside, T out of range: one line.
+  std::string why;
+  auto e = test::run_cli_split(base + " --temp 0.7 --tree sampled:8:6:1");
+  EXPECT_TRUE(test::is_one_clean_error(e, &why)) << why;
+  e = test::run_cli_split(base + " --temp 0.7 --sampled-tree chain:3");
+  EXPECT_TRUE(test::is_one_clean_error(e, &why)) << why;
+  // An SpS chain samples its draft from q at T > 0: not comparable either (stories260K drafting
+  // for itself is a draft model of the same vocabulary).
+  e = test::run_cli_split(base + " --temp 0.7 --tree sps:" + shared + "stories260K-hf");
+  EXPECT_TRUE(test::is_one_clean_error(e, &why)) << why;
+  EXPECT_NE(e.err.find("its draft is sampled from q"), std::string::npos) << e.err;
+  // Sampling flags without --temp, and a bad --sampled-tree whatever the temperature.
+  for (const char* flags : {" --seed 3", " --sampled-tree none", " --sampled-tree chain:3"}) {
+    e = test::run_cli_split(base + flags);
+    EXPECT_TRUE(test::is_one_clean_error(e, &why)) << flags << ": " << why;
+  }
+  e = test::run_cli_split(base + " --temp 3");  // a flag check: CLI11's exit code
+  EXPECT_NE(e.code, 0);
+  EXPECT_EQ(e.err.rfind("error: --temp", 0), 0u) << e.err;
+  EXPECT_EQ(e.out, "");
+}
+
 TEST(CliDemo, ErrorsAreOneClearLine) {
   EAGLE2_SHARED_FILE(head, "data/models/stories260K-eagle-head/config.json");
   const std::string shared = test::shared_dir() + "/data/models/";

@@ -5,6 +5,7 @@
 // the shape is best first by each sibling index's measured acceptance; the spec and its checks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "speculative/batch_decoder.h"
@@ -108,6 +109,67 @@ TEST(SampledTreeDrafter, SampledIsReproducibleAloneAndInABatchButNotPlainText) {
   for (size_t p = 0; p < prompts.size(); ++p) EXPECT_EQ(decoder.tokens(ids[p]), expected[p]);
 }
 
+// Under top-k 2 a node's q holds two tokens, so its third sibling slot has nothing left to draw:
+// the slot is left out of the tree with everything under it, rather than repeating a draw the
+// rule can never accept (head rows and verified tokens for nothing).
+TEST(SampledTreeDrafter, SiblingSlotsPastAnExhaustedQAreLeftOut) {
+  TargetAndHead m = target_and_head();
+  ThreadPool pool(1);
+  EagleDrafter d(*m.head, pool, sampled_options(8, 2, 3));
+  const TreeChoices shape = d.sampled_shape(64);
+  ASSERT_NE(std::find(shape.begin(), shape.end(), std::vector<int>{2}), shape.end());
+  GenerationOptions opt;
+  opt.max_new_tokens = 40;
+  opt.stop_at_eos = false;
+  opt.sampling = {0.9f, 2, 1.0f, 11};
+  int64_t two_children = 0, cycles = 0;
+  SpeculativeHooks hooks;
+  hooks.trace = [&](const CycleTrace& c) {
+    ++cycles;
+    std::vector<std::vector<int32_t>> children(static_cast<size_t>(c.tree.size()));
+    for (int64_t i = 1; i < c.tree.size(); ++i)
+      children[static_cast<size_t>(c.tree.parents[static_cast<size_t>(i)])].push_back(
+          c.tree.tokens[static_cast<size_t>(i)]);
+    for (const std::vector<int32_t>& kids : children) {
+      EXPECT_LE(kids.size(), 2u) << "cycle " << c.cycle;
+      if (kids.size() == 2) {
+        ++two_children;
+        EXPECT_NE(kids[0], kids[1]) << "cycle " << c.cycle;
+      }
+    }
+  };
+  test::speculative_tokens(*m.target, d, {1, 5, 9}, opt, kSampledTreeCtx, pool, hooks);
+  EXPECT_GT(cycles, 0);
+  EXPECT_GT(two_children, 0);
+}
+
+// sampled:auto in one batch with requests at T = 0 and T = 1, drafting from one engine's policies
+// (each from its temperature bucket's sibling counts): the greedy request's text is plain
+// decoding's, and the sampled one decodes to its length with trees of more than the root.
+TEST(SampledTreeDrafter, AutoBudgetInABatchAtTwoTemperatures) {
+  TargetAndHead m = target_and_head();
+  ThreadPool pool(2);
+  DraftPolicies policies(std::make_shared<const VerifyCostModel>(
+      std::vector<std::pair<int64_t, double>>{{1, 1.0}, {64, 1.0 + 0.1 * 63}}));
+  const DrafterSpec spec = parse_drafter_spec("sampled:auto:4:2");
+  const auto prompts = test::random_prompts(23, 2, m.target->config().vocab_size);
+  GenerationOptions greedy, hot;
+  greedy.max_new_tokens = hot.max_new_tokens = 30;
+  greedy.stop_at_eos = hot.stop_at_eos = false;
+  hot.sampling = {1.0f, 0, 1.0f, 9};
+  BatchDecoder decoder(*m.target, m.target->make_pool(2 * kSampledTreeCtx), kSampledTreeCtx, pool);
+  const int64_t a = decoder.add(
+      prompts[0], greedy, make_drafter(spec, m.head.get(), pool, kSampledTreeCtx, policies, 0.0f));
+  const int64_t b = decoder.add(
+      prompts[1], hot, make_drafter(spec, m.head.get(), pool, kSampledTreeCtx, policies, 1.0f));
+  while (decoder.live() > 0) decoder.step();
+  EXPECT_EQ(decoder.tokens(a),
+            test::plain_tokens(*m.target, prompts[0], greedy, kSampledTreeCtx, pool));
+  EXPECT_EQ(decoder.tokens(b).size(), 30u);
+  EXPECT_GT(policies.get(*m.head, 1.0f)->sibling_counts().tried.at(0), 0);
+  EXPECT_GT(policies.get(*m.head, 0.0f)->sibling_counts().tried.at(0), 0);
+}
+
 // Before anything is measured every sibling index is accepted one time in two: the shape is then
 // best first by 1/2 for a first child and 1/4 for a second, ties to the shorter path, then the
 // lower indices; a node's children and later siblings come after it.
@@ -144,7 +206,13 @@ TEST(SampledTreeDrafter, Spec) {
   EXPECT_EQ(parse_drafter_spec(t.to_string()), t);
   EXPECT_EQ(parse_drafter_spec("sampled:8:6:2@heads/x").head, "heads/x");
   EXPECT_EQ(test::error_of([] { parse_drafter_spec("sampled:8:6"); }),
-            "drafter 'sampled:8:6': expected sampled[:TOTAL_TOKENS:DEPTH:TOP_K]");
+            "drafter 'sampled:8:6': expected sampled[:TOTAL_TOKENS:DEPTH:TOP_K] or "
+            "sampled:auto[:DEPTH:TOP_K]");
+  const DrafterSpec a = parse_drafter_spec("sampled:auto:4:3");
+  EXPECT_EQ(a.to_string(), "sampled:auto:4:3");
+  EXPECT_EQ(parse_drafter_spec(a.to_string()), a);
+  EXPECT_EQ(test::error_of([] { parse_drafter_spec("sampled:auto:4"); }),
+            "drafter 'sampled:auto:4': expected sampled:auto[:DEPTH:TOP_K]");
   EXPECT_EQ(test::error_of([] { parse_drafter_spec("sampled:8:6:0"); }),
             "drafter 'sampled:8:6:0': sampled:T:D:K needs T >= 1 tokens, D >= 0 levels after the "
             "first, K >= 1");
@@ -166,7 +234,7 @@ TEST(SampledTreeDrafter, Spec) {
   EagleDrafterOptions bad = sampled_options(8, 6, 2);
   bad.calibrate = true;
   EXPECT_EQ(test::error_of([&] { EagleDrafter d(*m.head, pool, bad); }),
-            "a sampled tree takes neither an auto budget nor calibration");
+            "a sampled tree takes no calibration (:cal)");
 }
 
 }  // namespace

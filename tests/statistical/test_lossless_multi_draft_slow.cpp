@@ -18,6 +18,7 @@
 #include "model/batch.h"
 #include "sampling/position_random.h"
 #include "sampling/rng.h"
+#include "speculative/draft_policy.h"
 #include "speculative/eagle_drafter.h"
 #include "speculative/verify.h"
 #include "support/lossless_sampling.h"
@@ -277,28 +278,60 @@ TEST_F(SampledEagleTrees, EagleHeadSiblingsSampledFromItsQ) {
   }
 }
 
-// With top-k and top-p on q as on p: q often has fewer tokens of mass than siblings asked for, and
-// the drafter repeats its last draw, which the rule passes over.
+// With top-k and top-p on q as on p: q often has fewer tokens of mass than siblings asked for.
+// The sibling slots past the last token q holds are left out of the tree (not drafted, not
+// verified), and the output is still the target's.
 TEST_F(SampledEagleTrees, TopKAndTopPShrinkQBelowTheSiblings) {
   const SamplingParams sp{0.8f, 3, 0.9f, 0};
   const auto exact = test::exact_distribution(*target_, sp, pool_);
   const int64_t n = test::scaled(6000);
-  int64_t duplicates = 0;
+  int64_t duplicates = 0, short_trees = 0;
   const test::Outcome o = test::run_speculative(
       *target_, sp, n, drafters(opt_),
       [&](const DraftTree& t, const float* l, int64_t V, const SamplingParams& p, uint64_t f) {
         for (size_t i = 2; i < t.tokens.size(); ++i)
           if (t.parents[i] == t.parents[i - 1] && t.tokens[i] == t.tokens[i - 1]) ++duplicates;
+        if (t.size() < opt_.dynamic.total_tokens) ++short_trees;
         return verify_sampled_tree(t, l, V, p, f);
       },
       pool_);
   const test::ChiSquare c = test::chi_square(exact, o.counts, n);
   std::printf(
-      "EAGLE sampled tree, top-k 3, top-p 0.9: chi2 %.1f (threshold %.1f, df %d), %lld "
-      "repeated draws\n",
-      c.stat, c.threshold, c.df, static_cast<long long>(duplicates));
+      "EAGLE sampled tree, top-k 3, top-p 0.9: chi2 %.1f (threshold %.1f, df %d), %lld trees "
+      "with sibling slots left out\n",
+      c.stat, c.threshold, c.df, static_cast<long long>(short_trees));
   EXPECT_LT(c.stat, c.threshold) << "df " << c.df;
-  EXPECT_GT(duplicates, n / 40) << "q never ran out of tokens";
+  EXPECT_EQ(duplicates, 0) << "a sibling repeats a draw the rule cannot accept";
+  EXPECT_GT(short_trees, n / 40) << "q never ran out of tokens";
+}
+
+// sampled:auto: each tree keeps the first T - 1 paths of its shape, T chosen before any draw from
+// sibling counts that every sequence shares (one DraftPolicy) and a verify cost. The tree size
+// moves as the counts do, and the output must still be the target's.
+TEST_F(SampledEagleTrees, AutoBudgetTreesKeepTheDistribution) {
+  const SamplingParams sp{0.9f, 0, 1.0f, 0};
+  const auto exact = test::exact_distribution(*target_, sp, pool_);
+  const int64_t n = test::scaled(6000);
+  EagleDrafterOptions o = opt_;
+  o.auto_budget = true;
+  // Each token past the first costs 0.4 of one: trees of a few tokens pay, wider ones not.
+  const auto policy = std::make_shared<DraftPolicy>(std::make_shared<const VerifyCostModel>(
+      std::vector<std::pair<int64_t, double>>{{1, 1.0}, {8, 1.0 + 0.4 * 7}}));
+  std::map<int64_t, int64_t> sizes;
+  const test::Outcome out = test::run_speculative(
+      *target_, sp, n,
+      [&](uint32_t) { return std::make_unique<EagleDrafter>(*head_, pool_, o, policy); },
+      [&](const DraftTree& t, const float* l, int64_t V, const SamplingParams& p, uint64_t f) {
+        ++sizes[t.size()];
+        return verify_sampled_tree(t, l, V, p, f);
+      },
+      pool_);
+  const test::ChiSquare c = test::chi_square(exact, out.counts, n);
+  std::printf(
+      "EAGLE sampled tree, auto budget: chi2 %.1f (threshold %.1f, df %d), %zu tree sizes\n",
+      c.stat, c.threshold, c.df, sizes.size());
+  EXPECT_LT(c.stat, c.threshold) << "df " << c.df;
+  EXPECT_GE(sizes.size(), 2u) << "the budget never moved";
 }
 
 // Why the sampled tree's shape is fixed before its tokens are drawn: a drafter that puts the

@@ -77,6 +77,104 @@ TEST_F(DraftPolicyTest, OnePolicyPerHeadAndTemperature) {
   EXPECT_THROW(policies.get(*head_, std::numeric_limits<float>::quiet_NaN()), Error);
 }
 
+// Temperatures share a policy by bucket: a request at 0.71 drafts from what requests at 0.7
+// learned, greedy stays apart from every T > 0, and a client choosing a new temperature for each
+// request cannot grow the map past a bucket per 0.05 (it was keyed by the exact float).
+TEST_F(DraftPolicyTest, TemperaturesShareAPolicyByBucket) {
+  DraftPolicies policies;
+  const auto p = policies.get(*head_, 0.7f);
+  EXPECT_EQ(policies.get(*head_, 0.71f), p);
+  EXPECT_EQ(policies.get(*head_, 0.68f), p);
+  EXPECT_NE(policies.get(*head_, 0.75f), p);
+  EXPECT_NE(policies.get(*head_, 1.0f), p);
+  EXPECT_NE(policies.get(*head_, 1e-6f), policies.get(*head_, 0.0f));
+  EXPECT_EQ(DraftPolicies::temperature_bucket(0.7f), 15);
+  EXPECT_EQ(DraftPolicies::temperature_bucket(1e-30f), 1);
+  EXPECT_EQ(policies.get(*head_, 2.0f), policies.get(*head_, 1e30f));
+  EXPECT_EQ(policies.get(*head_, 5.0f),
+            policies.get(*head_, std::numeric_limits<float>::infinity()));
+  for (int i = 0; i < 5000; ++i) policies.get(*head_, 0.0004f * static_cast<float>(i));
+  EXPECT_LE(policies.size(), 2u + DraftPolicies::kLastBucket);
+  // A drafter at 0.72 sees the calibration a drafter at 0.7 learned; one at 1 does not.
+  DraftPolicies shared;
+  const DrafterSpec spec = parse_drafter_spec("dynamic:8:3:2:cal");
+  const auto warm = make_drafter(spec, head_.get(), pool_, 256, shared, 0.7f);
+  const auto near = make_drafter(spec, head_.get(), pool_, 256, shared, 0.72f);
+  const auto hot = make_drafter(spec, head_.get(), pool_, 256, shared, 1.0f);
+  begin(*warm);
+  for (int c = 0; c < 3; ++c) cycle(*warm, 1);
+  EXPECT_GT(eagle(near).calibration().observations(), 0);
+  EXPECT_EQ(eagle(near).calibration().observations(), eagle(warm).calibration().observations());
+  EXPECT_EQ(eagle(hot).calibration().observations(), 0);
+}
+
+// sampled:auto sizes each tree from the sibling acceptance learned at the request's temperature
+// (DraftPolicy::sibling_counts, per bucket) and the verify cost, before any token is drawn: two
+// requests of one engine, at T = 0 and T = 1, each get the tree their own acceptance pays for.
+// Were the bucket ignored, both would draft from one record and get one size.
+TEST_F(DraftPolicyTest, SampledAutoBudgetUsesTheRequestsTemperaturesAcceptance) {
+  // Each verified token beyond the first costs 0.3 of a forward of one.
+  const auto cost = std::make_shared<const VerifyCostModel>(Points{{1, 1.0}, {64, 1.0 + 0.3 * 63}});
+  DraftPolicies policies(cost);
+  // Learned before: at T = 0 the first sibling is accepted 95 % of the time, at T = 1 half.
+  const std::vector<int64_t> tried = {1000, 1000};
+  policies.get(*head_, 0.0f)->record_siblings(tried, std::vector<int64_t>{950, 40});
+  policies.get(*head_, 1.0f)->record_siblings(tried, std::vector<int64_t>{500, 200});
+  const DrafterSpec spec = parse_drafter_spec("sampled:auto:6:2");
+  const auto cold = make_drafter(spec, head_.get(), pool_, 256, policies, 0.0f);
+  const auto hot = make_drafter(spec, head_.get(), pool_, 256, policies, 1.0f);
+  hot->set_sampling({1.0f, 0, 1.0f, 5});
+  std::vector<int64_t> sizes;
+  for (const auto* d : {&cold, &hot}) {
+    std::vector<float> keys;
+    eagle(*d).sampled_shape(64, &keys);
+    const int64_t want = choose_total_tokens(keys, *cost, 0.0, 64);
+    begin(**d);
+    const DraftTree tree = cycle(**d, 1);
+    EXPECT_EQ(tree.size(), want);
+    sizes.push_back(tree.size());
+  }
+  EXPECT_EQ(sizes[0], 8);  // 0.95 per level: the 7-level chain pays
+  EXPECT_EQ(sizes[1], 2);  // 0.5: one drafted token
+  // Each learned into its own bucket's record (and only there).
+  EXPECT_GT(policies.get(*head_, 0.0f)->sibling_counts().tried[0], 1000);
+  EXPECT_GT(policies.get(*head_, 1.0f)->sibling_counts().tried[0], 1000);
+  EXPECT_TRUE(policies.get(*head_, 0.5f)->sibling_counts().tried.empty());
+  // The spec: its numbers, its errors, and the cost curve it needs.
+  const DrafterSpec plain_auto = parse_drafter_spec("sampled:auto");
+  EXPECT_TRUE(plain_auto.auto_budget);
+  EXPECT_EQ(plain_auto.dynamic.depth, DrafterSpec::kSampledDefaultDepth);
+  EXPECT_EQ(plain_auto.dynamic.total_tokens, DrafterSpec::kAutoMaxTokens);
+  EXPECT_NE(test::error_of([] { parse_drafter_spec("sampled:auto:4"); }), "");
+  DraftPolicies unpriced;
+  EXPECT_EQ(test::error_of([&] { make_drafter(spec, head_.get(), pool_, 256, unpriced, 1.0f); }),
+            "drafter 'sampled:auto:6:2': an auto budget needs the verify cost curve");
+}
+
+// Shared counts that say nothing pays (a burst of hopeless requests at one temperature) must not
+// lock every later sampled:auto request of that bucket into root-only trees, which would never
+// record again: each sequence explores with DraftPacing::kExploreTokens-token trees until it has
+// tried kExploreObservations first siblings itself, and the shared counts are a window.
+TEST_F(DraftPolicyTest, SampledAutoExploresPastPoisonedCounts) {
+  const auto cost = std::make_shared<const VerifyCostModel>(Points{{1, 1.0}, {64, 1.0 + 0.3 * 63}});
+  DraftPolicies policies(cost);
+  const auto policy = policies.get(*head_, 0.7f);
+  const std::vector<int64_t> tried = {1000, 1000}, none = {0, 0};
+  for (int i = 0; i < 100; ++i) policy->record_siblings(tried, none);
+  EXPECT_LE(policy->sibling_counts().tried[0], DraftPolicy::kSiblingWindow);
+  EXPECT_GT(policy->sibling_counts().tried[0], DraftPolicy::kSiblingWindow / 2);
+  const auto d =
+      make_drafter(parse_drafter_spec("sampled:auto:6:2"), head_.get(), pool_, 256, policies, 0.7f);
+  d->set_sampling({0.7f, 0, 1.0f, 3});
+  std::vector<float> keys;
+  eagle(d).sampled_shape(64, &keys);
+  ASSERT_EQ(choose_total_tokens(keys, *cost, 0.0, 64), 1);  // the counts alone: the root only
+  begin(*d);
+  const int64_t before = policy->sibling_counts().tried[0];
+  EXPECT_EQ(cycle(*d, 1).size(), DraftPacing::kExploreTokens);
+  EXPECT_GT(policy->sibling_counts().tried[0], before);  // and it records again
+}
+
 TEST_F(DraftPolicyTest, AnAutoBudgetNeedsAPolicyWithACostModel) {
   EagleDrafterOptions o;
   o.auto_budget = true;
