@@ -25,7 +25,8 @@ struct BenchServeOptions {
   int requests_per_client = 2;       // each client sends this many (at least 8 per level)
   // Each level sends the prompt set once, in its order (request i by client i mod c), rather than
   // requests_per_client each: a stream with repeats (bench/prompts/repeated_requests.jsonl) is
-  // replayed as written, each repeat after its first time.
+  // replayed in its order (with one client each repeat comes after its first time; with more, a
+  // repeat may run while its original still decodes).
   bool in_order = false;
   // A third system: the same spec on a server with --suffix-scope server (one fresh per level and
   // repetition, so that each starts with an empty index), beside the request-scope one.
