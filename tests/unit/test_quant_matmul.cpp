@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
@@ -22,6 +23,15 @@ namespace eagle2 {
 namespace {
 
 const KernelPath kAllPaths[] = {KernelPath::Scalar, KernelPath::Avx2, KernelPath::Avx512};
+
+// Whether the CPU has the path; says so where it does not, so that a run on an AVX2-only machine
+// shows which kernels it did not check.
+bool runs_on_this_cpu(KernelPath path) {
+  if (cpu_supports(path)) return true;
+  std::printf("%s: skipped: no %s on this CPU\n", kernel_path_name(path),
+              path == KernelPath::Avx512 ? "AVX-512" : "AVX2");
+  return false;
+}
 const DType kBlockTypes[] = {DType::Q8_0, DType::Q4_0, DType::Q4_K, DType::Q6_K,
                              DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL,
                              DType::Q5_K, DType::Q3_K, DType::Q2_K, DType::IQ4_XS};
@@ -205,7 +215,7 @@ TEST(QuantMatmul, Avx512ActivationsAreTheReferencesBytes) {
 TEST(QuantMatmul, EveryPathGivesTheReferenceBits) {
   std::mt19937 rng(3);
   for (KernelPath path : kAllPaths) {
-    if (!cpu_supports(path) || path == KernelPath::Scalar) continue;
+    if (path == KernelPath::Scalar || !runs_on_this_cpu(path)) continue;
     for (int threads : {1, 2}) {
       ThreadPool pool(threads);
       for (DType dt : kBlockTypes)
@@ -231,7 +241,7 @@ TEST(QuantMatmul, KQuantsGiveTheReferenceBitsForEveryBatchAndLength) {
   std::mt19937 rng(6);
   ThreadPool pool(2);
   for (KernelPath path : kAllPaths) {
-    if (!cpu_supports(path) || path == KernelPath::Scalar) continue;
+    if (path == KernelPath::Scalar || !runs_on_this_cpu(path)) continue;
     for (DType dt : kBlockTypes)
       for (int64_t K : {256, 3 * 256, 8 * 256, 9 * 256, 11 * 256}) {
         if (dt == DType::Q8_0 || dt == DType::Q4_0) continue;  // their own tests below
@@ -269,7 +279,7 @@ TEST(QuantMatmul, KQuantExtremeBlocksGiveTheReferenceBits) {
     x[static_cast<size_t>(4 * K + k)] = static_cast<float>(k % 7) - 3.0f;  // mixed
   }
   for (KernelPath path : kAllPaths) {
-    if (!cpu_supports(path) || path == KernelPath::Scalar) continue;
+    if (path == KernelPath::Scalar || !runs_on_this_cpu(path)) continue;
     for (DType dt : kBlockTypes)
       for (unsigned char fill : {0x00, 0xFF, 0x80, 0x7F, 0x0F, 0xF0}) {
         if (dt == DType::Q8_0 || dt == DType::Q4_0) continue;
@@ -317,7 +327,7 @@ TEST(QuantMatmul, BatchInvariantBitForBit) {
   std::mt19937 rng(4);
   ThreadPool pool(2);
   for (KernelPath path : kAllPaths) {
-    if (!cpu_supports(path)) continue;
+    if (!runs_on_this_cpu(path)) continue;
     for (DType dt : kBlockTypes) {
       const int64_t K = 3 * 256, N = 70, M = 67;
       const auto w = random_blocks(dt, N, K, rng);
@@ -347,7 +357,7 @@ TEST(QuantMatmul, MixedDtypesInOneCallEqualSeparateCalls) {
   const Matrix C{DType::Q8_0, 16, K, c.data()}, F{DType::F32, 8, K, f.data()};
   const auto x = quant_random_vec(static_cast<size_t>(M * K), rng);
   for (KernelPath path : kAllPaths) {
-    if (!cpu_supports(path)) continue;
+    if (!runs_on_this_cpu(path)) continue;
     std::vector<float> ya(M * 40), yb(M * 24), yc(M * 16), yf(M * 8);
     matmul_multi_with(path, x.data(), M,
                       {{&A, ya.data()}, {&F, yf.data()}, {&B, yb.data()}, {&C, yc.data()}}, pool);
@@ -389,7 +399,7 @@ TEST(QuantMatmul, GroupedRowsGiveTheRowLayoutsBits) {
         std::vector<float> want(static_cast<size_t>(M * N)), got(want.size());
         matmul_with(KernelPath::Scalar, x.data(), M, R, want.data(), pool);
         for (KernelPath path : kAllPaths) {
-          if (!cpu_supports(path)) continue;
+          if (!runs_on_this_cpu(path)) continue;
           std::fill(got.begin(), got.end(), 0.0f);
           matmul_with(path, x.data(), M, G, got.data(), pool);
           ASSERT_EQ(0, std::memcmp(want.data(), got.data(), want.size() * 4))

@@ -4,8 +4,8 @@
 # Q6_K on the AVX2 path (quant_kcols8_avx2.cpp from 4 rows), Q5_K on both paths (the
 # columns-in-lanes kernels from 1 row), Q4_1/Q5_0/Q5_1/IQ4_NL on the AVX-512 path
 # (quant_codes_cols16_avx512.cpp from 1 row) and Q4_1/Q5_0/Q5_1 on the AVX2 path
-# (quant_codes_cols8_avx2.cpp from 1 row). Usage: kbench_s33.sh DIR (holding kbench-base and
-# kbench-s33); writes to stdout (kbench-s33.txt).
+# (quant_codes_cols8_avx2.cpp from 1 row). Usage: kbench_multirow.sh DIR (holding kbench-base and
+# kbench-multirow); writes to stdout (kbench-multirow.txt).
 cd "${1:-.}"
 one() {  # TYPE PATH
   for M in 1 2 4 8 16; do
