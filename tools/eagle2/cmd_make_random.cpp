@@ -140,7 +140,7 @@ constexpr RandomWeights kArchWeights{1, 0.1f, 8.0f};
 
 int run_make_random_arch(const MakeRandomFlags& f, ModelConfig c) {
   if (!f.preset.empty()) fail("--preset: cannot be combined with --arch (--arch sets the shape)");
-  if (f.tie) fail("--tie: --arch models are tied already, or untied as their kind is");
+  if (f.tie) fail("--tie: --arch models are tied already");
   if (f.tokenizer.empty() && f.arch == "mixtral") {
     // Mixtral's vocabulary is LLaMA-2's SentencePiece one: the bundled model's stands in.
     MakeRandomFlags with_default = f;
