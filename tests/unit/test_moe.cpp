@@ -14,6 +14,7 @@
 
 #include "core/dtype.h"
 #include "io/gguf.h"
+#include "model/cost_curve.h"
 #include "model/llama_model.h"
 #include "model/moe_ffn.h"
 #include "support/errors.h"
@@ -208,6 +209,24 @@ TEST(MoeModel, LogitsOfARowAreTheSameBitsInAnyCompanyEveryDtype) {
       auto model = test::load_random_moe_model(name, test::tiny_moe_config(qwen), dt);
       check_model_batch_invariance(*model, name);
     }
+}
+
+// cost-curve's experts column: one token reads exactly its k experts per layer; 64 tokens of one
+// tree read the union of theirs, more than k and at most E (never one pass per token).
+TEST(MoeModel, CostCurveCountsTheExpertsAForwardReads) {
+  auto model = test::load_random_moe_model("cost", test::tiny_moe_config(false));
+  ThreadPool pool(1);
+  CostCurveOptions opt;
+  opt.ks = {1, 64};
+  opt.context = 8;
+  opt.repetitions = 1;
+  const std::vector<CostPoint> curve = measure_cost_curve(*model, opt, pool);
+  ASSERT_EQ(curve.size(), 2u);
+  EXPECT_EQ(curve[0].experts, 2.0);
+  EXPECT_GT(curve[1].experts, 2.0);
+  EXPECT_LE(curve[1].experts, 8.0);
+  auto dense = test::load_random_model("cost-dense", test::tiny_config());
+  EXPECT_EQ(measure_cost_curve(*dense, opt, pool)[0].experts, 0.0);
 }
 
 TEST(MoeConfig, ExpertCountsAreReadAndCheckedWithOneClearError) {
