@@ -52,6 +52,12 @@ std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& dir, const LoadO
   } else {
     if (!std::filesystem::is_directory(dir)) fail(dir, ": model directory not found");
     m->cfg_ = LlamaConfig::load(dir + "/config.json");
+    // Their folders hold one tensor per expert (block_sparse_moe.experts.N.w1, mlp.experts.N.
+    // gate_proj); the experts are bound stacked, as GGUF files hold them.
+    if (m->cfg_.is_moe())
+      fail(dir, ": ", m->cfg_.architecture,
+           " runs from a GGUF file; its Hugging Face folder (one tensor per expert) is not "
+           "supported yet (llama.cpp's convert_hf_to_gguf.py makes the file)");
     m->store_ = TensorStore::open_dir(dir);
   }
   if (options.upcast_f32) m->store_ = upcast_to_f32(std::move(m->store_));

@@ -296,6 +296,12 @@ TEST(MoeHostile, ExpertCountsAndShapesOfAFileAreChecked) {
   // Fewer experts than the stacked tensors hold: the shapes disagree, named.
   expect_moe_error([&] { (void)LlamaModel::load(copy_with("fewer", "llama.expert_count", 4)); },
                    "mlp.gate.weight' has shape");
+  // A Hugging Face folder of an MoE (one tensor per expert) is refused before any tensor is read.
+  {
+    const std::string folder = test::temp_dir("moe-hf-folder");
+    std::ofstream(folder + "/config.json") << test::tiny_moe_config(true).to_json();
+    expect_moe_error([&] { (void)LlamaModel::load(folder); }, "runs from a GGUF file");
+  }
   // No experts at all: the file is a dense model without its MLP.
   expect_moe_error([&] { (void)LlamaModel::load(copy_with("dense", "llama.expert_count", 0)); },
                    "mlp.gate_proj.weight' not found");
