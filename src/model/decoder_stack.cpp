@@ -13,7 +13,7 @@ namespace eagle2 {
 DecoderStack::DecoderStack(const LlamaConfig& cfg)
     : d_(cfg.hidden_size),
       head_dim_(cfg.head_dim),
-      intermediate_(cfg.intermediate_size),
+      intermediate_(cfg.is_moe() ? 0 : cfg.intermediate_size),
       n_heads_(cfg.num_heads),
       n_kv_heads_(cfg.num_kv_heads),
       eps_(cfg.rms_norm_eps),

@@ -84,6 +84,9 @@ class DecoderStack {
   void reset_experts_touched() {
     if (moe_) moe_->reset_touched();
   }
+  // The width the dense MLP's scratch is grown by per row: 0 for a mixture of experts, whose
+  // intermediate_size (qwen3moe.feed_forward_length) no tensor checks and MoeFfn owns its scratch.
+  int64_t dense_mlp_width() const { return intermediate_; }
 
  private:
   void check(const DecoderRows& rows, int64_t n_layers) const;

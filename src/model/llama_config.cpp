@@ -180,7 +180,7 @@ void parse_moe(const Reader& r, LlamaConfig& c) {
   c.num_experts = r.required_int(experts_key);
   require_size(where, experts_key, c.num_experts, kMaxExperts);
   c.num_experts_used = r.required_int("num_experts_per_tok");
-  require_size(where, "num_experts_per_tok", c.num_experts_used, kMaxExperts);
+  require_size(where, "num_experts_per_tok", c.num_experts_used, kMaxExpertsUsed);
   if (c.num_experts_used > c.num_experts)
     fail(where, ": num_experts_per_tok (", c.num_experts_used, ") is more than ", experts_key, " (",
          c.num_experts, ")");

@@ -39,6 +39,8 @@ inline constexpr int64_t kMaxKvWidth = int64_t{1} << 30;
 inline constexpr int64_t kMaxMatrixElements = int64_t{1} << 48;
 // num_local_experts / num_experts (largest published: 512); num_experts_per_tok is at most that.
 inline constexpr int64_t kMaxExperts = int64_t{1} << 12;
+// num_experts_per_tok (largest published: 10). Each row's routing, scratch and sum scale with it.
+inline constexpr int64_t kMaxExpertsUsed = 64;
 }  // namespace config_limits
 
 struct LlamaConfig {

@@ -65,17 +65,18 @@ void moe_route(const float* logits, const MoeShape& s, int32_t* ids, float* weig
   }
   const auto scale = static_cast<float>(1.0 / sum);
   for (int64_t e = 0; e < E; ++e) probs[e] *= scale;
-  // Top k, best first; among equal probabilities the lower index first (what llama.cpp's
-  // descending argsort gives for Mixtral's and Qwen3-MoE's expert counts).
+  // Top k, best first; among equal probabilities the lower index first (llama.cpp's order for
+  // E <= 16, where its argsort is an insertion sort; for larger E its tie order is unspecified).
+  // A partial sort: O(E log k) per row.
+  thread_local std::vector<int32_t> order;
+  order.resize(static_cast<size_t>(E));
+  for (int64_t e = 0; e < E; ++e) order[e] = static_cast<int32_t>(e);
+  std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int32_t a, int32_t b) {
+    return probs[a] > probs[b] || (probs[a] == probs[b] && a < b);
+  });
   for (int64_t r = 0; r < k; ++r) {
-    int64_t best = -1;
-    for (int64_t e = 0; e < E; ++e) {
-      bool taken = false;
-      for (int64_t q = 0; q < r; ++q) taken = taken || ids[q] == e;
-      if (!taken && (best < 0 || probs[e] > probs[best])) best = e;
-    }
-    ids[r] = static_cast<int32_t>(best);
-    weights[r] = probs[best];
+    ids[r] = order[r];
+    weights[r] = probs[order[r]];
   }
   if (s.norm_topk_prob) {
     double chosen = 0;
@@ -85,10 +86,26 @@ void moe_route(const float* logits, const MoeShape& s, int32_t* ids, float* weig
   }
 }
 
+int64_t MoeFfn::scratch_elements() const {
+  return static_cast<int64_t>(logits_.size() + weights_.size() + xg_.size() + gate_.size() +
+                              up_.size() + yg_.size() + ids_.size() + slot_of_.size());
+}
+
 void MoeFfn::forward(const MoeWeights& w, const float* x, int64_t T, float* out, ThreadPool& pool) {
   const MoeShape& s = shape_;
+  // Per row the scratch holds E logits, k weights, ids and slots, and k gathered copies of d
+  // (input, output) and of W (gate, up) floats; every factor is bounded by the config limits, so
+  // this product cannot overflow.
+  const int64_t per_row = s.experts + s.used * (3 + 2 * s.hidden + 2 * s.width);
+  const int64_t chunk = std::max<int64_t>(1, max_scratch_ / per_row);
+  for (int64_t first = 0; first < T; first += chunk)
+    forward_rows(w, x + first * s.hidden, std::min(chunk, T - first), out + first * s.hidden, pool);
+}
+
+void MoeFfn::forward_rows(const MoeWeights& w, const float* x, int64_t T, float* out,
+                          ThreadPool& pool) {
+  const MoeShape& s = shape_;
   const int64_t d = s.hidden, E = s.experts, k = s.used, W = s.width, n = T * k;
-  if (T <= 0) return;
   moe_grow(logits_, static_cast<size_t>(T * E));
   moe_grow(weights_, static_cast<size_t>(n));
   moe_grow(ids_, static_cast<size_t>(n));

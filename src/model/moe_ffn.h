@@ -49,7 +49,11 @@ void moe_route(const float* logits, const MoeShape& shape, int32_t* ids, float* 
 
 class MoeFfn {
  public:
-  explicit MoeFfn(const MoeShape& shape) : shape_(shape) {}
+  // Scratch holds at most about max_scratch_elements floats (at least one row's): a forward of
+  // more rows runs them in chunks, which changes no bit (each row's result is its own).
+  static constexpr int64_t kDefaultScratchElements = int64_t{1} << 24;
+  explicit MoeFfn(const MoeShape& shape, int64_t max_scratch_elements = kDefaultScratchElements)
+      : shape_(shape), max_scratch_(max_scratch_elements) {}
   const MoeShape& shape() const { return shape_; }
 
   // out[i] = the MLP output of row i (x: the post-attention-normed stream), [T, d], for T rows.
@@ -58,10 +62,15 @@ class MoeFfn {
   // Distinct experts the rows of forwards since reset_touched() were routed to, summed over the
   // layers (what a forward reads of the expert weights): the cost model of MoE verification.
   int64_t experts_touched() const { return touched_; }
+  // Floats the scratch holds now (for tests of its bound).
+  int64_t scratch_elements() const;
   void reset_touched() { touched_ = 0; }
 
  private:
+  void forward_rows(const MoeWeights& w, const float* x, int64_t T, float* out, ThreadPool& pool);
+
   MoeShape shape_;
+  int64_t max_scratch_;
   int64_t touched_ = 0;
   // Scratch, grown on demand and reused.
   std::vector<float> logits_, weights_, xg_, gate_, up_, yg_;

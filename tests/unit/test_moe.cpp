@@ -107,11 +107,13 @@ TEST(MoeModel, ExpertMlpMatchesAPerRowReferenceAndReadsEachExpertOncePerForward)
   for (bool qwen : {false, true}) {
     const LlamaConfig cfg = test::tiny_moe_config(qwen);
     auto model = test::load_random_moe_model(qwen ? "ref-q3" : "ref-mix", cfg);
-    const MoeShape s{.hidden = cfg.hidden_size,
-                     .experts = cfg.num_experts,
-                     .used = cfg.num_experts_used,
-                     .width = cfg.expert_intermediate_size,
-                     .norm_topk_prob = true};
+    // The shape as the loaded model has it (a loader that lost norm_topk_prob shows here).
+    const LlamaConfig& mc = model->config();
+    const MoeShape s{.hidden = mc.hidden_size,
+                     .experts = mc.num_experts,
+                     .used = mc.num_experts_used,
+                     .width = mc.expert_intermediate_size,
+                     .norm_topk_prob = mc.norm_topk_prob};
     // Layer 0's experts, bound from the loaded file's tensors as the model binds them.
     const GgufFile file(model->dir(), Residency::kMapInPlace);
     MoeWeights w;
@@ -290,6 +292,10 @@ TEST(MoeHostile, ExpertCountsAndShapesOfAFileAreChecked) {
   };
   expect_moe_error([&] { (void)LlamaModel::load(copy_with("used", "llama.expert_used_count", 9)); },
                    "num_experts_per_tok (9) is more than num_local_experts (8)");
+  // k is capped far below E's cap: routing, scratch and each row's sum scale with it.
+  expect_moe_error(
+      [&] { (void)LlamaModel::load(copy_with("many", "llama.expert_used_count", 65)); },
+      "\"num_experts_per_tok\" is 65, more than the supported maximum 64");
   expect_moe_error(
       [&] { (void)LlamaModel::load(copy_with("huge", "llama.expert_count", 0xfffffff0u)); },
       "more than the supported maximum");
