@@ -1,7 +1,8 @@
 // The mixture-of-experts MLP of Mixtral and Qwen3-MoE layers: a router picks num_experts_used of
 // num_experts SwiGLU experts per row, and the row's MLP output is their outputs weighted by the
 // router. Routing follows llama.cpp's build_moe_ffn for these architectures: softmax over the
-// router logits, the top k by probability (ties to the lower expert index), the k probabilities
+// router logits, the top k by probability (ties to the lower expert index: llama.cpp's order for
+// E <= 16; for larger E its tie order is unspecified), the k probabilities
 // renormalised to sum 1 when norm_topk_prob (the sum floored at 2^-14), each expert's down
 // projection scaled by its weight, and the k scaled outputs added in rank order.
 //
