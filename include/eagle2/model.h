@@ -44,6 +44,13 @@ struct ModelConfig {
   int32_t bos_token_id = 1;
   std::vector<int32_t> eos_token_ids;
   std::optional<int64_t> sliding_window;  // Mistral
+  // Mixture of experts ("MixtralForCausalLM", "Qwen3MoeForCausalLM"; 0 experts: dense):
+  // num_experts_used of num_experts SwiGLU experts of width expert_intermediate_size per token,
+  // their router weights renormalised to sum 1 when norm_topk_prob.
+  int64_t num_experts = 0;
+  int64_t num_experts_used = 0;
+  int64_t expert_intermediate_size = 0;
+  bool norm_topk_prob = false;
 };
 
 // Parses config.json text with every check a model load applies (sizes, limits, architecture);

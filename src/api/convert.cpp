@@ -53,6 +53,10 @@ LlamaConfig to_internal(const ModelConfig& c) {
   o.bos_token_id = c.bos_token_id;
   o.eos_token_ids = c.eos_token_ids;
   o.sliding_window = c.sliding_window;
+  o.num_experts = c.num_experts;
+  o.num_experts_used = c.num_experts_used;
+  o.expert_intermediate_size = c.expert_intermediate_size;
+  o.norm_topk_prob = c.norm_topk_prob;
   return o;
 }
 
@@ -79,6 +83,10 @@ ModelConfig to_public(const LlamaConfig& c) {
   o.bos_token_id = c.bos_token_id;
   o.eos_token_ids = c.eos_token_ids;
   o.sliding_window = c.sliding_window;
+  o.num_experts = c.num_experts;
+  o.num_experts_used = c.num_experts_used;
+  o.expert_intermediate_size = c.expert_intermediate_size;
+  o.norm_topk_prob = c.norm_topk_prob;
   return o;
 }
 
@@ -221,7 +229,7 @@ eagle2::CostCurveOptions to_internal(const CostCurveOptions& o) {
 std::vector<CostPoint> to_public(const std::vector<eagle2::CostPoint>& points) {
   std::vector<CostPoint> out;
   out.reserve(points.size());
-  for (const eagle2::CostPoint& p : points) out.push_back({p.k, p.seconds, p.relative});
+  for (const eagle2::CostPoint& p : points) out.push_back({p.k, p.seconds, p.relative, p.experts});
   return out;
 }
 

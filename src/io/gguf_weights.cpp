@@ -34,6 +34,12 @@ const std::pair<const char*, const char*> kLayerNames[] = {
     {"ffn_gate.weight", "mlp.gate_proj.weight"},
     {"ffn_up.weight", "mlp.up_proj.weight"},
     {"ffn_down.weight", "mlp.down_proj.weight"},
+    // Mixtral and Qwen3-MoE: the router, and each projection of all experts stacked in one
+    // [experts, rows, cols] tensor (Hugging Face folders hold one tensor per expert instead).
+    {"ffn_gate_inp.weight", "mlp.gate.weight"},
+    {"ffn_gate_exps.weight", "mlp.experts.gate_proj.weight"},
+    {"ffn_up_exps.weight", "mlp.experts.up_proj.weight"},
+    {"ffn_down_exps.weight", "mlp.experts.down_proj.weight"},
 };
 const std::pair<const char*, const char*> kGlobalNames[] = {
     {"token_embd.weight", "model.embed_tokens.weight"},

@@ -73,15 +73,18 @@ DecoderProjections bind_decoder_projections(const TensorLookup& take, const std:
   const TensorView& q = take(prefix + "self_attn.q_proj.weight", {qd, in});
   const TensorView& k = take(prefix + "self_attn.k_proj.weight", {kvd, in});
   const TensorView& v = take(prefix + "self_attn.v_proj.weight", {kvd, in});
-  const TensorView& gate = take(prefix + "mlp.gate_proj.weight", {I, d});
-  const TensorView& up = take(prefix + "mlp.up_proj.weight", {I, d});
-  return DecoderProjections{.wq = as_matrix(q),
-                            .wk = as_matrix(k),
-                            .wv = as_matrix(v),
-                            .wo = as_matrix(take(prefix + "self_attn.o_proj.weight", {d, qd})),
-                            .w_gate = as_matrix(gate),
-                            .w_up = as_matrix(up),
-                            .w_down = as_matrix(take(prefix + "mlp.down_proj.weight", {d, I}))};
+  DecoderProjections p{.wq = as_matrix(q),
+                       .wk = as_matrix(k),
+                       .wv = as_matrix(v),
+                       .wo = as_matrix(take(prefix + "self_attn.o_proj.weight", {d, qd})),
+                       .w_gate = {},
+                       .w_up = {},
+                       .w_down = {}};
+  if (I == 0) return p;  // a mixture-of-experts layer: its experts are bound apart
+  p.w_gate = as_matrix(take(prefix + "mlp.gate_proj.weight", {I, d}));
+  p.w_up = as_matrix(take(prefix + "mlp.up_proj.weight", {I, d}));
+  p.w_down = as_matrix(take(prefix + "mlp.down_proj.weight", {d, I}));
+  return p;
 }
 
 }  // namespace eagle2

@@ -50,7 +50,8 @@ using TensorLookup =
     std::function<const TensorView&(const std::string& name, const std::vector<int64_t>& shape)>;
 
 // The projections under `prefix` ("model.layers.3." for a target, "layers.0." for a head), for a
-// layer of width d, q width qd, key/value width kvd and MLP width I. q/k/v read attn_in columns
+// layer of width d, q width qd, key/value width kvd and MLP width I (0: no dense MLP, a
+// mixture-of-experts layer, model/moe_ffn.h: bind_moe_weights). q/k/v read attn_in columns
 // (0: d, the stream itself; an EAGLE-3 head's read 2d, its [embedding | hidden] input).
 DecoderProjections bind_decoder_projections(const TensorLookup& take, const std::string& prefix,
                                             int64_t d, int64_t qd, int64_t kvd, int64_t I,

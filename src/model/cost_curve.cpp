@@ -99,7 +99,7 @@ std::vector<CostPoint> measure_sequence_cost(LlamaModel& model,
       model.forward(batch, used, rows, out, pool);
       for (KvCache* kv : used) kv->drop_pending();
     });
-    curve.push_back({B, seconds, 0});
+    curve.push_back({B, seconds, 0, 0});
   }
   const auto base =
       std::find_if(curve.begin(), curve.end(), [](const CostPoint& p) { return p.k == 1; });
@@ -147,7 +147,7 @@ std::map<int64_t, std::vector<CostPoint>> measure_batch_curves(
         model.forward(batch, used, rows, out, pool);
         for (KvCache* kv : used) kv->drop_pending();
       });
-      curve.push_back({B + extra, seconds, 0});
+      curve.push_back({B + extra, seconds, 0, 0});
     }
     std::sort(curve.begin(), curve.end(),
               [](const CostPoint& a, const CostPoint& b) { return a.k < b.k; });
@@ -194,6 +194,7 @@ std::vector<CostPoint> measure_cost_curve(LlamaModel& model, const CostCurveOpti
     std::vector<int32_t> rows(static_cast<size_t>(k));
     for (int64_t i = 0; i < k; ++i) rows[i] = static_cast<int32_t>(i);
     std::vector<double> times;
+    model.reset_experts_touched();
     for (int r = 0; r < options.repetitions + 1; ++r) {
       const auto t0 = std::chrono::steady_clock::now();
       model.forward(batch, kv, rows, out, pool);
@@ -202,7 +203,11 @@ std::vector<CostPoint> measure_cost_curve(LlamaModel& model, const CostCurveOpti
       if (r > 0) times.push_back(s);  // the first run warms caches and workspaces
     }
     std::sort(times.begin(), times.end());
-    curve.push_back({k, times[(times.size() - 1) / 2], 0});  // the lower median
+    // Every repetition routes the same batch alike: the count per forward and layer.
+    const double experts = static_cast<double>(model.experts_touched()) /
+                           (options.repetitions + 1) /
+                           static_cast<double>(model.config().num_layers);
+    curve.push_back({k, times[(times.size() - 1) / 2], 0, experts});  // the lower median
   }
   const auto base =
       std::find_if(curve.begin(), curve.end(), [](const CostPoint& p) { return p.k == 1; });

@@ -16,6 +16,10 @@ struct CostPoint {
   int64_t k = 0;
   double seconds = 0;   // median seconds of one forward of k tokens
   double relative = 0;  // seconds / seconds at k = 1
+  // Mixture-of-experts models (measure_cost_curve): distinct experts one forward of the k tokens
+  // reads per layer, averaged over the layers (its weights read grow with it, not with k); 0 for
+  // a dense model.
+  double experts = 0;
 };
 
 struct CostCurveOptions {

@@ -13,11 +13,18 @@ namespace eagle2 {
 DecoderStack::DecoderStack(const LlamaConfig& cfg)
     : d_(cfg.hidden_size),
       head_dim_(cfg.head_dim),
-      intermediate_(cfg.intermediate_size),
+      intermediate_(cfg.is_moe() ? 0 : cfg.intermediate_size),
       n_heads_(cfg.num_heads),
       n_kv_heads_(cfg.num_kv_heads),
       eps_(cfg.rms_norm_eps),
-      inv_freq_(cfg.rope_inv_freq()) {}
+      inv_freq_(cfg.rope_inv_freq()) {
+  if (cfg.is_moe())
+    moe_.emplace(MoeShape{.hidden = cfg.hidden_size,
+                          .experts = cfg.num_experts,
+                          .used = cfg.num_experts_used,
+                          .width = cfg.expert_intermediate_size,
+                          .norm_topk_prob = cfg.norm_topk_prob});
+}
 
 void DecoderStack::check(const DecoderRows& rows, int64_t n_layers) const {
   const auto n_seq = static_cast<int64_t>(rows.caches.size());
@@ -160,6 +167,12 @@ void DecoderStack::layer(const DecoderLayerWeights& L, int64_t l, const DecoderR
 
   // MLP block.
   for (int64_t i = 0; i < T; ++i) rmsnorm(&x[i * d], L.post_attention_norm, eps_, &w.xn[i * d], d);
+  if (L.moe) {
+    if (!moe_) fail("decoder: layer ", l, " has experts but the model's config has none");
+    moe_->forward(*L.moe, w.xn.data(), T, w.proj.data(), pool);
+    for (int64_t j = 0; j < T * d; ++j) x[j] += w.proj[j];
+    return;
+  }
   matmul_multi(w.xn.data(), T, {{&L.proj->w_gate, w.gate.data()}, {&L.proj->w_up, w.up.data()}},
                pool);
   // Elementwise, so split across the pool (the same bits): one exp per element made it the

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "model/checkpoint_checks.h"
 #include "model/kv_cache.h"
 #include "model/llama_config.h"
+#include "model/moe_ffn.h"
 
 namespace eagle2 {
 
@@ -30,6 +32,8 @@ struct DecoderLayerWeights {
   // Qwen3: RMSNorm weights ([head_dim]) applied to every q and k head before RoPE (nullptr: none).
   const float* q_norm = nullptr;
   const float* k_norm = nullptr;
+  // Mixtral, Qwen3-MoE: the MLP is this mixture of experts instead of proj's gate/up/down.
+  const MoeWeights* moe = nullptr;
 };
 
 // The rows of one forward and what each sees; the same for every layer of the stack.
@@ -74,6 +78,16 @@ class DecoderStack {
   void forward(std::span<const DecoderLayerWeights> layers, const DecoderRows& rows, float* x,
                ThreadPool& pool, const StackCapture& capture = {});
 
+  // Mixture-of-experts models: distinct experts the forwards since reset_experts_touched() read,
+  // summed over layers (model/moe_ffn.h); 0 for a dense model.
+  int64_t experts_touched() const { return moe_ ? moe_->experts_touched() : 0; }
+  void reset_experts_touched() {
+    if (moe_) moe_->reset_touched();
+  }
+  // The width the dense MLP's scratch is grown by per row: 0 for a mixture of experts, whose
+  // intermediate_size (qwen3moe.feed_forward_length) no tensor checks and MoeFfn owns its scratch.
+  int64_t dense_mlp_width() const { return intermediate_; }
+
  private:
   void check(const DecoderRows& rows, int64_t n_layers) const;
   void layer(const DecoderLayerWeights& w, int64_t l, const DecoderRows& rows, float* x,
@@ -82,6 +96,7 @@ class DecoderStack {
   int64_t d_, head_dim_, intermediate_, n_heads_, n_kv_heads_;
   float eps_;
   std::vector<float> inv_freq_;
+  std::optional<MoeFfn> moe_;  // a mixture-of-experts model's MLP (one, shared by its layers)
   // Scratch, grown on demand and reused across calls (no allocation per token once warm).
   struct Workspace {
     std::vector<float> xn, q, k, v, attn, proj, gate, up, cos, sin;

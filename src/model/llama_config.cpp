@@ -169,6 +169,39 @@ void parse_rope_scaling(const Reader& r, LlamaConfig& c) {
   fail(where, ": rope_scaling type '", type, "' is not supported (supported: linear, llama3)");
 }
 
+// The experts of Mixtral and Qwen3-MoE; every size checked as the dense ones are, so that the
+// stacked expert matrices (experts x width x hidden) stay inside kMaxMatrixElements.
+void parse_moe(const Reader& r, LlamaConfig& c) {
+  const bool mixtral = c.architecture == "MixtralForCausalLM";
+  if (!mixtral && c.architecture != "Qwen3MoeForCausalLM") return;
+  const std::string& where = r.where;
+  using namespace config_limits;
+  const char* experts_key = mixtral ? "num_local_experts" : "num_experts";
+  c.num_experts = r.required_int(experts_key);
+  require_size(where, experts_key, c.num_experts, kMaxExperts);
+  c.num_experts_used = r.required_int("num_experts_per_tok");
+  require_size(where, "num_experts_per_tok", c.num_experts_used, kMaxExpertsUsed);
+  if (c.num_experts_used > c.num_experts)
+    fail(where, ": num_experts_per_tok (", c.num_experts_used, ") is more than ", experts_key, " (",
+         c.num_experts, ")");
+  c.expert_intermediate_size =
+      mixtral ? c.intermediate_size : r.required_int("moe_intermediate_size");
+  require_size(where, "moe_intermediate_size", c.expert_intermediate_size, kMaxWidth);
+  require_product(where, experts_key, c.num_experts, "moe_intermediate_size * hidden_size",
+                  c.expert_intermediate_size * c.hidden_size, kMaxMatrixElements,
+                  "size of one layer's stacked experts");
+  // Mixtral's softmax over the top-k router logits is the top-k probabilities renormalised.
+  c.norm_topk_prob = mixtral || r.optional_bool("norm_topk_prob", false);
+  if (!mixtral) {
+    // Qwen3-MoE checkpoints may keep dense MLPs in some layers; none published does.
+    if (r.optional_int("decoder_sparse_step", 1) != 1)
+      fail(where, ": decoder_sparse_step other than 1 (dense MLP layers) is not supported");
+    if (const json* dense = r.find("mlp_only_layers");
+        dense && !(dense->is_array() && dense->empty()))
+      fail(where, ": mlp_only_layers (dense MLP layers) is not supported");
+  }
+}
+
 }  // namespace
 
 LlamaConfig LlamaConfig::parse(const std::string& json_text, const std::string& where) {
@@ -188,10 +221,9 @@ LlamaConfig LlamaConfig::parse(const std::string& json_text, const std::string& 
     // Qwen2 and Qwen3 are LLaMA decoders plus q/k/v biases (Qwen2) or a per-head RMSNorm of q
     // and k before RoPE (Qwen3); everything else (SwiGLU MLP, rotate-half RoPE, RMSNorm) is shared.
     static const std::pair<const char*, const char*> kArchitectures[] = {
-        {"LlamaForCausalLM", "llama"},
-        {"MistralForCausalLM", "mistral"},
-        {"Qwen2ForCausalLM", "qwen2"},
-        {"Qwen3ForCausalLM", "qwen3"},
+        {"LlamaForCausalLM", "llama"},     {"MistralForCausalLM", "mistral"},
+        {"Qwen2ForCausalLM", "qwen2"},     {"Qwen3ForCausalLM", "qwen3"},
+        {"MixtralForCausalLM", "mixtral"}, {"Qwen3MoeForCausalLM", "qwen3_moe"},
     };
     if (const json* archs = r.find("architectures")) {
       if (!archs->is_array() || archs->empty() || !(*archs)[0].is_string()) {
@@ -203,7 +235,7 @@ LlamaConfig LlamaConfig::parse(const std::string& json_text, const std::string& 
       if (!known) {
         fail(where, ": unsupported architecture '", c.architecture,
              "' (supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
-             "Qwen3ForCausalLM)");
+             "Qwen3ForCausalLM, MixtralForCausalLM, Qwen3MoeForCausalLM)");
       }
     } else if (const json* mt = r.find("model_type")) {
       const std::string t = mt->is_string() ? mt->get<std::string>() : std::string();
@@ -211,12 +243,12 @@ LlamaConfig LlamaConfig::parse(const std::string& json_text, const std::string& 
         if (t == type) c.architecture = name;
       if (c.architecture.empty())
         fail(where, ": unsupported model_type '", mt->is_string() ? t : mt->dump(),
-             "' (supported: llama, mistral, qwen2, qwen3)");
+             "' (supported: llama, mistral, qwen2, qwen3, mixtral, qwen3_moe)");
     } else {
       fail(where, ": neither \"architectures\" nor \"model_type\" is given");
     }
     c.qkv_bias = c.architecture == "Qwen2ForCausalLM";
-    c.qk_norm = c.architecture == "Qwen3ForCausalLM";
+    c.qk_norm = c.architecture == "Qwen3ForCausalLM" || c.architecture == "Qwen3MoeForCausalLM";
 
     if (const json* act = r.find("hidden_act")) {
       if (!act->is_string() || act->get<std::string>() != "silu") {
@@ -262,6 +294,8 @@ LlamaConfig LlamaConfig::parse(const std::string& json_text, const std::string& 
                     c.num_kv_heads * c.head_dim, kMaxKvWidth, "key/value width of all layers");
     require_product(where, "vocab_size", c.vocab_size, "hidden_size", c.hidden_size,
                     kMaxMatrixElements, "embedding size");
+
+    parse_moe(r, c);
 
     c.max_position_embeddings = r.optional_int("max_position_embeddings", 2048);
     require_size(where, "max_position_embeddings", c.max_position_embeddings, kMaxPositions);
@@ -324,10 +358,12 @@ LlamaConfig LlamaConfig::load(const std::string& path) {
 std::string LlamaConfig::to_json() const {
   nlohmann::ordered_json j;
   j["architectures"] = {architecture};
-  j["model_type"] = architecture == "MistralForCausalLM" ? "mistral"
-                    : architecture == "Qwen2ForCausalLM" ? "qwen2"
-                    : architecture == "Qwen3ForCausalLM" ? "qwen3"
-                                                         : "llama";
+  j["model_type"] = architecture == "MistralForCausalLM"    ? "mistral"
+                    : architecture == "Qwen2ForCausalLM"    ? "qwen2"
+                    : architecture == "Qwen3ForCausalLM"    ? "qwen3"
+                    : architecture == "MixtralForCausalLM"  ? "mixtral"
+                    : architecture == "Qwen3MoeForCausalLM" ? "qwen3_moe"
+                                                            : "llama";
   j["hidden_size"] = hidden_size;
   j["intermediate_size"] = intermediate_size;
   j["num_hidden_layers"] = num_layers;
@@ -352,6 +388,15 @@ std::string LlamaConfig::to_json() const {
                            {"high_freq_factor", shortest(rope_high_freq_factor)},
                            {"original_max_position_embeddings", rope_original_max_position}};
       break;
+  }
+  if (architecture == "MixtralForCausalLM") {
+    j["num_local_experts"] = num_experts;
+    j["num_experts_per_tok"] = num_experts_used;
+  } else if (architecture == "Qwen3MoeForCausalLM") {
+    j["num_experts"] = num_experts;
+    j["num_experts_per_tok"] = num_experts_used;
+    j["moe_intermediate_size"] = expert_intermediate_size;
+    j["norm_topk_prob"] = norm_topk_prob;
   }
   j["hidden_act"] = "silu";
   j["attention_bias"] = attention_bias;

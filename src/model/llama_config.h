@@ -1,5 +1,6 @@
 // The architecture of a LLaMA-family model, read from a Hugging Face config.json
-// (LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM).
+// (LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, and the
+// mixture-of-experts MixtralForCausalLM and Qwen3MoeForCausalLM).
 #pragma once
 
 #include <cstdint>
@@ -36,10 +37,15 @@ inline constexpr int64_t kMaxKvWidth = int64_t{1} << 30;
 // vocab_size * hidden_size, the largest matrix (embedding, lm_head): its byte size and any row
 // offset stay far below 2^63 (largest published: about 2^32).
 inline constexpr int64_t kMaxMatrixElements = int64_t{1} << 48;
+// num_local_experts / num_experts (largest published: 512); num_experts_per_tok is at most that.
+inline constexpr int64_t kMaxExperts = int64_t{1} << 12;
+// num_experts_per_tok (largest published: 10). Each row's routing, scratch and sum scale with it.
+inline constexpr int64_t kMaxExpertsUsed = 64;
 }  // namespace config_limits
 
 struct LlamaConfig {
-  // "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM" or "Qwen3ForCausalLM"
+  // "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM",
+  // "MixtralForCausalLM" or "Qwen3MoeForCausalLM"
   std::string architecture;
   int64_t hidden_size = 0;
   int64_t intermediate_size = 0;
@@ -63,6 +69,16 @@ struct LlamaConfig {
   bool attention_bias = false;  // biases on q/k/v/o ("attention_bias"; refused if true)
   bool qkv_bias = false;        // Qwen2: biases on q, k and v (not o)
   bool qk_norm = false;         // Qwen3: RMSNorm of each q and k head before RoPE
+  // Mixture of experts (Mixtral, Qwen3-MoE): every layer's MLP is num_experts SwiGLU experts of
+  // width expert_intermediate_size, of which a router picks num_experts_used per token
+  // (model/moe_ffn.h). num_experts 0: a dense model.
+  int64_t num_experts = 0;               // "num_local_experts" (Mixtral), "num_experts" (Qwen3-MoE)
+  int64_t num_experts_used = 0;          // "num_experts_per_tok"
+  int64_t expert_intermediate_size = 0;  // Mixtral: intermediate_size; "moe_intermediate_size"
+  // The chosen experts' softmax probabilities divided by their sum (Mixtral always, which is its
+  // softmax over the top-k logits; Qwen3-MoE "norm_topk_prob").
+  bool norm_topk_prob = false;
+  bool is_moe() const { return num_experts > 0; }
   int32_t bos_token_id = 1;
   std::vector<int32_t> eos_token_ids;     // "eos_token_id": int or list
   std::optional<int64_t> sliding_window;  // Mistral; null/absent = none

@@ -22,9 +22,11 @@ LlamaConfig LlamaConfig::from_gguf(const GgufFile& g) {
     hf_arch = "Qwen2ForCausalLM";
   else if (arch == "qwen3")
     hf_arch = "Qwen3ForCausalLM";
+  else if (arch == "qwen3moe")
+    hf_arch = "Qwen3MoeForCausalLM";
   else
     g.fail_at("general.architecture is \"" + arch +
-              "\"; eagle2 runs llama, qwen2 and qwen3 GGUF files");
+              "\"; eagle2 runs llama (and Mixtral), qwen2, qwen3 and qwen3moe GGUF files");
   const std::string p = arch + ".";
   auto key = [&](const char* k) { return p + k; };
   auto required = [&](const char* k) {
@@ -35,7 +37,28 @@ LlamaConfig LlamaConfig::from_gguf(const GgufFile& g) {
   nlohmann::json j;
   j["architectures"] = {hf_arch};
   j["hidden_size"] = required("embedding_length");
-  j["intermediate_size"] = required("feed_forward_length");
+  // Experts: Mixtral is llama with <arch>.expert_count; each expert is feed_forward_length wide
+  // there, expert_feed_forward_length wide in qwen3moe. Counts are checked by parse().
+  const int64_t experts = g.integer_or(key("expert_count"), 0);
+  if (arch == "qwen3moe" && experts <= 0) g.fail_at("no " + key("expert_count") + " (or it is 0)");
+  if (experts > 0 && arch != "llama" && arch != "qwen3moe")
+    g.fail_at(key("expert_count") + " in a " + arch +
+              " file: eagle2 runs experts in llama "
+              "(Mixtral) and qwen3moe files only");
+  if (experts > 0) {
+    if (arch == "llama") j["architectures"] = {"MixtralForCausalLM"};
+    j[arch == "llama" ? "num_local_experts" : "num_experts"] = experts;
+    j["num_experts_per_tok"] = required("expert_used_count");
+  }
+  if (arch == "qwen3moe") {
+    j["moe_intermediate_size"] = required("expert_feed_forward_length");
+    // llama.cpp always renormalises the chosen experts' weights for qwen3moe.
+    j["norm_topk_prob"] = true;
+    j["intermediate_size"] =
+        g.integer_or(key("feed_forward_length"), j["moe_intermediate_size"].get<int64_t>());
+  } else {
+    j["intermediate_size"] = required("feed_forward_length");
+  }
   j["num_hidden_layers"] = required("block_count");
   j["num_attention_heads"] = required("attention.head_count");
   j["num_key_value_heads"] =

@@ -46,11 +46,18 @@ std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& dir, const LoadO
     auto file = std::make_shared<const GgufFile>(dir, weight_residency());
     gguf = file;
     m->cfg_ = LlamaConfig::from_gguf(*file);
-    qk_rows_copied = m->cfg_.architecture == "LlamaForCausalLM";  // llama.cpp interleaved them
+    // llama.cpp interleaved them in its "llama" architecture (LLaMA, Mistral, Mixtral).
+    qk_rows_copied = file->string("general.architecture") == "llama";
     m->store_ = gguf_tensor_store(std::move(file), m->cfg_.head_dim, qk_rows_copied);
   } else {
     if (!std::filesystem::is_directory(dir)) fail(dir, ": model directory not found");
     m->cfg_ = LlamaConfig::load(dir + "/config.json");
+    // Their folders hold one tensor per expert (block_sparse_moe.experts.N.w1, mlp.experts.N.
+    // gate_proj); the experts are bound stacked, as GGUF files hold them.
+    if (m->cfg_.is_moe())
+      fail(dir, ": ", m->cfg_.architecture,
+           " runs from a GGUF file; its Hugging Face folder (one tensor per expert) is not "
+           "supported yet (llama.cpp's convert_hf_to_gguf.py makes the file)");
     m->store_ = TensorStore::open_dir(dir);
   }
   if (options.upcast_f32) m->store_ = upcast_to_f32(std::move(m->store_));
@@ -63,6 +70,11 @@ std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& dir, const LoadO
     used.insert(name);
     return s.get(name, shape);
   };
+  const MoeShape moe_shape{.hidden = d,
+                           .experts = c.num_experts,
+                           .used = c.num_experts_used,
+                           .width = c.expert_intermediate_size,
+                           .norm_topk_prob = c.norm_topk_prob};
   auto layer_prefix = [](int64_t i) { return "model.layers." + std::to_string(i) + "."; };
 
   // The last layer must exist before anything is sized by num_hidden_layers: a config claiming
@@ -79,7 +91,9 @@ std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& dir, const LoadO
     Layer& L = m->layers_[static_cast<size_t>(i)];
     L.attn_norm = to_f32(take(p + "input_layernorm.weight", {d}));
     L.mlp_norm = to_f32(take(p + "post_attention_layernorm.weight", {d}));
-    static_cast<DecoderProjections&>(L) = bind_decoder_projections(take, p, d, qd, kvd, I);
+    static_cast<DecoderProjections&>(L) =
+        bind_decoder_projections(take, p, d, qd, kvd, c.is_moe() ? 0 : I);
+    if (c.is_moe()) L.moe = bind_moe_weights(take, p, moe_shape);
     if (c.qkv_bias) {
       L.q_bias = to_f32(take(p + "self_attn.q_proj.bias", {qd}));
       L.k_bias = to_f32(take(p + "self_attn.k_proj.bias", {kvd}));
@@ -115,7 +129,8 @@ std::unique_ptr<LlamaModel> LlamaModel::load(const std::string& dir, const LoadO
                                  .k_bias = data_or_null(L.k_bias),
                                  .v_bias = data_or_null(L.v_bias),
                                  .q_norm = data_or_null(L.q_norm),
-                                 .k_norm = data_or_null(L.k_norm)});
+                                 .k_norm = data_or_null(L.k_norm),
+                                 .moe = c.is_moe() ? &L.moe : nullptr});
   m->stack_.emplace(c);
   return m;
 }
@@ -133,10 +148,13 @@ void LlamaModel::group_quantized_rows(const GgufFile* gguf, bool qk_copied) {
     if (owned && can_group_rows16(W)) group_rows16(W, const_cast<void*>(W.data));
   };
   if (own_pages) gguf->set_writable(true);
+  // Expert slices stay in the file's row layout (kRows): every kernel path reads it.
   for (Layer& L : layers_) {
     group(L.wq, own_pages || qk_copied);
     group(L.wk, own_pages || qk_copied);
-    for (Matrix* W : {&L.wv, &L.wo, &L.w_gate, &L.w_up, &L.w_down}) group(*W, own_pages);
+    for (Matrix* W : {&L.wv, &L.wo}) group(*W, own_pages);
+    if (L.moe.gate.empty())
+      for (Matrix* W : {&L.w_gate, &L.w_up, &L.w_down}) group(*W, own_pages);
   }
   if (lm_head_.data != embed_.data) group(lm_head_, own_pages);
   if (own_pages) gguf->set_writable(false);

@@ -19,6 +19,7 @@
 #include "model/decoder_stack.h"
 #include "model/kv_cache.h"
 #include "model/llama_config.h"
+#include "model/moe_ffn.h"
 
 namespace eagle2 {
 
@@ -89,6 +90,13 @@ class LlamaModel {
   // many target forwards a decoding loop spends, e.g. one per speculative cycle.
   int64_t forward_calls() const { return forward_calls_.load(std::memory_order_relaxed); }
 
+  // Mixture-of-experts models: distinct experts read by the forwards since the last reset, summed
+  // over layers (the verify cost of a tree grows with it, not with its size alone); 0 if dense.
+  int64_t experts_touched() const { return stack_ ? stack_->experts_touched() : 0; }
+  void reset_experts_touched() {
+    if (stack_) stack_->reset_experts_touched();
+  }
+
   // Embedding row of a token as floats.
   void embed(int32_t token, float* out) const;
 
@@ -97,6 +105,7 @@ class LlamaModel {
     std::vector<float> attn_norm, mlp_norm;
     std::vector<float> q_bias, k_bias, v_bias;  // Qwen2; empty otherwise
     std::vector<float> q_norm, k_norm;          // Qwen3: [head_dim] each; empty otherwise
+    MoeWeights moe;  // Mixtral, Qwen3-MoE: the router and experts (the dense MLP is unbound)
   };
   LlamaModel() = default;
   void make_cache_checks(int64_t capacity) const;  // Error for a capacity the model cannot use

@@ -64,6 +64,10 @@ float tensor_mean(const TensorSpec& t, const RandomScales& scales) {
   return t.shape.size() == 1 && !is_bias(t) ? norm_scale(t, scales) : 0.0f;
 }
 float tensor_stddev(const TensorSpec& t, const RandomScales& scales) {
+  // A mixture of experts' router 4x the other matrices: random routers otherwise give experts
+  // nearly equal probabilities, so that any rounding (another engine's f16 KV cache) swaps a
+  // token's experts and the comparison with another engine measures near-ties, not the model.
+  if (t.name.ends_with("mlp.gate.weight")) return 4.0f * scales.init_std;
   return is_bias(t) ? 0.5f : t.shape.size() == 1 ? 0.1f * norm_scale(t, scales) : scales.init_std;
 }
 
@@ -106,6 +110,14 @@ std::vector<TensorSpec> llama_tensor_specs(const LlamaConfig& cfg, DType dtype) 
     }
     specs.push_back({p + "self_attn.o_proj.weight", dtype, {d, q}});
     specs.push_back({p + "post_attention_layernorm.weight", dtype, {d}});
+    if (cfg.is_moe()) {  // the router and the stacked experts, as GGUF holds them
+      const int64_t E = cfg.num_experts, W = cfg.expert_intermediate_size;
+      specs.push_back({p + "mlp.gate.weight", dtype, {E, d}});
+      specs.push_back({p + "mlp.experts.gate_proj.weight", dtype, {E, W, d}});
+      specs.push_back({p + "mlp.experts.up_proj.weight", dtype, {E, W, d}});
+      specs.push_back({p + "mlp.experts.down_proj.weight", dtype, {E, d, W}});
+      continue;
+    }
     specs.push_back({p + "mlp.gate_proj.weight", dtype, {I, d}});
     specs.push_back({p + "mlp.up_proj.weight", dtype, {I, d}});
     specs.push_back({p + "mlp.down_proj.weight", dtype, {d, I}});
@@ -124,6 +136,9 @@ void write_random_model(const std::string& dir, const LlamaConfig& cfg, DType dt
   const std::string config_text = cfg.to_json();
   // (The parsed config also derives the architecture's extras, e.g. Qwen2's q/k/v biases.)
   const LlamaConfig parsed = LlamaConfig::parse(config_text, config_path);
+  // Hugging Face folders hold one tensor per expert; the stacked experts here are GGUF's layout.
+  if (parsed.is_moe())
+    fail(dir, ": a random mixture-of-experts model is written as one GGUF file (-o NAME.gguf)");
   check_random_scales(scales, dir);
 
   std::error_code ec;

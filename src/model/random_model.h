@@ -15,7 +15,9 @@ namespace eagle2 {
 
 // The tensors of a LLaMA model under their Hugging Face names, with shapes from cfg: the
 // embedding, per layer the two norms, q/k/v/o and gate/up/down projections, the final norm, and
-// lm_head.weight unless the embeddings are tied.
+// lm_head.weight unless the embeddings are tied. A mixture-of-experts model has instead of the MLP
+// projections the router "mlp.gate.weight" [E, d] and the stacked experts
+// "mlp.experts.{gate,up,down}_proj.weight" [E, W, d], [E, W, d], [E, d, W] (GGUF's layout).
 std::vector<TensorSpec> llama_tensor_specs(const LlamaConfig& cfg, DType dtype);
 
 // How large the random weights are.

@@ -79,8 +79,12 @@ QuantizeResult quantize_gguf_file(const std::string& in, const std::string& out,
     Source s{&t, false, DType::F32, t.dims[0], 1};
     for (size_t d = 1; d < t.dims.size(); ++d)
       s.rows *= t.dims[d];  // the reader checked the product
-    const bool matrix =
-        t.dims.size() == 2 && s.cols > 0 && s.cols % dtype_block_elements(type) == 0;
+    // A matrix is 2-D, or 3-D as a mixture of experts stacks its experts (ffn_*_exps: rows =
+    // experts x rows of one). The router (ffn_gate_inp) stays F32 as llama-quantize keeps it: its
+    // logits pick the experts, and a rounded logit flips a near-tie route.
+    const bool router = t.name.ends_with("ffn_gate_inp.weight");
+    const bool matrix = (t.dims.size() == 2 || t.dims.size() == 3) && !router && s.cols > 0 &&
+                        s.cols % dtype_block_elements(type) == 0;
     s.convert = matrix && t.type != target;
     if (s.convert && !dtype_of_ggml_type(t.type, &s.from))
       fail(in, ": tensor ", t.name, " has type ", ggml_type_name(t.type),

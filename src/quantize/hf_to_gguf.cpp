@@ -85,7 +85,9 @@ std::vector<HfTensor> llama_cpp_extra_tensors(const LlamaConfig& cfg) {
 }
 
 DType gguf_storage_type(const std::vector<int64_t>& shape, DType type) {
-  if (shape.size() == 2 && shape[1] > 0 && shape[1] % dtype_block_elements(type) == 0) return type;
+  if ((shape.size() == 2 || shape.size() == 3) && shape.back() > 0 &&
+      shape.back() % dtype_block_elements(type) == 0)
+    return type;
   return DType::F32;
 }
 
@@ -98,11 +100,14 @@ GgufWriter::Fill add_hf_tensors(GgufWriter& w, std::vector<HfTensor> tensors, in
   for (HfTensor& t : tensors) {
     const std::string name = t.gguf_name.empty() ? gguf_tensor_name(t.hf_name) : t.gguf_name;
     if (name.empty()) fail("tensor '", t.hf_name, "' has no llama.cpp name");
-    if (t.shape.empty() || t.shape.size() > 2)
-      fail("tensor '", t.hf_name, "' has ", t.shape.size(), " dimensions (1 or 2 are written)");
+    if (t.shape.empty() || t.shape.size() > 3)
+      fail("tensor '", t.hf_name, "' has ", t.shape.size(), " dimensions (1 to 3 are written)");
     Planned p{std::move(t), DType::F32, 1, 0, false};
-    p.type = gguf_storage_type(p.t.shape, type);
-    p.rows = p.t.shape.size() == 2 ? p.t.shape[0] : 1;
+    // A mixture of experts' router stays F32, as llama.cpp's converter and quantizer keep it.
+    const bool router = p.t.hf_name.ends_with("mlp.gate.weight");
+    p.type = router ? DType::F32 : gguf_storage_type(p.t.shape, type);
+    p.rows = 1;  // a stacked [experts, rows, cols] tensor is experts * rows rows
+    for (size_t i = 0; i + 1 < p.t.shape.size(); ++i) p.rows *= p.t.shape[i];
     p.cols = p.t.shape.back();
     p.interleave = interleave_qk && p.t.gguf_name.empty() && p.t.shape.size() == 2 &&
                    has_interleaved_rope_rows(p.t.hf_name);

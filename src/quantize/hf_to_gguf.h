@@ -17,7 +17,7 @@ namespace eagle2 {
 
 struct HfTensor {
   std::string hf_name;         // "model.layers.0.self_attn.q_proj.weight"
-  std::vector<int64_t> shape;  // [rows, cols], or [n] (one row)
+  std::vector<int64_t> shape;  // [rows, cols], [n] (one row), or [experts, rows, cols] (stacked)
   // Writes rows [first, first + count) as floats, in Hugging Face order, to out.
   std::function<void(int64_t first, int64_t count, float* out)> rows;
   // When set, the GGUF name as is: a tensor of llama.cpp's own with no Hugging Face counterpart

@@ -38,12 +38,14 @@ uint32_t llama_file_type(DType t) {
 }
 
 std::string gguf_architecture(const LlamaConfig& c, const std::string& where) {
-  if (c.architecture == "LlamaForCausalLM" || c.architecture == "MistralForCausalLM")
+  if (c.architecture == "LlamaForCausalLM" || c.architecture == "MistralForCausalLM" ||
+      c.architecture == "MixtralForCausalLM")
     return "llama";
+  if (c.architecture == "Qwen3MoeForCausalLM") return "qwen3moe";
   if (c.architecture == "Qwen2ForCausalLM") return "qwen2";
   if (c.architecture == "Qwen3ForCausalLM") return "qwen3";
   fail(where, ": ", c.architecture,
-       " is not written to GGUF (LLaMA, Mistral, Qwen2 and Qwen3 models are)");
+       " is not written to GGUF (LLaMA, Mistral, Mixtral, Qwen2, Qwen3 and Qwen3-MoE models are)");
 }
 
 void add_llama_metadata(GgufWriter& w, const LlamaConfig& c, const std::string& name, DType type,
@@ -75,6 +77,19 @@ void add_llama_metadata(GgufWriter& w, const LlamaConfig& c, const std::string& 
   // is not hidden_size / num_heads.
   u32("attention.key_length", c.head_dim, "head_dim");
   u32("attention.value_length", c.head_dim, "head_dim");
+  if (c.is_moe()) {  // in the order convert_hf_to_gguf.py writes them
+    u32("expert_count", c.num_experts, "num_experts");
+    u32("expert_used_count", c.num_experts_used, "num_experts_per_tok");
+    if (arch == "qwen3moe")
+      u32("expert_feed_forward_length", c.expert_intermediate_size, "moe_intermediate_size");
+    // llama.cpp renormalises the chosen experts' weights for both architectures, whatever a
+    // file says: a config that does not cannot be written faithfully.
+    if (!c.norm_topk_prob)
+      fail(where,
+           ": norm_topk_prob=false cannot be written to GGUF (llama.cpp renormalises the "
+           "chosen experts' weights of ",
+           arch, " models)");
+  }
   w.add_u32("general.file_type", llama_file_type(type));
   if (arch == "llama") {  // LlamaModel's own additions
     u32("vocab_size", c.vocab_size, "vocab_size");

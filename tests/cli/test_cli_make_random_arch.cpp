@@ -100,10 +100,10 @@ TEST(CliMakeRandomArch, BadFlagsAreOneErrorLine) {
   const std::string out = dir + "/m.gguf", json_path = dir + "/tokenizer.json";
   for (const auto& [args, code, message] : std::vector<std::tuple<std::string, int, std::string>>{
            {"make-random --arch gpt2 -o " + out + " --tokenizer " + json_path, 1,
-            "--arch: 'gpt2' is not one of llama3, qwen2, qwen3"},
+            "--arch: 'gpt2' is not one of llama3, qwen2, qwen3, mixtral, qwen3moe"},
            {"make-random --arch llama3 -o " + out, 1,
             "--arch llama3: give --tokenizer, the tokenizer.json of the model family (LLaMA-3's "
-            "for llama3, Qwen's for qwen2 and qwen3)"},
+            "for llama3, Qwen's for qwen2, qwen3 and qwen3moe)"},
            {"make-random --arch qwen3 --preset tiny -o " + out + " --tokenizer " + json_path, 1,
             "--preset: cannot be combined with --arch (--arch sets the shape)"},
            {"make-random --arch qwen3 --tie -o " + out + " --tokenizer " + json_path, 1,

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "model/random_model.h"
+#include "quantize/random_gguf.h"
 #include "support/shared_data.h"
 
 namespace eagle2::test {
@@ -37,6 +38,36 @@ std::unique_ptr<LlamaModel> load_random_model(const std::string& name, const Lla
   return LlamaModel::load(dir);
 }
 
+LlamaConfig tiny_moe_config(bool qwen3moe) {
+  LlamaConfig c = tiny_config();
+  c.vocab_size = 512;
+  c.norm_topk_prob = true;
+  if (qwen3moe) {
+    c.architecture = "Qwen3MoeForCausalLM";
+    c.qk_norm = true;
+    c.num_experts = 6;
+    c.num_experts_used = 3;
+    c.expert_intermediate_size = 32;
+  } else {
+    c.architecture = "MixtralForCausalLM";
+    c.intermediate_size = 64;
+    c.num_experts = 8;
+    c.num_experts_used = 2;
+    c.expert_intermediate_size = 64;
+  }
+  return c;
+}
+
+std::unique_ptr<LlamaModel> load_random_moe_model(const std::string& name, const LlamaConfig& cfg,
+                                                  DType dtype, uint64_t seed, float init_std) {
+  const std::string path = temp_dir("moe-" + name) + "/model.gguf";
+  if (!std::filesystem::exists(path))
+    write_random_gguf(path, cfg, dtype, seed,
+                      std::string(EAGLE2_SOURCE_DIR) + "/models/code-lm/tokenizer.model",
+                      RandomScales{init_std, 4.0f});
+  return LlamaModel::load(path);
+}
+
 }  // namespace eagle2::test
 
 #include <fstream>
@@ -51,6 +82,11 @@ std::string write_random_head(const std::string& name, const LlamaModel& target,
   const std::string dir = temp_dir("head-" + name);
   LlamaConfig c = target.config();
   c.num_layers = 1;
+  if (c.is_moe()) {  // an EAGLE head's layer is dense, whatever its target's MLP
+    c.architecture = c.qk_norm ? "Qwen3ForCausalLM" : "LlamaForCausalLM";
+    c.num_experts = c.num_experts_used = c.expert_intermediate_size = 0;
+    c.norm_topk_prob = false;
+  }
   c.tie_word_embeddings = false;
   {
     std::string json = c.to_json();

@@ -21,6 +21,17 @@ std::unique_ptr<LlamaModel> load_random_model(const std::string& name, const Lla
                                               DType dtype = DType::F32, uint64_t seed = 7,
                                               float init_std = 0.15f);
 
+// tiny_config() as a mixture of experts: Mixtral's kind (8 experts of width 64, top 2, LLaMA
+// attention) or Qwen3-MoE's (6 experts of width 32, top 3, Qwen3's q/k norms), vocab 512.
+LlamaConfig tiny_moe_config(bool qwen3moe = false);
+
+// Writes cfg with random weights as one GGUF file of `dtype` (F32, F16, BF16, Q8_0, Q4_0; the
+// bundled model's tokenizer) to a temp folder (cached by `name`) and loads it: the only form a
+// random mixture of experts takes (model/random_model.h).
+std::unique_ptr<LlamaModel> load_random_moe_model(const std::string& name, const LlamaConfig& cfg,
+                                                  DType dtype = DType::F32, uint64_t seed = 7,
+                                                  float init_std = 0.15f);
+
 }  // namespace eagle2::test
 
 namespace eagle2::test {

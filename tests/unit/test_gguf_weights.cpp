@@ -98,8 +98,8 @@ TEST(GgufWeights, CraftedFilesAreOneClearError) {
   gpt2.kv_string("general.architecture", "gpt2");
   const std::string p1 = write("gpt2", gpt2);
   EXPECT_EQ(test::error_of([&] { LlamaModel::load(p1); }),
-            p1 + ": GGUF: general.architecture is \"gpt2\"; eagle2 runs llama, qwen2 and qwen3 "
-                 "GGUF files");
+            p1 + ": GGUF: general.architecture is \"gpt2\"; eagle2 runs llama (and Mixtral), "
+                 "qwen2, qwen3 and qwen3moe GGUF files");
   test::GgufWriter no_layers;
   no_layers.kv_string("general.architecture", "llama");
   no_layers.kv_u32("llama.embedding_length", 8);

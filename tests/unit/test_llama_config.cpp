@@ -154,12 +154,14 @@ TEST(LlamaConfig, Errors) {
             "cfg.json: \"architectures\" must be a non-empty list of strings");
   EXPECT_EQ(config_error([](json& j) { j["architectures"] = {"GPT2LMHeadModel"}; }),
             "cfg.json: unsupported architecture 'GPT2LMHeadModel' (supported: LlamaForCausalLM, "
-            "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM)");
+            "MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, MixtralForCausalLM, "
+            "Qwen3MoeForCausalLM)");
   EXPECT_EQ(config_error([](json& j) {
               j.erase("architectures");
               j["model_type"] = "gpt2";
             }),
-            "cfg.json: unsupported model_type 'gpt2' (supported: llama, mistral, qwen2, qwen3)");
+            "cfg.json: unsupported model_type 'gpt2' (supported: llama, mistral, qwen2, qwen3, "
+            "mixtral, qwen3_moe)");
   EXPECT_EQ(config_error([](json& j) {
               j.erase("architectures");
               j.erase("model_type");

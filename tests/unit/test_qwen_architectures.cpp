@@ -237,7 +237,8 @@ TEST(Architectures, ConfigsSayWhatTheyImply) {
       "config.json: use_sliding_window=true (Qwen's per-layer sliding windows) is not supported");
   EXPECT_EQ(
       test::error_of([&] { parse(R"({"model_type": "qwen2_moe", )" + sizes + "}"); }),
-      "config.json: unsupported model_type 'qwen2_moe' (supported: llama, mistral, qwen2, qwen3)");
+      "config.json: unsupported model_type 'qwen2_moe' (supported: llama, mistral, qwen2, qwen3, "
+      "mixtral, qwen3_moe)");
 }
 
 }  // namespace

@@ -87,6 +87,13 @@ int run_cost_curve(const CostCurveFlags& f) {
   for (const CostPoint& p : curve)
     std::printf("%6lld %12.3f %10.2f %14.1f\n", static_cast<long long>(p.k), p.seconds * 1e3,
                 p.relative, static_cast<double>(p.k) / p.seconds);
+  if (c.num_experts > 0) {
+    // A mixture of experts reads the union of its rows' experts: the cost follows it, not k.
+    std::printf("experts read per layer (%lld experts, %lld per token):\n",
+                static_cast<long long>(c.num_experts), static_cast<long long>(c.num_experts_used));
+    for (const CostPoint& p : curve)
+      std::printf("%6lld %12.2f\n", static_cast<long long>(p.k), p.experts);
+  }
   if (csv.is_open()) {
     // The table's figures at full precision, for scripts (scripts/bench_quantized.sh).
     csv << "k,ms_per_forward,cost_relative,tokens_per_second\n";

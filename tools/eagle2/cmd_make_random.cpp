@@ -2,7 +2,8 @@
 // can be downloaded here): a Hugging Face folder (f32, f16, bf16), or one quantized GGUF file
 // (q8_0, q4_0) carrying a real SentencePiece vocabulary, so that generate and llama.cpp run it.
 // --arch llama3|qwen2|qwen3: a small LLaMA-3.2 / Qwen2.5 / Qwen3-style model with the real
-// tokenizer's vocabulary, as one GGUF file of any dtype (docs/ARCHITECTURES.md).
+// tokenizer's vocabulary, as one GGUF file of any dtype (docs/ARCHITECTURES.md); --arch
+// mixtral|qwen3moe: the same with a mixture of experts (--experts E --experts-used K).
 #include <cstdio>
 #include <map>
 #include <string>
@@ -23,13 +24,15 @@ namespace {
 struct MakeRandomFlags {
   std::string out;
   std::string preset;  // default "tiny"
-  std::string arch;    // llama3, qwen2, qwen3: GGUF output with a tokenizer.json's vocabulary
+  std::string arch;    // llama3, qwen2, qwen3, mixtral, qwen3moe: GGUF output with a tokenizer's
+                       // vocabulary
   std::string dtype = "f32";
   std::string tokenizer;  // GGUF output: a tokenizer.model (default: the bundled model's), or
                           // with --arch the model's tokenizer.json
   uint64_t seed = 1;
   int64_t hidden = 0, intermediate = 0, layers = 0, heads = 0, kv_heads = 0, vocab = 0;
   int64_t max_positions = 0;
+  int64_t experts = 0, experts_used = 0;  // --arch mixtral|qwen3moe
   bool tie = false;
 };
 
@@ -97,8 +100,35 @@ ModelConfig arch_config(const std::string& name) {
     if (name == "qwen3") c.head_dim = 32;  // Qwen3's head_dim is not hidden / heads
     c.bos_token_id = 151643;
     c.eos_token_ids = {151645};
+  } else if (name == "mixtral") {  // Mixtral-8x7B's kind: LLaMA attention, 8 experts, top 2
+    c.architecture = "MixtralForCausalLM";
+    c.intermediate_size = 128;  // each expert's width
+    c.vocab_size = 32000;       // LLaMA-2's SentencePiece vocabulary size
+    c.max_position_embeddings = 32768;
+    c.rms_norm_eps = 1e-5f;
+    c.rope_theta = 1000000.0f;
+    c.tie_word_embeddings = false;
+    c.bos_token_id = 1;
+    c.eos_token_ids = {2};
+    c.num_experts = 8;
+    c.num_experts_used = 2;
+    c.norm_topk_prob = true;
+  } else if (name == "qwen3moe") {  // Qwen3-30B-A3B's kind: Qwen3 attention, top 2 of 8 here
+    c.architecture = "Qwen3MoeForCausalLM";
+    c.vocab_size = 151936;
+    c.max_position_embeddings = 40960;
+    c.rms_norm_eps = 1e-6f;
+    c.rope_theta = 1000000.0f;
+    c.head_dim = 32;
+    c.tie_word_embeddings = false;
+    c.bos_token_id = 151643;
+    c.eos_token_ids = {151645};
+    c.num_experts = 8;
+    c.num_experts_used = 2;
+    c.expert_intermediate_size = 96;
+    c.norm_topk_prob = true;
   } else {
-    fail("--arch: '", name, "' is not one of llama3, qwen2, qwen3");
+    fail("--arch: '", name, "' is not one of llama3, qwen2, qwen3, mixtral, qwen3moe");
   }
   return c;
 }
@@ -111,20 +141,30 @@ constexpr RandomWeights kArchWeights{1, 0.1f, 8.0f};
 int run_make_random_arch(const MakeRandomFlags& f, ModelConfig c) {
   if (!f.preset.empty()) fail("--preset: cannot be combined with --arch (--arch sets the shape)");
   if (f.tie) fail("--tie: --arch models are tied already");
+  if (f.tokenizer.empty() && f.arch == "mixtral") {
+    // Mixtral's vocabulary is LLaMA-2's SentencePiece one: the bundled model's stands in.
+    MakeRandomFlags with_default = f;
+    with_default.tokenizer = bundled_path("code-lm") + "/tokenizer.model";
+    return run_make_random_arch(with_default, std::move(c));
+  }
   if (f.tokenizer.empty())
     fail("--arch ", f.arch,
          ": give --tokenizer, the tokenizer.json of the model family (LLaMA-3's for llama3, "
-         "Qwen's for qwen2 and qwen3)");
+         "Qwen's for qwen2, qwen3 and qwen3moe)");
   GgufDType dt;
   if (!parse_gguf_dtype(f.dtype, &dt))
     fail("--dtype: '", f.dtype, "' is not one of f32, f16, bf16, q8_0, q4_0");
   RandomWeights weights = kArchWeights;
   weights.seed = f.seed;
   write_random_gguf(f.out, c, dt, f.tokenizer, weights);
-  std::printf("wrote %s: %s, %lld layers, hidden %lld, vocab %lld, %s\n", f.out.c_str(),
+  std::string experts;
+  if (c.num_experts > 0)
+    experts = ", " + std::to_string(c.num_experts_used) + " of " + std::to_string(c.num_experts) +
+              " experts";
+  std::printf("wrote %s: %s, %lld layers, hidden %lld, vocab %lld%s, %s\n", f.out.c_str(),
               f.arch.c_str(), static_cast<long long>(c.num_layers),
               static_cast<long long>(c.hidden_size), static_cast<long long>(c.vocab_size),
-              gguf_dtype_name(dt));
+              experts.c_str(), gguf_dtype_name(dt));
   return 0;
 }
 
@@ -133,6 +173,14 @@ int run_make_random(const MakeRandomFlags& f) {
   ModelConfig c = arch ? arch_config(f.arch) : preset_config(f.preset.empty() ? "tiny" : f.preset);
   if (f.hidden) c.hidden_size = f.hidden;
   if (f.intermediate) c.intermediate_size = f.intermediate;
+  if (c.num_experts == 0 && (f.experts || f.experts_used))
+    fail("--experts/--experts-used: only with --arch mixtral or qwen3moe");
+  if (f.experts) c.num_experts = f.experts;
+  if (f.experts_used) c.num_experts_used = f.experts_used;
+  if (c.architecture == "Qwen3MoeForCausalLM" && f.intermediate)
+    c.expert_intermediate_size = f.intermediate;  // the width that matters: no dense MLP
+  if (c.num_experts_used > c.num_experts)
+    fail("--experts-used (", c.num_experts_used, ") is more than --experts (", c.num_experts, ")");
   if (f.layers) c.num_layers = f.layers;
   if (f.heads) c.num_heads = f.heads;
   if (f.kv_heads) c.num_kv_heads = f.kv_heads;
@@ -202,8 +250,9 @@ Command add_make_random(CLI::App& app) {
   cmd->add_option("--preset", f->preset, "tiny, small, llama-1b or llama-7b (default: tiny)");
   cmd->add_option(
       "--arch", f->arch,
-      "llama3, qwen2 or qwen3: a small model of that architecture with the vocabulary "
-      "of --tokenizer (a tokenizer.json), as one GGUF file -o NAME.gguf of any --dtype");
+      "llama3, qwen2, qwen3, mixtral or qwen3moe: a small model of that architecture with the "
+      "vocabulary of --tokenizer (a tokenizer.json; mixtral: default the bundled tokenizer.model), "
+      "as one GGUF file -o NAME.gguf of any --dtype");
   cmd->add_option("--dtype", f->dtype,
                   "f32, f16 or bf16 (a Hugging Face folder); q8_0 or q4_0 (one GGUF file); with "
                   "--arch any of them (one GGUF file)");
@@ -214,8 +263,14 @@ Command add_make_random(CLI::App& app) {
                   "--arch: the model family's tokenizer.json (required)");
   cmd->add_option("--seed", f->seed, "Random seed")->check(seed_value());
   cmd->add_option("--hidden", f->hidden, "Override hidden_size")->check(integer_in(1, 1 << 16));
-  cmd->add_option("--intermediate", f->intermediate, "Override intermediate_size")
+  cmd->add_option("--intermediate", f->intermediate,
+                  "Override intermediate_size (mixtral, qwen3moe: each expert's width)")
       ->check(integer_in(1, 1 << 18));
+  cmd->add_option("--experts", f->experts, "--arch mixtral|qwen3moe: experts per layer (8)")
+      ->check(integer_in(1, 4096));
+  cmd->add_option("--experts-used", f->experts_used,
+                  "--arch mixtral|qwen3moe: experts each token is routed to (2)")
+      ->check(integer_in(1, 4096));
   cmd->add_option("--layers", f->layers, "Override num_hidden_layers")->check(integer_in(1, 1024));
   cmd->add_option("--heads", f->heads, "Override num_attention_heads")->check(integer_in(1, 1024));
   cmd->add_option("--kv-heads", f->kv_heads, "Override num_key_value_heads")
