@@ -13,7 +13,7 @@ namespace eagle2 {
 DecoderStack::DecoderStack(const LlamaConfig& cfg)
     : d_(cfg.hidden_size),
       head_dim_(cfg.head_dim),
-      intermediate_(cfg.is_moe() ? 0 : cfg.intermediate_size),
+      intermediate_(cfg.intermediate_size),
       n_heads_(cfg.num_heads),
       n_kv_heads_(cfg.num_kv_heads),
       eps_(cfg.rms_norm_eps),
@@ -72,8 +72,6 @@ void DecoderStack::forward(std::span<const DecoderLayerWeights> layers, const De
   grow_to(w.v, static_cast<size_t>(T * kvd));
   grow_to(w.attn, static_cast<size_t>(T * qd));
   grow_to(w.proj, static_cast<size_t>(T * d_));
-  grow_to(w.gate, static_cast<size_t>(T * intermediate_));
-  grow_to(w.up, static_cast<size_t>(T * intermediate_));
   grow_to(w.cos, static_cast<size_t>(T * half));
   grow_to(w.sin, static_cast<size_t>(T * half));
   rope_tables(w.cos.data(), w.sin.data(), rows.positions, T, inv_freq_.data(), half);
@@ -173,6 +171,12 @@ void DecoderStack::layer(const DecoderLayerWeights& L, int64_t l, const DecoderR
     for (int64_t j = 0; j < T * d; ++j) x[j] += w.proj[j];
     return;
   }
+  // Grown here, by the dense layers that use it: a mixture of experts never grows it (its
+  // intermediate_size, qwen3moe.feed_forward_length, sizes no tensor and MoeFfn owns its scratch),
+  // while an EAGLE head whose config carries its MoE target's expert fields (train-head writes
+  // the target's config) still runs its one dense layer.
+  grow_to(w.gate, static_cast<size_t>(T * I));
+  grow_to(w.up, static_cast<size_t>(T * I));
   matmul_multi(w.xn.data(), T, {{&L.proj->w_gate, w.gate.data()}, {&L.proj->w_up, w.up.data()}},
                pool);
   // Elementwise, so split across the pool (the same bits): one exp per element made it the

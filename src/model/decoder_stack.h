@@ -84,9 +84,9 @@ class DecoderStack {
   void reset_experts_touched() {
     if (moe_) moe_->reset_touched();
   }
-  // The width the dense MLP's scratch is grown by per row: 0 for a mixture of experts, whose
-  // intermediate_size (qwen3moe.feed_forward_length) no tensor checks and MoeFfn owns its scratch.
-  int64_t dense_mlp_width() const { return intermediate_; }
+  // Floats of the dense MLP's scratch grown so far: only dense layers grow it (layer()), so a
+  // mixture of experts keeps it empty whatever its unchecked intermediate_size says.
+  size_t dense_mlp_scratch() const { return ws_.gate.size() + ws_.up.size(); }
 
  private:
   void check(const DecoderRows& rows, int64_t n_layers) const;

@@ -96,6 +96,8 @@ class LlamaModel {
   void reset_experts_touched() {
     if (stack_) stack_->reset_experts_touched();
   }
+  // Floats of the dense MLP's scratch (model/decoder_stack.h): 0 for a mixture of experts.
+  size_t dense_mlp_scratch() const { return stack_ ? stack_->dense_mlp_scratch() : 0; }
 
   // Embedding row of a token as floats.
   void embed(int32_t token, float* out) const;

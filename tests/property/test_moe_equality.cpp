@@ -18,7 +18,10 @@ namespace {
 void check_moe_equality(bool qwen3moe, DType dtype) {
   const std::string name = std::string(qwen3moe ? "eq-q3-" : "eq-mix-") + dtype_name(dtype);
   auto target = test::load_random_moe_model(name, test::tiny_moe_config(qwen3moe), dtype);
-  auto head = EagleHead::load(test::write_random_head(name, *target), *target);
+  // The Qwen3-MoE head keeps its target's expert fields in its config, as train-head writes it
+  // (and published Mixtral heads ship Mixtral's config): its one layer is still dense.
+  auto head = EagleHead::load(
+      test::write_random_head(name, *target, 5, 0.15f, /*keep_expert_fields=*/qwen3moe), *target);
   const int64_t V = target->config().vocab_size;
   ThreadPool pool(2);
   // Random prompts, and one that repeats itself (lookup and suffix then draft from it).

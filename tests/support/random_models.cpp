@@ -78,11 +78,12 @@ std::unique_ptr<LlamaModel> load_random_moe_model(const std::string& name, const
 namespace eagle2::test {
 
 std::string write_random_head(const std::string& name, const LlamaModel& target, uint64_t seed,
-                              float init_std) {
+                              float init_std, bool keep_expert_fields) {
   const std::string dir = temp_dir("head-" + name);
   LlamaConfig c = target.config();
   c.num_layers = 1;
-  if (c.is_moe()) {  // an EAGLE head's layer is dense, whatever its target's MLP
+  if (c.is_moe() &&
+      !keep_expert_fields) {  // an EAGLE head's layer is dense, whatever its target's MLP
     c.architecture = c.qk_norm ? "Qwen3ForCausalLM" : "LlamaForCausalLM";
     c.num_experts = c.num_experts_used = c.expert_intermediate_size = 0;
     c.norm_topk_prob = false;

@@ -38,7 +38,9 @@ namespace eagle2::test {
 
 // A random EAGLE head for `target` in the published format (config.json + model.safetensors with
 // embed_tokens, fc with bias, one layer without input norm), written to a temp folder.
+// For a mixture-of-experts target the head's config drops the expert fields unless
+// keep_expert_fields (as train-head writes it: the target's config, its layer still dense).
 std::string write_random_head(const std::string& name, const LlamaModel& target, uint64_t seed = 5,
-                              float init_std = 0.15f);
+                              float init_std = 0.15f, bool keep_expert_fields = false);
 
 }  // namespace eagle2::test

@@ -126,13 +126,24 @@ TEST(MoeRows, ScratchIsBoundedByRunningTheRowsInChunks) {
 }
 
 // The dense MLP's scratch is not grown for an MoE model: its intermediate_size (qwen3moe's
-// feed_forward_length) sizes no tensor, and a hostile file could put 2^20 there.
+// feed_forward_length) sizes no tensor, and a hostile file could put 2^20 there. A dense model
+// grows it by its forwards.
 TEST(MoeRows, DenseMlpScratchIsNotGrownForAMixtureOfExperts) {
   LlamaConfig cfg = test::tiny_moe_config(true);
   cfg.intermediate_size = int64_t{1} << 20;
-  EXPECT_EQ(DecoderStack(cfg).dense_mlp_width(), 0);
-  EXPECT_EQ(DecoderStack(test::tiny_config()).dense_mlp_width(),
-            test::tiny_config().intermediate_size);
+  auto moe = test::load_random_moe_model("dense-scratch", cfg, DType::F32);
+  auto dense = test::load_random_model("dense-scratch", test::tiny_config());
+  ThreadPool pool(1);
+  for (LlamaModel* model : {moe.get(), dense.get()}) {
+    KvCache kv = model->make_cache(16);
+    const std::vector<int32_t> tokens = {1, 2, 3};
+    const Batch b = Batch::causal(tokens, 0);
+    ForwardResult r;
+    const int32_t last[] = {2};
+    model->forward(b, kv, last, r, pool);
+  }
+  EXPECT_EQ(moe->dense_mlp_scratch(), 0u);
+  EXPECT_EQ(dense->dense_mlp_scratch(), 2u * 3 * test::tiny_config().intermediate_size);
 }
 
 }  // namespace
