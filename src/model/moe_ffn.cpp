@@ -71,8 +71,12 @@ void moe_route(const float* logits, const MoeShape& s, int32_t* ids, float* weig
   thread_local std::vector<int32_t> order;
   order.resize(static_cast<size_t>(E));
   for (int64_t e = 0; e < E; ++e) order[e] = static_cast<int32_t>(e);
+  // A NaN probability (a hostile file's router) ranks below every number, so the comparison stays
+  // a strict weak order (partial_sort's contract) and the ids stay distinct and in range.
+  auto rank = [&](int32_t e) { return std::isnan(probs[e]) ? -1.0f : probs[e]; };
   std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int32_t a, int32_t b) {
-    return probs[a] > probs[b] || (probs[a] == probs[b] && a < b);
+    const float pa = rank(a), pb = rank(b);
+    return pa > pb || (pa == pb && a < b);
   });
   for (int64_t r = 0; r < k; ++r) {
     ids[r] = order[r];

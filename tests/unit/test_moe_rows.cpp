@@ -106,6 +106,28 @@ TEST(MoeRows, RoutingOverManyExpertsWithTiesIsTheSortedTopK) {
   }
 }
 
+// A hostile router (NaN or infinite weights) makes NaN probabilities: the ranking stays an order
+// (NaN below every number), and the chosen experts stay distinct and in range.
+TEST(MoeRows, NanRouterLogitsStillChooseDistinctExperts) {
+  const MoeShape s{.hidden = 4, .experts = 40, .used = 6, .width = 4, .norm_topk_prob = true};
+  const float nan = std::nanf("");
+  for (int pattern = 0; pattern < 3; ++pattern) {
+    std::vector<float> logits(40);
+    for (int e = 0; e < 40; ++e)
+      logits[e] = pattern == 0 ? nan : (e % (pattern + 2) == 0 ? nan : static_cast<float>(e % 7));
+    int32_t ids[6];
+    float w[6];
+    moe_route(logits.data(), s, ids, w);
+    std::vector<int32_t> chosen(ids, ids + 6);
+    std::sort(chosen.begin(), chosen.end());
+    EXPECT_EQ(std::adjacent_find(chosen.begin(), chosen.end()), chosen.end()) << pattern;
+    for (int32_t id : chosen) {
+      EXPECT_GE(id, 0);
+      EXPECT_LT(id, 40);
+    }
+  }
+}
+
 // A forward of more rows than the scratch bound holds runs in chunks: the same bits, scratch
 // within the bound.
 TEST(MoeRows, ScratchIsBoundedByRunningTheRowsInChunks) {
