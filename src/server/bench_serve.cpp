@@ -125,16 +125,12 @@ Level run_level(const Target& t, int c, const BenchServeOptions& o,
       l.rows_per_step = delta("eagle2_batch_rows_sum") / steps;
       l.sequences_per_step = delta("eagle2_batch_sequences_sum") / steps;
     }
-  }
-  // A speculative target's tau comes from /metrics over the level (verifications only, the
-  // prefill's first token not counted), the same definition for every eagle2 row: under the
-  // server scope the responses report their drafting as plain decoding's (masked).
-  if (t.eagle2 && t.spec != "plain") {
-    auto delta = [&](const char* name) {
-      return metric_value(after, name) - metric_value(before, name);
-    };
+    // A speculative target's tau comes from /metrics over the level (verifications only, the
+    // prefill's first token not counted), the same definition for every eagle2 row: under the
+    // server scope the responses report their drafting as plain decoding's (masked).
     const double verifications = delta("eagle2_sequence_forwards_total");
-    if (verifications > 0) l.tau = delta("eagle2_committed_tokens_total") / verifications;
+    if (t.spec != "plain" && verifications > 0)
+      l.tau = delta("eagle2_committed_tokens_total") / verifications;
   }
   return l;
 }
