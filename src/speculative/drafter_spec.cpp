@@ -105,6 +105,20 @@ bool is_ablation(const std::vector<std::string>& parts) {
   return !parts.empty() && (parts.back() == "novalue" || parts.back() == "norerank");
 }
 
+// The part after "auto" of dynamic:auto and sampled:auto: [:DEPTH:TOP_K], the tree size chosen
+// each cycle up to kAutoMaxTokens. `usage` is the spec's form for the error.
+void parse_auto_budget(const std::vector<std::string>& parts, const std::string& text,
+                       const char* usage, DrafterSpec& d) {
+  d.auto_budget = true;
+  d.dynamic.total_tokens = DrafterSpec::kAutoMaxTokens;
+  if (parts.size() == 3) {
+    d.dynamic.depth = to_int(parts[1], text);
+    d.dynamic.top_k = to_int(parts[2], text);
+  } else if (parts.size() != 1) {
+    fail("drafter '", text, "': expected ", usage);
+  }
+}
+
 // medusa:DIR[:T] and hydra:DIR[:T].
 void parse_heads(const std::string& text, const std::string& rest, DrafterSpec& d) {
   auto [folder, numbers] = folder_and_numbers(rest, 1, text);
@@ -130,14 +144,7 @@ void parse_dynamic(const std::string& text, std::vector<std::string> parts, Draf
   const bool none = parts.empty() || (parts.size() == 1 && parts[0].empty());
   if (none) return;
   if (parts[0] == "auto") {
-    d.auto_budget = true;
-    d.dynamic.total_tokens = DrafterSpec::kAutoMaxTokens;
-    if (parts.size() == 3) {
-      d.dynamic.depth = to_int(parts[1], text);
-      d.dynamic.top_k = to_int(parts[2], text);
-    } else if (parts.size() != 1) {
-      fail("drafter '", text, "': expected dynamic:auto[:DEPTH:TOP_K][:novalue|:norerank][:cal]");
-    }
+    parse_auto_budget(parts, text, "dynamic:auto[:DEPTH:TOP_K][:novalue|:norerank][:cal]", d);
     return;
   }
   if (parts.size() != 3)
@@ -248,14 +255,7 @@ DrafterSpec parse_drafter_spec_body(const std::string& text) {
     if (!parts.empty() && parts[0] == "auto") {
       // sampled:auto[:D:K]: each cycle keeps the first T - 1 paths of the shape, T chosen from
       // the sibling counts of the request's temperature and the verify cost.
-      d.auto_budget = true;
-      d.dynamic.total_tokens = DrafterSpec::kAutoMaxTokens;
-      if (parts.size() == 3) {
-        d.dynamic.depth = to_int(parts[1], text);
-        d.dynamic.top_k = to_int(parts[2], text);
-      } else if (parts.size() != 1) {
-        fail("drafter '", text, "': expected sampled:auto[:DEPTH:TOP_K]");
-      }
+      parse_auto_budget(parts, text, "sampled:auto[:DEPTH:TOP_K]", d);
     } else if (!parts.empty()) {
       if (parts.size() != 3)
         fail("drafter '", text,
